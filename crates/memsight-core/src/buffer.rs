@@ -1,0 +1,543 @@
+//! Memory buffers of a chosen page kind, optionally bound to a NUMA node, verified after the fact.
+//!
+//! A measurement must say which pages it ran on (METHODS.md §6). memsight asks for a kind, checks
+//! what the kernel gave through `/proc/self/smaps` (and `move_pages` for the node), and reports
+//! both. Asking explicitly for a kind that cannot be had is an error; callers that only prefer a
+//! kind (the TLB comparison of the latency ladder) use [`Buffer::allocate_preferring`], which falls
+//! back with a warning.
+
+use std::fmt;
+use std::ptr::NonNull;
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::env::Environment;
+use crate::error::{Error, Result};
+use crate::pagemap::{SmapsEntry, page_nodes, smaps_entry};
+use crate::units::{MIB, format_bytes};
+
+/// The kind of page backing a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PageKind {
+    /// Base pages (`MADV_NOHUGEPAGE`, so THP `always` cannot change them).
+    #[serde(rename = "4k")]
+    Base4K,
+    /// Transparent huge pages (`MADV_HUGEPAGE` on a 2 MiB-aligned region).
+    Thp,
+    /// hugetlbfs 2 MiB pages (`MAP_HUGETLB`), from the reserved pool.
+    #[serde(rename = "hugetlb_2m")]
+    Huge2M,
+    /// hugetlbfs 1 GiB pages, from the reserved pool.
+    #[serde(rename = "hugetlb_1g")]
+    Huge1G,
+}
+
+impl PageKind {
+    /// Page size in bytes (THP pages are 2 MiB where the kernel grants them).
+    pub fn page_bytes(self) -> u64 {
+        match self {
+            PageKind::Base4K => 4096,
+            PageKind::Thp | PageKind::Huge2M => 2 * MIB,
+            PageKind::Huge1G => 1024 * MIB,
+        }
+    }
+
+    /// True for the huge kinds.
+    pub fn is_huge(self) -> bool {
+        self != PageKind::Base4K
+    }
+
+    /// Name as the CLI takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PageKind::Base4K => "4k",
+            PageKind::Thp => "thp",
+            PageKind::Huge2M => "2m",
+            PageKind::Huge1G => "1g",
+        }
+    }
+}
+
+impl fmt::Display for PageKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PageKind::Base4K => "4 KiB",
+            PageKind::Thp => "THP",
+            PageKind::Huge2M => "hugetlb 2 MiB",
+            PageKind::Huge1G => "hugetlb 1 GiB",
+        })
+    }
+}
+
+impl FromStr for PageKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "4k" | "4kib" | "base" | "small" => Ok(PageKind::Base4K),
+            "thp" | "transparent" => Ok(PageKind::Thp),
+            "2m" | "2mib" | "hugetlb-2m" | "hugetlb_2m" => Ok(PageKind::Huge2M),
+            "1g" | "1gib" | "hugetlb-1g" | "hugetlb_1g" => Ok(PageKind::Huge1G),
+            _ => Err(Error::input(format!(
+                "unknown page kind '{s}': use 4k, thp, 2m (hugetlb 2 MiB) or 1g (hugetlb 1 GiB)"
+            ))),
+        }
+    }
+}
+
+/// What was asked and what the kernel gave, as verified after touching.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct BufferReport {
+    pub bytes: u64,
+    pub requested: PageKind,
+    /// The kind actually used (after any fallback).
+    pub kind: PageKind,
+    /// Share of the resident buffer on huge pages according to smaps, 0..1.
+    pub huge_fraction: Option<f64>,
+    /// Kernel page size of the mapping (smaps `KernelPageSize`).
+    pub kernel_page_bytes: Option<u64>,
+    /// NUMA node the buffer was bound to, if any.
+    pub bound_node: Option<usize>,
+    /// Pages found on each node, sampled with `move_pages` (node −2 … are kernel error codes for
+    /// pages not yet present).
+    pub pages_per_node: Vec<(i32, u64)>,
+    /// Fallbacks and verification problems.
+    pub warnings: Vec<String>,
+}
+
+/// Anonymous memory owned by memsight, unmapped on drop.
+pub struct Buffer {
+    map: NonNull<u8>,
+    map_len: usize,
+    ptr: NonNull<u8>,
+    len: usize,
+    report: BufferReport,
+}
+
+// SAFETY: the buffer is plain anonymous memory owned by this value; moving the owner to another
+// thread moves the only handle to it.
+unsafe impl Send for Buffer {}
+// SAFETY: shared references only hand out `*const` views and the read-only report.
+unsafe impl Sync for Buffer {}
+
+/// A request for a buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct BufferRequest {
+    pub bytes: u64,
+    pub kind: PageKind,
+    pub node: Option<usize>,
+}
+
+impl Buffer {
+    /// Allocates exactly the requested kind or fails with an input error saying how to get it.
+    pub fn allocate(req: BufferRequest, env: &Environment) -> Result<Buffer> {
+        check_request(&req, env)?;
+        let mut b = map(req)?;
+        b.verify();
+        Ok(b)
+    }
+
+    /// Allocates the requested kind if possible, else the next best (1 GiB → 2 MiB → THP → 4 KiB),
+    /// recording the fallback as a warning in the report.
+    pub fn allocate_preferring(req: BufferRequest, env: &Environment) -> Result<Buffer> {
+        check_size(req.bytes, env)?;
+        let order = [
+            PageKind::Huge1G,
+            PageKind::Huge2M,
+            PageKind::Thp,
+            PageKind::Base4K,
+        ];
+        let start = order.iter().position(|k| *k == req.kind).unwrap_or(0);
+        let mut notes = Vec::new();
+        for &kind in &order[start..] {
+            let r = BufferRequest { kind, ..req };
+            match check_request(&r, env).and_then(|_| map(r)) {
+                Ok(mut b) => {
+                    b.report.requested = req.kind;
+                    b.report.warnings.extend(notes);
+                    b.verify();
+                    return Ok(b);
+                }
+                Err(e) => notes.push(format!("{kind} unavailable ({e}); fell back")),
+            }
+        }
+        Err(Error::system(notes.join("; ")))
+    }
+
+    /// Start of the usable region.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Usable length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false: zero-length buffers are refused.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The verification report.
+    pub fn report(&self) -> &BufferReport {
+        &self.report
+    }
+
+    /// The buffer as bytes.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: ptr..ptr+len lies inside our live mapping, which `&mut self` owns exclusively.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// Writes one non-zero byte per 4 KiB so every page is faulted in by the calling thread
+    /// (first touch decides the node of unbound memory), then re-verifies.
+    pub fn touch(&mut self) {
+        let s = self.as_mut_slice();
+        for i in (0..s.len()).step_by(4096) {
+            s[i] = 0xA5;
+        }
+        self.verify();
+    }
+
+    fn verify(&mut self) {
+        let addr = self.ptr.as_ptr() as usize;
+        let Some(e) = smaps_entry(addr) else {
+            self.report
+                .warnings
+                .push("could not read /proc/self/smaps to verify the page kind".into());
+            return;
+        };
+        self.report.kernel_page_bytes = Some(e.kernel_page_bytes);
+        self.report.huge_fraction = huge_fraction(&e, self.report.kind);
+        self.report.pages_per_node = page_nodes(addr, self.len, 256);
+        if let Some(node) = self.report.bound_node {
+            let off: u64 = self
+                .report
+                .pages_per_node
+                .iter()
+                .filter(|(n, _)| *n >= 0 && *n as usize != node)
+                .map(|(_, c)| c)
+                .sum();
+            if off > 0 {
+                self.report.warnings.push(format!(
+                    "{off} sampled pages are not on node {node} although the buffer is bound there"
+                ));
+            }
+        }
+    }
+
+    /// Adds a warning when THP was asked for but most of the touched buffer is on 4 KiB pages.
+    pub fn check_thp(&mut self) {
+        if self.report.kind == PageKind::Thp {
+            if let Some(f) = self.report.huge_fraction.filter(|&f| f < 0.9) {
+                self.report.warnings.push(format!(
+                    "THP requested but only {:.0}% of the buffer is on huge pages (memory fragmented, or THP defrag off); figures mix page sizes",
+                    100.0 * f
+                ));
+            }
+        }
+    }
+}
+
+fn huge_fraction(e: &SmapsEntry, kind: PageKind) -> Option<f64> {
+    match kind {
+        PageKind::Huge2M | PageKind::Huge1G => {
+            Some(if e.hugetlb_bytes > 0 || e.kernel_page_bytes >= 2 * MIB {
+                1.0
+            } else {
+                0.0
+            })
+        }
+        _ if e.rss_bytes == 0 => None,
+        _ => Some(e.anon_huge_bytes as f64 / e.rss_bytes as f64),
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: map/map_len describe exactly the mapping we created and nobody else unmaps it.
+        unsafe { libc::munmap(self.map.as_ptr().cast(), self.map_len) };
+    }
+}
+
+/// Refuses sizes the process cannot have, before anything is allocated.
+pub fn check_size(bytes: u64, env: &Environment) -> Result<()> {
+    if bytes == 0 {
+        return Err(Error::input("buffer size must be at least 1 byte"));
+    }
+    if let Some(usable) = env.memory.usable_bytes() {
+        // Leave headroom for the rest of the system: at most 90% of what is available.
+        let limit = usable / 10 * 9;
+        if bytes > limit {
+            return Err(Error::input(format!(
+                "a {} buffer does not fit: this process can use about {} (MemAvailable{}); choose a smaller size",
+                format_bytes(bytes),
+                format_bytes(limit),
+                if env.memory.cgroup_limit_bytes.is_some() {
+                    " and its cgroup limit"
+                } else {
+                    ""
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_request(req: &BufferRequest, env: &Environment) -> Result<()> {
+    check_size(req.bytes, env)?;
+    if let Some(node) = req.node {
+        if !env.allowed_nodes.contains(&node) {
+            return Err(Error::input(format!(
+                "NUMA node {node} is not one this process may allocate from ({}); choose one of those",
+                crate::units::format_list(&env.allowed_nodes)
+            )));
+        }
+    }
+    match req.kind {
+        PageKind::Huge2M | PageKind::Huge1G => {
+            let page = req.kind.page_bytes();
+            let need = req.bytes.div_ceil(page);
+            let free = match req.node {
+                Some(n) => std::fs::read_to_string(format!(
+                    "/sys/devices/system/node/node{n}/hugepages/hugepages-{}kB/free_hugepages",
+                    page / 1024
+                ))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0),
+                None => env.huge_pages_free(page),
+            };
+            if free < need {
+                let knob = if req.kind == PageKind::Huge2M {
+                    "/proc/sys/vm/nr_hugepages".to_string()
+                } else {
+                    "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages".to_string()
+                };
+                return Err(Error::input(format!(
+                    "{} pages requested but the pool has {free} free and {need} are needed: as root, echo {need} > {knob} (release it afterwards), or use --page-kind thp",
+                    req.kind
+                )));
+            }
+        }
+        PageKind::Thp => {
+            if env.thp_enabled.as_deref() == Some("never") {
+                return Err(Error::input(
+                    "THP requested but transparent huge pages are disabled ('never'): echo madvise > /sys/kernel/mm/transparent_hugepage/enabled, or use --page-kind 2m",
+                ));
+            }
+        }
+        PageKind::Base4K => {}
+    }
+    Ok(())
+}
+
+fn map(req: BufferRequest) -> Result<Buffer> {
+    let len = usize::try_from(req.bytes).map_err(|_| Error::input("size too large"))?;
+    let page = req.kind.page_bytes() as usize;
+    let (map_len, flags) = match req.kind {
+        PageKind::Huge2M => (
+            len.next_multiple_of(page),
+            libc::MAP_HUGETLB | (21 << libc::MAP_HUGE_SHIFT),
+        ),
+        PageKind::Huge1G => (
+            len.next_multiple_of(page),
+            libc::MAP_HUGETLB | (30 << libc::MAP_HUGE_SHIFT),
+        ),
+        // Over-allocate by 2 MiB so the usable region can start 2 MiB-aligned (THP needs it, and
+        // 4 KiB runs then have the same alignment as huge-page runs).
+        _ => (len.next_multiple_of(4096) + 2 * MIB as usize, 0),
+    };
+    // SAFETY: anonymous private mapping with no fixed address; the kernel picks the range.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            map_len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        let err = std::io::Error::last_os_error();
+        return Err(if req.kind.is_huge() && req.kind != PageKind::Thp {
+            Error::input(format!(
+                "{} mapping of {} failed ({err}): the pool is smaller than it looked or reserved by others; reserve more pages or use --page-kind thp",
+                req.kind,
+                format_bytes(req.bytes)
+            ))
+        } else {
+            Error::system(format!("mmap of {} failed: {err}", format_bytes(req.bytes)))
+        });
+    }
+    let map = NonNull::new(p.cast::<u8>()).ok_or_else(|| Error::system("mmap returned NULL"))?;
+    let start = match req.kind {
+        PageKind::Huge2M | PageKind::Huge1G => map,
+        _ => {
+            let a = (map.as_ptr() as usize).next_multiple_of(2 * MIB as usize);
+            NonNull::new(a as *mut u8).expect("aligned address is non-null")
+        }
+    };
+    let mut b = Buffer {
+        map,
+        map_len,
+        ptr: start,
+        len,
+        report: BufferReport {
+            bytes: req.bytes,
+            requested: req.kind,
+            kind: req.kind,
+            huge_fraction: None,
+            kernel_page_bytes: None,
+            bound_node: req.node,
+            pages_per_node: Vec::new(),
+            warnings: Vec::new(),
+        },
+    };
+    let advice = match req.kind {
+        PageKind::Thp => Some(libc::MADV_HUGEPAGE),
+        PageKind::Base4K => Some(libc::MADV_NOHUGEPAGE),
+        _ => None,
+    };
+    if let Some(advice) = advice {
+        // SAFETY: the range lies inside our mapping.
+        if unsafe { libc::madvise(b.map.as_ptr().cast(), b.map_len, advice) } != 0 {
+            b.report.warnings.push(format!(
+                "madvise for {} failed: {}",
+                req.kind,
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    if let Some(node) = req.node {
+        bind(&b, node)?;
+    }
+    Ok(b)
+}
+
+/// Binds the whole mapping to one node (`mbind`, MPOL_BIND) before any page is touched.
+fn bind(b: &Buffer, node: usize) -> Result<()> {
+    const MPOL_BIND: libc::c_int = 2;
+    let bits = 8 * std::mem::size_of::<libc::c_ulong>();
+    let mut mask = vec![0 as libc::c_ulong; node / bits + 1];
+    mask[node / bits] |= 1 << (node % bits);
+    // SAFETY: the range is our mapping; the mask has maxnode = mask.len()*bits bits.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            b.map.as_ptr(),
+            b.map_len,
+            MPOL_BIND,
+            mask.as_ptr(),
+            mask.len() * bits + 1,
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(Error::input(format!(
+            "cannot bind memory to NUMA node {node}: {}; choose a node with memory this process may use",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysfs::FsRoot;
+    use crate::topology::Topology;
+
+    fn env() -> Environment {
+        Environment::collect(&FsRoot::live(), Topology::load().unwrap(), false)
+    }
+
+    #[test]
+    fn page_kinds_parse() {
+        assert_eq!("4k".parse::<PageKind>().unwrap(), PageKind::Base4K);
+        assert_eq!("THP".parse::<PageKind>().unwrap(), PageKind::Thp);
+        assert_eq!("2m".parse::<PageKind>().unwrap(), PageKind::Huge2M);
+        assert_eq!("1g".parse::<PageKind>().unwrap(), PageKind::Huge1G);
+        assert!("64k".parse::<PageKind>().is_err());
+    }
+
+    #[test]
+    fn base_pages_are_verified_small() {
+        let env = env();
+        let req = BufferRequest {
+            bytes: 8 * MIB,
+            kind: PageKind::Base4K,
+            node: None,
+        };
+        let mut b = Buffer::allocate(req, &env).unwrap();
+        b.touch();
+        assert_eq!(b.len(), 8 * MIB as usize);
+        assert_eq!(b.as_ptr() as usize % (2 * MIB as usize), 0);
+        assert_eq!(b.report().kernel_page_bytes, Some(4096));
+        assert_eq!(b.report().huge_fraction, Some(0.0));
+    }
+
+    #[test]
+    fn thp_is_verified_when_enabled() {
+        let env = env();
+        if env.thp_enabled.as_deref() == Some("never") {
+            return;
+        }
+        let req = BufferRequest {
+            bytes: 16 * MIB,
+            kind: PageKind::Thp,
+            node: None,
+        };
+        let mut b = Buffer::allocate(req, &env).unwrap();
+        b.touch();
+        // The kernel may not grant every huge page, but the fraction must be measured.
+        assert!(b.report().huge_fraction.is_some());
+    }
+
+    #[test]
+    fn oversized_and_empty_pool_requests_are_refused() {
+        let env = env();
+        let too_big = BufferRequest {
+            bytes: 1 << 50,
+            kind: PageKind::Base4K,
+            node: None,
+        };
+        assert!(matches!(
+            Buffer::allocate(too_big, &env),
+            Err(Error::Input(_))
+        ));
+        if env.huge_pages_free(1 << 30) == 0 {
+            let req = BufferRequest {
+                bytes: 1 << 30,
+                kind: PageKind::Huge1G,
+                node: None,
+            };
+            let e = Buffer::allocate(req, &env).err().unwrap().to_string();
+            assert!(e.contains("echo"), "{e}");
+            // Preferring falls back to something that works, and says so.
+            let req = BufferRequest {
+                bytes: 4 * MIB,
+                kind: PageKind::Huge1G,
+                node: None,
+            };
+            let b = Buffer::allocate_preferring(req, &env).unwrap();
+            assert_ne!(b.report().kind, PageKind::Huge1G);
+            assert!(!b.report().warnings.is_empty());
+        }
+    }
+
+    #[test]
+    fn binding_to_a_missing_node_is_refused() {
+        let env = env();
+        let req = BufferRequest {
+            bytes: MIB,
+            kind: PageKind::Base4K,
+            node: Some(4095),
+        };
+        assert!(matches!(Buffer::allocate(req, &env), Err(Error::Input(_))));
+    }
+}

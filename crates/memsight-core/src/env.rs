@@ -1,0 +1,501 @@
+//! The environment report: everything about the machine and its current state that can move a
+//! memory measurement, collected before every run and printed with every result, with warnings for
+//! what distorts results (METHODS.md §7).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cpu::{CacheInfo, CpuInfo, sysfs_caches};
+use crate::sysfs::{FsRoot, kv_field, selected};
+use crate::topology::Topology;
+use crate::units::{format_bytes, format_list};
+
+/// One reserved huge page pool.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct HugePagePool {
+    pub page_bytes: u64,
+    pub total: u64,
+    pub free: u64,
+    pub reserved: u64,
+    pub surplus: u64,
+}
+
+/// Memory the process can have.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryState {
+    pub total_bytes: Option<u64>,
+    /// `MemAvailable` of `/proc/meminfo`.
+    pub available_bytes: Option<u64>,
+    /// The tightest cgroup memory limit on the path of this process, if any.
+    pub cgroup_limit_bytes: Option<u64>,
+    /// Memory the cgroup already charges (`memory.current`), when limited.
+    pub cgroup_usage_bytes: Option<u64>,
+    pub cgroup_path: Option<String>,
+}
+
+impl MemoryState {
+    /// What a new allocation can use: MemAvailable, capped by the cgroup's headroom.
+    pub fn usable_bytes(&self) -> Option<u64> {
+        let cg = self
+            .cgroup_limit_bytes
+            .map(|l| l.saturating_sub(self.cgroup_usage_bytes.unwrap_or(0)));
+        match (self.available_bytes, cg) {
+            (Some(a), Some(c)) => Some(a.min(c)),
+            (a, c) => a.or(c),
+        }
+    }
+}
+
+/// Load on the machine while measuring.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct LoadState {
+    pub load_avg_1m: Option<f64>,
+    pub load_avg_5m: Option<f64>,
+    pub load_avg_15m: Option<f64>,
+    /// Share of CPU time stolen by the hypervisor during a short sample, percent.
+    pub steal_percent: Option<f64>,
+    /// Share of CPU time busy (not idle) during the same sample, percent of all CPUs.
+    pub busy_percent: Option<f64>,
+    pub sample_ms: Option<u64>,
+}
+
+/// A condition that can distort a measurement.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Warning {
+    /// Stable identifier (`vm`, `steal`, `load`, `governor`, `cache_mismatch` …).
+    pub code: String,
+    /// What happened, why it matters and what to do.
+    pub message: String,
+}
+
+/// The environment report.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Environment {
+    pub hostname: Option<String>,
+    pub kernel: Option<String>,
+    pub os: Option<String>,
+    pub cpu: CpuInfo,
+    pub topology: Topology,
+    /// CPU0's caches as sysfs lists them.
+    pub sysfs_caches: Vec<CacheInfo>,
+    /// Frequency governors in use (distinct values over all CPUs).
+    pub governors: Vec<String>,
+    pub boost: Option<bool>,
+    pub thp_enabled: Option<String>,
+    pub thp_defrag: Option<String>,
+    pub huge_pages: Vec<HugePagePool>,
+    /// CPUs this process may run on (affinity ∩ cpuset), by OS index.
+    pub allowed_cpus: Vec<usize>,
+    /// NUMA nodes this process may allocate from.
+    pub allowed_nodes: Vec<usize>,
+    pub memory: MemoryState,
+    pub load: LoadState,
+    pub numa_balancing: Option<bool>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Environment {
+    /// Collects the report. `sample_load` takes a 200 ms look at `/proc/stat` for steal and busy
+    /// time (live machines only).
+    pub fn collect(fs: &FsRoot, topology: Topology, sample_load: bool) -> Self {
+        let cpu = CpuInfo::read(fs);
+        let first_cpu = topology.cpus.first().map_or(0, |c| c.os_index);
+        let sysfs_caches = sysfs_caches(fs, first_cpu);
+        let mut governors: Vec<String> = fs
+            .list("/sys/devices/system/cpu")
+            .iter()
+            .filter(|n| n.starts_with("cpu") && n[3..].parse::<u32>().is_ok())
+            .filter_map(|n| {
+                fs.read(&format!(
+                    "/sys/devices/system/cpu/{n}/cpufreq/scaling_governor"
+                ))
+            })
+            .collect();
+        governors.sort();
+        governors.dedup();
+        let huge_pages = fs
+            .list("/sys/kernel/mm/hugepages")
+            .iter()
+            .filter_map(|d| {
+                let kb: u64 = d
+                    .strip_prefix("hugepages-")?
+                    .strip_suffix("kB")?
+                    .parse()
+                    .ok()?;
+                let p = |f: &str| fs.read_u64(&format!("/sys/kernel/mm/hugepages/{d}/{f}"));
+                Some(HugePagePool {
+                    page_bytes: kb * 1024,
+                    total: p("nr_hugepages").unwrap_or(0),
+                    free: p("free_hugepages").unwrap_or(0),
+                    reserved: p("resv_hugepages").unwrap_or(0),
+                    surplus: p("surplus_hugepages").unwrap_or(0),
+                })
+            })
+            .collect();
+        let mut allowed_cpus = topology.allowed_cpus();
+        if fs.is_live() && topology.source == crate::topology::TopologySource::Live {
+            if let Ok(aff) = crate::pin::current_affinity() {
+                allowed_cpus.retain(|c| aff.contains(c));
+            }
+        }
+        let allowed_nodes = topology.allowed_nodes();
+        let mut env = Environment {
+            hostname: fs.read("/proc/sys/kernel/hostname"),
+            kernel: fs.read("/proc/sys/kernel/osrelease").or_else(|| {
+                fs.read("/proc/version")
+                    .map(|v| v.split_whitespace().nth(2).unwrap_or("").to_string())
+            }),
+            os: fs.read("/etc/os-release").and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                    .map(|v| v.trim_matches('"').to_string())
+            }),
+            cpu,
+            topology,
+            sysfs_caches,
+            governors,
+            boost: fs
+                .read_u64("/sys/devices/system/cpu/cpufreq/boost")
+                .map(|b| b == 1),
+            thp_enabled: fs
+                .read("/sys/kernel/mm/transparent_hugepage/enabled")
+                .and_then(|t| selected(&t)),
+            thp_defrag: fs
+                .read("/sys/kernel/mm/transparent_hugepage/defrag")
+                .and_then(|t| selected(&t)),
+            huge_pages,
+            allowed_cpus,
+            allowed_nodes,
+            memory: read_memory(fs),
+            load: read_load(fs, sample_load && fs.is_live()),
+            numa_balancing: fs
+                .read_u64("/proc/sys/kernel/numa_balancing")
+                .map(|v| v != 0),
+            warnings: Vec::new(),
+        };
+        if env.cpu.model_name.is_none() {
+            env.cpu.model_name = env.topology.cpu_model.clone();
+        }
+        env.warnings = env.find_warnings();
+        env
+    }
+
+    /// Free pages in the pool of a given huge page size.
+    pub fn huge_pages_free(&self, page_bytes: u64) -> u64 {
+        self.huge_pages
+            .iter()
+            .find(|p| p.page_bytes == page_bytes)
+            .map_or(0, |p| p.free)
+    }
+
+    /// The L3 (or last level) cache size to trust for sizing buffers: the largest of what hwloc,
+    /// sysfs and CPUID's deterministic leaf agree on. Never the legacy AMD leaf.
+    pub fn llc_bytes(&self) -> u64 {
+        self.topology
+            .last_level_cache()
+            .map(|c| c.size_bytes)
+            .or_else(|| self.sysfs_caches.iter().map(|c| c.size_bytes).max())
+            .unwrap_or(32 << 20)
+    }
+
+    fn find_warnings(&self) -> Vec<Warning> {
+        let mut w = Vec::new();
+        let mut add = |code: &str, message: String| {
+            w.push(Warning {
+                code: code.to_string(),
+                message,
+            })
+        };
+        if let Some(h) = &self.cpu.hypervisor {
+            add(
+                "vm",
+                format!(
+                    "running under a hypervisor ({h}): bandwidth figures are meaningful, absolute DRAM latency less so (nested paging adds page-walk cost, the host shares caches and memory with other guests)"
+                ),
+            );
+        }
+        if let Some(s) = self.load.steal_percent.filter(|&s| s >= 1.0) {
+            add(
+                "steal",
+                format!(
+                    "{s:.1}% of CPU time was stolen by the hypervisor while sampling: other guests are running; expect noise and repeat at a quieter time"
+                ),
+            );
+        }
+        let ncpu = self.allowed_cpus.len().max(1) as f64;
+        if let Some(l) = self.load.load_avg_1m.filter(|&l| l > 0.5 * ncpu) {
+            add(
+                "load",
+                format!(
+                    "load average {l:.2} on {ncpu} allowed CPUs: other work competes for cores and memory; stop it or expect noisy figures"
+                ),
+            );
+        }
+        if let Some(b) = self.load.busy_percent.filter(|&b| b > 25.0) {
+            add(
+                "busy",
+                format!("the CPUs were {b:.0}% busy just before measuring: results will be noisy"),
+            );
+        }
+        let slow: Vec<&String> = self
+            .governors
+            .iter()
+            .filter(|g| g.as_str() != "performance")
+            .collect();
+        if !slow.is_empty() {
+            add(
+                "governor",
+                format!(
+                    "frequency governor '{}' lets the clock vary during a run; for stable figures set 'performance' (cpupower frequency-set -g performance)",
+                    slow.iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            );
+        }
+        if self.thp_enabled.as_deref() == Some("always") {
+            add(
+                "thp_always",
+                "transparent huge pages are 'always': memsight asks for 4 KiB pages explicitly (MADV_NOHUGEPAGE) where it means 4 KiB, but other programs' memory will differ from what you measure".to_string(),
+            );
+        }
+        if self.numa_balancing == Some(true) && self.topology.numa_nodes.len() > 1 {
+            add(
+                "numa_balancing",
+                "automatic NUMA balancing is on: the kernel may migrate pages during a run; memsight binds memory explicitly, but unbound runs can move (echo 0 > /proc/sys/kernel/numa_balancing)".to_string(),
+            );
+        }
+        if self.topology.smt > 1 {
+            add(
+                "smt",
+                format!(
+                    "SMT is on ({} threads per core): memsight places one thread per core before using siblings; siblings share L1/L2 and halve per-thread figures",
+                    self.topology.smt
+                ),
+            );
+        }
+        if let (Some(limit), Some(total)) =
+            (self.memory.cgroup_limit_bytes, self.memory.total_bytes)
+        {
+            if limit < total {
+                add(
+                    "cgroup_memory",
+                    format!(
+                        "a cgroup limits this process to {} of {} RAM: large buffers are refused before allocating",
+                        format_bytes(limit),
+                        format_bytes(total)
+                    ),
+                );
+            }
+        }
+        if self.allowed_cpus.len() < self.topology.threads {
+            add(
+                "cpuset",
+                format!(
+                    "this process may use {} of {} CPUs ({}): figures describe that subset",
+                    self.allowed_cpus.len(),
+                    self.topology.threads,
+                    format_list(&self.allowed_cpus)
+                ),
+            );
+        }
+        let node_sum: u64 = self
+            .topology
+            .numa_nodes
+            .iter()
+            .map(|n| n.memory_bytes)
+            .sum();
+        if let Some(total) = self
+            .memory
+            .total_bytes
+            .filter(|&t| node_sum > 0 && (node_sum as f64) < 0.9 * t as f64)
+        {
+            add(
+                "node_memory",
+                format!(
+                    "the NUMA nodes account for {} of the {} the kernel manages: the rest was hot-plugged (virtio-mem, ZONE_MOVABLE) or is not attributed to a node; binding to a node may find less memory than MemTotal suggests",
+                    format_bytes(node_sum),
+                    format_bytes(total)
+                ),
+            );
+        }
+        for m in self.cache_mismatches() {
+            add("cache_mismatch", m);
+        }
+        w
+    }
+
+    /// Disagreements between cache sizes from CPUID, sysfs and hwloc. Inside a VM on AMD, the
+    /// legacy leaf 0x80000006 reports the host's L3; the deterministic leaf and sysfs are what the
+    /// guest was given. Neither says how much L3 one core can actually use: the latency ladder does.
+    pub fn cache_mismatches(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let sysfs_l3 = self
+            .sysfs_caches
+            .iter()
+            .filter(|c| c.level == 3)
+            .map(|c| c.size_bytes)
+            .max();
+        if let (Some(legacy), Some(l3)) = (self.cpu.cpuid_legacy_l3_bytes, sysfs_l3) {
+            if legacy != l3 {
+                out.push(format!(
+                    "CPUID leaf 0x80000006 reports an L3 of {} but sysfs reports {}: the legacy leaf describes the host (or the whole package); memsight uses sysfs/hwloc",
+                    format_bytes(legacy),
+                    format_bytes(l3)
+                ));
+            }
+        }
+        for s in &self.sysfs_caches {
+            if let Some(c) = self
+                .cpu
+                .cpuid_caches
+                .iter()
+                .find(|c| c.level == s.level && c.kind == s.kind)
+            {
+                if c.size_bytes != s.size_bytes {
+                    out.push(format!(
+                        "L{} {} cache: CPUID's cache leaf says {}, sysfs says {}",
+                        s.level,
+                        s.kind,
+                        format_bytes(c.size_bytes),
+                        format_bytes(s.size_bytes)
+                    ));
+                }
+            }
+            if let Some(h) = self.topology.cache(s.level) {
+                if s.kind != "instruction" && h.size_bytes != s.size_bytes {
+                    out.push(format!(
+                        "L{} cache: hwloc says {}, sysfs of CPU0 says {}",
+                        s.level,
+                        format_bytes(h.size_bytes),
+                        format_bytes(s.size_bytes)
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn read_memory(fs: &FsRoot) -> MemoryState {
+    let meminfo = fs.read("/proc/meminfo").unwrap_or_default();
+    let mut m = MemoryState {
+        total_bytes: kv_field(&meminfo, "MemTotal"),
+        available_bytes: kv_field(&meminfo, "MemAvailable"),
+        ..Default::default()
+    };
+    let cgroup = fs.read("/proc/self/cgroup").unwrap_or_default();
+    // cgroup v2: "0::/path"; the limit is the tightest memory.max from the path up to the root.
+    if let Some(path) = cgroup.lines().find_map(|l| l.strip_prefix("0::")) {
+        let mut p = std::path::PathBuf::from(path);
+        loop {
+            let dir = format!("/sys/fs/cgroup{}", p.display()).replace("//", "/");
+            if let Some(limit) = fs
+                .read(&format!("{dir}/memory.max"))
+                .and_then(|v| v.parse::<u64>().ok())
+            {
+                if m.cgroup_limit_bytes.is_none_or(|l| limit < l) {
+                    m.cgroup_limit_bytes = Some(limit);
+                    m.cgroup_usage_bytes = fs.read_u64(&format!("{dir}/memory.current"));
+                    m.cgroup_path = Some(p.display().to_string());
+                }
+            }
+            if !p.pop() {
+                break;
+            }
+        }
+    } else if let Some(path) = cgroup.lines().find_map(|l| {
+        let mut it = l.splitn(3, ':');
+        let (_, ctrl, path) = (it.next()?, it.next()?, it.next()?);
+        ctrl.split(',').any(|c| c == "memory").then_some(path)
+    }) {
+        let dir = format!("/sys/fs/cgroup/memory{path}");
+        if let Some(limit) = fs.read_u64(&format!("{dir}/memory.limit_in_bytes")) {
+            // v1 writes "unlimited" as a huge page-aligned number.
+            if limit < (1u64 << 60) {
+                m.cgroup_limit_bytes = Some(limit);
+                m.cgroup_usage_bytes = fs.read_u64(&format!("{dir}/memory.usage_in_bytes"));
+                m.cgroup_path = Some(path.to_string());
+            }
+        }
+    }
+    m
+}
+
+/// `/proc/stat` first line: user nice system idle iowait irq softirq steal …
+fn cpu_times(fs: &FsRoot) -> Option<Vec<u64>> {
+    let stat = fs.read("/proc/stat")?;
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    Some(
+        line.split_whitespace()
+            .filter_map(|v| v.parse().ok())
+            .collect(),
+    )
+}
+
+fn read_load(fs: &FsRoot, sample: bool) -> LoadState {
+    let mut l = LoadState::default();
+    if let Some(avg) = fs.read("/proc/loadavg") {
+        let v: Vec<f64> = avg
+            .split_whitespace()
+            .take(3)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if v.len() == 3 {
+            (l.load_avg_1m, l.load_avg_5m, l.load_avg_15m) = (Some(v[0]), Some(v[1]), Some(v[2]));
+        }
+    }
+    if sample {
+        let ms = 200;
+        if let Some(a) = cpu_times(fs) {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            if let Some(b) = cpu_times(fs) {
+                let d: Vec<u64> = b
+                    .iter()
+                    .zip(&a)
+                    .map(|(b, a)| b.saturating_sub(*a))
+                    .collect();
+                let total: u64 = d.iter().take(8).sum();
+                if total > 0 && d.len() >= 8 {
+                    let idle = d[3] + d[4];
+                    l.steal_percent = Some(100.0 * d[7] as f64 / total as f64);
+                    l.busy_percent = Some(100.0 * (total - idle - d[7]) as f64 / total as f64);
+                    l.sample_ms = Some(ms);
+                }
+            }
+        }
+    }
+    l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usable_memory_respects_cgroup_headroom() {
+        let m = MemoryState {
+            available_bytes: Some(10 << 30),
+            cgroup_limit_bytes: Some(4 << 30),
+            cgroup_usage_bytes: Some(1 << 30),
+            ..Default::default()
+        };
+        assert_eq!(m.usable_bytes(), Some(3 << 30));
+        let m = MemoryState {
+            available_bytes: Some(2 << 30),
+            ..Default::default()
+        };
+        assert_eq!(m.usable_bytes(), Some(2 << 30));
+    }
+
+    #[test]
+    fn live_environment_is_consistent() {
+        let fs = FsRoot::live();
+        let topo = Topology::load().unwrap();
+        let env = Environment::collect(&fs, topo, false);
+        assert!(!env.allowed_cpus.is_empty());
+        assert!(env.memory.total_bytes.unwrap() > 0);
+        assert!(env.llc_bytes() > 0);
+    }
+}

@@ -1,0 +1,23 @@
+//! memsight's engine: what every measurement needs and none of them should write twice.
+//!
+//! - [`topology`] and [`env`]: the machine and its state, with warnings for what distorts results;
+//! - [`buffer`]: memory of a chosen page kind, optionally bound to a NUMA node, verified;
+//! - [`pin`]: pinned threads and a barrier-started team;
+//! - [`timer`] and [`stats`]: one timing and statistics scheme for every mode;
+//! - [`report`]: the versioned JSON envelope every command writes.
+
+pub mod buffer;
+pub mod cancel;
+pub mod cpu;
+pub mod env;
+pub mod error;
+pub mod pagemap;
+pub mod pin;
+pub mod report;
+pub mod stats;
+pub mod sysfs;
+pub mod timer;
+pub mod topology;
+pub mod units;
+
+pub use error::{Error, Result};

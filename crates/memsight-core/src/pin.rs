@@ -1,0 +1,186 @@
+//! Pinning threads to CPUs, and a team of pinned threads that start together.
+//!
+//! Every measurement thread is pinned before it touches its memory, so first-touch places pages on
+//! the thread's node and the scheduler cannot move it mid-sample. The team starts on a barrier so
+//! that concurrent threads measure concurrently, not one after another.
+
+use std::sync::Barrier;
+
+use crate::error::{Error, Result};
+
+/// CPUs this process may run on now (`sched_getaffinity`), by OS index.
+pub fn current_affinity() -> Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: we pass the size of the set we own; pid 0 means this thread.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Err(Error::last_os("sched_getaffinity"));
+    }
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: CPU_ISSET reads a bit of the set we own, index below its capacity.
+    Ok((0..max)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> Result<()> {
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    if cpu >= max {
+        return Err(Error::input(format!(
+            "CPU {cpu} is beyond the {max} CPUs memsight can pin to"
+        )));
+    }
+    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: index checked against the set's capacity above.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: we pass the size of the set we own; pid 0 means this thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(Error::input(format!(
+            "cannot pin to CPU {cpu}: {}; choose one of the CPUs this process may use (see 'memsight env')",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a requested CPU list against the CPUs this process may use.
+pub fn validate_cpus(requested: &[usize], allowed: &[usize]) -> Result<()> {
+    if requested.is_empty() {
+        return Err(Error::input("no CPU chosen: give at least one CPU"));
+    }
+    if requested.len() > allowed.len() {
+        return Err(Error::input(format!(
+            "{} threads requested but only {} CPUs are allowed ({}); use at most {}",
+            requested.len(),
+            allowed.len(),
+            crate::units::format_list(allowed),
+            allowed.len()
+        )));
+    }
+    if let Some(bad) = requested.iter().find(|c| !allowed.contains(c)) {
+        return Err(Error::input(format!(
+            "CPU {bad} is outside this process's cpuset ({}); choose CPUs from that list",
+            crate::units::format_list(allowed)
+        )));
+    }
+    Ok(())
+}
+
+/// Chooses `count` CPUs from the allowed list, spreading over cores first: one hardware thread per
+/// core before any SMT sibling. `core_of` maps a CPU to its core.
+pub fn choose_cpus(
+    count: usize,
+    allowed: &[usize],
+    core_of: impl Fn(usize) -> usize,
+) -> Result<Vec<usize>> {
+    if count == 0 {
+        return Err(Error::input("thread count must be at least 1"));
+    }
+    if count > allowed.len() {
+        return Err(Error::input(format!(
+            "{count} threads requested but only {} CPUs are allowed ({}); use at most {}",
+            allowed.len(),
+            crate::units::format_list(allowed),
+            allowed.len()
+        )));
+    }
+    let mut seen_cores = std::collections::BTreeSet::new();
+    let (mut first, mut rest) = (Vec::new(), Vec::new());
+    for &c in allowed {
+        if seen_cores.insert(core_of(c)) {
+            first.push(c);
+        } else {
+            rest.push(c);
+        }
+    }
+    first.extend(rest);
+    first.truncate(count);
+    Ok(first)
+}
+
+/// Runs `work(i, cpu)` on one thread per CPU, each pinned before it starts, all released by one
+/// barrier. Returns each thread's result in CPU order. A thread that fails to pin returns the error.
+pub fn run_team<T, F>(cpus: &[usize], work: F) -> Result<Vec<T>>
+where
+    T: Send,
+    F: Fn(usize, usize, &Barrier) -> T + Sync,
+{
+    let barrier = Barrier::new(cpus.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = cpus
+            .iter()
+            .enumerate()
+            .map(|(i, &cpu)| {
+                let barrier = &barrier;
+                let work = &work;
+                s.spawn(move || {
+                    let pinned = pin_current_thread(cpu);
+                    // Everyone reaches the barrier, even on failure, so nobody waits forever.
+                    barrier.wait();
+                    pinned.map(|_| work(i, cpu, barrier))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| Error::system("a measurement thread panicked"))?
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affinity_is_nonempty_and_pinning_works() {
+        let cpus = current_affinity().unwrap();
+        assert!(!cpus.is_empty());
+        let c = cpus[0];
+        std::thread::spawn(move || {
+            pin_current_thread(c).unwrap();
+            assert_eq!(current_affinity().unwrap(), vec![c]);
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn validation_names_the_problem() {
+        let allowed = [0, 1];
+        assert!(validate_cpus(&[0, 1], &allowed).is_ok());
+        let e = validate_cpus(&[0, 1, 2], &allowed).unwrap_err().to_string();
+        assert!(e.contains("3 threads requested"), "{e}");
+        let e = validate_cpus(&[5], &allowed).unwrap_err().to_string();
+        assert!(e.contains("CPU 5 is outside"), "{e}");
+        assert!(choose_cpus(3, &allowed, |c| c).is_err());
+        assert!(choose_cpus(0, &allowed, |c| c).is_err());
+    }
+
+    #[test]
+    fn choose_spreads_over_cores_before_siblings() {
+        // CPUs 0,1 on core 0; 2,3 on core 1 (Intel-style sibling numbering differs; irrelevant).
+        let picked = choose_cpus(2, &[0, 1, 2, 3], |c| c / 2).unwrap();
+        assert_eq!(picked, vec![0, 2]);
+        let picked = choose_cpus(4, &[0, 1, 2, 3], |c| c / 2).unwrap();
+        assert_eq!(picked, vec![0, 2, 1, 3]);
+    }
+
+    #[test]
+    fn team_runs_pinned_threads() {
+        let cpus = current_affinity().unwrap();
+        let out = run_team(&cpus, |i, cpu, _| (i, cpu, current_affinity().unwrap())).unwrap();
+        for (i, (j, cpu, aff)) in out.into_iter().enumerate() {
+            assert_eq!(i, j);
+            assert_eq!(aff, vec![cpu]);
+        }
+    }
+}

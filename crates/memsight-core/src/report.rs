@@ -1,0 +1,66 @@
+//! The JSON envelope every command writes with `--json`: schema name and version, the tool, the
+//! command line, timing, whether it completed, the environment report, and the command's results.
+//! `memsight schema` prints the JSON Schema of the envelope.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::env::Environment;
+
+/// Name of the result schema.
+pub const SCHEMA_NAME: &str = "memsight-result";
+/// Bumped on any incompatible change to the envelope or a command's results.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Which program wrote the file.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// The envelope around a command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Envelope<T> {
+    pub schema: String,
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// The subcommand (`env`, `latency`, `run` …).
+    pub command: String,
+    /// The full command line.
+    pub args: Vec<String>,
+    /// Start time, RFC 3339 UTC.
+    pub started: String,
+    pub duration_s: f64,
+    /// False when the run was interrupted: results then hold what was measured before the stop.
+    pub complete: bool,
+    pub environment: Environment,
+    pub results: T,
+}
+
+impl<T> Envelope<T> {
+    /// Wraps results.
+    pub fn new(
+        command: &str,
+        started: std::time::SystemTime,
+        environment: Environment,
+        results: T,
+        complete: bool,
+    ) -> Self {
+        Envelope {
+            schema: SCHEMA_NAME.to_string(),
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "memsight".to_string(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+            },
+            command: command.to_string(),
+            args: std::env::args().collect(),
+            started: humantime::format_rfc3339_seconds(started).to_string(),
+            duration_s: started.elapsed().map_or(0.0, |d| d.as_secs_f64()),
+            complete,
+            environment,
+            results,
+        }
+    }
+}

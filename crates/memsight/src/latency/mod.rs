@@ -1,0 +1,418 @@
+//! The latency ladder: load-to-use latency from inside L1 to several times the last-level cache.
+//!
+//! **Method.** For each working-set size, a pointer chain over `size ÷ stride` elements is built
+//! as one cycle ([`memsight_kernels::chain`]), flushed from the caches, walked once to warm up,
+//! and then timed in samples of a few milliseconds until the median's 95% CI is within the target
+//! ([`memsight_core::stats`]). Each sample is `ns ÷ loads`; cycles use the core clock measured by
+//! a dependent-add chain. Sizes are log-spaced (several per octave, powers of two included).
+//!
+//! **What is reported.** Per size: median ns and cycles per load with CI, min–max, CV and sample
+//! count; the cache levels found from the curve's plateaus, compared with what the OS reports; the
+//! TLB cost (the same ladder on huge pages, interleaved size by size, and the difference); and the
+//! memory-level parallelism at the largest size (k = 1…10 independent chains).
+
+pub mod ladder;
+pub mod levels;
+
+use memsight_core::buffer::{BufferReport, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::stats::{Sampled, StopRule, Summary};
+use memsight_core::timer::ClockInfo;
+use memsight_core::units::{GIB, MIB, parse_cpu_list, parse_size};
+use memsight_core::{Error, Result};
+use memsight_kernels::chain::Pattern;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{LatencyArgs, PatternArg};
+
+/// Everything the ladder needs, resolved and validated.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LadderConfig {
+    pub sizes: Vec<u64>,
+    pub stride: usize,
+    pub pattern: Pattern,
+    pub page_kind: PageKind,
+    /// Run a second ladder on huge pages for the TLB cost.
+    pub tlb_compare: bool,
+    /// Largest k of the MLP sweep (1 = no sweep).
+    pub max_parallel: usize,
+    pub cpus: Vec<usize>,
+    pub node: Option<usize>,
+    pub rule: StopRule,
+    pub sample_ns: f64,
+    pub seed: u64,
+}
+
+impl LadderConfig {
+    /// Turns command-line arguments into a validated plan. Errors are input errors naming the fix.
+    pub fn from_args(a: &LatencyArgs, env: &Environment) -> Result<Self> {
+        let min = parse_size(&a.min_size)?;
+        let llc = env.llc_bytes();
+        let max = match &a.max_size {
+            Some(s) => parse_size(s)?,
+            None => (4 * llc).max(64 * MIB),
+        };
+        let stride = parse_size(&a.stride)? as usize;
+        if stride < 64 || !stride.is_power_of_two() {
+            return Err(Error::input(format!(
+                "stride {stride} B is not supported: use a power of two of at least 64 (a cache line), e.g. 128"
+            )));
+        }
+        if min < stride as u64 {
+            return Err(Error::input(format!(
+                "--min-size {min} B is smaller than the stride ({stride} B): use at least {stride}"
+            )));
+        }
+        if max < min {
+            return Err(Error::input(format!(
+                "--max-size ({max} B) is smaller than --min-size ({min} B): swap them or raise --max-size"
+            )));
+        }
+        if max > 64 * GIB {
+            return Err(Error::input(
+                "--max-size above 64 GiB is not supported: choose a smaller size",
+            ));
+        }
+        let page_kind: PageKind = a.page_kind.parse()?;
+        let tlb_compare = !a.no_tlb && page_kind == PageKind::Base4K;
+        // Both ladders' buffers exist at once: check the total before allocating anything.
+        let buffers = if tlb_compare { 2 } else { 1 };
+        memsight_core::buffer::check_size(max * buffers, env)?;
+        let cpus = match &a.cpu {
+            Some(list) => parse_cpu_list(list)?,
+            None => vec![*env.allowed_cpus.first().ok_or_else(|| {
+                Error::input("this process may not run on any CPU (empty cpuset)")
+            })?],
+        };
+        memsight_core::pin::validate_cpus(&cpus, &env.allowed_cpus)?;
+        if !(0.0..1.0).contains(&a.target_ci) || a.target_ci == 0.0 {
+            return Err(Error::input(
+                "--target-ci must be a fraction between 0 and 1, e.g. 0.01",
+            ));
+        }
+        if !(a.point_budget > 0.0 && a.point_budget.is_finite()) {
+            return Err(Error::input(
+                "--point-budget must be a positive number of seconds",
+            ));
+        }
+        if !(a.sample_ms > 0.0 && a.sample_ms <= 10_000.0) {
+            return Err(Error::input("--sample-ms must be between 0 and 10000"));
+        }
+        let pattern = match a.pattern {
+            PatternArg::Window => Pattern::Window {
+                window_bytes: a.window_pages as usize * 4096,
+            },
+            PatternArg::Random => Pattern::Random,
+            PatternArg::Stride => Pattern::Stride,
+        };
+        Ok(LadderConfig {
+            sizes: log_sizes(min, max, a.points_per_octave, stride as u64),
+            stride,
+            pattern,
+            page_kind,
+            tlb_compare,
+            max_parallel: a.parallel as usize,
+            cpus,
+            node: a.node,
+            rule: StopRule {
+                warmup: 1,
+                min_samples: a.min_samples as usize,
+                max_samples: 51.max(a.min_samples as usize),
+                target_rel_ci: a.target_ci,
+                budget_s: a.point_budget,
+            },
+            sample_ns: a.sample_ms * 1e6,
+            seed: a.seed,
+        })
+    }
+}
+
+/// Log-spaced sizes from `min` to `max` with `per_octave` points per doubling, each rounded to a
+/// multiple of `align`; powers of two between the ends are always included, and so is `max`.
+pub fn log_sizes(min: u64, max: u64, per_octave: u32, align: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let start = (min as f64).log2();
+    let end = (max as f64).log2();
+    let steps = ((end - start) * per_octave as f64).floor() as u64;
+    for i in 0..=steps {
+        let x = 2f64.powf(start + i as f64 / per_octave as f64);
+        out.push(((x / align as f64).round() as u64).max(1) * align);
+    }
+    let mut p = min.next_power_of_two();
+    while p <= max {
+        out.push(p);
+        p *= 2;
+    }
+    out.push(max / align * align);
+    let lo = (min / align).max(1) * align;
+    out.retain(|&s| s >= lo && s <= max);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// One measured point.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Point {
+    pub size_bytes: u64,
+    /// Elements on the chain (`size ÷ stride`).
+    pub elements: u64,
+    /// Loads per sample.
+    pub loads_per_sample: u64,
+    /// Nanoseconds per load.
+    pub ns: Summary,
+    /// Median in core cycles (ns × measured clock).
+    pub cycles: Option<f64>,
+    pub stop: memsight_core::stats::StopReason,
+    /// True when the CI did not converge and stayed wider than 5%: treat the figure as noise.
+    pub noisy: bool,
+}
+
+/// A ladder on one buffer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Ladder {
+    pub buffer: BufferReport,
+    pub points: Vec<Point>,
+}
+
+/// The TLB cost at one size: the same chase on small and on huge pages.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TlbPoint {
+    pub size_bytes: u64,
+    pub small_ns: f64,
+    pub huge_ns: f64,
+    /// small − huge, ns per load.
+    pub cost_ns: f64,
+    /// True when the two CIs do not overlap (the difference is beyond the noise).
+    pub significant: bool,
+}
+
+/// Memory-level parallelism: k independent chains in lockstep.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct MlpPoint {
+    pub k: usize,
+    /// ns per round (k loads in flight).
+    pub round_ns: Summary,
+    /// ns per load = round ÷ k.
+    pub ns_per_load: f64,
+    /// Loads the core overlapped: k × latency(k=1) ÷ round time.
+    pub overlap: f64,
+}
+
+/// The MLP sweep and where it ran.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Mlp {
+    pub size_bytes: u64,
+    pub page_kind: PageKind,
+    pub points: Vec<MlpPoint>,
+}
+
+/// The effective core clock.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CoreClock {
+    pub ghz: Summary,
+    pub method: String,
+}
+
+/// All results for one CPU.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CpuLadder {
+    pub cpu: usize,
+    pub core_clock: CoreClock,
+    pub main: Ladder,
+    pub huge: Option<Ladder>,
+    pub tlb: Vec<TlbPoint>,
+    pub mlp: Option<Mlp>,
+    pub levels: levels::Levels,
+}
+
+/// How the figures were obtained, in words and numbers.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Method {
+    pub description: String,
+    pub stride_bytes: usize,
+    pub pattern: Pattern,
+    pub unit: String,
+    pub timer: ClockInfo,
+    pub stop_rule: StopRule,
+    pub sample_ns: f64,
+    pub seed: u64,
+}
+
+/// The `latency` command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LatencyResults {
+    pub method: Method,
+    pub ladders: Vec<CpuLadder>,
+    /// Plain-language findings with their evidence.
+    pub findings: Vec<String>,
+}
+
+impl Point {
+    fn new(size: u64, elements: u64, loads: u64, s: Sampled, ghz: f64) -> Self {
+        Point {
+            size_bytes: size,
+            elements,
+            loads_per_sample: loads,
+            cycles: Some(s.summary.median * ghz),
+            noisy: s.is_noisy(),
+            stop: s.stop,
+            ns: s.summary,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_log_spaced_with_powers_of_two() {
+        let s = log_sizes(4096, 1 << 20, 4, 128);
+        assert_eq!(*s.first().unwrap(), 4096);
+        assert_eq!(*s.last().unwrap(), 1 << 20);
+        for p in 12..=20 {
+            assert!(s.contains(&(1 << p)), "missing 2^{p}");
+        }
+        // 8 octaves × 4 points + 1.
+        assert_eq!(s.len(), 33);
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+        assert!(s.iter().all(|x| x % 128 == 0));
+    }
+
+    #[test]
+    fn odd_ends_are_kept() {
+        let s = log_sizes(5000, 100_000, 2, 64);
+        assert!(s.iter().all(|&x| (4992..=100_000).contains(&x)));
+        assert_eq!(*s.last().unwrap(), 100_000 / 64 * 64);
+    }
+}
+
+/// Runs the ladder on every chosen CPU, one after another, each on its own pinned thread.
+/// Returns the results and whether the run completed (false after Ctrl-C).
+pub fn run(
+    cfg: &LadderConfig,
+    env: &Environment,
+    timer: ClockInfo,
+    tick: ladder::Tick,
+) -> Result<(LatencyResults, bool)> {
+    let mut ladders = Vec::new();
+    let mut complete = true;
+    for &cpu in &cfg.cpus {
+        let mut out = memsight_core::pin::run_team(&[cpu], |_, cpu, _| {
+            ladder::run_on_cpu(cfg, env, cpu, timer.min_sample_ns, tick)
+        })?;
+        let (l, done) = out.pop().expect("one thread")?;
+        ladders.push(l);
+        complete &= done;
+        if !done {
+            break;
+        }
+    }
+    let findings = findings(&ladders);
+    let method = Method {
+        description: format!(
+            "Pointer chase, one dependent load per step, over working sets of {} to {} ({} sizes); stride {} B; {}; chain flushed (clflush) after building, warmed with one lap, then timed in samples of ≥{:.1} ms until the median's 95% CI is within {:.1}% (at least {} samples, at most {:.2} s per size). Figures are ns per load (program loads, one per element visited).",
+            memsight_core::units::format_bytes(cfg.sizes[0]),
+            memsight_core::units::format_bytes(*cfg.sizes.last().expect("sizes")),
+            cfg.sizes.len(),
+            cfg.stride,
+            match cfg.pattern {
+                Pattern::Window { window_bytes } => format!(
+                    "random order within {} windows, windows in random order (multichase)",
+                    memsight_core::units::format_bytes(window_bytes as u64)
+                ),
+                Pattern::Random => "uniformly random order over the whole working set".to_string(),
+                Pattern::Stride =>
+                    "sequential fixed stride (prefetch-friendly, like lmbench lat_mem_rd)"
+                        .to_string(),
+            },
+            cfg.sample_ns.max(timer.min_sample_ns) / 1e6,
+            100.0 * cfg.rule.target_rel_ci,
+            cfg.rule.min_samples,
+            cfg.rule.budget_s,
+        ),
+        stride_bytes: cfg.stride,
+        pattern: cfg.pattern,
+        unit: "ns per load".to_string(),
+        timer,
+        stop_rule: cfg.rule,
+        sample_ns: cfg.sample_ns,
+        seed: cfg.seed,
+    };
+    Ok((
+        LatencyResults {
+            method,
+            ladders,
+            findings,
+        },
+        complete,
+    ))
+}
+
+fn findings(ladders: &[CpuLadder]) -> Vec<String> {
+    use memsight_core::units::format_bytes;
+    let mut out = Vec::new();
+    for l in ladders {
+        let tag = if ladders.len() > 1 {
+            format!("CPU {}: ", l.cpu)
+        } else {
+            String::new()
+        };
+        out.extend(l.levels.findings.iter().map(|f| format!("{tag}{f}")));
+        let pts = &l.main.points;
+        if let (Some(first), Some(last)) = (pts.first(), pts.last()) {
+            let ratio = last.ns.median / first.ns.median;
+            out.push(format!(
+                "{tag}latency rises {ratio:.1}× from {} ({:.2} ns) to {} ({:.1} ns)",
+                format_bytes(first.size_bytes),
+                first.ns.median,
+                format_bytes(last.size_bytes),
+                last.ns.median
+            ));
+        }
+        let noisy: Vec<String> = pts
+            .iter()
+            .filter(|p| p.noisy)
+            .map(|p| format_bytes(p.size_bytes))
+            .collect();
+        if !noisy.is_empty() {
+            out.push(format!(
+                "{tag}{} point(s) did not converge and stayed wider than ±5% ({}): noise from other load; rerun when the machine is quieter",
+                noisy.len(),
+                noisy.join(", ")
+            ));
+        }
+        if let Some(t) = l.tlb.last() {
+            if let Some(h) = &l.huge {
+                out.push(format!(
+                    "{tag}TLB cost at {}: {:.1} ns per load on 4 KiB pages vs {:.1} ns on {} ({:+.1} ns, {:+.0}%){}",
+                    format_bytes(t.size_bytes),
+                    t.small_ns,
+                    t.huge_ns,
+                    h.buffer.kind,
+                    t.cost_ns,
+                    100.0 * t.cost_ns / t.huge_ns,
+                    if t.significant { "" } else { "; within the noise" }
+                ));
+            }
+        }
+        if let Some(m) = &l.mlp {
+            if let Some(best) = m
+                .points
+                .iter()
+                .max_by(|a, b| a.overlap.total_cmp(&b.overlap))
+            {
+                out.push(format!(
+                    "{tag}memory-level parallelism: with {} independent chains the core overlaps {:.1} misses ({:.1} ns per load instead of {:.1})",
+                    best.k,
+                    best.overlap,
+                    best.ns_per_load,
+                    m.points[0].ns_per_load
+                ));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,161 @@
+//! memsight: parse the command line, collect the environment, run the suite, print and export.
+
+mod cli;
+mod latency;
+mod output;
+mod progress;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use anyhow::Context;
+use clap::Parser;
+use memsight_core::env::Environment;
+use memsight_core::report::Envelope;
+use memsight_core::sysfs::FsRoot;
+use memsight_core::topology::{Topology, TopologySource};
+use memsight_core::{Error, cancel, timer};
+use serde::Serialize;
+
+use cli::{Cli, Command, GlobalArgs, LatencyArgs};
+
+/// Exit code for bad input (clap uses the same).
+const EXIT_USAGE: u8 = 2;
+/// Exit code after Ctrl-C (128 + SIGINT), with partial results written.
+const EXIT_INTERRUPTED: u8 = 130;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            let usage = e
+                .downcast_ref::<Error>()
+                .is_some_and(|e| matches!(e, Error::Input(_)));
+            // One line: the outermost context and the cause.
+            let msg = e
+                .chain()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(": ");
+            eprintln!("memsight: error: {msg}");
+            ExitCode::from(if usage { EXIT_USAGE } else { 1 })
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let started = SystemTime::now();
+    if let Command::Schema = cli.command {
+        let schema = schemars::schema_for!(Envelope<serde_json::Value>);
+        let commands = serde_json::json!({
+            "envelope": schema,
+            "results": {
+                "env": serde_json::Value::Null,
+                "latency": schemars::schema_for!(latency::LatencyResults),
+                "run": schemars::schema_for!(RunResults),
+            }
+        });
+        println!("{}", serde_json::to_string_pretty(&commands)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    ctrlc::set_handler(cancel::request).context("cannot install the Ctrl-C handler")?;
+    let env = environment(&cli.global)?;
+    let g = &cli.global;
+    match &cli.command {
+        Command::Env => {
+            if !g.json {
+                output::env::print(&env);
+            }
+            emit(
+                g,
+                Envelope::new("env", started, env, serde_json::Value::Null, true),
+            )
+        }
+        Command::Latency(a) => {
+            let (results, complete) = run_latency(a, &env, g)?;
+            if !g.json {
+                output::env::print_warnings(&env);
+                output::latency::print(&results);
+            }
+            emit(g, Envelope::new("latency", started, env, results, complete))
+        }
+        Command::Run(a) => {
+            let mut args = a.latency.clone();
+            if a.quick {
+                args.points_per_octave = args.points_per_octave.min(2);
+                args.parallel = 1;
+                args.no_tlb = true;
+            }
+            if !g.json {
+                output::env::print(&env);
+            }
+            let (latency, complete) = run_latency(&args, &env, g)?;
+            if !g.json {
+                output::latency::print(&latency);
+            }
+            emit(
+                g,
+                Envelope::new("run", started, env, RunResults { latency }, complete),
+            )
+        }
+        Command::Schema => unreachable!("handled above"),
+    }
+}
+
+/// What `memsight run` measured.
+#[derive(Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct RunResults {
+    latency: latency::LatencyResults,
+}
+
+fn environment(g: &GlobalArgs) -> anyhow::Result<Environment> {
+    let fs = FsRoot::from_env();
+    let topology = match &g.topology_xml {
+        Some(path) => Topology::from_xml_file(path)?,
+        None => Topology::load()?,
+    };
+    Ok(Environment::collect(&fs, topology, true))
+}
+
+fn run_latency(
+    a: &LatencyArgs,
+    env: &Environment,
+    g: &GlobalArgs,
+) -> anyhow::Result<(latency::LatencyResults, bool)> {
+    if env.topology.source != TopologySource::Live {
+        return Err(Error::input(
+            "this topology is a recording (HWLOC_FSROOT or --topology-xml): measurements need the live machine; unset it",
+        )
+        .into());
+    }
+    let cfg = latency::LadderConfig::from_args(a, env)?;
+    let timer = timer::calibrate();
+    let pb = progress::bar(latency::ladder::total_steps(&cfg), g.no_progress);
+    let tick = |msg: &str| {
+        pb.inc(1);
+        pb.set_message(msg.to_string());
+    };
+    let out = latency::run(&cfg, env, timer, &tick)?;
+    pb.finish_and_clear();
+    Ok(out)
+}
+
+fn emit<T: Serialize>(g: &GlobalArgs, envelope: Envelope<T>) -> anyhow::Result<ExitCode> {
+    let text = serde_json::to_string_pretty(&envelope)?;
+    if g.json {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{text}")?;
+    }
+    if let Some(path) = &g.output {
+        std::fs::write(path, format!("{text}\n"))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if envelope.complete {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("memsight: interrupted: partial results written");
+        Ok(ExitCode::from(EXIT_INTERRUPTED))
+    }
+}

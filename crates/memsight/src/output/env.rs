@@ -1,0 +1,238 @@
+//! The environment report as text.
+
+use memsight_core::env::Environment;
+use memsight_core::topology::TopologySource;
+use memsight_core::units::{format_bytes, format_list};
+
+use super::{heading, table};
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map_or_else(|| "unknown".to_string(), |x| x.to_string())
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// Prints the environment report.
+pub fn print(env: &Environment) {
+    let t = &env.topology;
+    heading("Environment");
+    if t.source != TopologySource::Live {
+        println!(
+            "source          {:?} (recorded machine; live-only facts omitted)",
+            t.source
+        );
+    }
+    println!(
+        "host            {} ({}; kernel {})",
+        opt(&env.hostname),
+        opt(&env.os),
+        opt(&env.kernel)
+    );
+    println!(
+        "cpu             {} [{}; family {} model {} stepping {}; {}]",
+        opt(&env.cpu.model_name),
+        opt(&env.cpu.vendor),
+        opt(&env.cpu.family),
+        opt(&env.cpu.model),
+        opt(&env.cpu.stepping),
+        env.cpu.architecture
+    );
+    let f = &env.cpu.features;
+    let mut isa: Vec<&str> = Vec::new();
+    for (on, name) in [
+        (f.sse2, "SSE2"),
+        (f.avx2, "AVX2"),
+        (f.avx512f, "AVX-512F"),
+        (f.nt_stores, "NT-stores"),
+        (f.clzero, "CLZERO"),
+        (f.clflushopt, "CLFLUSHOPT"),
+        (f.clwb, "CLWB"),
+        (f.neon, "NEON"),
+        (f.sve, "SVE"),
+    ] {
+        if on {
+            isa.push(name);
+        }
+    }
+    println!(
+        "isa             {}",
+        if isa.is_empty() {
+            "unknown".into()
+        } else {
+            isa.join(" ")
+        }
+    );
+    println!(
+        "hypervisor      {}",
+        env.cpu.hypervisor.as_deref().unwrap_or("none detected")
+    );
+    println!(
+        "topology        {} package(s), {} core(s), {} thread(s) (SMT {}), {} NUMA node(s)",
+        t.packages,
+        t.cores,
+        t.threads,
+        t.smt,
+        t.numa_nodes.len()
+    );
+    println!(
+        "allowed         CPUs {} · nodes {}",
+        format_list(&env.allowed_cpus),
+        format_list(&env.allowed_nodes)
+    );
+    println!(
+        "memory          total {} · available {} · cgroup limit {}",
+        env.memory
+            .total_bytes
+            .map_or("unknown".into(), format_bytes),
+        env.memory
+            .available_bytes
+            .map_or("unknown".into(), format_bytes),
+        env.memory
+            .cgroup_limit_bytes
+            .map_or("none".into(), format_bytes)
+    );
+    println!(
+        "governor        {}{}",
+        if env.governors.is_empty() {
+            "not exposed (no cpufreq)".into()
+        } else {
+            env.governors.join(",")
+        },
+        env.boost
+            .map_or(String::new(), |b| format!(" · boost {}", yes(b)))
+    );
+    println!(
+        "THP             enabled {} · defrag {}",
+        opt(&env.thp_enabled),
+        opt(&env.thp_defrag)
+    );
+    let pools: Vec<String> = env
+        .huge_pages
+        .iter()
+        .map(|p| {
+            format!(
+                "{}: {} reserved, {} free",
+                format_bytes(p.page_bytes),
+                p.total,
+                p.free
+            )
+        })
+        .collect();
+    println!(
+        "huge pages      {}",
+        if pools.is_empty() {
+            "none".into()
+        } else {
+            pools.join(" · ")
+        }
+    );
+    println!(
+        "NUMA balancing  {}",
+        env.numa_balancing.map_or("unknown", yes)
+    );
+    let l = &env.load;
+    println!(
+        "load            {} / {} / {} (1/5/15 min){}",
+        opt(&l.load_avg_1m),
+        opt(&l.load_avg_5m),
+        opt(&l.load_avg_15m),
+        match (l.steal_percent, l.busy_percent, l.sample_ms) {
+            (Some(s), Some(b), Some(ms)) => format!(" · steal {s:.1}% · busy {b:.1}% over {ms} ms"),
+            _ => String::new(),
+        }
+    );
+
+    let mut caches = table(&[
+        "level",
+        "kind",
+        "size",
+        "line",
+        "ways",
+        "instances",
+        "threads each",
+    ]);
+    for c in &t.caches {
+        caches.add_row(vec![
+            format!("L{}", c.level),
+            c.kind.clone(),
+            format_bytes(c.size_bytes),
+            c.line_bytes.map_or("?".into(), |l| format!("{l} B")),
+            c.ways.map_or("?".into(), |w| {
+                if w == 0 { "full".into() } else { w.to_string() }
+            }),
+            c.instances.to_string(),
+            c.threads_per_instance.to_string(),
+        ]);
+    }
+    for c in &t.memory_side_caches {
+        caches.add_row(vec![
+            "memory-side".into(),
+            c.kind.clone(),
+            format_bytes(c.size_bytes),
+            c.line_bytes.map_or("?".into(), |l| format!("{l} B")),
+            "".into(),
+            c.instances.to_string(),
+            c.threads_per_instance.to_string(),
+        ]);
+    }
+    println!("\nCaches (hwloc; cross-checked with sysfs and CPUID)\n{caches}");
+
+    let mut nodes = table(&[
+        "node",
+        "memory",
+        "CPUs",
+        "near CPUs",
+        "kind",
+        "tier",
+        "allowed",
+    ]);
+    for n in &t.numa_nodes {
+        nodes.add_row(vec![
+            n.os_index.to_string(),
+            format_bytes(n.memory_bytes),
+            if n.cpu_less {
+                "none (CPU-less)".into()
+            } else {
+                format_list(&n.cpus)
+            },
+            format_list(&n.near_cpus),
+            n.kind
+                .clone()
+                .or_else(|| n.dax_type.clone())
+                .unwrap_or_else(|| "-".into()),
+            n.memory_tier.map_or("-".into(), |t| t.to_string()),
+            yes(n.allowed).into(),
+        ]);
+    }
+    println!("\nNUMA nodes\n{nodes}");
+    if !t.memory_devices.is_empty() {
+        let mut devs = table(&["device", "kind", "details"]);
+        for d in &t.memory_devices {
+            devs.add_row(vec![
+                d.name.clone(),
+                d.subtype.clone().unwrap_or_default(),
+                d.info
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ]);
+        }
+        println!("\nMemory devices\n{devs}");
+    }
+    print_warnings(env);
+}
+
+/// Prints the environment's warnings.
+pub fn print_warnings(env: &Environment) {
+    if env.warnings.is_empty() {
+        return;
+    }
+    println!("\nWarnings");
+    for w in &env.warnings {
+        println!("  ! [{}] {}", w.code, w.message);
+    }
+}

@@ -1,0 +1,40 @@
+//! Human output: tables and formatted figures. JSON output is the serialised result envelope.
+
+pub mod env;
+pub mod latency;
+
+use comfy_table::{ContentArrangement, Table, presets};
+use memsight_core::stats::Summary;
+
+/// A table in memsight's style.
+pub fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    t
+}
+
+/// A figure with adaptive precision.
+pub fn num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1000.0 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 10.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// `lo–hi` of a summary's CI.
+pub fn ci(s: &Summary) -> String {
+    format!("{}–{}", num(s.ci_low), num(s.ci_high))
+}
+
+/// Prints a section heading.
+pub fn heading(title: &str) {
+    println!("\n{title}\n{}", "─".repeat(title.chars().count()));
+}
