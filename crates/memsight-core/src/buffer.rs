@@ -231,13 +231,13 @@ impl Buffer {
 
     /// Adds a warning when THP was asked for but most of the touched buffer is on 4 KiB pages.
     pub fn check_thp(&mut self) {
-        if self.report.kind == PageKind::Thp {
-            if let Some(f) = self.report.huge_fraction.filter(|&f| f < 0.9) {
-                self.report.warnings.push(format!(
+        if self.report.kind == PageKind::Thp
+            && let Some(f) = self.report.huge_fraction.filter(|&f| f < 0.9)
+        {
+            self.report.warnings.push(format!(
                     "THP requested but only {:.0}% of the buffer is on huge pages (memory fragmented, or THP defrag off); figures mix page sizes",
                     100.0 * f
                 ));
-            }
         }
     }
 }
@@ -289,13 +289,13 @@ pub fn check_size(bytes: u64, env: &Environment) -> Result<()> {
 
 fn check_request(req: &BufferRequest, env: &Environment) -> Result<()> {
     check_size(req.bytes, env)?;
-    if let Some(node) = req.node {
-        if !env.allowed_nodes.contains(&node) {
-            return Err(Error::input(format!(
-                "NUMA node {node} is not one this process may allocate from ({}); choose one of those",
-                crate::units::format_list(&env.allowed_nodes)
-            )));
-        }
+    if let Some(node) = req.node
+        && !env.allowed_nodes.contains(&node)
+    {
+        return Err(Error::input(format!(
+            "NUMA node {node} is not one this process may allocate from ({}); choose one of those",
+            crate::units::format_list(&env.allowed_nodes)
+        )));
     }
     match req.kind {
         PageKind::Huge2M | PageKind::Huge1G => {

@@ -181,12 +181,12 @@ fn read_cpuid(info: &mut CpuInfo) {
             });
         }
     }
-    if info.vendor.as_deref() == Some("AuthenticAMD") {
-        if let Some(l) = cpuid.get_l2_l3_cache_and_tlb_info() {
-            let l3 = l.l3cache_size() as u64 * 512 * 1024;
-            if l3 > 0 {
-                info.cpuid_legacy_l3_bytes = Some(l3);
-            }
+    if info.vendor.as_deref() == Some("AuthenticAMD")
+        && let Some(l) = cpuid.get_l2_l3_cache_and_tlb_info()
+    {
+        let l3 = l.l3cache_size() as u64 * 512 * 1024;
+        if l3 > 0 {
+            info.cpuid_legacy_l3_bytes = Some(l3);
         }
     }
 }

@@ -133,10 +133,11 @@ impl Environment {
             })
             .collect();
         let mut allowed_cpus = topology.allowed_cpus();
-        if fs.is_live() && topology.source == crate::topology::TopologySource::Live {
-            if let Ok(aff) = crate::pin::current_affinity() {
-                allowed_cpus.retain(|c| aff.contains(c));
-            }
+        if fs.is_live()
+            && topology.source == crate::topology::TopologySource::Live
+            && let Ok(aff) = crate::pin::current_affinity()
+        {
+            allowed_cpus.retain(|c| aff.contains(c));
         }
         let allowed_nodes = topology.allowed_nodes();
         let mut env = Environment {
@@ -277,17 +278,16 @@ impl Environment {
         }
         if let (Some(limit), Some(total)) =
             (self.memory.cgroup_limit_bytes, self.memory.total_bytes)
+            && limit < total
         {
-            if limit < total {
-                add(
-                    "cgroup_memory",
-                    format!(
-                        "a cgroup limits this process to {} of {} RAM: large buffers are refused before allocating",
-                        format_bytes(limit),
-                        format_bytes(total)
-                    ),
-                );
-            }
+            add(
+                "cgroup_memory",
+                format!(
+                    "a cgroup limits this process to {} of {} RAM: large buffers are refused before allocating",
+                    format_bytes(limit),
+                    format_bytes(total)
+                ),
+            );
         }
         if self.allowed_cpus.len() < self.topology.threads {
             add(
@@ -337,14 +337,14 @@ impl Environment {
             .filter(|c| c.level == 3)
             .map(|c| c.size_bytes)
             .max();
-        if let (Some(legacy), Some(l3)) = (self.cpu.cpuid_legacy_l3_bytes, sysfs_l3) {
-            if legacy != l3 {
-                out.push(format!(
+        if let (Some(legacy), Some(l3)) = (self.cpu.cpuid_legacy_l3_bytes, sysfs_l3)
+            && legacy != l3
+        {
+            out.push(format!(
                     "CPUID leaf 0x80000006 reports an L3 of {} but sysfs reports {}: the legacy leaf describes the host (or the whole package); memsight uses sysfs/hwloc",
                     format_bytes(legacy),
                     format_bytes(l3)
                 ));
-            }
         }
         for s in &self.sysfs_caches {
             if let Some(c) = self
@@ -352,26 +352,26 @@ impl Environment {
                 .cpuid_caches
                 .iter()
                 .find(|c| c.level == s.level && c.kind == s.kind)
+                && c.size_bytes != s.size_bytes
             {
-                if c.size_bytes != s.size_bytes {
-                    out.push(format!(
-                        "L{} {} cache: CPUID's cache leaf says {}, sysfs says {}",
-                        s.level,
-                        s.kind,
-                        format_bytes(c.size_bytes),
-                        format_bytes(s.size_bytes)
-                    ));
-                }
+                out.push(format!(
+                    "L{} {} cache: CPUID's cache leaf says {}, sysfs says {}",
+                    s.level,
+                    s.kind,
+                    format_bytes(c.size_bytes),
+                    format_bytes(s.size_bytes)
+                ));
             }
-            if let Some(h) = self.topology.cache(s.level) {
-                if s.kind != "instruction" && h.size_bytes != s.size_bytes {
-                    out.push(format!(
-                        "L{} cache: hwloc says {}, sysfs of CPU0 says {}",
-                        s.level,
-                        format_bytes(h.size_bytes),
-                        format_bytes(s.size_bytes)
-                    ));
-                }
+            if let Some(h) = self.topology.cache(s.level)
+                && s.kind != "instruction"
+                && h.size_bytes != s.size_bytes
+            {
+                out.push(format!(
+                    "L{} cache: hwloc says {}, sysfs of CPU0 says {}",
+                    s.level,
+                    format_bytes(h.size_bytes),
+                    format_bytes(s.size_bytes)
+                ));
             }
         }
         out
@@ -394,12 +394,11 @@ fn read_memory(fs: &FsRoot) -> MemoryState {
             if let Some(limit) = fs
                 .read(&format!("{dir}/memory.max"))
                 .and_then(|v| v.parse::<u64>().ok())
+                && m.cgroup_limit_bytes.is_none_or(|l| limit < l)
             {
-                if m.cgroup_limit_bytes.is_none_or(|l| limit < l) {
-                    m.cgroup_limit_bytes = Some(limit);
-                    m.cgroup_usage_bytes = fs.read_u64(&format!("{dir}/memory.current"));
-                    m.cgroup_path = Some(p.display().to_string());
-                }
+                m.cgroup_limit_bytes = Some(limit);
+                m.cgroup_usage_bytes = fs.read_u64(&format!("{dir}/memory.current"));
+                m.cgroup_path = Some(p.display().to_string());
             }
             if !p.pop() {
                 break;

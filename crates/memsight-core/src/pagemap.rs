@@ -25,15 +25,15 @@ pub fn smaps_entry(addr: usize) -> Option<SmapsEntry> {
     let mut found = false;
     for line in text.lines() {
         let head = line.split_whitespace().next().unwrap_or("");
-        if let Some((a, b)) = head.split_once('-').filter(|_| !head.ends_with(':')) {
-            if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
-                if found {
-                    break;
-                }
-                inside = a <= addr && addr < b;
-                found = inside;
-                continue;
+        if let Some((a, b)) = head.split_once('-').filter(|_| !head.ends_with(':'))
+            && let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+        {
+            if found {
+                break;
             }
+            inside = a <= addr && addr < b;
+            found = inside;
+            continue;
         }
         if !inside {
             continue;

@@ -249,7 +249,7 @@ mod tests {
         let mut i = 0u64;
         let out = sample_until(&rule, || {
             i += 1;
-            if i % 2 == 0 { 1.0 } else { 100.0 }
+            if i.is_multiple_of(2) { 1.0 } else { 100.0 }
         })
         .unwrap();
         assert_eq!(out.stop, StopReason::MaxSamples);
@@ -264,7 +264,7 @@ mod tests {
             xs.sort_by(f64::total_cmp);
             prop_assert!(s.min <= s.ci_low && s.ci_low <= s.median);
             prop_assert!(s.median <= s.ci_high && s.ci_high <= s.max);
-            prop_assert!(s.ci_level > 0.0 && s.ci_level <= 1.0);
+            prop_assert!((0.0..=1.0).contains(&s.ci_level));
             if xs.len() >= 6 { prop_assert!(s.ci_level >= 0.95); }
         }
     }

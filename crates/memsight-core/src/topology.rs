@@ -238,7 +238,7 @@ impl Topology {
             }
             by_level
                 .into_iter()
-                .last()
+                .next_back()
                 .map(|(_, v)| v)
                 .unwrap_or_default()
         };
@@ -492,6 +492,6 @@ fn group_caches(hw: &HwTopology, types: &[ObjectType]) -> Vec<CacheGroup> {
             }
         }
     }
-    groups.sort_by(|a, b| (a.level, a.size_bytes).cmp(&(b.level, b.size_bytes)));
+    groups.sort_by_key(|a| (a.level, a.size_bytes));
     groups
 }

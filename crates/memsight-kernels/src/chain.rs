@@ -70,7 +70,7 @@ pub fn visit_order(elements: usize, stride: usize, pattern: Pattern, seed: u64) 
 pub fn link(buf: &mut [u8], stride: usize, order: &[usize], k: usize) -> Vec<usize> {
     const P: usize = std::mem::size_of::<usize>();
     assert!(
-        stride >= P && stride % P == 0,
+        stride >= P && stride.is_multiple_of(P),
         "stride must be a multiple of {P}"
     );
     assert!(k >= 1 && k <= order.len(), "need 1 ≤ k ≤ elements");

@@ -18,7 +18,7 @@ use memsight_core::buffer::{BufferReport, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::stats::{Sampled, StopRule, Summary};
 use memsight_core::timer::ClockInfo;
-use memsight_core::units::{GIB, MIB, parse_cpu_list, parse_size};
+use memsight_core::units::{MIB, parse_cpu_list, parse_size};
 use memsight_core::{Error, Result};
 use memsight_kernels::chain::Pattern;
 use schemars::JsonSchema;
@@ -69,11 +69,6 @@ impl LadderConfig {
                 "--max-size ({max} B) is smaller than --min-size ({min} B): swap them or raise --max-size"
             )));
         }
-        if max > 64 * GIB {
-            return Err(Error::input(
-                "--max-size above 64 GiB is not supported: choose a smaller size",
-            ));
-        }
         let page_kind: PageKind = a.page_kind.parse()?;
         let tlb_compare = !a.no_tlb && page_kind == PageKind::Base4K;
         // Both ladders' buffers exist at once: check the total before allocating anything.
@@ -86,6 +81,14 @@ impl LadderConfig {
             })?],
         };
         memsight_core::pin::validate_cpus(&cpus, &env.allowed_cpus)?;
+        if let Some(node) = a.node
+            && !env.allowed_nodes.contains(&node)
+        {
+            return Err(Error::input(format!(
+                "NUMA node {node} is not one this process may allocate from ({}); choose one of those",
+                memsight_core::units::format_list(&env.allowed_nodes)
+            )));
+        }
         if !(0.0..1.0).contains(&a.target_ci) || a.target_ci == 0.0 {
             return Err(Error::input(
                 "--target-ci must be a fraction between 0 and 1, e.g. 0.01",
@@ -263,32 +266,6 @@ impl Point {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_are_log_spaced_with_powers_of_two() {
-        let s = log_sizes(4096, 1 << 20, 4, 128);
-        assert_eq!(*s.first().unwrap(), 4096);
-        assert_eq!(*s.last().unwrap(), 1 << 20);
-        for p in 12..=20 {
-            assert!(s.contains(&(1 << p)), "missing 2^{p}");
-        }
-        // 8 octaves × 4 points + 1.
-        assert_eq!(s.len(), 33);
-        assert!(s.windows(2).all(|w| w[0] < w[1]));
-        assert!(s.iter().all(|x| x % 128 == 0));
-    }
-
-    #[test]
-    fn odd_ends_are_kept() {
-        let s = log_sizes(5000, 100_000, 2, 64);
-        assert!(s.iter().all(|&x| (4992..=100_000).contains(&x)));
-        assert_eq!(*s.last().unwrap(), 100_000 / 64 * 64);
-    }
-}
-
 /// Runs the ladder on every chosen CPU, one after another, each on its own pinned thread.
 /// Returns the results and whether the run completed (false after Ctrl-C).
 pub fn run(
@@ -384,9 +361,10 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
                 noisy.join(", ")
             ));
         }
-        if let Some(t) = l.tlb.last() {
-            if let Some(h) = &l.huge {
-                out.push(format!(
+        if let Some(t) = l.tlb.last()
+            && let Some(h) = &l.huge
+        {
+            out.push(format!(
                     "{tag}TLB cost at {}: {:.1} ns per load on 4 KiB pages vs {:.1} ns on {} ({:+.1} ns, {:+.0}%){}",
                     format_bytes(t.size_bytes),
                     t.small_ns,
@@ -396,23 +374,47 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
                     100.0 * t.cost_ns / t.huge_ns,
                     if t.significant { "" } else { "; within the noise" }
                 ));
-            }
         }
-        if let Some(m) = &l.mlp {
-            if let Some(best) = m
+        if let Some(m) = &l.mlp
+            && let Some(best) = m
                 .points
                 .iter()
                 .max_by(|a, b| a.overlap.total_cmp(&b.overlap))
-            {
-                out.push(format!(
+        {
+            out.push(format!(
                     "{tag}memory-level parallelism: with {} independent chains the core overlaps {:.1} misses ({:.1} ns per load instead of {:.1})",
                     best.k,
                     best.overlap,
                     best.ns_per_load,
                     m.points[0].ns_per_load
                 ));
-            }
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_log_spaced_with_powers_of_two() {
+        let s = log_sizes(4096, 1 << 20, 4, 128);
+        assert_eq!(*s.first().unwrap(), 4096);
+        assert_eq!(*s.last().unwrap(), 1 << 20);
+        for p in 12..=20 {
+            assert!(s.contains(&(1 << p)), "missing 2^{p}");
+        }
+        // 8 octaves × 4 points + 1.
+        assert_eq!(s.len(), 33);
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+        assert!(s.iter().all(|x| x % 128 == 0));
+    }
+
+    #[test]
+    fn odd_ends_are_kept() {
+        let s = log_sizes(5000, 100_000, 2, 64);
+        assert!(s.iter().all(|&x| (4992..=100_000).contains(&x)));
+        assert_eq!(*s.last().unwrap(), 100_000 / 64 * 64);
+    }
 }

@@ -1,0 +1,106 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The memsight binary under test.
+pub fn memsight() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_memsight"))
+}
+
+/// `shared/fixtures` of the workplace: found by walking up from this crate (CI clones the project
+/// with `shared/` beside it), or named by `MEMSIGHT_FIXTURES`.
+pub fn fixtures() -> PathBuf {
+    if let Some(p) = std::env::var_os("MEMSIGHT_FIXTURES") {
+        return PathBuf::from(p);
+    }
+    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    loop {
+        let cand = dir.join("shared/fixtures");
+        if cand.join("hwloc").is_dir() {
+            return cand;
+        }
+        if !dir.pop() {
+            panic!(
+                "shared/fixtures not found above {}: set MEMSIGHT_FIXTURES",
+                env!("CARGO_MANIFEST_DIR")
+            );
+        }
+    }
+}
+
+/// Unpacks an hwloc sysfs snapshot (`linux/NAME.tar.bz2`) and returns its root directory.
+pub fn unpack_fsroot(name: &str, into: &Path) -> PathBuf {
+    let tarball = fixtures()
+        .join("hwloc/linux")
+        .join(format!("{name}.tar.bz2"));
+    let st = Command::new("tar")
+        .arg("xjf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(into)
+        .status()
+        .expect("tar runs");
+    assert!(st.success(), "unpacking {}", tarball.display());
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(into)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "one root in {name}");
+    dirs.pop().unwrap()
+}
+
+/// An hwloc XML fixture readable by the installed hwloc (2.x). Files written by hwloc 3 say
+/// `version="3.0"` but use no element hwloc 2.9 lacks; the version attribute is rewritten in a
+/// temporary copy so Debian's library reads them.
+pub fn xml_fixture(name: &str, tmp: &Path) -> PathBuf {
+    let src = fixtures().join("hwloc/xml").join(name);
+    let text = std::fs::read_to_string(&src).unwrap();
+    let out = tmp.join(name);
+    std::fs::write(
+        &out,
+        text.replace("<topology version=\"3.0\">", "<topology version=\"2.0\">"),
+    )
+    .unwrap();
+    out
+}
+
+/// Runs memsight with args and parses its `--json` output; panics with stderr on failure.
+pub fn json(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().expect("memsight runs");
+    assert!(
+        out.status.success(),
+        "memsight failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+/// The JSON Schemas `memsight schema` prints.
+pub fn schemas() -> serde_json::Value {
+    json(memsight().arg("schema"))
+}
+
+/// Validates a result document against the envelope schema and its command's results schema.
+pub fn assert_valid(doc: &serde_json::Value) {
+    let s = schemas();
+    let envelope = jsonschema::validator_for(&s["envelope"]).expect("envelope schema compiles");
+    let errors: Vec<String> = envelope
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "envelope: {errors:?}");
+    let cmd = doc["command"].as_str().unwrap();
+    let rs = &s["results"][cmd];
+    if !rs.is_null() {
+        let v = jsonschema::validator_for(rs).expect("results schema compiles");
+        let errors: Vec<String> = v
+            .iter_errors(&doc["results"])
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "results of {cmd}: {errors:?}");
+    }
+}

@@ -1,0 +1,124 @@
+//! Bad input: a one-line error naming the problem and the fix, exit code 2, no panic, nothing
+//! left allocated.
+
+mod common;
+
+use common::memsight;
+
+fn assert_usage_error(args: &[&str], needle: &str) {
+    let out = memsight().args(args).output().expect("memsight runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{args:?}: one line expected, got {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: '{needle}' not in {stderr}"
+    );
+}
+
+fn nr_hugepages() -> String {
+    std::fs::read_to_string("/proc/sys/vm/nr_hugepages").unwrap_or_default()
+}
+
+#[test]
+fn size_above_available_memory() {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kb: u64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let size = format!("{}K", 2 * kb);
+    assert_usage_error(&["latency", "--max-size", &size], "does not fit");
+}
+
+#[test]
+fn zero_and_negative_sizes() {
+    assert_usage_error(&["latency", "--max-size", "0"], "at least 1 byte");
+    assert_usage_error(&["latency", "--min-size=-4K"], "invalid size");
+    assert_usage_error(&["latency", "--max-size", "lots"], "invalid size");
+}
+
+#[test]
+fn min_above_max() {
+    assert_usage_error(
+        &["latency", "--min-size", "1M", "--max-size", "64K"],
+        "smaller than --min-size",
+    );
+}
+
+#[test]
+fn unknown_page_kind() {
+    assert_usage_error(&["latency", "--page-kind", "64k"], "unknown page kind");
+}
+
+#[test]
+fn hugetlb_with_an_empty_pool_leaves_the_pool_alone() {
+    let free =
+        std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages")
+            .unwrap_or_default();
+    if free.trim() != "0" {
+        eprintln!("1 GiB pool not empty here; skipping");
+        return;
+    }
+    let before = nr_hugepages();
+    assert_usage_error(
+        &["latency", "--page-kind", "1g", "--max-size", "1G"],
+        "the pool has 0 free",
+    );
+    assert_eq!(nr_hugepages(), before, "reserved huge pages untouched");
+}
+
+#[test]
+fn more_threads_than_cpus() {
+    let n = std::thread::available_parallelism().unwrap().get();
+    let list = format!("0-{n}");
+    assert_usage_error(&["latency", "--cpu", &list], "threads requested but only");
+}
+
+#[test]
+fn cpu_outside_the_cpuset() {
+    assert_usage_error(
+        &["latency", "--cpu", "4000"],
+        "outside this process's cpuset",
+    );
+}
+
+#[test]
+fn node_that_does_not_exist() {
+    assert_usage_error(
+        &["latency", "--node", "63", "--max-size", "1M"],
+        "NUMA node 63",
+    );
+}
+
+#[test]
+fn bad_stride_and_ci() {
+    assert_usage_error(&["latency", "--stride", "96"], "power of two");
+    assert_usage_error(&["latency", "--target-ci", "2"], "--target-ci");
+}
+
+#[test]
+fn missing_topology_xml() {
+    assert_usage_error(
+        &["--topology-xml", "/nonexistent.xml", "env"],
+        "does not exist",
+    );
+}
+
+#[test]
+fn clap_errors_are_exit_2_too() {
+    let out = memsight()
+        .args(["latency", "--parallel", "11"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = memsight().args(["frobnicate"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,55 @@
+//! Ctrl-C stops a run cleanly and keeps what was measured.
+
+mod common;
+
+use std::time::Duration;
+
+use common::memsight;
+
+#[test]
+fn sigint_writes_partial_results_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("partial.json");
+    // Points that never converge and have a long budget: the run would take minutes.
+    let child = memsight()
+        .args([
+            "latency",
+            "--no-progress",
+            "--max-size",
+            "1M",
+            "--target-ci",
+            "0.0000001",
+            "--min-samples",
+            "5",
+            "--point-budget",
+            "30",
+            "-o",
+        ])
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let t = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(10), "stopped promptly");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(doc["complete"], false);
+    let points = doc["results"]["ladders"][0]["main"]["points"]
+        .as_array()
+        .unwrap();
+    assert!(!points.is_empty(), "what was measured is kept");
+    common::assert_valid(&doc);
+}

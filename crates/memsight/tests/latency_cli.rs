@@ -1,0 +1,197 @@
+//! The latency ladder end to end, on small sizes: JSON valid against the schema, and orderings
+//! that hold on any machine (no absolute timings).
+
+mod common;
+
+use common::{assert_valid, json, memsight};
+
+fn small_ladder() -> serde_json::Value {
+    json(memsight().args([
+        "latency",
+        "--json",
+        "--no-progress",
+        "--min-size",
+        "4K",
+        "--max-size",
+        "64M",
+        "--points-per-octave",
+        "1",
+        "--parallel",
+        "3",
+        "--min-samples",
+        "5",
+        "--point-budget",
+        "0.1",
+        "--sample-ms",
+        "1",
+    ]))
+}
+
+#[test]
+fn ladder_json_is_valid_and_ordered() {
+    let doc = small_ladder();
+    assert_valid(&doc);
+    assert_eq!(doc["schema"], "memsight-result");
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["command"], "latency");
+    assert_eq!(doc["complete"], true);
+    let l = &doc["results"]["ladders"][0];
+    let points = l["main"]["points"].as_array().unwrap();
+    // 4 KiB … 64 MiB at one point per octave: 15 sizes.
+    assert_eq!(points.len(), 15);
+    let sizes: Vec<u64> = points
+        .iter()
+        .map(|p| p["size_bytes"].as_u64().unwrap())
+        .collect();
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]));
+    for p in points {
+        let s = &p["ns"];
+        let (lo, med, hi) = (
+            s["ci_low"].as_f64().unwrap(),
+            s["median"].as_f64().unwrap(),
+            s["ci_high"].as_f64().unwrap(),
+        );
+        assert!(lo <= med && med <= hi, "{p}");
+        assert!(s["n"].as_u64().unwrap() >= 5);
+        assert!(p["cycles"].as_f64().unwrap() > 0.0);
+    }
+    // A 64 MiB working set (beyond any LLC of this machine kind) is far slower than 4 KiB (L1).
+    let l1 = points[0]["ns"]["median"].as_f64().unwrap();
+    let dram = points.last().unwrap()["ns"]["median"].as_f64().unwrap();
+    assert!(dram > 3.0 * l1, "DRAM {dram} ns vs L1 {l1} ns");
+    // L1 latency in cycles is a handful (3-6 on current cores), never below 2.
+    let l1_cycles = points[0]["cycles"].as_f64().unwrap();
+    assert!((2.0..20.0).contains(&l1_cycles), "{l1_cycles}");
+    // The main buffer is on verified 4 KiB pages.
+    assert_eq!(l["main"]["buffer"]["kind"], "4k");
+    assert_eq!(l["main"]["buffer"]["kernel_page_bytes"], 4096);
+    // MLP: k = 1..3, and more chains never take less time per round than one... but do overlap.
+    let mlp = l["mlp"]["points"].as_array().unwrap();
+    assert_eq!(mlp.len(), 3);
+    let o3 = mlp[2]["overlap"].as_f64().unwrap();
+    assert!(o3 > 1.5, "3 independent misses should overlap: {o3}");
+    // Plateaus were found, fastest first.
+    let plateaus = l["levels"]["plateaus"].as_array().unwrap();
+    assert!(plateaus.len() >= 2);
+    assert!(plateaus[0]["ns"].as_f64().unwrap() < plateaus.last().unwrap()["ns"].as_f64().unwrap());
+    // The environment travels with the result.
+    assert!(doc["environment"]["topology"]["threads"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn huge_page_ladder_gives_tlb_cost_when_thp_is_available() {
+    let thp =
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+    if thp.contains("[never]") || thp.is_empty() {
+        eprintln!("THP disabled here: nothing to compare");
+        return;
+    }
+    let doc = json(memsight().args([
+        "latency",
+        "--json",
+        "--no-progress",
+        "--min-size",
+        "1M",
+        "--max-size",
+        "32M",
+        "--points-per-octave",
+        "1",
+        "--parallel",
+        "1",
+        "--min-samples",
+        "3",
+        "--point-budget",
+        "0.05",
+    ]));
+    let l = &doc["results"]["ladders"][0];
+    let huge = &l["huge"];
+    assert!(huge.is_object(), "a huge-page ladder ran");
+    assert!(huge["buffer"]["huge_fraction"].as_f64().unwrap() > 0.5);
+    assert_eq!(
+        l["tlb"].as_array().unwrap().len(),
+        l["main"]["points"].as_array().unwrap().len()
+    );
+}
+
+#[test]
+fn text_output_has_units_method_and_spread() {
+    let out = memsight()
+        .args([
+            "latency",
+            "--no-progress",
+            "--max-size",
+            "256K",
+            "--points-per-octave",
+            "1",
+            "--parallel",
+            "1",
+            "--no-tlb",
+            "--min-samples",
+            "3",
+            "--point-budget",
+            "0.05",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "ns/load (median)",
+        "95% CI",
+        "cycles",
+        "min–max ns",
+        "CV %",
+        "Pointer chase",
+        "CLOCK_MONOTONIC",
+        "core clock",
+    ] {
+        assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+    }
+}
+
+#[test]
+fn two_cpus_give_two_ladders() {
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    if cpus < 2 {
+        return;
+    }
+    let doc = json(memsight().args([
+        "latency",
+        "--json",
+        "--no-progress",
+        "--cpu",
+        "0,1",
+        "--max-size",
+        "64K",
+        "--points-per-octave",
+        "1",
+        "--parallel",
+        "1",
+        "--no-tlb",
+        "--min-samples",
+        "3",
+        "--point-budget",
+        "0.05",
+    ]));
+    let ladders = doc["results"]["ladders"].as_array().unwrap();
+    assert_eq!(ladders.len(), 2);
+    assert_eq!(ladders[0]["cpu"], 0);
+    assert_eq!(ladders[1]["cpu"], 1);
+}
+
+#[test]
+fn output_file_matches_stdout_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    let st = memsight()
+        .args(["env", "--no-progress", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_valid(&doc);
+    assert_eq!(doc["command"], "env");
+}
