@@ -1,0 +1,51 @@
+//! hugetlb pages end to end. In a test binary of its own: cargo runs test binaries one after
+//! another, so no other test's ladder can take pages from the pool this one reserves.
+
+mod common;
+
+use common::{json, memsight};
+
+/// Reserves 2 MiB huge pages for the duration of a test and gives them back on drop.
+struct HugePool {
+    before: String,
+}
+
+impl HugePool {
+    const KNOB: &str = "/proc/sys/vm/nr_hugepages";
+
+    fn reserve(pages: u64) -> Option<Self> {
+        let before = std::fs::read_to_string(Self::KNOB).ok()?;
+        let want = before.trim().parse::<u64>().ok()? + pages;
+        std::fs::write(Self::KNOB, want.to_string()).ok()?;
+        let got: u64 = std::fs::read_to_string(Self::KNOB).ok()?.trim().parse().ok()?;
+        let pool = HugePool { before };
+        (got >= want).then_some(pool)
+    }
+}
+
+impl Drop for HugePool {
+    fn drop(&mut self) {
+        let _ = std::fs::write(Self::KNOB, self.before.trim());
+    }
+}
+
+#[test]
+fn hugetlb_pages_are_used_verified_and_bound() {
+    let Some(_pool) = HugePool::reserve(24) else {
+        eprintln!("cannot reserve 2 MiB huge pages here (not root?): skipping");
+        return;
+    };
+    let doc = json(memsight().args([
+        "latency", "--json", "--no-progress", "--page-kind", "2m", "--max-size", "32M", "--node", "0",
+        "--points-per-octave", "1", "--parallel", "1", "--min-samples", "3", "--point-budget", "0.05",
+    ]));
+    let b = &doc["results"]["ladders"][0]["main"]["buffer"];
+    assert_eq!(b["kind"], "hugetlb_2m");
+    assert_eq!(b["kernel_page_bytes"], 2 << 20);
+    assert_eq!(b["huge_fraction"], 1.0);
+    assert_eq!(b["bound_node"], 0);
+    let on_node: Vec<i64> = b["pages_per_node"].as_array().unwrap().iter().map(|p| p[0].as_i64().unwrap()).collect();
+    assert_eq!(on_node, vec![0]);
+    // No TLB comparison is run when the main ladder is already on huge pages.
+    assert!(doc["results"]["ladders"][0]["huge"].is_null());
+}
