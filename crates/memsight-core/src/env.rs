@@ -91,6 +91,9 @@ pub struct Environment {
     pub memory: MemoryState,
     pub load: LoadState,
     pub numa_balancing: Option<bool>,
+    /// DAMON (kernel data-access monitor) running: kdamond threads sample and clear page-table
+    /// accessed bits, which adds page walks and TLB flushes to whatever memsight measures.
+    pub damon_active: Option<bool>,
     pub warnings: Vec<Warning>,
 }
 
@@ -172,6 +175,7 @@ impl Environment {
             numa_balancing: fs
                 .read_u64("/proc/sys/kernel/numa_balancing")
                 .map(|v| v != 0),
+            damon_active: damon_active(fs),
             warnings: Vec::new(),
         };
         if env.cpu.model_name.is_none() {
@@ -265,6 +269,12 @@ impl Environment {
             add(
                 "numa_balancing",
                 "automatic NUMA balancing is on: the kernel may migrate pages during a run; memsight binds memory explicitly, but unbound runs can move (echo 0 > /proc/sys/kernel/numa_balancing)".to_string(),
+            );
+        }
+        if self.damon_active == Some(true) {
+            add(
+                "damon",
+                "DAMON is monitoring memory (a kdamond thread is running): it periodically clears page-table accessed bits, adding page walks and TLB flushes to measurements; expect outlier samples (the medians stay usable)".to_string(),
             );
         }
         if self.topology.smt > 1 {
@@ -420,6 +430,34 @@ fn read_memory(fs: &FsRoot) -> MemoryState {
         }
     }
     m
+}
+
+/// True when a DAMON context is on (sysfs interface) or, live, when a `kdamond` thread exists
+/// (DAMON_RECLAIM and DAMON_LRU_SORT start theirs without the sysfs interface).
+fn damon_active(fs: &FsRoot) -> Option<bool> {
+    let base = "/sys/kernel/mm/damon/admin/kdamonds";
+    let sysfs_on = fs
+        .list(base)
+        .iter()
+        .any(|k| fs.read(&format!("{base}/{k}/state")).as_deref() == Some("on"));
+    if sysfs_on {
+        return Some(true);
+    }
+    if fs.is_live() {
+        let thread = std::fs::read_dir("/proc")
+            .ok()?
+            .filter_map(|e| e.ok())
+            .any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+                    && std::fs::read_to_string(e.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with("kdamond"))
+            });
+        return Some(thread);
+    }
+    fs.path(base).exists().then_some(false)
 }
 
 /// `/proc/stat` first line: user nice system idle iowait irq softirq steal …

@@ -27,6 +27,12 @@ pub struct Summary {
     pub mean: f64,
     /// Coefficient of variation: standard deviation ÷ mean.
     pub cv: f64,
+    /// Robust spread: 1.4826 × median absolute deviation ÷ median (equals the CV for normal data,
+    /// ignores the rare preempted or interrupted sample).
+    pub robust_cv: f64,
+    /// Samples with a modified Z-score above 3.5 (Iglewicz & Hoaglin, 1993): interrupted,
+    /// preempted or otherwise disturbed. They stay in the statistics; the median is robust to them.
+    pub outliers: usize,
 }
 
 impl Summary {
@@ -93,9 +99,20 @@ pub fn summarize(samples: &[f64]) -> Summary {
         0.0
     };
     let (lo, hi, level) = median_ci_ranks(n, 0.95);
+    let median = median_sorted(&s);
+    let mut dev: Vec<f64> = s.iter().map(|x| (x - median).abs()).collect();
+    dev.sort_by(f64::total_cmp);
+    let mad = median_sorted(&dev);
+    let outliers = if mad > 0.0 {
+        s.iter()
+            .filter(|x| 0.6745 * (*x - median).abs() / mad > 3.5)
+            .count()
+    } else {
+        0
+    };
     Summary {
         n,
-        median: median_sorted(&s),
+        median,
         ci_low: s[lo],
         ci_high: s[hi],
         ci_level: level,
@@ -107,6 +124,12 @@ pub fn summarize(samples: &[f64]) -> Summary {
         } else {
             0.0
         },
+        robust_cv: if median != 0.0 {
+            1.4826 * mad / median.abs()
+        } else {
+            0.0
+        },
+        outliers,
     }
 }
 
@@ -228,6 +251,19 @@ mod tests {
         assert_eq!((s.ci_low, s.ci_high), (1.0, 5.0));
         assert!((s.mean - 3.0).abs() < 1e-12);
         assert!((s.cv - (2.5f64).sqrt() / 3.0).abs() < 1e-12);
+        // MAD of {2,1,0,1,2} is 1.
+        assert!((s.robust_cv - 1.4826 / 3.0).abs() < 1e-12);
+        assert_eq!(s.outliers, 0);
+    }
+
+    #[test]
+    fn a_preempted_sample_is_an_outlier_not_a_new_median() {
+        let mut xs = vec![100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8];
+        xs.push(400.0);
+        let s = summarize(&xs);
+        assert_eq!(s.outliers, 1);
+        assert!((s.median - 100.1).abs() < 0.2);
+        assert!(s.robust_cv < 0.02 && s.cv > 0.5);
     }
 
     #[test]

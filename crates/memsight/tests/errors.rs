@@ -19,7 +19,8 @@ fn assert_usage_error(args: &[&str], needle: &str) {
 }
 
 fn nr_gigantic_pages() -> String {
-    std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages").unwrap_or_default()
+    std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages")
+        .unwrap_or_default()
 }
 
 #[test]

@@ -17,7 +17,11 @@ impl HugePool {
         let before = std::fs::read_to_string(Self::KNOB).ok()?;
         let want = before.trim().parse::<u64>().ok()? + pages;
         std::fs::write(Self::KNOB, want.to_string()).ok()?;
-        let got: u64 = std::fs::read_to_string(Self::KNOB).ok()?.trim().parse().ok()?;
+        let got: u64 = std::fs::read_to_string(Self::KNOB)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
         let pool = HugePool { before };
         (got >= want).then_some(pool)
     }
@@ -36,15 +40,35 @@ fn hugetlb_pages_are_used_verified_and_bound() {
         return;
     };
     let doc = json(memsight().args([
-        "latency", "--json", "--no-progress", "--page-kind", "2m", "--max-size", "32M", "--node", "0",
-        "--points-per-octave", "1", "--parallel", "1", "--min-samples", "3", "--point-budget", "0.05",
+        "latency",
+        "--json",
+        "--no-progress",
+        "--page-kind",
+        "2m",
+        "--max-size",
+        "32M",
+        "--node",
+        "0",
+        "--points-per-octave",
+        "1",
+        "--parallel",
+        "1",
+        "--min-samples",
+        "3",
+        "--point-budget",
+        "0.05",
     ]));
     let b = &doc["results"]["ladders"][0]["main"]["buffer"];
     assert_eq!(b["kind"], "hugetlb_2m");
     assert_eq!(b["kernel_page_bytes"], 2 << 20);
     assert_eq!(b["huge_fraction"], 1.0);
     assert_eq!(b["bound_node"], 0);
-    let on_node: Vec<i64> = b["pages_per_node"].as_array().unwrap().iter().map(|p| p[0].as_i64().unwrap()).collect();
+    let on_node: Vec<i64> = b["pages_per_node"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[0].as_i64().unwrap())
+        .collect();
     assert_eq!(on_node, vec![0]);
     // No TLB comparison is run when the main ladder is already on huge pages.
     assert!(doc["results"]["ladders"][0]["huge"].is_null());

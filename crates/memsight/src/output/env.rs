@@ -133,6 +133,11 @@ pub fn print(env: &Environment) {
         "NUMA balancing  {}",
         env.numa_balancing.map_or("unknown", yes)
     );
+    println!(
+        "DAMON           {}",
+        env.damon_active
+            .map_or("unknown", |d| if d { "active" } else { "off" })
+    );
     let l = &env.load;
     println!(
         "load            {} / {} / {} (1/5/15 min){}",

@@ -72,6 +72,8 @@ fn print_cpu(l: &CpuLadder) {
         "cycles",
         "min–max ns",
         "CV %",
+        "robust CV %",
+        "outliers",
         "n",
     ];
     if l.huge.is_some() {
@@ -90,6 +92,8 @@ fn print_cpu(l: &CpuLadder) {
             p.cycles.map_or("?".into(), |c| format!("{c:.1}")),
             format!("{}–{}", num(p.ns.min), num(p.ns.max)),
             format!("{:.2}", 100.0 * p.ns.cv),
+            format!("{:.2}", 100.0 * p.ns.robust_cv),
+            p.ns.outliers.to_string(),
             p.ns.n.to_string(),
         ];
         if let Some(tlb) = l.tlb.iter().find(|t| t.size_bytes == p.size_bytes) {
