@@ -29,6 +29,7 @@ fn small_ladder() -> serde_json::Value {
 
 #[test]
 fn ladder_json_is_valid_and_ordered() {
+    let _serial = common::measuring();
     let doc = small_ladder();
     assert_valid(&doc);
     assert_eq!(doc["schema"], "memsight-result");
@@ -80,6 +81,7 @@ fn ladder_json_is_valid_and_ordered() {
 
 #[test]
 fn huge_page_ladder_gives_tlb_cost_when_thp_is_available() {
+    let _serial = common::measuring();
     let thp =
         std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
     if thp.contains("[never]") || thp.is_empty() {
@@ -115,6 +117,7 @@ fn huge_page_ladder_gives_tlb_cost_when_thp_is_available() {
 
 #[test]
 fn text_output_has_units_method_and_spread() {
+    let _serial = common::measuring();
     let out = memsight()
         .args([
             "latency",
@@ -151,6 +154,7 @@ fn text_output_has_units_method_and_spread() {
 
 #[test]
 fn two_cpus_give_two_ladders() {
+    let _serial = common::measuring();
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);

@@ -104,3 +104,10 @@ pub fn assert_valid(doc: &serde_json::Value) {
         assert!(errors.is_empty(), "results of {cmd}: {errors:?}");
     }
 }
+
+/// Serialises the tests of one binary that time memory: two ladders pinned to the same CPU would
+/// share it and distort each other's figures (and their orderings).
+pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
