@@ -27,7 +27,7 @@ import json, statistics, sys, glob, os
 d, rounds = sys.argv[1], int(sys.argv[2])
 env = None
 for p in ["window", "random", "stride"]:
-    levels, cvs, secs = {}, [], []
+    levels, cvs, rcvs, secs = {}, [], [], []
     for f in sorted(glob.glob(os.path.join(d, f"{p}-*.json"))):
         doc = json.load(open(f))
         env = doc["environment"]
@@ -36,13 +36,15 @@ for p in ["window", "random", "stride"]:
         for pl in lad["levels"]["plateaus"]:
             levels.setdefault(pl["name"], []).append((pl["ns"], pl["cycles"], pl["last_bytes"]))
         cvs += [pt["ns"]["cv"] for pt in lad["main"]["points"]]
+        rcvs += [pt["ns"]["robust_cv"] for pt in lad["main"]["points"]]
     print(f"\n{p}: {rounds} rounds, {statistics.median(secs):.1f} s per ladder (median)")
     print(f"  {'level':8} {'median ns':>10} {'min–max ns':>16} {'cycles':>7} {'plateau ends':>13}")
     for name, v in levels.items():
         ns = [x[0] for x in v]
         print(f"  {name:8} {statistics.median(ns):10.2f} {min(ns):7.2f}–{max(ns):<8.2f} {statistics.median([x[1] for x in v]):7.1f} {max(x[2] for x in v)/1024:10.0f} KiB  (n={len(v)})")
-    cvs.sort()
-    print(f"  per-point CV: median {100*statistics.median(cvs):.2f}%, 90th pct {100*cvs[int(0.9*(len(cvs)-1))]:.2f}%, worst {100*cvs[-1]:.2f}%")
+    for label, v in (("CV", cvs), ("robust CV", rcvs)):
+        v.sort()
+        print(f"  per-point {label}: median {100*statistics.median(v):.2f}%, 90th pct {100*v[int(0.9*(len(v)-1))]:.2f}%, worst {100*v[-1]:.2f}%, under 2%: {sum(x < 0.02 for x in v)}/{len(v)}")
 print(f"\nmachine: {env['cpu']['model_name']}, {env['topology']['threads']} threads, hypervisor {env['cpu']['hypervisor']}, load {env['load']['load_avg_1m']}")
 PY
 rm -rf "$out"

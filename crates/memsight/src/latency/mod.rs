@@ -287,7 +287,10 @@ pub fn run(
             break;
         }
     }
-    let findings = findings(&ladders);
+    let mut findings = findings(&ladders);
+    if cfg.pattern == Pattern::Stride {
+        findings.push("the sequential stride order lets hardware prefetchers run ahead of the chase: these figures (like lmbench lat_mem_rd's) understate latency beyond L1 and their plateaus do not mark cache sizes; use the default window order for latency".to_string());
+    }
     let method = Method {
         description: format!(
             "Pointer chase, one dependent load per step, over working sets of {} to {} ({} sizes); stride {} B; {}; chain flushed (clflush) after building, warmed with one lap, then timed in samples of ≥{:.1} ms until the median's 95% CI is within {:.1}% (at least {} samples, at most {:.2} s per size). Figures are ns per load (program loads, one per element visited).",
