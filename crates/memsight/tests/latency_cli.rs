@@ -199,3 +199,52 @@ fn output_file_matches_stdout_schema() {
     assert_valid(&doc);
     assert_eq!(doc["command"], "env");
 }
+
+#[test]
+fn run_quick_writes_a_valid_run_document() {
+    let _serial = common::measuring();
+    let doc = json(memsight().args([
+        "run",
+        "--quick",
+        "--json",
+        "--no-progress",
+        "--max-size",
+        "8M",
+        "--min-samples",
+        "3",
+        "--point-budget",
+        "0.05",
+    ]));
+    assert_valid(&doc);
+    assert_eq!(doc["command"], "run");
+    let l = &doc["results"]["latency"]["ladders"][0];
+    // --quick: 2 points per octave, no TLB ladder, no MLP sweep.
+    assert!(l["huge"].is_null());
+    assert!(l["mlp"].is_null());
+    assert_eq!(l["main"]["points"].as_array().unwrap().len(), 23);
+}
+
+#[test]
+fn env_text_names_every_section() {
+    let out = memsight().args(["env"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "cpu ",
+        "isa ",
+        "hypervisor",
+        "topology",
+        "allowed",
+        "memory",
+        "governor",
+        "THP",
+        "huge pages",
+        "NUMA balancing",
+        "DAMON",
+        "load",
+        "Caches",
+        "NUMA nodes",
+    ] {
+        assert!(text.contains(needle), "missing '{needle}' in:\n{text}");
+    }
+}

@@ -131,6 +131,9 @@ pub fn run_on_cpu(
         None
     };
     let levels = detect(&main_points, &env.topology, ghz);
+    let huge_levels = huge
+        .as_ref()
+        .map(|_| detect(&huge_points, &env.topology, ghz));
     let ladder = CpuLadder {
         cpu,
         core_clock: clock,
@@ -145,6 +148,7 @@ pub fn run_on_cpu(
         tlb,
         mlp,
         levels,
+        huge_levels,
     };
     Ok((ladder, complete))
 }

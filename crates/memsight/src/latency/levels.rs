@@ -26,7 +26,7 @@ const MIN_POINTS: usize = 3;
 /// A plateau less than this factor above the previous one is a shoulder of the same level (the
 /// level degrading as it fills: conflict misses, replacement policy), not a new level. Real steps
 /// between levels are 2-4× (L1→L2 ~3×, L2→L3 ~3×, L3→DRAM >2×).
-const NEW_LEVEL_FACTOR: f64 = 1.4;
+const NEW_LEVEL_FACTOR: f64 = 1.6;
 
 /// A run of sizes at about the same latency.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -169,7 +169,7 @@ fn findings(plateaus: &[Plateau], caches: &[(u32, u64)], points: &[Point]) -> Ve
         let ratio = p.last_bytes as f64 / rep as f64;
         if ratio < 0.5 {
             out.push(format!(
-                "{}: the OS reports {} per instance, but the {:.1} ns plateau ends at {} and latency climbs beyond{}: one core gets about {} of it at that latency (a VM or a shared, sliced cache)",
+                "{}: the OS reports {} per instance, but the {:.1} ns plateau ends at {}{}: one core uses about {} of it at that latency (shared with other cores or tenants, set conflicts between physical pages, or the replacement policy)",
                 p.name,
                 format_bytes(rep),
                 p.ns,

@@ -227,7 +227,10 @@ pub struct CpuLadder {
     pub huge: Option<Ladder>,
     pub tlb: Vec<TlbPoint>,
     pub mlp: Option<Mlp>,
+    /// Levels found on the main ladder.
     pub levels: levels::Levels,
+    /// Levels found on the huge-page ladder, when it ran.
+    pub huge_levels: Option<levels::Levels>,
 }
 
 /// How the figures were obtained, in words and numbers.
@@ -341,6 +344,28 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
             String::new()
         };
         out.extend(l.levels.findings.iter().map(|f| format!("{tag}{f}")));
+        // Where huge pages hold a level's latency over larger sizes, part of the small-page loss
+        // is set conflicts between scattered 4 KiB frames (the cache is physically indexed).
+        if let Some(hl) = &l.huge_levels {
+            for p in &l.levels.plateaus {
+                let Some(h) = hl
+                    .plateaus
+                    .iter()
+                    .find(|h| h.name == p.name && p.reported_bytes.is_some())
+                else {
+                    continue;
+                };
+                if h.last_bytes as f64 >= 1.5 * p.last_bytes as f64 {
+                    out.push(format!(
+                        "{tag}{}: on huge pages the {:.1} ns plateau reaches {} instead of {}: part of the loss on 4 KiB pages is set conflicts between scattered physical frames",
+                        p.name,
+                        h.ns,
+                        format_bytes(h.last_bytes),
+                        format_bytes(p.last_bytes)
+                    ));
+                }
+            }
+        }
         let pts = &l.main.points;
         if let (Some(first), Some(last)) = (pts.first(), pts.last()) {
             let ratio = last.ns.median / first.ns.median;
