@@ -39,25 +39,21 @@ fn hugetlb_pages_are_used_verified_and_bound() {
         eprintln!("cannot reserve 2 MiB huge pages here (not root?): skipping");
         return;
     };
-    let doc = json(memsight().args([
-        "latency",
-        "--json",
-        "--no-progress",
-        "--page-kind",
-        "2m",
-        "--max-size",
-        "32M",
-        "--node",
-        "0",
-        "--points-per-octave",
-        "1",
-        "--parallel",
-        "1",
-        "--min-samples",
-        "3",
-        "--point-budget",
-        "0.05",
-    ]));
+    let doc = json(
+        memsight()
+            .args([
+                "latency",
+                "--json",
+                "--page-kind",
+                "2m",
+                "--max-size",
+                "32M",
+                "--node",
+                "0",
+            ])
+            .args(["--parallel", "1"])
+            .args(common::QUICK),
+    );
     let b = &doc["results"]["ladders"][0]["main"]["buffer"];
     assert_eq!(b["kind"], "hugetlb_2m");
     assert_eq!(b["kernel_page_bytes"], 2 << 20);

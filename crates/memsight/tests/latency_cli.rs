@@ -88,23 +88,20 @@ fn huge_page_ladder_gives_tlb_cost_when_thp_is_available() {
         eprintln!("THP disabled here: nothing to compare");
         return;
     }
-    let doc = json(memsight().args([
-        "latency",
-        "--json",
-        "--no-progress",
-        "--min-size",
-        "1M",
-        "--max-size",
-        "32M",
-        "--points-per-octave",
-        "1",
-        "--parallel",
-        "1",
-        "--min-samples",
-        "3",
-        "--point-budget",
-        "0.05",
-    ]));
+    let doc = json(
+        memsight()
+            .args([
+                "latency",
+                "--json",
+                "--min-size",
+                "1M",
+                "--max-size",
+                "32M",
+                "--parallel",
+                "1",
+            ])
+            .args(common::QUICK),
+    );
     let l = &doc["results"]["ladders"][0];
     let huge = &l["huge"];
     assert!(huge.is_object(), "a huge-page ladder ran");
@@ -121,19 +118,13 @@ fn text_output_has_units_method_and_spread() {
     let out = memsight()
         .args([
             "latency",
-            "--no-progress",
             "--max-size",
             "256K",
-            "--points-per-octave",
-            "1",
             "--parallel",
             "1",
             "--no-tlb",
-            "--min-samples",
-            "3",
-            "--point-budget",
-            "0.05",
         ])
+        .args(common::QUICK)
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -161,24 +152,21 @@ fn two_cpus_give_two_ladders() {
     if cpus < 2 {
         return;
     }
-    let doc = json(memsight().args([
-        "latency",
-        "--json",
-        "--no-progress",
-        "--cpu",
-        "0,1",
-        "--max-size",
-        "64K",
-        "--points-per-octave",
-        "1",
-        "--parallel",
-        "1",
-        "--no-tlb",
-        "--min-samples",
-        "3",
-        "--point-budget",
-        "0.05",
-    ]));
+    let doc = json(
+        memsight()
+            .args([
+                "latency",
+                "--json",
+                "--cpu",
+                "0,1",
+                "--max-size",
+                "64K",
+                "--parallel",
+                "1",
+                "--no-tlb",
+            ])
+            .args(common::QUICK),
+    );
     let ladders = doc["results"]["ladders"].as_array().unwrap();
     assert_eq!(ladders.len(), 2);
     assert_eq!(ladders[0]["cpu"], 0);

@@ -32,6 +32,15 @@ fn env_of_xml(name: &str) -> Value {
     doc["environment"].clone()
 }
 
+fn warning_codes(env: &Value) -> Vec<&str> {
+    env["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
 fn nodes(env: &Value) -> &Vec<Value> {
     env["topology"]["numa_nodes"].as_array().unwrap()
 }
@@ -46,13 +55,9 @@ fn four_socket_smt_machine() {
     assert_eq!(t["smt"], 2);
     assert_eq!(env["cpu"]["architecture"], "x86_64");
     // Recorded, not live: the SMT warning is there, the hypervisor is not invented.
-    let codes: Vec<&str> = env["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&env);
     assert!(codes.contains(&"smt"), "{codes:?}");
+    assert!(env["cpu"]["hypervisor"].is_null());
     // Every CPU names its package.
     assert!(
         t["cpus"]
@@ -88,12 +93,7 @@ fn cgroup_restricted_machine() {
     assert_eq!(t["threads"], 32);
     let allowed = env["allowed_cpus"].as_array().unwrap();
     assert_eq!(allowed.len(), 6, "cgroup cpuset 0-5");
-    let codes: Vec<&str> = env["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&env);
     assert!(codes.contains(&"cpuset"), "{codes:?}");
 }
 

@@ -111,3 +111,14 @@ pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Sampling settings that keep a test ladder short: one size per octave, 3 samples, 50 ms a size.
+pub const QUICK: [&str; 7] = [
+    "--no-progress",
+    "--points-per-octave",
+    "1",
+    "--min-samples",
+    "3",
+    "--point-budget",
+    "0.05",
+];
