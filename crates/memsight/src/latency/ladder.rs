@@ -16,8 +16,13 @@ pub type Tick<'a> = &'a (dyn Fn(&str) + Sync);
 /// Steps of the whole plan, for a progress bar.
 pub fn total_steps(cfg: &LadderConfig) -> u64 {
     let per_size = if cfg.tlb_compare { 2 } else { 1 };
-    (cfg.sizes.len() as u64 * per_size + cfg.max_parallel.saturating_sub(1) as u64 + 1)
-        * cfg.cpus.len() as u64
+    // The MLP sweep (k = 1 … max) runs only when max > 1.
+    let mlp = if cfg.max_parallel > 1 {
+        cfg.max_parallel as u64
+    } else {
+        0
+    };
+    (cfg.sizes.len() as u64 * per_size + mlp) * cfg.cpus.len() as u64
 }
 
 /// Measures the core clock on the current (pinned) thread.
