@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::Environment;
 use crate::error::{Error, Result};
-use crate::pagemap::{SmapsEntry, page_nodes, smaps_entry};
+use crate::pagemap::{PhysicalLayout, SmapsEntry, page_nodes, physical_layout, smaps_entry};
 use crate::units::{MIB, format_bytes};
 
 /// The kind of page backing a buffer.
@@ -105,6 +105,9 @@ pub struct BufferReport {
     pub pages_per_node: Vec<(i32, u64)>,
     /// Fallbacks and verification problems.
     pub warnings: Vec<String>,
+    /// Physical contiguity from `/proc/self/pagemap` (frame numbers are visible to root only;
+    /// `frames_visible: false` says so instead of reporting zeros as addresses).
+    pub physical: Option<PhysicalLayout>,
 }
 
 /// Anonymous memory owned by memsight, unmapped on drop.
@@ -213,6 +216,7 @@ impl Buffer {
         self.report.kernel_page_bytes = Some(e.kernel_page_bytes);
         self.report.huge_fraction = huge_fraction(&e, self.report.kind);
         self.report.pages_per_node = page_nodes(addr, self.len, 256);
+        self.report.physical = physical_layout(addr, self.len).ok();
         if let Some(node) = self.report.bound_node {
             let off: u64 = self
                 .report
@@ -395,6 +399,7 @@ fn map(req: BufferRequest) -> Result<Buffer> {
             kernel_page_bytes: None,
             bound_node: req.node,
             pages_per_node: Vec::new(),
+            physical: None,
             warnings: Vec::new(),
         },
     };
@@ -479,6 +484,22 @@ mod tests {
         assert_eq!(b.as_ptr() as usize % (2 * MIB as usize), 0);
         assert_eq!(b.report().kernel_page_bytes, Some(4096));
         assert_eq!(b.report().huge_fraction, Some(0.0));
+        let phys = b.report().physical.as_ref().unwrap();
+        assert_eq!(phys.pages, 2048);
+        assert_eq!(phys.present, 2048, "every page was touched");
+        // Frame numbers are visible exactly when the effective uid is 0.
+        let root = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+        assert_eq!(phys.frames_visible, root);
+        if root {
+            let runs = phys.runs.unwrap();
+            assert!((1..=2048).contains(&runs));
+            assert!(phys.longest_run_bytes.unwrap() >= 4096);
+        } else {
+            assert!(phys.runs.is_none());
+        }
     }
 
     #[test]

@@ -59,6 +59,10 @@ fn hugetlb_pages_are_used_verified_and_bound() {
     assert_eq!(b["kernel_page_bytes"], 2 << 20);
     assert_eq!(b["huge_fraction"], 1.0);
     assert_eq!(b["bound_node"], 0);
+    // As root the frames are visible, and a 2 MiB page is 512 consecutive frames at least.
+    let phys = &b["physical"];
+    assert_eq!(phys["frames_visible"], true);
+    assert!(phys["longest_run_bytes"].as_u64().unwrap() >= 2 << 20);
     let on_node: Vec<i64> = b["pages_per_node"]
         .as_array()
         .unwrap()

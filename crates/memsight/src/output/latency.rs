@@ -39,24 +39,9 @@ fn print_cpu(l: &CpuLadder) {
         l.core_clock.method
     );
     let b = &l.main.buffer;
-    println!(
-        "buffer: {} pages requested {}{}",
-        b.kind,
-        b.requested,
-        b.huge_fraction.map_or(String::new(), |f| format!(
-            ", {:.0}% on huge pages (smaps)",
-            100.0 * f
-        ))
-    );
+    println!("buffer: {}", describe(b));
     if let Some(h) = &l.huge {
-        println!(
-            "TLB comparison buffer: {}{}",
-            h.buffer.kind,
-            h.buffer.huge_fraction.map_or(String::new(), |f| format!(
-                ", {:.0}% on huge pages (smaps)",
-                100.0 * f
-            ))
-        );
+        println!("TLB comparison buffer: {}", describe(&h.buffer));
     }
     for w in b
         .warnings
@@ -154,4 +139,27 @@ fn print_cpu(l: &CpuLadder) {
             mlp.page_kind
         );
     }
+}
+
+/// Page kind as verified, and physical contiguity where frames are visible.
+fn describe(b: &memsight_core::buffer::BufferReport) -> String {
+    let mut s = format!("{} pages (requested {})", b.kind, b.requested);
+    if let Some(f) = b.huge_fraction {
+        s += &format!(", {:.0}% on huge pages (smaps)", 100.0 * f);
+    }
+    if let Some(n) = b.bound_node {
+        s += &format!(", bound to node {n}");
+    }
+    match &b.physical {
+        Some(p) if p.frames_visible => {
+            s += &format!(
+                ", {} physically contiguous run(s), longest {} (pagemap)",
+                p.runs.unwrap_or(0),
+                p.longest_run_bytes.map_or("?".into(), format_bytes)
+            )
+        }
+        Some(_) => s += ", physical frames hidden (not root)",
+        None => {}
+    }
+    s
 }
