@@ -61,6 +61,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     ctrlc::set_handler(cancel::request).context("cannot install the Ctrl-C handler")?;
+    // Refuse an unwritable output path now, not after minutes of measuring.
+    if let Some(path) = &cli.global.output {
+        std::fs::File::create(path).map_err(|e| {
+            Error::input(format!(
+                "cannot write results to '{}': {e}; choose a writable path for -o",
+                path.display()
+            ))
+        })?;
+    }
     let env = environment(&cli.global)?;
     let g = &cli.global;
     match &cli.command {

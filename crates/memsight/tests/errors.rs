@@ -123,3 +123,11 @@ fn clap_errors_are_exit_2_too() {
     let out = memsight().args(["frobnicate"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn unwritable_output_is_refused_before_measuring() {
+    assert_usage_error(
+        &["latency", "-o", "/nonexistent-dir/r.json"],
+        "cannot write results",
+    );
+}
