@@ -30,7 +30,7 @@ if ! command -v cargo >/dev/null; then
   [[ -f "$HOME/.cargo/env" ]] && . "$HOME/.cargo/env"
 fi
 if ! command -v cargo >/dev/null; then
-  echo "memsight: Rust is missing: install it from https://rustup.rs (stable, 1.88 or newer)" >&2
+  echo "memsight: Rust is missing: install it from https://rustup.rs (stable, 1.89 or newer)" >&2
   exit 1
 fi
 if command -v rustup >/dev/null; then

@@ -7,6 +7,7 @@
 //!
 //! `unsafe` lives here (and in memsight-core's buffer and pinning code) and nowhere else.
 
+pub mod bandwidth;
 pub mod chain;
 pub mod chase;
 pub mod clock;

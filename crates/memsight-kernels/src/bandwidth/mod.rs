@@ -1,0 +1,345 @@
+//! Bandwidth kernels: streaming loops over whole buffers, one per memory operation, written with
+//! explicit SIMD for each vector width (scalar 64-bit, SSE2, AVX2, AVX-512 on x86_64; NEON on
+//! AArch64) and selected at run time.
+//!
+//! | kernel | per element | program bytes per element |
+//! |---|---|---|
+//! | `read` | `sum += a[i]` | 1 × read |
+//! | `write` | `a[i] = pattern` | 1 × write |
+//! | `copy` | `b[i] = a[i]` | 1 read + 1 write |
+//! | `rmw` | `a[i] ^= pattern` | 1 read + 1 write (same line) |
+//! | `mix(r, w)` | `sum of r streams → w streams` | r reads + w writes |
+//! | STREAM `copy` | `c = a` | 2 × 8 B |
+//! | STREAM `scale` | `b = s·c` | 2 × 8 B |
+//! | STREAM `add` | `c = a + b` | 3 × 8 B |
+//! | STREAM `triad` | `a = b + s·c` | 3 × 8 B |
+//!
+//! Stores are regular (the line is read for ownership first, so DRAM sees a read and a write),
+//! non-temporal (written around the caches, no read-for-ownership; an `sfence` ends the loop), or
+//! CLZERO (AMD: a line of zeros allocated without a read; `write` only). Each loop body handles
+//! four vectors, so buffers must be multiples of [`GRANULE`] bytes and 64-byte aligned.
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
+mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Bytes every buffer length must be a multiple of (4 AVX-512 vectors).
+pub const GRANULE: usize = 256;
+
+/// Vector width of the kernels.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Isa {
+    Scalar,
+    Sse2,
+    Avx2,
+    Avx512,
+    Neon,
+}
+
+impl Isa {
+    /// Bytes per vector register.
+    pub fn vector_bytes(self) -> usize {
+        match self {
+            Isa::Scalar => 8,
+            Isa::Sse2 | Isa::Neon => 16,
+            Isa::Avx2 => 32,
+            Isa::Avx512 => 64,
+        }
+    }
+
+    /// Name as the CLI takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Sse2 => "sse2",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
+        }
+    }
+
+    /// Widths this CPU can run, narrowest first.
+    pub fn available() -> Vec<Isa> {
+        let mut v = vec![Isa::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("sse2") {
+                v.push(Isa::Sse2);
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                v.push(Isa::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                v.push(Isa::Avx512);
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        if std::arch::is_aarch64_feature_detected!("neon") {
+            v.push(Isa::Neon);
+        }
+        v
+    }
+
+    /// The widest available width.
+    pub fn widest() -> Isa {
+        *Isa::available().last().expect("scalar is always there")
+    }
+}
+
+/// How a kernel stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Store {
+    /// Ordinary stores: the line is read for ownership first.
+    Regular,
+    /// Non-temporal (streaming) stores, fenced at the end.
+    Nt,
+    /// AMD `clzero`: zeroes whole lines without reading them (fills only, zeros only).
+    Clzero,
+}
+
+/// True when this CPU has `clzero`.
+pub fn has_clzero() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // CPUID 0x8000_0008 EBX bit 0, when the extended leaf exists.
+        let max_ext = std::arch::x86_64::__cpuid(0x8000_0000).eax;
+        if max_ext >= 0x8000_0008 {
+            return std::arch::x86_64::__cpuid(0x8000_0008).ebx & 1 == 1;
+        }
+    }
+    false
+}
+
+/// Whether this CPU can run `isa` kernels with `store`, or why not (one line, naming the fix).
+pub fn supports(isa: Isa, store: Store) -> Result<(), String> {
+    let avail = Isa::available();
+    if !avail.contains(&isa) {
+        return Err(format!(
+            "this CPU cannot run {} kernels; available: {}",
+            isa.name(),
+            avail
+                .iter()
+                .map(|i| i.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    match store {
+        Store::Nt if isa == Isa::Neon => Err(
+            "non-temporal stores are not implemented for NEON kernels yet; use --store regular"
+                .into(),
+        ),
+        Store::Nt if isa == Isa::Scalar && !cfg!(target_arch = "x86_64") => {
+            Err("scalar non-temporal stores exist on x86_64 only; use --store regular".into())
+        }
+        Store::Clzero if !has_clzero() => Err(
+            "this CPU has no clzero instruction (AMD Zen and later have it); use --store nt".into(),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a buffer for the kernels' layout rules.
+fn check(buf: &[u8]) {
+    assert_eq!(
+        buf.as_ptr() as usize % 64,
+        0,
+        "kernel buffers must be 64-byte aligned"
+    );
+    assert_eq!(
+        buf.len() % GRANULE,
+        0,
+        "kernel buffers must be a multiple of {GRANULE} bytes"
+    );
+}
+
+fn check_f64(buf: &[f64]) {
+    assert_eq!(
+        buf.as_ptr() as usize % 64,
+        0,
+        "kernel buffers must be 64-byte aligned"
+    );
+    assert_eq!(
+        buf.len() % (GRANULE / 8),
+        0,
+        "kernel arrays must be a multiple of 32 elements"
+    );
+}
+
+fn require(isa: Isa) {
+    assert!(
+        Isa::available().contains(&isa),
+        "{} is not available on this CPU",
+        isa.name()
+    );
+}
+
+macro_rules! dispatch {
+    ($isa:expr, $f:ident ( $($arg:expr),* )) => {{
+        require($isa);
+        match $isa {
+            Isa::Scalar => scalar::$f($($arg),*),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `require` checked that the CPU has the feature the function is compiled for.
+            Isa::Sse2 => unsafe { x86::sse2::$f($($arg),*) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Isa::Avx2 => unsafe { x86::avx2::$f($($arg),*) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Isa::Avx512 => unsafe { x86::avx512::$f($($arg),*) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: as above.
+            Isa::Neon => unsafe { neon::$f($($arg),*) },
+            #[allow(unreachable_patterns)]
+            other => unreachable!("{} passed `require` but has no kernels here", other.name()),
+        }
+    }};
+}
+
+/// Sums the buffer as 64-bit words (wrapping). Reads every byte once.
+pub fn read(isa: Isa, buf: &[u8]) -> u64 {
+    check(buf);
+    dispatch!(isa, read(buf))
+}
+
+/// Fills the buffer with the 64-bit `pattern` (native byte order), using `store`.
+/// `Store::Clzero` requires `pattern == 0` and a CPU with `clzero`.
+pub fn write(isa: Isa, store: Store, buf: &mut [u8], pattern: u64) {
+    check(buf);
+    match store {
+        Store::Clzero => {
+            assert_eq!(pattern, 0, "clzero writes zeros only");
+            assert!(has_clzero(), "this CPU has no clzero");
+            #[cfg(target_arch = "x86_64")]
+            x86::clzero_fill(buf);
+        }
+        Store::Regular => dispatch!(isa, write(buf, pattern)),
+        Store::Nt => dispatch!(isa, write_nt(buf, pattern)),
+    }
+}
+
+/// Copies `src` into `dst` (equal lengths).
+pub fn copy(isa: Isa, store: Store, dst: &mut [u8], src: &[u8]) {
+    check(dst);
+    check(src);
+    assert_eq!(dst.len(), src.len());
+    match store {
+        Store::Regular => dispatch!(isa, copy(dst, src)),
+        Store::Nt => dispatch!(isa, copy_nt(dst, src)),
+        Store::Clzero => panic!("copy cannot use clzero"),
+    }
+}
+
+/// `a[i] ^= pattern` for every 64-bit word: reads and writes every byte once, same lines.
+pub fn rmw(isa: Isa, buf: &mut [u8], pattern: u64) {
+    check(buf);
+    dispatch!(isa, rmw(buf, pattern))
+}
+
+/// A read:write mix: every position `i` reads word `i` of each source and writes, to every
+/// destination, the sum of the sources xor `pattern`. With one source and one destination this
+/// is a copy that depends on the data; with no destination it is a multi-stream read. Returns the
+/// wrapping sum of everything read. All slices have the same length.
+pub fn mix(isa: Isa, store: Store, srcs: &[&[u8]], dsts: &mut [&mut [u8]], pattern: u64) -> u64 {
+    assert!(!srcs.is_empty(), "a mix reads at least one stream");
+    let len = srcs[0].len();
+    for s in srcs {
+        check(s);
+        assert_eq!(s.len(), len);
+    }
+    for d in dsts.iter() {
+        check(d);
+        assert_eq!(d.len(), len);
+    }
+    match store {
+        Store::Regular => dispatch!(isa, mix(srcs, dsts, pattern)),
+        Store::Nt => dispatch!(isa, mix_nt(srcs, dsts, pattern)),
+        Store::Clzero => panic!("a mix cannot use clzero"),
+    }
+}
+
+/// The four STREAM kernels on f64 arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamOp {
+    /// `c[i] = a[i]`
+    Copy,
+    /// `b[i] = s·c[i]`
+    Scale,
+    /// `c[i] = a[i] + b[i]`
+    Add,
+    /// `a[i] = b[i] + s·c[i]`
+    Triad,
+}
+
+impl StreamOp {
+    /// All four, in STREAM's order.
+    pub const ALL: [StreamOp; 4] = [
+        StreamOp::Copy,
+        StreamOp::Scale,
+        StreamOp::Add,
+        StreamOp::Triad,
+    ];
+
+    /// Arrays touched per element: 2 for copy/scale, 3 for add/triad (STREAM's byte counting).
+    pub fn arrays(self) -> usize {
+        match self {
+            StreamOp::Copy | StreamOp::Scale => 2,
+            StreamOp::Add | StreamOp::Triad => 3,
+        }
+    }
+
+    /// Name as STREAM prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamOp::Copy => "Copy",
+            StreamOp::Scale => "Scale",
+            StreamOp::Add => "Add",
+            StreamOp::Triad => "Triad",
+        }
+    }
+}
+
+/// Runs one STREAM kernel over arrays `a`, `b`, `c` (equal lengths) with scalar `s`.
+pub fn stream(
+    isa: Isa,
+    store: Store,
+    op: StreamOp,
+    a: &mut [f64],
+    b: &mut [f64],
+    c: &mut [f64],
+    s: f64,
+) {
+    check_f64(a);
+    check_f64(b);
+    check_f64(c);
+    assert!(a.len() == b.len() && b.len() == c.len());
+    let nt = match store {
+        Store::Regular => false,
+        Store::Nt => true,
+        Store::Clzero => panic!("STREAM kernels cannot use clzero"),
+    };
+    match (op, nt) {
+        (StreamOp::Copy, false) => dispatch!(isa, s_copy(c, a)),
+        (StreamOp::Copy, true) => dispatch!(isa, s_copy_nt(c, a)),
+        (StreamOp::Scale, false) => dispatch!(isa, s_scale(b, c, s)),
+        (StreamOp::Scale, true) => dispatch!(isa, s_scale_nt(b, c, s)),
+        (StreamOp::Add, false) => dispatch!(isa, s_add(c, a, b)),
+        (StreamOp::Add, true) => dispatch!(isa, s_add_nt(c, a, b)),
+        (StreamOp::Triad, false) => dispatch!(isa, s_triad(a, b, c, s)),
+        (StreamOp::Triad, true) => dispatch!(isa, s_triad_nt(a, b, c, s)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,213 @@
+//! Every kernel, at every width this CPU has and with every store kind it supports, must touch
+//! exactly the bytes it claims: fills leave every byte equal to the pattern, reads return the
+//! sum of every word, copies reproduce every byte, and the STREAM kernels compute every element.
+
+use super::*;
+
+/// A 64-byte aligned window of `len` bytes inside an owned vector.
+fn aligned(len: usize, fill: u8) -> Vec<u8> {
+    vec![fill; len + 64]
+}
+
+fn window(v: &mut [u8], len: usize) -> &mut [u8] {
+    let off = v.as_ptr().align_offset(64);
+    &mut v[off..off + len]
+}
+
+fn window_f64(v: &mut [f64], len: usize) -> &mut [f64] {
+    let off = v.as_ptr().align_offset(64);
+    &mut v[off..off + len]
+}
+
+/// 37 granules: not a power of two, so no loop can get away with a wrong trip count.
+const LEN: usize = 37 * GRANULE;
+
+fn words(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn fill_words(b: &mut [u8], f: impl Fn(usize) -> u64) {
+    for (i, c) in b.chunks_exact_mut(8).enumerate() {
+        c.copy_from_slice(&f(i).to_ne_bytes());
+    }
+}
+
+fn stores(isa: Isa) -> Vec<Store> {
+    [Store::Regular, Store::Nt]
+        .into_iter()
+        .filter(|&s| supports(isa, s).is_ok())
+        .collect()
+}
+
+#[test]
+fn fills_write_every_byte() {
+    for isa in Isa::available() {
+        for store in stores(isa) {
+            let mut v = aligned(LEN, 0x11);
+            let b = window(&mut v, LEN);
+            write(isa, store, b, 0xefef_efef_efef_efef);
+            assert!(b.iter().all(|&x| x == 0xef), "{isa:?} {store:?}");
+        }
+    }
+    if has_clzero() {
+        let mut v = aligned(LEN, 0xff);
+        let b = window(&mut v, LEN);
+        write(Isa::Scalar, Store::Clzero, b, 0);
+        assert!(b.iter().all(|&x| x == 0));
+    }
+}
+
+#[test]
+fn fills_stay_inside_their_buffer() {
+    for isa in Isa::available() {
+        let mut v = vec![0x55u8; LEN + 256];
+        let off = v.as_ptr().align_offset(64);
+        let start = off + 64;
+        write(isa, Store::Regular, &mut v[start..start + LEN - 256], 0);
+        assert!(
+            v[..start].iter().all(|&x| x == 0x55),
+            "{isa:?} wrote before"
+        );
+        assert!(
+            v[start + LEN - 256..].iter().all(|&x| x == 0x55),
+            "{isa:?} wrote after"
+        );
+    }
+}
+
+#[test]
+fn reads_sum_every_word() {
+    let mut v = aligned(LEN, 0);
+    let b = window(&mut v, LEN);
+    fill_words(b, |i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let want = words(b).iter().fold(0u64, |a, &w| a.wrapping_add(w));
+    for isa in Isa::available() {
+        assert_eq!(read(isa, b), want, "{isa:?}");
+    }
+}
+
+#[test]
+fn copies_reproduce_every_byte() {
+    for isa in Isa::available() {
+        for store in stores(isa) {
+            let (mut vs, mut vd) = (aligned(LEN, 0), aligned(LEN, 0));
+            let s = window(&mut vs, LEN);
+            fill_words(s, |i| i as u64 ^ 0xdead_beef);
+            let d = window(&mut vd, LEN);
+            copy(isa, store, d, s);
+            assert_eq!(d, s, "{isa:?} {store:?}");
+        }
+    }
+}
+
+#[test]
+fn rmw_transforms_every_word() {
+    for isa in Isa::available() {
+        let mut v = aligned(LEN, 0);
+        let b = window(&mut v, LEN);
+        fill_words(b, |i| i as u64);
+        rmw(isa, b, 0xff00);
+        assert!(
+            words(b)
+                .iter()
+                .enumerate()
+                .all(|(i, &w)| w == i as u64 ^ 0xff00),
+            "{isa:?}"
+        );
+    }
+}
+
+#[test]
+fn mixes_read_every_source_and_write_every_destination() {
+    for isa in Isa::available() {
+        for store in stores(isa) {
+            for (r, w) in [(1, 0), (1, 1), (2, 1), (3, 1), (1, 2)] {
+                let mut srcv: Vec<Vec<u8>> = (0..r).map(|_| aligned(LEN, 0)).collect();
+                let mut dstv: Vec<Vec<u8>> = (0..w).map(|_| aligned(LEN, 0x77)).collect();
+                let mut srcs: Vec<&mut [u8]> = srcv.iter_mut().map(|v| window(v, LEN)).collect();
+                for (k, s) in srcs.iter_mut().enumerate() {
+                    fill_words(s, |i| (i * (k + 1)) as u64);
+                }
+                let srcs: Vec<&[u8]> = srcs.into_iter().map(|s| &*s).collect();
+                let mut dsts: Vec<&mut [u8]> = dstv.iter_mut().map(|v| window(v, LEN)).collect();
+                let total = mix(isa, store, &srcs, &mut dsts, 0x5a5a);
+                let sums: Vec<u64> = (0..LEN / 8)
+                    .map(|i| {
+                        srcs.iter()
+                            .map(|s| words(s)[i])
+                            .fold(0u64, u64::wrapping_add)
+                    })
+                    .collect();
+                assert_eq!(
+                    total,
+                    sums.iter().fold(0u64, |a, &x| a.wrapping_add(x)),
+                    "{isa:?} {r}:{w}"
+                );
+                for d in &dsts {
+                    assert!(
+                        words(d).iter().zip(&sums).all(|(&x, &s)| x == s ^ 0x5a5a),
+                        "{isa:?} {store:?} {r}:{w}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn stream_kernels_compute_every_element() {
+    let n = LEN / 8;
+    let s = 3.0;
+    for isa in Isa::available() {
+        for store in stores(isa) {
+            let (mut va, mut vb, mut vc) = (vec![0.0; n + 8], vec![0.0; n + 8], vec![0.0; n + 8]);
+            let a = window_f64(&mut va, n);
+            let b = window_f64(&mut vb, n);
+            let c = window_f64(&mut vc, n);
+            for i in 0..n {
+                a[i] = 1.0 + i as f64;
+                b[i] = 2.0 - i as f64 * 0.5;
+                c[i] = 0.25 * i as f64;
+            }
+            let (a0, b0, c0) = (a.to_vec(), b.to_vec(), c.to_vec());
+            stream(isa, store, StreamOp::Copy, a, b, c, s);
+            assert_eq!(c, &a0[..], "{isa:?} {store:?} copy");
+            stream(isa, store, StreamOp::Scale, a, b, c, s);
+            assert!(
+                b.iter().zip(&a0).all(|(x, y)| *x == s * y),
+                "{isa:?} {store:?} scale"
+            );
+            stream(isa, store, StreamOp::Add, a, b, c, s);
+            assert!(
+                (0..n).all(|i| c[i] == a0[i] + s * a0[i]),
+                "{isa:?} {store:?} add"
+            );
+            stream(isa, store, StreamOp::Triad, a, b, c, s);
+            for i in 0..n {
+                let want = s * a0[i] + s * (a0[i] + s * a0[i]);
+                assert!(
+                    (a[i] - want).abs() <= 1e-14 * want.abs().max(1.0),
+                    "{isa:?} {store:?} triad {i}"
+                );
+            }
+            let _ = (b0, c0);
+        }
+    }
+}
+
+#[test]
+fn widest_is_available_and_support_checks_explain() {
+    let w = Isa::widest();
+    assert!(Isa::available().contains(&w));
+    #[cfg(target_arch = "x86_64")]
+    assert!(
+        supports(Isa::Neon, Store::Regular)
+            .unwrap_err()
+            .contains("cannot run neon")
+    );
+    if !has_clzero() {
+        assert!(supports(w, Store::Clzero).unwrap_err().contains("clzero"));
+    }
+}
