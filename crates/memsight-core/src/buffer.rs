@@ -195,6 +195,14 @@ impl Buffer {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
+    /// The buffer as 64-bit floats (the usable region is 2 MiB- or page-aligned; a trailing
+    /// partial element is left out).
+    pub fn as_f64_mut(&mut self) -> &mut [f64] {
+        // SAFETY: the region is page-aligned (so 8-byte aligned), lies in our live mapping, and
+        // every bit pattern is a valid f64; `&mut self` gives exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().cast::<f64>(), self.len / 8) }
+    }
+
     /// Writes one non-zero byte per 4 KiB so every page is faulted in by the calling thread
     /// (first touch decides the node of unbound memory), then re-verifies.
     pub fn touch(&mut self) {
@@ -293,14 +301,7 @@ pub fn check_size(bytes: u64, env: &Environment) -> Result<()> {
 
 fn check_request(req: &BufferRequest, env: &Environment) -> Result<()> {
     check_size(req.bytes, env)?;
-    if let Some(node) = req.node
-        && !env.allowed_nodes.contains(&node)
-    {
-        return Err(Error::input(format!(
-            "NUMA node {node} is not one this process may allocate from ({}); choose one of those",
-            crate::units::format_list(&env.allowed_nodes)
-        )));
-    }
+    env.check_node(req.node)?;
     match req.kind {
         PageKind::Huge2M | PageKind::Huge1G => {
             let page = req.kind.page_bytes();

@@ -185,6 +185,17 @@ impl Environment {
         env
     }
 
+    /// Checks that memory may be bound to `node` (when one is asked for).
+    pub fn check_node(&self, node: Option<usize>) -> crate::Result<()> {
+        match node {
+            Some(n) if !self.allowed_nodes.contains(&n) => Err(crate::Error::input(format!(
+                "NUMA node {n} is not one this process may allocate from ({}); choose one of those",
+                format_list(&self.allowed_nodes)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Free pages in the pool of a given huge page size.
     pub fn huge_pages_free(&self, page_bytes: u64) -> u64 {
         self.huge_pages

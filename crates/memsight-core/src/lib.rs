@@ -16,6 +16,7 @@ pub mod pin;
 pub mod report;
 pub mod stats;
 pub mod sysfs;
+pub mod team;
 pub mod timer;
 pub mod topology;
 pub mod units;

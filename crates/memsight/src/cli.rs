@@ -42,6 +42,11 @@ pub enum Command {
     /// Latency ladder: pointer-chase latency from L1 to DRAM, cache levels, TLB cost and
     /// memory-level parallelism.
     Latency(LatencyArgs),
+    /// Bandwidth by kernel, read:write mix, store kind and data, with thread scaling and a
+    /// working-set sweep.
+    Bandwidth(BandwidthArgs),
+    /// STREAM-compatible kernels (Copy, Scale, Add, Triad) under STREAM's rules, validated.
+    Stream(StreamArgs),
     /// Print the JSON Schema of the result files.
     Schema,
 }
@@ -116,4 +121,94 @@ pub struct LatencyArgs {
     /// Seed of the chain permutations (runs are reproducible for a seed).
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
+}
+
+/// What the writes write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DataArg {
+    /// 0xef bytes (default: real data never travels compressed).
+    Nonzero,
+    /// Zero bytes.
+    Zero,
+    /// Both, to show whether zero lines are cheaper (a finding).
+    Both,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BandwidthArgs {
+    /// Tests to run, comma-separated: read, write, write-nt, write-clzero, copy, copy-nt, rmw,
+    /// all-reads, stream-triad, stream-triad-like, or DRAM read:write ratios R:W / R:W-nt
+    /// (default: all of the named ones and MLC's 3:1, 2:1, 1:1, 1:1-nt, 2:1-nt).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub test: Vec<String>,
+    /// Vector width: scalar, sse2, avx2, avx512, neon (default: the widest this CPU has).
+    #[arg(long, value_name = "ISA")]
+    pub isa: Option<String>,
+    /// Threads: a count, `all`, or a CPU list with --cpus.
+    #[arg(long, value_name = "N|all", default_value = "all")]
+    pub threads: String,
+    /// Run on exactly these CPUs (overrides --threads), e.g. 0-3,8.
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Also run every test at 1, 2, 4 … threads up to the chosen count.
+    #[arg(long)]
+    pub scaling: bool,
+    /// Working set per thread (default: max(128 MiB, 4 × the last-level caches ÷ threads)).
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Also sweep the working set from inside L1 to DRAM for read, write and copy (one thread).
+    #[arg(long)]
+    pub sweep: bool,
+    /// Bind every buffer to this NUMA node (default: first touch by its thread).
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<usize>,
+    /// Page kind of the buffers: 4k, thp, 2m or 1g.
+    #[arg(long, value_name = "KIND", default_value = "thp")]
+    pub page_kind: String,
+    /// What writes write.
+    #[arg(long, value_enum, default_value_t = DataArg::Nonzero)]
+    pub pattern: DataArg,
+    /// Stop a point once the median's 95% CI is within this fraction of it.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
+    pub target_ci: f64,
+    /// Minimum samples per point.
+    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub min_samples: u32,
+    /// Time budget per point in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub point_budget: f64,
+    /// Target duration of one timed sample in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 20.0)]
+    pub sample_ms: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StreamArgs {
+    /// Elements per array (default: max(10 M, 4 × the sum of last-level caches ÷ 8 B)).
+    #[arg(long, value_name = "N")]
+    pub elements: Option<usize>,
+    /// Times each kernel runs; the first is excluded from the statistics (STREAM's NTIMES).
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..=100000))]
+    pub ntimes: u32,
+    /// Padding between the arrays in elements (STREAM's OFFSET); a multiple of 8 (64 bytes).
+    #[arg(long, value_name = "ELEMENTS", default_value_t = 0)]
+    pub offset: usize,
+    /// Threads: a count or `all`.
+    #[arg(long, value_name = "N|all", default_value = "all")]
+    pub threads: String,
+    /// Run on exactly these CPUs (overrides --threads).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Vector width: scalar, sse2, avx2, avx512, neon (default: the widest).
+    #[arg(long, value_name = "ISA")]
+    pub isa: Option<String>,
+    /// Store kind: regular (STREAM's) or nt.
+    #[arg(long, value_name = "KIND", default_value = "regular")]
+    pub store: String,
+    /// Page kind of the arrays: 4k, thp, 2m or 1g.
+    #[arg(long, value_name = "KIND", default_value = "4k")]
+    pub page_kind: String,
+    /// Bind the arrays to this NUMA node.
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<usize>,
 }

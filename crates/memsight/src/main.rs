@@ -1,9 +1,11 @@
 //! memsight: parse the command line, collect the environment, run the suite, print and export.
 
+mod bandwidth;
 mod cli;
 mod latency;
 mod output;
 mod progress;
+mod stream;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -54,6 +56,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             "results": {
                 "env": serde_json::Value::Null,
                 "latency": schemars::schema_for!(latency::LatencyResults),
+                "bandwidth": schemars::schema_for!(bandwidth::BandwidthResults),
+                "stream": schemars::schema_for!(stream::StreamResults),
                 "run": schemars::schema_for!(RunResults),
             }
         });
@@ -109,6 +113,50 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Envelope::new("run", started, env, RunResults { latency }, complete),
             )
         }
+        Command::Bandwidth(a) => {
+            require_live(&env)?;
+            let cfg = bandwidth::BandwidthConfig::from_args(a, &env)?;
+            let pb = progress::bar(cfg.total_points(), g.no_progress);
+            let tick = |msg: &str| {
+                pb.inc(1);
+                pb.set_message(msg.to_string());
+            };
+            let (results, complete) = bandwidth::run(&cfg, &env, &tick)?;
+            pb.finish_and_clear();
+            if !g.json {
+                output::env::print_warnings(&env);
+                output::bandwidth::print(&results);
+            }
+            emit(
+                g,
+                Envelope::new("bandwidth", started, env, results, complete),
+            )
+        }
+        Command::Stream(a) => {
+            require_live(&env)?;
+            let cfg = stream::StreamConfig::from_args(a, &env)?;
+            let clock = timer::calibrate();
+            let pb = progress::bar(cfg.ntimes as u64, g.no_progress);
+            let tick = |msg: &str| {
+                pb.inc(1);
+                pb.set_message(msg.to_string());
+            };
+            let (results, complete) = stream::run(&cfg, &env, &clock, &tick)?;
+            pb.finish_and_clear();
+            if !g.json {
+                output::env::print_warnings(&env);
+                output::stream::print(&results);
+            }
+            let failed = results.validation.as_ref().is_some_and(|v| !v.passed);
+            let code = emit(g, Envelope::new("stream", started, env, results, complete))?;
+            if failed {
+                eprintln!(
+                    "memsight: error: STREAM validation failed: the kernels computed wrong results (see above)"
+                );
+                return Ok(ExitCode::from(1));
+            }
+            Ok(code)
+        }
         Command::Schema => unreachable!("handled above"),
     }
 }
@@ -133,12 +181,7 @@ fn run_latency(
     env: &Environment,
     g: &GlobalArgs,
 ) -> anyhow::Result<(latency::LatencyResults, bool)> {
-    if env.topology.source != TopologySource::Live {
-        return Err(Error::input(
-            "this topology is a recording (HWLOC_FSROOT or --topology-xml): measurements need the live machine; unset it",
-        )
-        .into());
-    }
+    require_live(env)?;
     let cfg = latency::LadderConfig::from_args(a, env)?;
     let timer = timer::calibrate();
     let pb = progress::bar(latency::ladder::total_steps(&cfg), g.no_progress);
@@ -149,6 +192,17 @@ fn run_latency(
     let out = latency::run(&cfg, env, timer, &tick)?;
     pb.finish_and_clear();
     Ok(out)
+}
+
+/// Measurements need the live machine, not a recorded topology.
+fn require_live(env: &Environment) -> anyhow::Result<()> {
+    if env.topology.source != TopologySource::Live {
+        return Err(Error::input(
+            "this topology is a recording (HWLOC_FSROOT or --topology-xml): measurements need the live machine; unset it",
+        )
+        .into());
+    }
+    Ok(())
 }
 
 fn emit<T: Serialize>(g: &GlobalArgs, envelope: Envelope<T>) -> anyhow::Result<ExitCode> {

@@ -81,14 +81,7 @@ impl LadderConfig {
             })?],
         };
         memsight_core::pin::validate_cpus(&cpus, &env.allowed_cpus)?;
-        if let Some(node) = a.node
-            && !env.allowed_nodes.contains(&node)
-        {
-            return Err(Error::input(format!(
-                "NUMA node {node} is not one this process may allocate from ({}); choose one of those",
-                memsight_core::units::format_list(&env.allowed_nodes)
-            )));
-        }
+        env.check_node(a.node)?;
         if !(0.0..1.0).contains(&a.target_ci) || a.target_ci == 0.0 {
             return Err(Error::input(
                 "--target-ci must be a fraction between 0 and 1, e.g. 0.01",

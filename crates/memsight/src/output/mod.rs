@@ -1,7 +1,9 @@
 //! Human output: tables and formatted figures. JSON output is the serialised result envelope.
 
+pub mod bandwidth;
 pub mod env;
 pub mod latency;
+pub mod stream;
 
 use comfy_table::{ContentArrangement, Table, presets};
 use memsight_core::stats::Summary;

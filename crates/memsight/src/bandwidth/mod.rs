@@ -1,0 +1,572 @@
+//! Bandwidth: how many bytes per second the memory system sustains for each kernel, read:write
+//! mix, store kind and data pattern, with thread scaling and a working-set sweep.
+//!
+//! **Method.** One pinned thread per chosen CPU, each with its own buffer allocated and
+//! first-touched on its CPU (or bound to `--node`), split into the test's arrays. Threads start
+//! each sample on a barrier; a sample lasts as long as the slowest thread and runs enough passes
+//! over the buffer to take ≥ `--sample-ms`. Samples continue until the median's 95% CI is within
+//! the target ([`memsight_core::stats`]). Figures are GB/s = 10⁹ B/s of program bytes, with the
+//! estimated DRAM bytes beside them ([`spec`]); "best" is the fastest sample (STREAM reports the
+//! best time). Kernels use the widest vector width the CPU has unless `--isa` says otherwise.
+
+pub mod spec;
+
+use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::stats::{StopReason, StopRule, Summary};
+use memsight_core::team::sample_team;
+use memsight_core::units::{MIB, format_bytes, parse_cpu_list, parse_size};
+use memsight_core::{Error, Result};
+use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{BandwidthArgs, DataArg};
+use spec::{DEFAULT_TESTS, Op, TestSpec, parse_test};
+
+/// The byte every non-zero write writes (as 0xefefefefefefefef words).
+pub const NONZERO: u64 = 0xefef_efef_efef_efef;
+
+/// The vector width asked for (checked against this CPU), or the widest available.
+pub fn parse_isa(name: Option<&str>) -> Result<Isa> {
+    let Some(name) = name else {
+        return Ok(Isa::widest());
+    };
+    let isa = match name.to_ascii_lowercase().as_str() {
+        "scalar" => Isa::Scalar,
+        "sse2" => Isa::Sse2,
+        "avx2" => Isa::Avx2,
+        "avx512" | "avx-512" => Isa::Avx512,
+        "neon" => Isa::Neon,
+        _ => {
+            return Err(Error::input(format!(
+                "unknown vector width '{name}': use scalar, sse2, avx2, avx512 or neon"
+            )));
+        }
+    };
+    k::supports(isa, Store::Regular).map_err(Error::input)?;
+    Ok(isa)
+}
+
+/// CPUs for a team: an explicit list, or `threads` (a count or `all`) spread over cores first.
+pub fn choose_threads(threads: &str, cpus: Option<&str>, env: &Environment) -> Result<Vec<usize>> {
+    let allowed = &env.allowed_cpus;
+    if let Some(list) = cpus {
+        let c = parse_cpu_list(list)?;
+        memsight_core::pin::validate_cpus(&c, allowed)?;
+        return Ok(c);
+    }
+    let n = if threads == "all" {
+        allowed.len()
+    } else {
+        threads.parse::<usize>().map_err(|_| {
+            Error::input(format!(
+                "invalid --threads '{threads}': use a count or 'all'"
+            ))
+        })?
+    };
+    let core_of = |c: usize| {
+        env.topology
+            .cpus
+            .iter()
+            .find(|x| x.os_index == c)
+            .map_or(c, |x| x.core)
+    };
+    memsight_core::pin::choose_cpus(n, allowed, core_of)
+}
+
+/// Sum of the last-level caches of the machine (all instances), bytes.
+pub fn llc_total(env: &Environment) -> u64 {
+    env.topology
+        .last_level_cache()
+        .map_or(env.llc_bytes(), |c| c.size_bytes * c.instances as u64)
+}
+
+/// A validated plan.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct BandwidthConfig {
+    pub tests: Vec<TestSpec>,
+    pub isa: Isa,
+    pub cpus: Vec<usize>,
+    /// Thread counts of the scaling sweep (just the full count without --scaling).
+    pub thread_counts: Vec<usize>,
+    pub bytes_per_thread: u64,
+    /// Working-set sizes of the sweep, per thread.
+    pub sweep_sizes: Vec<u64>,
+    pub node: Option<usize>,
+    pub page_kind: PageKind,
+    /// Patterns written by write tests.
+    pub patterns: Vec<u64>,
+    pub rule: StopRule,
+    pub sample_ns: f64,
+    /// Tests left out of the defaults because this CPU cannot run them, with the reason.
+    pub skipped: Vec<String>,
+}
+
+impl BandwidthConfig {
+    pub fn from_args(a: &BandwidthArgs, env: &Environment) -> Result<Self> {
+        let isa = parse_isa(a.isa.as_deref())?;
+        let mut skipped = Vec::new();
+        let tests = if a.test.is_empty() {
+            let mut v = Vec::new();
+            for name in DEFAULT_TESTS {
+                let t = parse_test(name)?;
+                match k::supports(isa, t.store) {
+                    Ok(()) => v.push(t),
+                    Err(why) => skipped.push(format!("{name}: {why}")),
+                }
+            }
+            v
+        } else {
+            let mut v = Vec::new();
+            for name in &a.test {
+                let t = parse_test(name.trim())?;
+                k::supports(isa, t.store)
+                    .map_err(|why| Error::input(format!("test '{name}': {why}")))?;
+                v.push(t);
+            }
+            v
+        };
+        let cpus = choose_threads(&a.threads, a.cpus.as_deref(), env)?;
+        let n = cpus.len();
+        let llc_total = llc_total(env);
+        let bytes_per_thread = match &a.size {
+            Some(s) => parse_size(s)?,
+            None => (128 * MIB).max((4 * llc_total).div_ceil(n as u64)),
+        };
+        let max_arrays = tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);
+        if bytes_per_thread < max_arrays * GRANULE as u64 {
+            return Err(Error::input(format!(
+                "--size {bytes_per_thread} B is too small: each thread needs at least {} for its {max_arrays} arrays",
+                max_arrays * GRANULE as u64
+            )));
+        }
+        memsight_core::buffer::check_size(bytes_per_thread * n as u64, env)?;
+        env.check_node(a.node)?;
+        if !(0.0..1.0).contains(&a.target_ci) || a.target_ci == 0.0 {
+            return Err(Error::input(
+                "--target-ci must be a fraction between 0 and 1, e.g. 0.01",
+            ));
+        }
+        if !(a.point_budget > 0.0 && a.point_budget.is_finite()) {
+            return Err(Error::input(
+                "--point-budget must be a positive number of seconds",
+            ));
+        }
+        if !(a.sample_ms > 0.0 && a.sample_ms <= 10_000.0) {
+            return Err(Error::input("--sample-ms must be between 0 and 10000"));
+        }
+        let thread_counts = if a.scaling {
+            let mut v: Vec<usize> = std::iter::successors(Some(1usize), |x| Some(x * 2))
+                .take_while(|&x| x < n)
+                .collect();
+            v.push(n);
+            v
+        } else {
+            vec![n]
+        };
+        let sweep_sizes = if a.sweep {
+            crate::latency::log_sizes(16 * 1024, (4 * llc_total).max(256 * MIB), 2, 4096)
+        } else {
+            Vec::new()
+        };
+        if let Some(&max) = sweep_sizes.last() {
+            memsight_core::buffer::check_size(max, env)?;
+        }
+        let patterns = match a.pattern {
+            DataArg::Nonzero => vec![NONZERO],
+            DataArg::Zero => vec![0],
+            DataArg::Both => vec![NONZERO, 0],
+        };
+        Ok(BandwidthConfig {
+            tests,
+            isa,
+            cpus,
+            thread_counts,
+            bytes_per_thread,
+            sweep_sizes,
+            node: a.node,
+            page_kind: a.page_kind.parse()?,
+            patterns,
+            rule: StopRule {
+                warmup: 1,
+                min_samples: a.min_samples as usize,
+                max_samples: 51.max(a.min_samples as usize),
+                target_rel_ci: a.target_ci,
+                budget_s: a.point_budget,
+            },
+            sample_ns: a.sample_ms * 1e6,
+            skipped,
+        })
+    }
+
+    /// Points the plan will measure, for a progress bar.
+    pub fn total_points(&self) -> u64 {
+        let writes = self
+            .tests
+            .iter()
+            .filter(|t| t.writes_pattern() && t.store != Store::Clzero)
+            .count();
+        let per_count = (self.tests.len() - writes) + writes * self.patterns.len();
+        (per_count * self.thread_counts.len() + 3 * self.sweep_sizes.len()) as u64
+    }
+}
+
+/// One measured point.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Point {
+    pub test: TestSpec,
+    pub isa: Isa,
+    pub threads: usize,
+    pub cpus: Vec<usize>,
+    /// Working set per thread (all arrays), bytes.
+    pub bytes_per_thread: u64,
+    /// Bytes per array per thread.
+    pub array_bytes: u64,
+    /// The 64-bit word every store wrote (hex), for fills; other writing tests write data derived
+    /// from their non-zero sources.
+    pub pattern: Option<String>,
+    /// GB/s of program bytes (10⁹ B/s): median, CI, min (worst) and max (best sample).
+    pub program_gbs: Summary,
+    /// GB/s of estimated DRAM bytes (program bytes plus read-for-ownership of regular stores).
+    pub dram_gbs: Summary,
+    /// DRAM read:write ratio of the test.
+    pub dram_ratio: String,
+    pub passes_per_sample: u64,
+    pub stop: StopReason,
+    pub noisy: bool,
+    /// Which cache level the per-thread working set fits (sweep points), or `DRAM`.
+    pub level: Option<String>,
+}
+
+/// The `bandwidth` command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct BandwidthResults {
+    pub method: String,
+    pub config: BandwidthConfig,
+    pub points: Vec<Point>,
+    pub sweep: Vec<Point>,
+    pub findings: Vec<String>,
+}
+
+fn scale(s: &Summary, k: f64) -> Summary {
+    Summary {
+        median: s.median * k,
+        ci_low: s.ci_low * k,
+        ci_high: s.ci_high * k,
+        min: s.min * k,
+        max: s.max * k,
+        mean: s.mean * k,
+        ..*s
+    }
+}
+
+/// The arrays of one thread.
+struct Arrays {
+    buf: Buffer,
+    len: usize,
+}
+
+fn setup(spec: &TestSpec, cfg: &BandwidthConfig, env: &Environment, bytes: u64) -> Result<Arrays> {
+    let arrays = spec.arrays();
+    let len = ((bytes as usize / arrays) / GRANULE).max(1) * GRANULE;
+    let req = BufferRequest {
+        bytes: (len * arrays) as u64,
+        kind: cfg.page_kind,
+        node: cfg.node,
+    };
+    let mut buf = Buffer::allocate(req, env)?;
+    if spec.op == Op::Triad {
+        // STREAM's initial values.
+        let f = buf.as_f64_mut();
+        let n = len / 8;
+        f[..n].fill(1.0);
+        f[n..2 * n].fill(2.0);
+        f[2 * n..3 * n].fill(0.0);
+    } else {
+        // Sources hold non-zero data; every page is touched by this (pinned) thread.
+        k::write(
+            Isa::Scalar,
+            Store::Regular,
+            buf.as_mut_slice(),
+            0x0123_4567_89ab_cdef,
+        );
+    }
+    Ok(Arrays { buf, len })
+}
+
+fn work(spec: &TestSpec, isa: Isa, pattern: u64, a: &mut Arrays, passes: u64) {
+    let len = a.len;
+    for _ in 0..passes {
+        match spec.op {
+            Op::Read => {
+                std::hint::black_box(k::read(isa, &a.buf.as_mut_slice()[..len]));
+            }
+            Op::Write => k::write(isa, spec.store, &mut a.buf.as_mut_slice()[..len], pattern),
+            Op::Rmw => k::rmw(isa, &mut a.buf.as_mut_slice()[..len], pattern),
+            Op::Copy => {
+                let (src, dst) = a.buf.as_mut_slice()[..2 * len].split_at_mut(len);
+                k::copy(isa, spec.store, dst, src);
+            }
+            Op::Mix { reads, writes } => {
+                let all = &mut a.buf.as_mut_slice()[..(reads + writes) * len];
+                let (src, dst) = all.split_at_mut(reads * len);
+                let srcs: Vec<&[u8]> = src.chunks(len).collect();
+                let mut dsts: Vec<&mut [u8]> = dst.chunks_mut(len).collect();
+                std::hint::black_box(k::mix(isa, spec.store, &srcs, &mut dsts, pattern));
+            }
+            Op::Triad => {
+                let n = len / 8;
+                let f = &mut a.buf.as_f64_mut()[..3 * n];
+                let (x, rest) = f.split_at_mut(n);
+                let (y, z) = rest.split_at_mut(n);
+                k::stream(isa, spec.store, k::StreamOp::Triad, x, y, z, 3.0);
+            }
+        }
+    }
+}
+
+/// Measures one test on `cpus` with `bytes` per thread writing `pattern`.
+pub fn measure(
+    spec: &TestSpec,
+    cfg: &BandwidthConfig,
+    env: &Environment,
+    cpus: &[usize],
+    bytes: u64,
+    pattern: u64,
+) -> Result<Option<Point>> {
+    let arrays = spec.arrays() as u64;
+    let len = ((bytes / arrays) / GRANULE as u64).max(1) * GRANULE as u64;
+    let per_pass = spec.bytes(len);
+    let threads = cpus.len() as u64;
+    let program = per_pass.program() * threads;
+    let out = sample_team(
+        cpus,
+        &cfg.rule,
+        cfg.sample_ns,
+        |_, _| setup(spec, cfg, env, bytes),
+        |a, passes| work(spec, cfg.isa, pattern, a, passes),
+        |passes, ns| (passes * program) as f64 / ns,
+    )?;
+    Ok(out.map(|t| {
+        let dram_factor = per_pass.dram() as f64 / per_pass.program() as f64;
+        Point {
+            test: spec.clone(),
+            isa: cfg.isa,
+            threads: cpus.len(),
+            cpus: cpus.to_vec(),
+            bytes_per_thread: len * arrays,
+            array_bytes: len,
+            pattern: spec.writes_pattern().then(|| format!("{pattern:#018x}")),
+            dram_gbs: scale(&t.sampled.summary, dram_factor),
+            program_gbs: t.sampled.summary,
+            dram_ratio: spec.dram_ratio(),
+            passes_per_sample: t.passes,
+            stop: t.sampled.stop,
+            noisy: t.sampled.is_noisy(),
+            level: None,
+        }
+    }))
+}
+
+/// Runs the plan. Returns results and whether it completed.
+pub fn run(
+    cfg: &BandwidthConfig,
+    env: &Environment,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(BandwidthResults, bool)> {
+    let mut points = Vec::new();
+    let mut sweep = Vec::new();
+    let mut complete = true;
+    'outer: for &count in &cfg.thread_counts {
+        let cpus = &cfg.cpus[..count];
+        for spec in &cfg.tests {
+            // Only fills write a chosen pattern; clzero writes zeros whatever is asked.
+            let patterns: &[u64] = match (spec.writes_pattern(), spec.store) {
+                (true, Store::Clzero) => &[0],
+                (true, _) => &cfg.patterns,
+                (false, _) => &[NONZERO],
+            };
+            for &pattern in patterns {
+                tick(&format!("{} × {count} threads", spec.name));
+                match measure(spec, cfg, env, cpus, cfg.bytes_per_thread, pattern)? {
+                    Some(p) => {
+                        let stop = p.stop;
+                        points.push(p);
+                        if stop == StopReason::Interrupted {
+                            complete = false;
+                            break 'outer;
+                        }
+                    }
+                    None => {
+                        complete = false;
+                        break 'outer;
+                    }
+                }
+            }
+        }
+    }
+    if complete && !cfg.sweep_sizes.is_empty() {
+        let one = &cfg.cpus[..1];
+        'sweep: for name in ["read", "write", "copy"] {
+            let spec = parse_test(name)?;
+            for &size in &cfg.sweep_sizes {
+                tick(&format!("sweep {name} {}", format_bytes(size)));
+                match measure(&spec, cfg, env, one, size, cfg.patterns[0])? {
+                    Some(mut p) => {
+                        p.level = Some(level_of(size, env));
+                        let stop = p.stop;
+                        sweep.push(p);
+                        if stop == StopReason::Interrupted {
+                            complete = false;
+                            break 'sweep;
+                        }
+                    }
+                    None => {
+                        complete = false;
+                        break 'sweep;
+                    }
+                }
+            }
+        }
+    }
+    let findings = findings(cfg, &points, &sweep);
+    let method = format!(
+        "{} kernels ({} B vectors), {} pinned thread(s) on CPUs {}, each with its own {} buffer of {} ({} pages{}), first-touched by its thread; samples of ≥{:.0} ms timed on the slowest thread, repeated until the median's 95% CI is within {:.1}% (≥{} samples, ≤{:.1} s). GB/s = 10^9 B/s. Program bytes count what the kernel loads and stores; DRAM bytes add a read-for-ownership for every regular store (none for NT stores, CLZERO or read-modify-write).",
+        cfg.isa.name(),
+        cfg.isa.vector_bytes(),
+        cfg.cpus.len(),
+        memsight_core::units::format_list(&cfg.cpus),
+        if cfg.cpus.len() > 1 { "private" } else { "" },
+        format_bytes(cfg.bytes_per_thread),
+        cfg.page_kind,
+        cfg.node
+            .map_or(String::new(), |n| format!(", bound to node {n}")),
+        cfg.sample_ns / 1e6,
+        100.0 * cfg.rule.target_rel_ci,
+        cfg.rule.min_samples,
+        cfg.rule.budget_s,
+    );
+    Ok((
+        BandwidthResults {
+            method,
+            config: cfg.clone(),
+            points,
+            sweep,
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// The cache level a per-thread working set fits in, by the sizes hwloc reports.
+fn level_of(bytes: u64, env: &Environment) -> String {
+    (1..=5)
+        .filter_map(|l| env.topology.cache(l).map(|c| (l, c.size_bytes)))
+        .find(|&(_, size)| bytes <= size)
+        .map_or("DRAM".to_string(), |(l, _)| format!("L{l}"))
+}
+
+fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point]) -> Vec<String> {
+    let mut out = Vec::new();
+    let full = cfg.cpus.len();
+    let at = |name: &str, threads: usize, pattern: Option<u64>| {
+        points.iter().find(|p| {
+            p.test.name == name
+                && p.threads == threads
+                && pattern.is_none_or(|pat| p.pattern.as_deref() == Some(&format!("{pat:#018x}")))
+        })
+    };
+    for p in points
+        .iter()
+        .filter(|p| p.threads == full && p.pattern.as_deref() == Some(&format!("{:#018x}", 0u64)))
+    {
+        if let Some(nz) = at(&p.test.name, full, Some(NONZERO)) {
+            let r = p.program_gbs.median / nz.program_gbs.median;
+            out.push(format!(
+                "{}: writing zeros runs at {:.1} GB/s vs {:.1} GB/s for 0xef bytes ({r:.2}×){}",
+                p.test.name,
+                p.program_gbs.median,
+                nz.program_gbs.median,
+                if r > 1.2 { ": zero lines are cheaper here (compressed or elided on the way to memory), so zero-filled buffers overstate write bandwidth" } else { "" }
+            ));
+        }
+    }
+    if let (Some(w), Some(nt)) = (
+        at("write", full, Some(NONZERO)),
+        at("write-nt", full, Some(NONZERO)),
+    ) {
+        out.push(format!(
+            "non-temporal stores: {:.1} GB/s of program writes vs {:.1} GB/s with regular stores ({:.2}×); regular stores also move {:.1} GB/s of read-for-ownership",
+            nt.program_gbs.median,
+            w.program_gbs.median,
+            nt.program_gbs.median / w.program_gbs.median,
+            w.dram_gbs.median - w.program_gbs.median
+        ));
+    }
+    if let (Some(w), Some(z)) = (at("write-nt", full, None), at("write-clzero", full, None)) {
+        out.push(format!(
+            "CLZERO fills at {:.1} GB/s vs {:.1} GB/s for NT stores of 0xef",
+            z.program_gbs.median, w.program_gbs.median
+        ));
+    }
+    if cfg.thread_counts.len() > 1 {
+        for t in &cfg.tests {
+            if let (Some(one), Some(all)) = (at(&t.name, 1, None), at(&t.name, full, None)) {
+                out.push(format!(
+                    "{}: {:.1} GB/s on 1 thread, {:.1} GB/s on {full} ({:.0}% of linear)",
+                    t.name,
+                    one.program_gbs.median,
+                    all.program_gbs.median,
+                    100.0 * all.program_gbs.median / (one.program_gbs.median * full as f64)
+                ));
+            }
+        }
+    }
+    let zero = format!("{:#018x}", 0u64);
+    if let Some(best) = points
+        .iter()
+        .filter(|p| p.threads == full && p.pattern.as_deref() != Some(&zero))
+        .max_by(|a, b| a.dram_gbs.median.total_cmp(&b.dram_gbs.median))
+    {
+        out.push(format!(
+            "highest estimated DRAM traffic with non-zero data: {:.1} GB/s with {} (DRAM read:write {})",
+            best.dram_gbs.median, best.test.name, best.dram_ratio
+        ));
+    }
+    for name in ["read", "write", "copy"] {
+        let by_level: Vec<String> = ["L1", "L2", "L3", "DRAM"]
+            .iter()
+            .filter_map(|lvl| {
+                let v: Vec<f64> = sweep
+                    .iter()
+                    .filter(|p| p.test.name == name && p.level.as_deref() == Some(lvl))
+                    .map(|p| p.program_gbs.median)
+                    .collect();
+                (!v.is_empty())
+                    .then(|| format!("{lvl} {:.1}", v.iter().cloned().fold(f64::MIN, f64::max)))
+            })
+            .collect();
+        if !by_level.is_empty() {
+            out.push(format!(
+                "sweep, {name}, best GB/s per level (1 thread): {}",
+                by_level.join(", ")
+            ));
+        }
+    }
+    for s in &cfg.skipped {
+        out.push(format!("skipped {s}"));
+    }
+    let noisy: Vec<&str> = points
+        .iter()
+        .filter(|p| p.noisy)
+        .map(|p| p.test.name.as_str())
+        .collect();
+    if !noisy.is_empty() {
+        out.push(format!(
+            "did not converge (CI wider than ±5%): {}; other load interfered",
+            noisy.join(", ")
+        ));
+    }
+    out
+}

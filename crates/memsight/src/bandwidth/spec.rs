@@ -1,0 +1,307 @@
+//! What a bandwidth test does and how its bytes are counted.
+//!
+//! Two counts are reported for every figure (METHODS.md §3):
+//! - **program bytes**: what the kernel's loads and stores name (what STREAM and likwid-bench
+//!   print);
+//! - **estimated DRAM bytes**: what the memory controller moves when the working set lives in
+//!   DRAM. A regular store first reads the line for ownership (RFO), so it costs a read and a
+//!   write; a non-temporal store and `clzero` cost only the write; a read-modify-write reads the
+//!   line once and writes it once (its store hits the line its load brought in).
+//!
+//! MLC's read:write mixes are ratios of DRAM reads to DRAM writes, so they are built from streams:
+//! `R:W` with regular stores is `R − W` read streams and `W` write streams (each write stream adds
+//! an RFO read); with non-temporal stores it is `R` read streams and `W` write streams.
+
+use memsight_core::{Error, Result};
+use memsight_kernels::bandwidth::Store;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The operation a test runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Op {
+    /// `sum += a[i]`.
+    Read,
+    /// `a[i] = pattern`.
+    Write,
+    /// `b[i] = a[i]`.
+    Copy,
+    /// `a[i] ^= pattern`.
+    Rmw,
+    /// `reads` source streams summed into `writes` destination streams.
+    Mix { reads: usize, writes: usize },
+    /// STREAM triad on f64 (`a = b + s·c`): two read streams, one write stream.
+    Triad,
+}
+
+/// One bandwidth test: an operation and a store kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TestSpec {
+    /// Name as the user asked for it (`read`, `copy-nt`, `3:1`, `stream-triad-like` …).
+    pub name: String,
+    pub op: Op,
+    pub store: Store,
+}
+
+/// Bytes moved by one pass over `len` bytes per stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Bytes {
+    pub program_read: u64,
+    pub program_written: u64,
+    pub dram_read: u64,
+    pub dram_written: u64,
+}
+
+impl Bytes {
+    pub fn program(&self) -> u64 {
+        self.program_read + self.program_written
+    }
+    pub fn dram(&self) -> u64 {
+        self.dram_read + self.dram_written
+    }
+}
+
+impl TestSpec {
+    /// Read and write streams.
+    pub fn streams(&self) -> (usize, usize) {
+        match self.op {
+            Op::Read => (1, 0),
+            Op::Write => (0, 1),
+            Op::Copy => (1, 1),
+            Op::Rmw => (1, 1),
+            Op::Mix { reads, writes } => (reads, writes),
+            Op::Triad => (2, 1),
+        }
+    }
+
+    /// Separate arrays the test needs (rmw works in place).
+    pub fn arrays(&self) -> usize {
+        match self.op {
+            Op::Rmw => 1,
+            Op::Triad => 3,
+            _ => {
+                let (r, w) = self.streams();
+                r + w
+            }
+        }
+    }
+
+    /// Bytes of one pass with `len` bytes per array.
+    pub fn bytes(&self, len: u64) -> Bytes {
+        let (r, w) = self.streams();
+        let (r, w) = (r as u64 * len, w as u64 * len);
+        let rfo = match (self.op, self.store) {
+            (Op::Rmw, _) => 0,
+            (_, Store::Regular) => w,
+            _ => 0,
+        };
+        Bytes {
+            program_read: r,
+            program_written: w,
+            dram_read: r + rfo,
+            dram_written: w,
+        }
+    }
+
+    /// DRAM read:write ratio, reduced (`3:1`, `1:0` for all reads).
+    pub fn dram_ratio(&self) -> String {
+        let b = self.bytes(1);
+        let g = gcd(b.dram_read, b.dram_written).max(1);
+        format!("{}:{}", b.dram_read / g, b.dram_written / g)
+    }
+
+    /// Whether the test writes a chosen pattern (fills): other writing tests write data derived
+    /// from their non-zero sources, so `--pattern` does not apply to them.
+    pub fn writes_pattern(&self) -> bool {
+        self.op == Op::Write
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The tests `memsight bandwidth` runs by default: lmbench's kernels with each store kind, and
+/// MLC's mixes.
+pub const DEFAULT_TESTS: &[&str] = &[
+    "read",
+    "write",
+    "write-nt",
+    "write-clzero",
+    "copy",
+    "copy-nt",
+    "rmw",
+    "all-reads",
+    "3:1",
+    "2:1",
+    "1:1",
+    "1:1-nt",
+    "2:1-nt",
+    "stream-triad-like",
+];
+
+/// Parses a test name. `clzero_ok` drops `write-clzero` from defaults on CPUs without it.
+pub fn parse_test(name: &str) -> Result<TestSpec> {
+    let t = |op, store| TestSpec {
+        name: name.to_string(),
+        op,
+        store,
+    };
+    Ok(match name {
+        "read" => t(Op::Read, Store::Regular),
+        "write" => t(Op::Write, Store::Regular),
+        "write-nt" => t(Op::Write, Store::Nt),
+        "write-clzero" => t(Op::Write, Store::Clzero),
+        "copy" => t(Op::Copy, Store::Regular),
+        "copy-nt" => t(Op::Copy, Store::Nt),
+        "rmw" => t(Op::Rmw, Store::Regular),
+        "all-reads" => t(
+            Op::Mix {
+                reads: 1,
+                writes: 0,
+            },
+            Store::Regular,
+        ),
+        "stream-triad-like" => t(Op::Triad, Store::Nt),
+        "stream-triad" => t(Op::Triad, Store::Regular),
+        _ => return parse_ratio(name),
+    })
+}
+
+/// `R:W` (regular stores) or `R:W-nt` (non-temporal), as DRAM read:write ratios.
+fn parse_ratio(name: &str) -> Result<TestSpec> {
+    let bad = || {
+        Error::input(format!(
+            "unknown test '{name}': use read, write, write-nt, write-clzero, copy, copy-nt, rmw, all-reads, stream-triad, stream-triad-like, or a DRAM read:write ratio R:W or R:W-nt (e.g. 3:1, 2:1-nt)"
+        ))
+    };
+    let (ratio, nt) = match name.strip_suffix("-nt") {
+        Some(r) => (r, true),
+        None => (name, false),
+    };
+    let (r, w) = ratio.split_once(':').ok_or_else(bad)?;
+    let r: usize = r.trim().parse().map_err(|_| bad())?;
+    let w: usize = w.trim().parse().map_err(|_| bad())?;
+    if r + w == 0 || r > 8 || w > 8 {
+        return Err(Error::input(format!(
+            "ratio '{name}': use 0 to 8 reads and 0 to 8 writes, not both 0"
+        )));
+    }
+    let store = if nt { Store::Nt } else { Store::Regular };
+    let op = if nt {
+        if r == 0 {
+            return Err(Error::input(format!(
+                "ratio '{name}': a non-temporal mix needs at least one read stream; use write-nt for pure writes"
+            )));
+        }
+        Op::Mix {
+            reads: r,
+            writes: w,
+        }
+    } else {
+        if r < w {
+            return Err(Error::input(format!(
+                "ratio '{name}': with regular stores every write also reads (RFO), so reads ≥ writes; use '{name}-nt'"
+            )));
+        }
+        match (r - w, w) {
+            (0, 1) => Op::Write,
+            (0, _) => {
+                return Err(Error::input(format!(
+                    "ratio '{name}': with regular stores it needs a read stream or exactly one write stream; use {w}:{w}-nt"
+                )));
+            }
+            (reads, writes) => Op::Mix { reads, writes },
+        }
+    };
+    Ok(TestSpec {
+        name: name.to_string(),
+        op,
+        store,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ratio(name: &str) -> String {
+        parse_test(name).unwrap().dram_ratio()
+    }
+
+    #[test]
+    fn mlc_mixes_have_their_controller_ratios() {
+        assert_eq!(ratio("all-reads"), "1:0");
+        assert_eq!(ratio("3:1"), "3:1");
+        assert_eq!(ratio("2:1"), "2:1");
+        assert_eq!(ratio("1:1"), "1:1");
+        assert_eq!(ratio("2:1-nt"), "2:1");
+        assert_eq!(ratio("stream-triad-like"), "2:1");
+        assert_eq!(ratio("5:2"), "5:2");
+        assert_eq!(ratio("1:1-nt"), "1:1");
+    }
+
+    #[test]
+    fn stores_decide_the_dram_bytes() {
+        let mib = 1 << 20;
+        let copy = parse_test("copy").unwrap().bytes(mib);
+        assert_eq!(
+            (copy.program(), copy.dram()),
+            (2 * mib, 3 * mib),
+            "regular copy pays an RFO"
+        );
+        let nt = parse_test("copy-nt").unwrap().bytes(mib);
+        assert_eq!((nt.program(), nt.dram()), (2 * mib, 2 * mib));
+        let w = parse_test("write").unwrap().bytes(mib);
+        assert_eq!((w.program(), w.dram_read, w.dram_written), (mib, mib, mib));
+        let z = parse_test("write-clzero").unwrap().bytes(mib);
+        assert_eq!((z.program(), z.dram()), (mib, mib));
+        let rmw = parse_test("rmw").unwrap().bytes(mib);
+        assert_eq!(
+            (rmw.program(), rmw.dram()),
+            (2 * mib, 2 * mib),
+            "rmw: no extra RFO"
+        );
+        let triad = parse_test("stream-triad").unwrap().bytes(mib);
+        assert_eq!((triad.program(), triad.dram()), (3 * mib, 4 * mib));
+        let r = parse_test("read").unwrap().bytes(mib);
+        assert_eq!((r.program(), r.dram()), (mib, mib));
+    }
+
+    #[test]
+    fn ratios_are_built_from_streams() {
+        assert_eq!(
+            parse_test("3:1").unwrap().op,
+            Op::Mix {
+                reads: 2,
+                writes: 1
+            }
+        );
+        assert_eq!(
+            parse_test("3:1-nt").unwrap().op,
+            Op::Mix {
+                reads: 3,
+                writes: 1
+            }
+        );
+        assert_eq!(parse_test("1:1").unwrap().op, Op::Write);
+        assert_eq!(
+            parse_test("1:0").unwrap().op,
+            Op::Mix {
+                reads: 1,
+                writes: 0
+            }
+        );
+    }
+
+    #[test]
+    fn bad_names_are_input_errors() {
+        for bad in ["frob", "1:2", "0:0", "9:1", "0:1-nt", "a:b", "2:2"] {
+            assert!(matches!(parse_test(bad), Err(Error::Input(_))), "{bad}");
+        }
+        for good in DEFAULT_TESTS {
+            assert!(parse_test(good).is_ok(), "{good}");
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! STREAM-compatible kernels under STREAM's rules (McCalpin, STREAM 5.10).
+//!
+//! - Three f64 arrays of N elements, N ≥ 4 × the sum of the last-level caches ÷ 8 B (and ≥ 10 M
+//!   as STREAM's default), optionally padded by `OFFSET` elements between arrays.
+//! - Initialised a = 1, b = 2, c = 0 by the threads that will use each chunk (first touch), then
+//!   a = 2·a (STREAM's timer-granularity step).
+//! - NTIMES iterations of Copy (c = a), Scale (b = s·c), Add (c = a + b), Triad (a = b + s·c) with
+//!   s = 3; every kernel run is timed on its own and must last ≥ 20 clock ticks.
+//! - Statistics exclude the first iteration: best (min), average and max time per kernel; rate
+//!   from the best time with STREAM's byte counting (2 or 3 arrays × 8 B × N); plus the engine's
+//!   median and CI of the rate.
+//! - Validation replays the recurrence on scalars and fails when the average absolute error of
+//!   any array, relative to the expected value, exceeds 1e-13.
+//!
+//! These are STREAM-compatible kernels run by memsight, not STREAM benchmark results.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::stats::{Summary, summarize};
+use memsight_core::timer::ClockInfo;
+use memsight_core::{Error, Result, cancel};
+use memsight_kernels::bandwidth::{self as k, Isa, Store, StreamOp};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::bandwidth::{choose_threads, llc_total, parse_isa};
+use crate::cli::StreamArgs;
+
+/// STREAM's scalar.
+pub const SCALAR: f64 = 3.0;
+/// STREAM's bound on the average relative error for f64.
+pub const EPSILON: f64 = 1e-13;
+
+/// A validated plan.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StreamConfig {
+    pub elements: usize,
+    pub ntimes: usize,
+    pub offset: usize,
+    pub cpus: Vec<usize>,
+    pub isa: Isa,
+    pub store: Store,
+    pub page_kind: PageKind,
+    pub node: Option<usize>,
+}
+
+impl StreamConfig {
+    pub fn from_args(a: &StreamArgs, env: &Environment) -> Result<Self> {
+        let isa = parse_isa(a.isa.as_deref())?;
+        let store = match a.store.as_str() {
+            "regular" => Store::Regular,
+            "nt" => Store::Nt,
+            other => {
+                return Err(Error::input(format!(
+                    "unknown store kind '{other}': use regular or nt"
+                )));
+            }
+        };
+        k::supports(isa, store).map_err(Error::input)?;
+        let cpus = choose_threads(&a.threads, a.cpus.as_deref(), env)?;
+        // Each thread's chunk is a multiple of 32 elements (4 AVX-512 vectors).
+        let unit = 32 * cpus.len();
+        let want = a
+            .elements
+            .unwrap_or_else(|| 10_000_000usize.max((4 * llc_total(env) / 8) as usize));
+        if want == 0 {
+            return Err(Error::input("--elements must be at least 1"));
+        }
+        let elements = want.div_ceil(unit) * unit;
+        if !a.offset.is_multiple_of(8) {
+            return Err(Error::input(format!(
+                "--offset {} is not a multiple of 8 elements (64 bytes): the kernels use aligned vector loads; use {} or {}",
+                a.offset,
+                a.offset / 8 * 8,
+                a.offset.div_ceil(8) * 8
+            )));
+        }
+        let bytes = 3 * (elements + a.offset) as u64 * 8;
+        memsight_core::buffer::check_size(bytes, env)?;
+        env.check_node(a.node)?;
+        Ok(StreamConfig {
+            elements,
+            ntimes: a.ntimes as usize,
+            offset: a.offset,
+            cpus,
+            isa,
+            store,
+            page_kind: a.page_kind.parse()?,
+            node: a.node,
+        })
+    }
+}
+
+/// One kernel's figures.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct KernelResult {
+    pub function: String,
+    /// STREAM's byte count per run: arrays × 8 B × N.
+    pub bytes: u64,
+    /// Estimated DRAM bytes per run (plus read-for-ownership of the written array with regular stores).
+    pub dram_bytes: u64,
+    /// From the best (minimum) time, MB/s = 10^6 B/s, as STREAM prints it.
+    pub best_rate_mbs: f64,
+    pub avg_time_s: f64,
+    pub min_time_s: f64,
+    pub max_time_s: f64,
+    /// GB/s over the timed iterations (first excluded): median, CI, min, max.
+    pub gbs: Summary,
+    /// Shortest run in clock ticks (STREAM asks for ≥ 20).
+    pub min_ticks: f64,
+}
+
+/// STREAM's validation outcome.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Validation {
+    pub passed: bool,
+    /// Average absolute error of each array relative to its expected value.
+    pub relative_error: [f64; 3],
+    pub expected: [f64; 3],
+    pub message: String,
+}
+
+/// The `stream` command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct StreamResults {
+    pub label: String,
+    pub config: StreamConfig,
+    pub array_bytes: u64,
+    pub total_bytes: u64,
+    pub iterations_run: usize,
+    pub kernels: Vec<KernelResult>,
+    pub validation: Option<Validation>,
+    pub warnings: Vec<String>,
+}
+
+/// STREAM's expected values after `n` iterations, starting from a = 1 (doubled once), b = 2, c = 0.
+pub fn expected(n: usize) -> [f64; 3] {
+    let (mut a, mut b, mut c) = (1.0f64, 2.0f64, 0.0f64);
+    a *= 2.0;
+    for _ in 0..n {
+        c = a;
+        b = SCALAR * c;
+        c = a + b;
+        a = b + SCALAR * c;
+    }
+    [a, b, c]
+}
+
+/// STREAM's check: the average absolute error of each array relative to the expected value must
+/// not exceed [`EPSILON`].
+pub fn validate(a: &[f64], b: &[f64], c: &[f64], iterations: usize) -> Validation {
+    let exp = expected(iterations);
+    let mut rel = [0.0; 3];
+    for (k, arr) in [a, b, c].iter().enumerate() {
+        let avg = arr.iter().map(|x| (x - exp[k]).abs()).sum::<f64>() / arr.len().max(1) as f64;
+        rel[k] = avg / exp[k].abs();
+    }
+    let bad: Vec<String> = ["a", "b", "c"]
+        .iter()
+        .zip(rel)
+        .filter(|(_, e)| e.is_nan() || *e > EPSILON)
+        .map(|(n, e)| format!("array {n}: average relative error {e:.3e} > {EPSILON:e}"))
+        .collect();
+    Validation {
+        passed: bad.is_empty(),
+        relative_error: rel,
+        expected: exp,
+        message: if bad.is_empty() {
+            format!("Solution Validates: avg error less than {EPSILON:e} on all three arrays")
+        } else {
+            format!("VALIDATION FAILED: {}", bad.join("; "))
+        },
+    }
+}
+
+/// One thread's share of the three arrays.
+type Chunk<'a> = (&'a mut [f64], &'a mut [f64], &'a mut [f64]);
+
+/// Runs the plan; returns results and whether every iteration ran.
+pub fn run(
+    cfg: &StreamConfig,
+    env: &Environment,
+    clock: &ClockInfo,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(StreamResults, bool)> {
+    let n = cfg.elements;
+    let stride = n + cfg.offset;
+    let req = BufferRequest {
+        bytes: 3 * stride as u64 * 8,
+        kind: cfg.page_kind,
+        node: cfg.node,
+    };
+    let mut buf = Buffer::allocate(req, env)?;
+    let threads = cfg.cpus.len();
+    let chunk = n / threads;
+    // durations[iteration][kernel][thread], ns.
+    let durations: Vec<AtomicU64> = (0..cfg.ntimes * 4 * threads)
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    let done = AtomicU64::new(0);
+    {
+        let all = buf.as_f64_mut();
+        let (a, rest) = all.split_at_mut(stride);
+        let (b, c) = rest.split_at_mut(stride);
+        let mut parts: Vec<Option<Chunk>> = a[..n]
+            .chunks_mut(chunk)
+            .zip(b[..n].chunks_mut(chunk))
+            .zip(c[..n].chunks_mut(chunk))
+            .map(|((a, b), c)| Some((a, b, c)))
+            .collect();
+        let parts = std::sync::Mutex::new(&mut parts);
+        memsight_core::pin::run_team(&cfg.cpus, |i, _, barrier| {
+            let (a, b, c) = parts.lock().expect("parts")[i]
+                .take()
+                .expect("one part per thread");
+            // First touch by the thread that uses the chunk, as STREAM's OpenMP initialisation.
+            a.fill(1.0);
+            b.fill(2.0);
+            c.fill(0.0);
+            for x in a.iter_mut() {
+                *x *= 2.0;
+            }
+            for it in 0..cfg.ntimes {
+                for (kk, op) in StreamOp::ALL.iter().enumerate() {
+                    barrier.wait();
+                    let t = Instant::now();
+                    k::stream(cfg.isa, cfg.store, *op, a, b, c, SCALAR);
+                    durations[(it * 4 + kk) * threads + i]
+                        .store(t.elapsed().as_nanos() as u64, Ordering::SeqCst);
+                }
+                barrier.wait();
+                if i == 0 {
+                    done.store(it as u64 + 1, Ordering::SeqCst);
+                    tick(&format!("iteration {}", it + 1));
+                }
+                barrier.wait();
+                if cancel::requested() {
+                    break;
+                }
+            }
+        })?;
+    }
+    let iterations = done.load(Ordering::SeqCst) as usize;
+    let complete = iterations == cfg.ntimes;
+    let mut kernels = Vec::new();
+    let mut warnings = Vec::new();
+    if iterations >= 2 {
+        for (kk, op) in StreamOp::ALL.iter().enumerate() {
+            let times: Vec<f64> = (1..iterations)
+                .map(|it| {
+                    (0..threads)
+                        .map(|t| durations[(it * 4 + kk) * threads + t].load(Ordering::SeqCst))
+                        .max()
+                        .unwrap_or(0)
+                        .max(1) as f64
+                        * 1e-9
+                })
+                .collect();
+            let bytes = (op.arrays() * 8 * n) as u64;
+            let rfo = if cfg.store == Store::Regular {
+                (8 * n) as u64
+            } else {
+                0
+            };
+            let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
+            let max = times.iter().cloned().fold(0.0, f64::max);
+            let avg = times.iter().sum::<f64>() / times.len() as f64;
+            let rates: Vec<f64> = times.iter().map(|t| bytes as f64 / t / 1e9).collect();
+            let min_ticks = min * 1e9 / clock.granularity_ns;
+            if min_ticks < 20.0 {
+                warnings.push(format!(
+                    "{}: the shortest run lasted {min_ticks:.0} clock ticks (< 20): use more --elements",
+                    op.name()
+                ));
+            }
+            kernels.push(KernelResult {
+                function: op.name().to_string(),
+                bytes,
+                dram_bytes: bytes + rfo,
+                best_rate_mbs: bytes as f64 / min / 1e6,
+                avg_time_s: avg,
+                min_time_s: min,
+                max_time_s: max,
+                gbs: summarize(&rates),
+                min_ticks,
+            });
+        }
+    }
+    let validation = complete.then(|| {
+        let all = buf.as_f64_mut();
+        let (a, rest) = all.split_at(stride);
+        let (b, c) = rest.split_at(stride);
+        validate(&a[..n], &b[..n], &c[..n], iterations)
+    });
+    let results = StreamResults {
+        label: "STREAM-compatible kernels run by memsight (not STREAM benchmark results)"
+            .to_string(),
+        config: cfg.clone(),
+        array_bytes: (8 * n) as u64,
+        total_bytes: (3 * 8 * n) as u64,
+        iterations_run: iterations,
+        kernels,
+        validation,
+        warnings,
+    };
+    Ok((results, complete))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_values_follow_streams_recurrence() {
+        // After 0 iterations: a doubled once.
+        assert_eq!(expected(0), [2.0, 2.0, 0.0]);
+        // One iteration by hand: c = 2, b = 6, c = 8, a = 6 + 24 = 30.
+        assert_eq!(expected(1), [30.0, 6.0, 8.0]);
+    }
+
+    fn arrays(n: usize, it: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let e = expected(it);
+        (vec![e[0]; n], vec![e[1]; n], vec![e[2]; n])
+    }
+
+    #[test]
+    fn correct_results_validate() {
+        let (a, b, c) = arrays(1000, 10);
+        let v = validate(&a, &b, &c, 10);
+        assert!(v.passed, "{}", v.message);
+    }
+
+    #[test]
+    fn corrupted_results_fail_loudly() {
+        let (mut a, b, mut c) = arrays(1000, 10);
+        a[17] *= 1.0 + 1e-6;
+        let v = validate(&a, &b, &c, 10);
+        assert!(!v.passed);
+        assert!(
+            v.message.contains("VALIDATION FAILED") && v.message.contains("array a"),
+            "{}",
+            v.message
+        );
+        // A NaN anywhere fails too.
+        let (a2, b2, _) = arrays(1000, 10);
+        c[3] = f64::NAN;
+        assert!(!validate(&a2, &b2, &c, 10).passed);
+        // So does the wrong iteration count (a kernel skipped once).
+        let (a, b, c) = arrays(1000, 9);
+        assert!(!validate(&a, &b, &c, 10).passed);
+    }
+}

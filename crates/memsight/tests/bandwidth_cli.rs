@@ -1,0 +1,282 @@
+//! `memsight bandwidth` and `memsight stream` end to end, on small sizes: JSON valid against the
+//! schema, byte accounting, patterns, scaling, the sweep's ordering, STREAM validation, bad input.
+
+mod common;
+
+use common::{assert_valid, json, memsight};
+use serde_json::Value;
+
+const FAST: [&str; 7] = [
+    "--no-progress",
+    "--min-samples",
+    "3",
+    "--point-budget",
+    "0.2",
+    "--sample-ms",
+    "5",
+];
+
+fn bandwidth(args: &[&str]) -> Value {
+    let _serial = common::measuring();
+    let doc = json(
+        memsight()
+            .args(["bandwidth", "--json"])
+            .args(args)
+            .args(FAST),
+    );
+    assert_valid(&doc);
+    doc
+}
+
+fn points(doc: &Value) -> &Vec<Value> {
+    doc["results"]["points"].as_array().unwrap()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+#[test]
+fn bytes_are_counted_both_ways() {
+    let doc = bandwidth(&[
+        "--test",
+        "read,write,write-nt,copy,copy-nt,rmw,3:1,stream-triad-like",
+        "--size",
+        "8M",
+    ]);
+    let ps = points(&doc);
+    assert_eq!(ps.len(), 8);
+    let threads = doc["environment"]["allowed_cpus"].as_array().unwrap().len() as u64;
+    for p in ps {
+        assert_eq!(
+            p["threads"].as_u64().unwrap(),
+            threads,
+            "all allowed CPUs by default"
+        );
+        let (prog, dram) = (f(&p["program_gbs"]["median"]), f(&p["dram_gbs"]["median"]));
+        assert!(prog > 0.0);
+        let want = match p["test"]["name"].as_str().unwrap() {
+            "read" | "write-nt" | "copy-nt" | "rmw" | "stream-triad-like" => 1.0,
+            "write" => 2.0,
+            "copy" => 1.5,
+            "3:1" => 4.0 / 3.0,
+            other => panic!("unexpected {other}"),
+        };
+        assert!(
+            (dram / prog - want).abs() < 1e-9,
+            "{}: DRAM/program {} vs {want}",
+            p["test"]["name"],
+            dram / prog
+        );
+        assert!(f(&p["program_gbs"]["max"]) >= prog, "best ≥ median");
+    }
+    let ratio =
+        |name: &str| ps.iter().find(|p| p["test"]["name"] == name).unwrap()["dram_ratio"].clone();
+    assert_eq!(ratio("3:1"), "3:1");
+    assert_eq!(ratio("copy"), "2:1");
+    assert_eq!(ratio("copy-nt"), "1:1");
+    assert_eq!(ratio("read"), "1:0");
+}
+
+#[test]
+fn fills_say_what_they_wrote() {
+    let doc = bandwidth(&[
+        "--test",
+        "write-nt,copy",
+        "--size",
+        "8M",
+        "--pattern",
+        "both",
+    ]);
+    let ps = points(&doc);
+    let pats: Vec<&str> = ps
+        .iter()
+        .filter(|p| p["test"]["name"] == "write-nt")
+        .map(|p| p["pattern"].as_str().unwrap())
+        .collect();
+    assert_eq!(pats, vec!["0xefefefefefefefef", "0x0000000000000000"]);
+    // A copy writes its source data: one point, no pattern.
+    let copies: Vec<&Value> = ps.iter().filter(|p| p["test"]["name"] == "copy").collect();
+    assert_eq!(copies.len(), 1);
+    assert!(copies[0]["pattern"].is_null());
+    let findings = doc["results"]["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|x| x.as_str().unwrap().starts_with("write-nt: writing zeros"))
+    );
+}
+
+#[test]
+fn scaling_runs_every_thread_count() {
+    let n = std::thread::available_parallelism().unwrap().get();
+    if n < 2 {
+        return;
+    }
+    let doc = bandwidth(&["--test", "read", "--size", "8M", "--scaling"]);
+    let counts: Vec<u64> = points(&doc)
+        .iter()
+        .map(|p| p["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts.first(), Some(&1));
+    assert_eq!(counts.last(), Some(&(n as u64)));
+}
+
+#[test]
+fn sweep_finds_caches_faster_than_memory() {
+    let doc = bandwidth(&[
+        "--test",
+        "read",
+        "--threads",
+        "1",
+        "--size",
+        "4M",
+        "--sweep",
+    ]);
+    let sweep = doc["results"]["sweep"].as_array().unwrap();
+    let reads: Vec<&Value> = sweep
+        .iter()
+        .filter(|p| p["test"]["name"] == "read")
+        .collect();
+    let first = reads.first().unwrap();
+    let last = reads.last().unwrap();
+    assert_eq!(first["level"], "L1");
+    assert_eq!(last["level"], "DRAM");
+    // Reading from L1 is far faster than from DRAM on any machine.
+    assert!(f(&first["program_gbs"]["median"]) > 2.0 * f(&last["program_gbs"]["median"]));
+    for name in ["write", "copy"] {
+        assert!(sweep.iter().any(|p| p["test"]["name"] == name));
+    }
+}
+
+#[test]
+fn every_width_runs() {
+    let widths = ["scalar", "sse2", "avx2", "avx512"];
+    for isa in widths {
+        let _serial = common::measuring();
+        let out = memsight()
+            .args([
+                "bandwidth",
+                "--json",
+                "--test",
+                "copy",
+                "--size",
+                "1M",
+                "--isa",
+                isa,
+            ])
+            .args(FAST)
+            .output()
+            .unwrap();
+        if out.status.code() == Some(2) {
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("cannot run"),
+                "{isa}"
+            );
+            continue;
+        }
+        assert!(
+            out.status.success(),
+            "{isa}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(points(&doc)[0]["isa"], isa);
+    }
+}
+
+#[test]
+fn stream_validates_and_counts_like_stream() {
+    let _serial = common::measuring();
+    let doc = json(memsight().args([
+        "stream",
+        "--json",
+        "--no-progress",
+        "--elements",
+        "2000000",
+        "--ntimes",
+        "5",
+        "--offset",
+        "64",
+    ]));
+    assert_valid(&doc);
+    let r = &doc["results"];
+    assert_eq!(r["validation"]["passed"], true);
+    assert!(
+        r["label"]
+            .as_str()
+            .unwrap()
+            .contains("not STREAM benchmark results")
+    );
+    let ks = r["kernels"].as_array().unwrap();
+    let names: Vec<&str> = ks.iter().map(|k| k["function"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Copy", "Scale", "Add", "Triad"]);
+    let n = r["config"]["elements"].as_u64().unwrap();
+    assert!(n >= 2_000_000);
+    for k in ks {
+        let arrays = if ["Copy", "Scale"].contains(&k["function"].as_str().unwrap()) {
+            2
+        } else {
+            3
+        };
+        assert_eq!(k["bytes"].as_u64().unwrap(), arrays * 8 * n);
+        assert_eq!(k["gbs"]["n"].as_u64().unwrap(), 4, "first of 5 excluded");
+        assert!(
+            f(&k["min_time_s"]) <= f(&k["avg_time_s"])
+                && f(&k["avg_time_s"]) <= f(&k["max_time_s"])
+        );
+        let best = f(&k["best_rate_mbs"]);
+        assert!(
+            (best - k["bytes"].as_u64().unwrap() as f64 / f(&k["min_time_s"]) / 1e6).abs()
+                < 1e-6 * best
+        );
+    }
+}
+
+#[test]
+fn bad_bandwidth_input_is_refused() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["bandwidth", "--test", "frob"], "unknown test"),
+        (&["bandwidth", "--test", "1:2"], "reads ≥ writes"),
+        (&["bandwidth", "--isa", "avx9"], "unknown vector width"),
+        (
+            &["bandwidth", "--threads", "4096"],
+            "threads requested but only",
+        ),
+        (
+            &["bandwidth", "--cpus", "4000"],
+            "outside this process's cpuset",
+        ),
+        (&["bandwidth", "--size", "0"], "at least 1 byte"),
+        (&["bandwidth", "--size", "100T"], "does not fit"),
+        (&["bandwidth", "--page-kind", "3m"], "unknown page kind"),
+        (&["stream", "--offset", "3"], "multiple of 8"),
+        (&["stream", "--store", "weird"], "unknown store kind"),
+        (&["stream", "--elements", "100000000000"], "does not fit"),
+    ];
+    for (args, needle) in cases {
+        let out = memsight().args(*args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let out = memsight()
+            .args(["bandwidth", "--isa", "neon"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+    }
+    if !std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap()
+        .contains(" clzero")
+    {
+        let out = memsight()
+            .args(["bandwidth", "--test", "write-clzero"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+    }
+}
