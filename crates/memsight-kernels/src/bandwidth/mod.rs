@@ -66,26 +66,30 @@ impl Isa {
         }
     }
 
+    /// Whether this CPU can run kernels of this width (std caches the feature detection, so
+    /// this is cheap enough to check on every kernel call).
+    pub fn is_available(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Sse2 => std::arch::is_x86_feature_detected!("sse2"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
     /// Widths this CPU can run, narrowest first.
     pub fn available() -> Vec<Isa> {
-        let mut v = vec![Isa::Scalar];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("sse2") {
-                v.push(Isa::Sse2);
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                v.push(Isa::Avx2);
-            }
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                v.push(Isa::Avx512);
-            }
-        }
-        #[cfg(target_arch = "aarch64")]
-        if std::arch::is_aarch64_feature_detected!("neon") {
-            v.push(Isa::Neon);
-        }
-        v
+        [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512, Isa::Neon]
+            .into_iter()
+            .filter(|i| i.is_available())
+            .collect()
     }
 
     /// The widest available width.
@@ -122,7 +126,7 @@ pub fn has_clzero() -> bool {
 /// Whether this CPU can run `isa` kernels with `store`, or why not (one line, naming the fix).
 pub fn supports(isa: Isa, store: Store) -> Result<(), String> {
     let avail = Isa::available();
-    if !avail.contains(&isa) {
+    if !isa.is_available() {
         return Err(format!(
             "this CPU cannot run {} kernels; available: {}",
             isa.name(),

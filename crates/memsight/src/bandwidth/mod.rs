@@ -261,65 +261,109 @@ fn scale(s: &Summary, k: f64) -> Summary {
     }
 }
 
-/// The arrays of one thread.
+/// Bytes between the end of one array and the start of the next. Arrays whose starts differ by a
+/// multiple of 4 KiB make loads falsely depend on earlier stores to the other array (4K aliasing)
+/// and compete for the same cache sets; 2 KiB + 64 B puts each array at a different offset within
+/// a page and a different L1 set (STREAM's OFFSET serves the same purpose).
+const PAD: usize = 2048 + 64;
+
+/// The arrays of one thread, `len` bytes each, `len + PAD` apart.
 struct Arrays {
     buf: Buffer,
     len: usize,
+}
+
+impl Arrays {
+    /// The first `count` arrays.
+    fn split(&mut self, count: usize) -> Vec<&mut [u8]> {
+        let len = self.len;
+        let mut rest = self.buf.as_mut_slice();
+        let mut out = Vec::with_capacity(count);
+        for _ in 0..count {
+            let (head, tail) = rest.split_at_mut((len + PAD).min(rest.len()));
+            out.push(&mut head[..len]);
+            rest = tail;
+        }
+        out
+    }
+
+    /// The first three arrays as f64 (STREAM triad).
+    fn split_f64(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
+        let (n, stride) = (self.len / 8, (self.len + PAD) / 8);
+        let f = self.buf.as_f64_mut();
+        let (a, rest) = f.split_at_mut(stride);
+        let (b, c) = rest.split_at_mut(stride);
+        (&mut a[..n], &mut b[..n], &mut c[..n])
+    }
 }
 
 fn setup(spec: &TestSpec, cfg: &BandwidthConfig, env: &Environment, bytes: u64) -> Result<Arrays> {
     let arrays = spec.arrays();
     let len = ((bytes as usize / arrays) / GRANULE).max(1) * GRANULE;
     let req = BufferRequest {
-        bytes: (len * arrays) as u64,
+        bytes: (arrays * (len + PAD)) as u64,
         kind: cfg.page_kind,
         node: cfg.node,
     };
-    let mut buf = Buffer::allocate(req, env)?;
+    let buf = Buffer::allocate(req, env)?;
+    let mut a = Arrays { buf, len };
+    // Every page is touched by this (pinned) thread; sources hold non-zero data.
+    a.buf.as_mut_slice().fill(0x5a);
     if spec.op == Op::Triad {
         // STREAM's initial values.
-        let f = buf.as_f64_mut();
-        let n = len / 8;
-        f[..n].fill(1.0);
-        f[n..2 * n].fill(2.0);
-        f[2 * n..3 * n].fill(0.0);
+        let (x, y, z) = a.split_f64();
+        x.fill(1.0);
+        y.fill(2.0);
+        z.fill(0.0);
     } else {
-        // Sources hold non-zero data; every page is touched by this (pinned) thread.
-        k::write(
-            Isa::Scalar,
-            Store::Regular,
-            buf.as_mut_slice(),
-            0x0123_4567_89ab_cdef,
-        );
+        for arr in a.split(arrays) {
+            k::write(Isa::Scalar, Store::Regular, arr, 0x0123_4567_89ab_cdef);
+        }
     }
-    Ok(Arrays { buf, len })
+    Ok(a)
 }
 
+/// `passes` passes of the test over this thread's arrays. The arrays are split once per call, so
+/// nothing but the kernels runs between passes (small working sets take ~100 ns a pass).
 fn work(spec: &TestSpec, isa: Isa, pattern: u64, a: &mut Arrays, passes: u64) {
-    let len = a.len;
-    for _ in 0..passes {
-        match spec.op {
-            Op::Read => {
-                std::hint::black_box(k::read(isa, &a.buf.as_mut_slice()[..len]));
+    match spec.op {
+        Op::Read => {
+            let v = a.split(1);
+            for _ in 0..passes {
+                std::hint::black_box(k::read(isa, v[0]));
             }
-            Op::Write => k::write(isa, spec.store, &mut a.buf.as_mut_slice()[..len], pattern),
-            Op::Rmw => k::rmw(isa, &mut a.buf.as_mut_slice()[..len], pattern),
-            Op::Copy => {
-                let (src, dst) = a.buf.as_mut_slice()[..2 * len].split_at_mut(len);
-                k::copy(isa, spec.store, dst, src);
+        }
+        Op::Write => {
+            let mut v = a.split(1);
+            for _ in 0..passes {
+                k::write(isa, spec.store, v[0], pattern);
             }
-            Op::Mix { reads, writes } => {
-                let all = &mut a.buf.as_mut_slice()[..(reads + writes) * len];
-                let (src, dst) = all.split_at_mut(reads * len);
-                let srcs: Vec<&[u8]> = src.chunks(len).collect();
-                let mut dsts: Vec<&mut [u8]> = dst.chunks_mut(len).collect();
+            std::hint::black_box(&mut v);
+        }
+        Op::Rmw => {
+            let mut v = a.split(1);
+            for _ in 0..passes {
+                k::rmw(isa, v[0], pattern);
+            }
+        }
+        Op::Copy => {
+            let mut v = a.split(2);
+            let dst = v.pop().expect("two arrays");
+            for _ in 0..passes {
+                k::copy(isa, spec.store, dst, v[0]);
+            }
+        }
+        Op::Mix { reads, writes } => {
+            let mut v = a.split(reads + writes);
+            let mut dsts = v.split_off(reads);
+            let srcs: Vec<&[u8]> = v.into_iter().map(|s| &*s).collect();
+            for _ in 0..passes {
                 std::hint::black_box(k::mix(isa, spec.store, &srcs, &mut dsts, pattern));
             }
-            Op::Triad => {
-                let n = len / 8;
-                let f = &mut a.buf.as_f64_mut()[..3 * n];
-                let (x, rest) = f.split_at_mut(n);
-                let (y, z) = rest.split_at_mut(n);
+        }
+        Op::Triad => {
+            let (x, y, z) = a.split_f64();
+            for _ in 0..passes {
                 k::stream(isa, spec.store, k::StreamOp::Triad, x, y, z, 3.0);
             }
         }

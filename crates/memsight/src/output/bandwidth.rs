@@ -39,7 +39,12 @@ fn rows(points: &[Point], sweep: bool) -> comfy_table::Table {
             ),
             ci(&p.program_gbs),
             num(p.program_gbs.max),
-            num(p.dram_gbs.median),
+            // DRAM traffic is only estimated for working sets that live in DRAM.
+            if p.level.as_deref().is_none_or(|l| l == "DRAM") {
+                num(p.dram_gbs.median)
+            } else {
+                "-".to_string()
+            },
             p.dram_ratio.clone(),
             match p.pattern.as_deref() {
                 None if p.test.op == crate::bandwidth::spec::Op::Read => "-".to_string(),
