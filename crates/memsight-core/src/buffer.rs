@@ -275,6 +275,18 @@ impl Drop for Buffer {
     }
 }
 
+/// Views 8-byte aligned bytes as f64 (every bit pattern is a valid f64). Panics when misaligned;
+/// a trailing partial element is left out.
+pub fn bytes_as_f64_mut(b: &mut [u8]) -> &mut [f64] {
+    assert_eq!(
+        b.as_ptr() as usize % 8,
+        0,
+        "f64 view needs 8-byte alignment"
+    );
+    // SAFETY: aligned (checked), inside `b`, exclusive through `&mut`, any bits are a valid f64.
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<f64>(), b.len() / 8) }
+}
+
 /// Refuses sizes the process cannot have, before anything is allocated.
 pub fn check_size(bytes: u64, env: &Environment) -> Result<()> {
     if bytes == 0 {

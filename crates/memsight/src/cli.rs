@@ -156,6 +156,10 @@ pub struct BandwidthArgs {
     /// Working set per thread (default: max(128 MiB, 4 × the last-level caches ÷ threads)).
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
+    /// One buffer for all threads, each working on its own part, first-touched by the first
+    /// thread (all on its node: a program that initialises its data on one thread).
+    #[arg(long)]
+    pub shared: bool,
     /// Also sweep the working set from inside L1 to DRAM for read, write and copy (one thread).
     #[arg(long)]
     pub sweep: bool,

@@ -280,3 +280,16 @@ fn bad_bandwidth_input_is_refused() {
         assert_eq!(out.status.code(), Some(2));
     }
 }
+
+#[test]
+fn shared_buffer_option_runs_and_says_so() {
+    let doc = bandwidth(&["--test", "read,copy", "--size", "8M", "--shared"]);
+    assert_eq!(doc["results"]["config"]["shared"], true);
+    assert!(
+        doc["results"]["method"]
+            .as_str()
+            .unwrap()
+            .contains("one shared buffer")
+    );
+    assert_eq!(points(&doc).len(), 2);
+}

@@ -91,6 +91,8 @@ pub struct BandwidthConfig {
     /// Thread counts of the scaling sweep (just the full count without --scaling).
     pub thread_counts: Vec<usize>,
     pub bytes_per_thread: u64,
+    /// One buffer for all threads, first-touched by the first (instead of one per thread).
+    pub shared: bool,
     /// Working-set sizes of the sweep, per thread.
     pub sweep_sizes: Vec<u64>,
     pub node: Option<usize>,
@@ -184,6 +186,7 @@ impl BandwidthConfig {
             cpus,
             thread_counts,
             bytes_per_thread,
+            shared: a.shared,
             sweep_sizes,
             node: a.node,
             page_kind: a.page_kind.parse()?,
@@ -268,16 +271,29 @@ fn scale(s: &Summary, k: f64) -> Summary {
 const PAD: usize = 2048 + 64;
 
 /// The arrays of one thread, `len` bytes each, `len + PAD` apart.
-struct Arrays {
-    buf: Buffer,
+struct Arrays<'a> {
+    region: Region<'a>,
     len: usize,
 }
 
-impl Arrays {
+/// A thread's memory: its own buffer, or its part of one shared buffer (`--shared`).
+enum Region<'a> {
+    Own(Buffer),
+    Shared(&'a mut [u8]),
+}
+
+impl Arrays<'_> {
+    fn bytes(&mut self) -> &mut [u8] {
+        match &mut self.region {
+            Region::Own(b) => b.as_mut_slice(),
+            Region::Shared(s) => s,
+        }
+    }
+
     /// The first `count` arrays.
     fn split(&mut self, count: usize) -> Vec<&mut [u8]> {
         let len = self.len;
-        let mut rest = self.buf.as_mut_slice();
+        let mut rest = self.bytes();
         let mut out = Vec::with_capacity(count);
         for _ in 0..count {
             let (head, tail) = rest.split_at_mut((len + PAD).min(rest.len()));
@@ -290,33 +306,50 @@ impl Arrays {
     /// The first three arrays as f64 (STREAM triad).
     fn split_f64(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
         let (n, stride) = (self.len / 8, (self.len + PAD) / 8);
-        let f = self.buf.as_f64_mut();
+        let f = memsight_core::buffer::bytes_as_f64_mut(self.bytes());
         let (a, rest) = f.split_at_mut(stride);
         let (b, c) = rest.split_at_mut(stride);
         (&mut a[..n], &mut b[..n], &mut c[..n])
     }
 }
 
-fn setup(spec: &TestSpec, cfg: &BandwidthConfig, env: &Environment, bytes: u64) -> Result<Arrays> {
+/// Bytes of one array and of one thread's region for a working set of `bytes` per thread.
+fn layout(spec: &TestSpec, bytes: u64) -> (usize, usize) {
     let arrays = spec.arrays();
     let len = ((bytes as usize / arrays) / GRANULE).max(1) * GRANULE;
-    let req = BufferRequest {
-        bytes: (arrays * (len + PAD)) as u64,
-        kind: cfg.page_kind,
-        node: cfg.node,
+    (len, arrays * (len + PAD))
+}
+
+/// Prepares a thread's arrays: its own buffer (allocated and first-touched here, on its CPU), or
+/// its part of the shared buffer; sources get non-zero data, the triad STREAM's initial values.
+fn setup<'a>(
+    spec: &TestSpec,
+    cfg: &BandwidthConfig,
+    env: &Environment,
+    bytes: u64,
+    shared: Option<&'a mut [u8]>,
+) -> Result<Arrays<'a>> {
+    let (len, region) = layout(spec, bytes);
+    let region = match shared {
+        Some(part) => Region::Shared(part),
+        None => {
+            let req = BufferRequest {
+                bytes: region as u64,
+                kind: cfg.page_kind,
+                node: cfg.node,
+            };
+            Region::Own(Buffer::allocate(req, env)?)
+        }
     };
-    let buf = Buffer::allocate(req, env)?;
-    let mut a = Arrays { buf, len };
-    // Every page is touched by this (pinned) thread; sources hold non-zero data.
-    a.buf.as_mut_slice().fill(0x5a);
+    let mut a = Arrays { region, len };
+    a.bytes().fill(0x5a);
     if spec.op == Op::Triad {
-        // STREAM's initial values.
         let (x, y, z) = a.split_f64();
         x.fill(1.0);
         y.fill(2.0);
         z.fill(0.0);
     } else {
-        for arr in a.split(arrays) {
+        for arr in a.split(spec.arrays()) {
             k::write(Isa::Scalar, Store::Regular, arr, 0x0123_4567_89ab_cdef);
         }
     }
@@ -380,15 +413,47 @@ pub fn measure(
     pattern: u64,
 ) -> Result<Option<Point>> {
     let arrays = spec.arrays() as u64;
-    let len = ((bytes / arrays) / GRANULE as u64).max(1) * GRANULE as u64;
+    let (len, region) = layout(spec, bytes);
+    let len = len as u64;
     let per_pass = spec.bytes(len);
     let threads = cpus.len() as u64;
     let program = per_pass.program() * threads;
+    // --shared: one buffer for the team, first-touched by the first thread (so it all lands on
+    // that thread's node), each thread working on its own part.
+    let mut shared = if cfg.shared {
+        let req = BufferRequest {
+            bytes: region as u64 * threads,
+            kind: cfg.page_kind,
+            node: cfg.node,
+        };
+        let b = std::sync::Mutex::new(Buffer::allocate(req, env)?);
+        memsight_core::pin::run_team(&cpus[..1], |_, _, _| {
+            if let Ok(mut b) = b.lock() {
+                b.touch();
+            }
+        })?;
+        Some(
+            b.into_inner()
+                .map_err(|_| Error::system("first-touch thread failed"))?,
+        )
+    } else {
+        None
+    };
+    let parts: std::sync::Mutex<Vec<Option<&mut [u8]>>> =
+        std::sync::Mutex::new(match shared.as_mut() {
+            Some(b) => b.as_mut_slice().chunks_mut(region).map(Some).collect(),
+            None => Vec::new(),
+        });
     let out = sample_team(
         cpus,
         &cfg.rule,
         cfg.sample_ns,
-        |_, _| setup(spec, cfg, env, bytes),
+        |i, _| {
+            let part = parts
+                .lock()
+                .map_or(None, |mut p| p.get_mut(i).and_then(Option::take));
+            setup(spec, cfg, env, bytes, part)
+        },
         |a, passes| work(spec, cfg.isa, pattern, a, passes),
         |passes, ns| (passes * program) as f64 / ns,
     )?;
@@ -476,16 +541,25 @@ pub fn run(
     }
     let findings = findings(cfg, &points, &sweep);
     let method = format!(
-        "{} kernels ({} B vectors), {} pinned thread(s) on CPUs {}, each with its own {} buffer of {} ({} pages{}), first-touched by its thread; samples of ≥{:.0} ms timed on the slowest thread, repeated until the median's 95% CI is within {:.1}% (≥{} samples, ≤{:.1} s). GB/s = 10^9 B/s. Program bytes count what the kernel loads and stores; DRAM bytes add a read-for-ownership for every regular store (none for NT stores, CLZERO or read-modify-write).",
+        "{} kernels ({} B vectors), {} pinned thread(s) on CPUs {}, each with {} buffer of {} ({} pages{}), first-touched by {}; samples of ≥{:.0} ms timed on the slowest thread, repeated until the median's 95% CI is within {:.1}% (≥{} samples, ≤{:.1} s). GB/s = 10^9 B/s. Program bytes count what the kernel loads and stores; DRAM bytes add a read-for-ownership for every regular store (none for NT stores, CLZERO or read-modify-write).",
         cfg.isa.name(),
         cfg.isa.vector_bytes(),
         cfg.cpus.len(),
         memsight_core::units::format_list(&cfg.cpus),
-        if cfg.cpus.len() > 1 { "private" } else { "" },
+        if cfg.shared {
+            "its part of one shared"
+        } else {
+            "its own"
+        },
         format_bytes(cfg.bytes_per_thread),
         cfg.page_kind,
         cfg.node
             .map_or(String::new(), |n| format!(", bound to node {n}")),
+        if cfg.shared {
+            "the first thread"
+        } else {
+            "its thread"
+        },
         cfg.sample_ns / 1e6,
         100.0 * cfg.rule.target_rel_ci,
         cfg.rule.min_samples,
