@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, unit, property and integration tests.
+# The whole test suite: formatting, lints, the kernel tests for aarch64 under qemu (best effort:
+# skipped with a message where the cross toolchain cannot be had), then unit, property and
+# integration tests.
 # The integration tests read hwloc's recorded machines from ../shared/fixtures (found by walking
 # up from the crate) or from $MEMSIGHT_FIXTURES.
 set -euo pipefail
@@ -7,4 +9,5 @@ cd "$(dirname "$0")/.."
 . scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings
+bash scripts/test-aarch64.sh
 cargo test --locked --all-targets
