@@ -5,6 +5,7 @@ mod cli;
 mod latency;
 mod output;
 mod progress;
+mod sampling;
 mod stream;
 
 use std::io::Write;

@@ -145,19 +145,8 @@ impl BandwidthConfig {
         }
         memsight_core::buffer::check_size(bytes_per_thread * n as u64, env)?;
         env.check_node(a.node)?;
-        if !(0.0..1.0).contains(&a.target_ci) || a.target_ci == 0.0 {
-            return Err(Error::input(
-                "--target-ci must be a fraction between 0 and 1, e.g. 0.01",
-            ));
-        }
-        if !(a.point_budget > 0.0 && a.point_budget.is_finite()) {
-            return Err(Error::input(
-                "--point-budget must be a positive number of seconds",
-            ));
-        }
-        if !(a.sample_ms > 0.0 && a.sample_ms <= 10_000.0) {
-            return Err(Error::input("--sample-ms must be between 0 and 10000"));
-        }
+        let (rule, sample_ns) =
+            crate::sampling::stop_rule(a.target_ci, a.min_samples, a.point_budget, a.sample_ms)?;
         let thread_counts = if a.scaling {
             let mut v: Vec<usize> = std::iter::successors(Some(1usize), |x| Some(x * 2))
                 .take_while(|&x| x < n)
@@ -191,14 +180,8 @@ impl BandwidthConfig {
             node: a.node,
             page_kind: a.page_kind.parse()?,
             patterns,
-            rule: StopRule {
-                warmup: 1,
-                min_samples: a.min_samples as usize,
-                max_samples: 51.max(a.min_samples as usize),
-                target_rel_ci: a.target_ci,
-                budget_s: a.point_budget,
-            },
-            sample_ns: a.sample_ms * 1e6,
+            rule,
+            sample_ns,
             skipped,
         })
     }

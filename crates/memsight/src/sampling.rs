@@ -1,0 +1,61 @@
+//! The sampling options every measuring command takes, validated into the engine's stop rule.
+
+use memsight_core::stats::StopRule;
+use memsight_core::{Error, Result};
+
+/// `--target-ci`, `--min-samples`, `--point-budget` and `--sample-ms` as a stop rule and a sample
+/// duration in ns. One warm-up sample is always taken and thrown away; at most 51 are kept.
+pub fn stop_rule(
+    target_ci: f64,
+    min_samples: u32,
+    point_budget: f64,
+    sample_ms: f64,
+) -> Result<(StopRule, f64)> {
+    if !(target_ci > 0.0 && target_ci < 1.0) {
+        return Err(Error::input(
+            "--target-ci must be a fraction between 0 and 1, e.g. 0.01",
+        ));
+    }
+    if !(point_budget > 0.0 && point_budget.is_finite()) {
+        return Err(Error::input(
+            "--point-budget must be a positive number of seconds",
+        ));
+    }
+    if !(sample_ms > 0.0 && sample_ms <= 10_000.0) {
+        return Err(Error::input("--sample-ms must be between 0 and 10000"));
+    }
+    let rule = StopRule {
+        warmup: 1,
+        min_samples: min_samples as usize,
+        max_samples: 51.max(min_samples as usize),
+        target_rel_ci: target_ci,
+        budget_s: point_budget,
+    };
+    Ok((rule, sample_ms * 1e6))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_values_are_input_errors() {
+        assert!(stop_rule(0.01, 7, 0.3, 2.0).is_ok());
+        for (ci, b, ms) in [
+            (0.0, 1.0, 1.0),
+            (2.0, 1.0, 1.0),
+            (f64::NAN, 1.0, 1.0),
+            (0.01, 0.0, 1.0),
+            (0.01, f64::INFINITY, 1.0),
+            (0.01, 1.0, 0.0),
+            (0.01, 1.0, 1e6),
+        ] {
+            assert!(
+                matches!(stop_rule(ci, 7, b, ms), Err(Error::Input(_))),
+                "{ci} {b} {ms}"
+            );
+        }
+        let (r, ns) = stop_rule(0.02, 100, 1.0, 5.0).unwrap();
+        assert_eq!((r.min_samples, r.max_samples, ns), (100, 100, 5e6));
+    }
+}
