@@ -13,6 +13,7 @@ pub mod env;
 pub mod error;
 pub mod pagemap;
 pub mod pin;
+pub mod plan;
 pub mod report;
 pub mod stats;
 pub mod sysfs;

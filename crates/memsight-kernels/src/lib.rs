@@ -12,3 +12,4 @@ pub mod chain;
 pub mod chase;
 pub mod clock;
 pub mod flush;
+pub mod pingpong;
