@@ -5,10 +5,12 @@
 //! cache. Time per turn = one core-to-core transfer of a modified line plus the waiting core's
 //! reaction, the figure core-to-core latency tools report.
 //!
-//! **Clean line**: the measuring core flushes a data line, the partner reads it (it arrives clean,
-//! Exclusive, in the partner's cache), then the measuring core times one load of it with the
-//! time-stamp counter fenced on both sides, minus the cost of the same fenced sequence around a load
-//! that hits its own L1. That is the latency of fetching a line that sits clean in another core.
+//! **Clean lines**: the measuring core flushes a set of lines, the partner reads them all (they
+//! arrive clean, Exclusive, in the partner's cache), then the measuring core walks them as a
+//! pointer chain — each load needs the previous one's value — and times the walk. Time ÷ lines is
+//! the load-to-use latency of a line that sits clean in another core. A chain of many lines keeps
+//! the figure well above the time-stamp counter's granularity (26 ticks ≈ 10 ns in this project's
+//! VM, too coarse to time one load).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -41,7 +43,29 @@ pub fn pingpong(line: &Line, first: bool, base: u64, rounds: u64) {
     }
 }
 
-/// Time-stamp counter helpers for single-access timing (x86_64 only).
+/// A chain of lines: `lines[i].value` holds the index of the next line, visiting all in the
+/// seeded random order `order` and returning to the first.
+pub fn chain_lines(n: usize, seed: u64) -> Vec<Line> {
+    let lines: Vec<Line> = (0..n).map(|_| Line::default()).collect();
+    let order = crate::chain::visit_order(n, 128, crate::chain::Pattern::Random, seed);
+    for (i, &e) in order.iter().enumerate() {
+        lines[e]
+            .value
+            .store(order[(i + 1) % n] as u64, Ordering::Relaxed);
+    }
+    lines
+}
+
+/// Follows the chain from line `start` for `steps` loads; returns where it stopped.
+pub fn walk_lines(lines: &[Line], start: usize, steps: usize) -> usize {
+    let mut at = start;
+    for _ in 0..steps {
+        at = lines[at].value.load(Ordering::Relaxed) as usize;
+    }
+    std::hint::black_box(at)
+}
+
+/// Time-stamp counter helpers (x86_64 only).
 #[cfg(target_arch = "x86_64")]
 pub mod tsc {
     use std::arch::x86_64::{_mm_clflush, _mm_lfence, _mm_mfence, _rdtsc};
@@ -56,14 +80,6 @@ pub mod tsc {
             _mm_lfence();
             t
         }
-    }
-
-    /// Cycles of one fenced load of `p`'s line.
-    #[inline(always)]
-    pub fn time_load(p: &super::AtomicU64) -> u64 {
-        let t0 = now();
-        std::hint::black_box(p.load(super::Ordering::Relaxed));
-        now() - t0
     }
 
     /// Evicts the line holding `p` from every cache.
@@ -109,7 +125,21 @@ mod tests {
     fn tsc_runs_forward_at_a_plausible_rate() {
         let r = tsc::ticks_per_ns(20);
         assert!(r > 0.1 && r < 10.0, "{r}");
-        let line = Line::default();
-        assert!(tsc::time_load(&line.value) < 100_000);
+        let a = tsc::now();
+        assert!(tsc::now() >= a);
+    }
+
+    #[test]
+    fn line_chains_are_single_cycles() {
+        let lines = chain_lines(64, 3);
+        let mut seen = [false; 64];
+        let mut at = 0;
+        for _ in 0..64 {
+            assert!(!seen[at]);
+            seen[at] = true;
+            at = walk_lines(&lines, at, 1);
+        }
+        assert_eq!(at, 0);
+        assert!(seen.iter().all(|&s| s));
     }
 }

@@ -47,6 +47,8 @@ pub enum Command {
     Bandwidth(BandwidthArgs),
     /// STREAM-compatible kernels (Copy, Scale, Add, Triad) under STREAM's rules, validated.
     Stream(StreamArgs),
+    /// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
+    C2c(C2cArgs),
     /// Print the JSON Schema of the result files.
     Schema,
 }
@@ -215,4 +217,26 @@ pub struct StreamArgs {
     /// Bind the arrays to this NUMA node.
     #[arg(long, value_name = "NODE")]
     pub node: Option<usize>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct C2cArgs {
+    /// CPUs of the matrix (default: one per last-level-cache domain, or one per core up to 16).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Only the modified-line ping-pong (skip the clean-line probe).
+    #[arg(long)]
+    pub modified_only: bool,
+    /// Stop a pair once the median's 95% CI is within this fraction of it.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
+    pub target_ci: f64,
+    /// Minimum samples per pair.
+    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub min_samples: u32,
+    /// Time budget per pair in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]
+    pub point_budget: f64,
+    /// Target duration of one timed sample in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 5.0)]
+    pub sample_ms: f64,
 }

@@ -1,6 +1,7 @@
 //! memsight: parse the command line, collect the environment, run the suite, print and export.
 
 mod bandwidth;
+mod c2c;
 mod cli;
 mod latency;
 mod output;
@@ -59,6 +60,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "latency": schemars::schema_for!(latency::LatencyResults),
                 "bandwidth": schemars::schema_for!(bandwidth::BandwidthResults),
                 "stream": schemars::schema_for!(stream::StreamResults),
+                "c2c": schemars::schema_for!(c2c::C2cResults),
                 "run": schemars::schema_for!(RunResults),
             }
         });
@@ -157,6 +159,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
             Ok(code)
+        }
+        Command::C2c(a) => {
+            require_live(&env)?;
+            let pb = progress::bar(0, g.no_progress);
+            let tick = |msg: &str| {
+                pb.inc(1);
+                pb.set_message(msg.to_string());
+            };
+            let (results, complete) = c2c::run(a, &env, &tick)?;
+            pb.finish_and_clear();
+            if !g.json {
+                output::env::print_warnings(&env);
+                output::c2c::print(&results);
+            }
+            emit(g, Envelope::new("c2c", started, env, results, complete))
         }
         Command::Schema => unreachable!("handled above"),
     }

@@ -1,6 +1,7 @@
 //! Human output: tables and formatted figures. JSON output is the serialised result envelope.
 
 pub mod bandwidth;
+pub mod c2c;
 pub mod env;
 pub mod latency;
 pub mod stream;
