@@ -105,6 +105,9 @@ pub struct BufferReport {
     pub pages_per_node: Vec<(i32, u64)>,
     /// Fallbacks and verification problems.
     pub warnings: Vec<String>,
+    /// Nodes the pages are interleaved over (empty unless interleaved).
+    #[serde(default)]
+    pub interleaved: Vec<usize>,
     /// Physical contiguity from `/proc/self/pagemap` (frame numbers are visible to root only;
     /// `frames_visible: false` says so instead of reporting zeros as addresses).
     pub physical: Option<PhysicalLayout>,
@@ -413,6 +416,7 @@ fn map(req: BufferRequest) -> Result<Buffer> {
             bound_node: req.node,
             pages_per_node: Vec::new(),
             physical: None,
+            interleaved: Vec::new(),
             warnings: Vec::new(),
         },
     };
@@ -440,28 +444,57 @@ fn map(req: BufferRequest) -> Result<Buffer> {
 /// Binds the whole mapping to one node (`mbind`, MPOL_BIND) before any page is touched.
 fn bind(b: &Buffer, node: usize) -> Result<()> {
     const MPOL_BIND: libc::c_int = 2;
+    set_policy(b, MPOL_BIND, &[node]).map_err(|e| {
+        Error::input(format!(
+            "cannot bind memory to NUMA node {node}: {e}; choose a node with memory this process may use"
+        ))
+    })
+}
+
+/// Applies a memory policy over the whole mapping (`mbind`).
+fn set_policy(b: &Buffer, mode: libc::c_int, nodes: &[usize]) -> std::io::Result<()> {
     let bits = 8 * std::mem::size_of::<libc::c_ulong>();
-    let mut mask = vec![0 as libc::c_ulong; node / bits + 1];
-    mask[node / bits] |= 1 << (node % bits);
+    let max = nodes.iter().copied().max().unwrap_or(0);
+    let mut mask = vec![0 as libc::c_ulong; max / bits + 1];
+    for &n in nodes {
+        mask[n / bits] |= 1 << (n % bits);
+    }
     // SAFETY: the range is our mapping; the mask has maxnode = mask.len()*bits bits.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_mbind,
             b.map.as_ptr(),
             b.map_len,
-            MPOL_BIND,
+            mode,
             mask.as_ptr(),
             mask.len() * bits + 1,
             0,
         )
     };
     if rc != 0 {
-        return Err(Error::input(format!(
-            "cannot bind memory to NUMA node {node}: {}; choose a node with memory this process may use",
-            std::io::Error::last_os_error()
-        )));
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+impl Buffer {
+    /// Spreads the buffer's pages round-robin over `nodes` (MPOL_INTERLEAVE): the placement a
+    /// NUMA-unaware program gets from `numactl --interleave`. Call before touching.
+    pub fn interleave(&mut self, nodes: &[usize]) -> Result<()> {
+        const MPOL_INTERLEAVE: libc::c_int = 3;
+        if nodes.is_empty() {
+            return Err(Error::input("no NUMA node to interleave over"));
+        }
+        set_policy(self, MPOL_INTERLEAVE, nodes).map_err(|e| {
+            Error::input(format!(
+                "cannot interleave memory over nodes {}: {e}",
+                crate::units::format_list(nodes)
+            ))
+        })?;
+        self.report.bound_node = None;
+        self.report.interleaved = nodes.to_vec();
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -561,6 +594,26 @@ mod tests {
             let b = Buffer::allocate_preferring(req, &env).unwrap();
             assert_ne!(b.report().kind, PageKind::Huge1G);
             assert!(!b.report().warnings.is_empty());
+        }
+    }
+
+    #[test]
+    fn interleaving_over_the_allowed_nodes_places_pages_on_them() {
+        let env = env();
+        let req = BufferRequest {
+            bytes: 8 * MIB,
+            kind: PageKind::Base4K,
+            node: None,
+        };
+        let mut b = Buffer::allocate(req, &env).unwrap();
+        b.interleave(&env.allowed_nodes).unwrap();
+        b.touch();
+        assert_eq!(b.report().interleaved, env.allowed_nodes);
+        for (node, _) in &b.report().pages_per_node {
+            assert!(
+                env.allowed_nodes.contains(&(*node as usize)),
+                "page on node {node}"
+            );
         }
     }
 

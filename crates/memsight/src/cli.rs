@@ -49,6 +49,9 @@ pub enum Command {
     Stream(StreamArgs),
     /// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
     C2c(C2cArgs),
+    /// Latency and bandwidth matrices: every CPU node × every memory node (CPU-less included),
+    /// interleaved memory, and what the firmware claims.
+    Numa(NumaArgs),
     /// Print the JSON Schema of the result files.
     Schema,
 }
@@ -239,4 +242,26 @@ pub struct C2cArgs {
     /// Target duration of one timed sample in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5.0)]
     pub sample_ms: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct NumaArgs {
+    /// Working set of each latency cell (default: max(4 × LLC, 256 MiB)).
+    #[arg(long, value_name = "SIZE")]
+    pub latency_size: Option<String>,
+    /// Working set per thread of each bandwidth cell.
+    #[arg(long, value_name = "SIZE", default_value = "128M")]
+    pub bandwidth_size: String,
+    /// Skip the bandwidth matrix.
+    #[arg(long)]
+    pub no_bandwidth: bool,
+    /// Page kind of the buffers: 4k, thp, 2m or 1g.
+    #[arg(long, value_name = "KIND", default_value = "thp")]
+    pub page_kind: String,
+    /// Minimum samples per cell.
+    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub min_samples: u32,
+    /// Time budget per cell in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]
+    pub point_budget: f64,
 }

@@ -4,6 +4,7 @@ mod bandwidth;
 mod c2c;
 mod cli;
 mod latency;
+mod numa;
 mod output;
 mod progress;
 mod sampling;
@@ -61,6 +62,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "bandwidth": schemars::schema_for!(bandwidth::BandwidthResults),
                 "stream": schemars::schema_for!(stream::StreamResults),
                 "c2c": schemars::schema_for!(c2c::C2cResults),
+                "numa": schemars::schema_for!(numa::NumaResults),
                 "run": schemars::schema_for!(RunResults),
             }
         });
@@ -174,6 +176,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 output::c2c::print(&results);
             }
             emit(g, Envelope::new("c2c", started, env, results, complete))
+        }
+        Command::Numa(a) => {
+            require_live(&env)?;
+            let pb = progress::bar(0, g.no_progress);
+            let tick = |msg: &str| {
+                pb.inc(1);
+                pb.set_message(msg.to_string());
+            };
+            let (results, complete) = numa::run(a, &env, &tick)?;
+            pb.finish_and_clear();
+            if !g.json {
+                output::env::print_warnings(&env);
+                output::numa::print(&results);
+            }
+            emit(g, Envelope::new("numa", started, env, results, complete))
         }
         Command::Schema => unreachable!("handled above"),
     }

@@ -93,6 +93,9 @@ pub struct BandwidthConfig {
     pub bytes_per_thread: u64,
     /// One buffer for all threads, first-touched by the first (instead of one per thread).
     pub shared: bool,
+    /// Interleave every buffer over all allowed nodes (NUMA-unaware placement).
+    #[serde(default)]
+    pub interleave: bool,
     /// Working-set sizes of the sweep, per thread.
     pub sweep_sizes: Vec<u64>,
     pub node: Option<usize>,
@@ -176,6 +179,7 @@ impl BandwidthConfig {
             thread_counts,
             bytes_per_thread,
             shared: a.shared,
+            interleave: false,
             sweep_sizes,
             node: a.node,
             page_kind: a.page_kind.parse()?,
@@ -321,7 +325,11 @@ fn setup<'a>(
                 kind: cfg.page_kind,
                 node: cfg.node,
             };
-            Region::Own(Buffer::allocate(req, env)?)
+            let mut b = Buffer::allocate(req, env)?;
+            if cfg.interleave {
+                b.interleave(&env.allowed_nodes)?;
+            }
+            Region::Own(b)
         }
     };
     let mut a = Arrays { region, len };

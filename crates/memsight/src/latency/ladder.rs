@@ -64,6 +64,9 @@ pub fn run_on_cpu(
         node: cfg.node,
     };
     let mut main = Buffer::allocate(req, env)?;
+    if cfg.interleave {
+        main.interleave(&env.allowed_nodes)?;
+    }
     main.touch();
     main.check_thp();
     let mut huge = if cfg.tlb_compare {

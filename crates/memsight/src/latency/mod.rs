@@ -39,6 +39,9 @@ pub struct LadderConfig {
     pub max_parallel: usize,
     pub cpus: Vec<usize>,
     pub node: Option<usize>,
+    /// Interleave the buffers over every allowed node (NUMA-unaware placement) instead.
+    #[serde(default)]
+    pub interleave: bool,
     pub rule: StopRule,
     pub sample_ns: f64,
     pub seed: u64,
@@ -100,6 +103,7 @@ impl LadderConfig {
             max_parallel: a.parallel as usize,
             cpus,
             node: a.node,
+            interleave: false,
             rule,
             sample_ns,
             seed: a.seed,

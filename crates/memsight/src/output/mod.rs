@@ -4,6 +4,7 @@ pub mod bandwidth;
 pub mod c2c;
 pub mod env;
 pub mod latency;
+pub mod numa;
 pub mod stream;
 
 use comfy_table::{ContentArrangement, Table, presets};

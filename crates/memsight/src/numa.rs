@@ -1,0 +1,352 @@
+//! NUMA and memory-tier matrices.
+//!
+//! Rows are CPU nodes (one representative CPU for latency, all the node's allowed CPUs for
+//! bandwidth), columns are memory nodes, CPU-less ones (CXL, PMEM, HBM) included and marked, plus
+//! an "interleaved" column (pages spread over every allowed node: what a NUMA-unaware program
+//! gets). Latency is the pointer chase of the latency ladder at one DRAM-sized working set with the
+//! buffer bound to the column's node; bandwidth is the read kernel of `memsight bandwidth`. Beside
+//! them, what the firmware claims (ACPI HMAT through `/sys/devices/system/node/nodeN/access0`) and
+//! the measured ÷ claimed ratio.
+
+use memsight_core::env::Environment;
+use memsight_core::plan::{NumaPlan, numa_plan};
+use memsight_core::stats::Summary;
+use memsight_core::sysfs::FsRoot;
+use memsight_core::units::{MIB, parse_size};
+use memsight_core::{Error, Result};
+use memsight_kernels::chain::Pattern;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::bandwidth::{BandwidthConfig, NONZERO, spec::parse_test};
+use crate::cli::NumaArgs;
+use crate::latency::LadderConfig;
+
+/// A column: a memory node, or the interleaved placement.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Column {
+    /// `node N` or `interleaved`.
+    pub label: String,
+    pub node: Option<usize>,
+    pub cpu_less: bool,
+    pub kind: Option<String>,
+}
+
+/// One cell's figures.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Cell {
+    pub latency_ns: Option<Summary>,
+    pub bandwidth_gbs: Option<Summary>,
+}
+
+/// What the firmware says about a memory node for its local initiators (access class 0).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Claim {
+    pub node: usize,
+    /// CPU nodes the claim is for.
+    pub initiators: Vec<usize>,
+    pub read_latency_ns: Option<u64>,
+    pub write_latency_ns: Option<u64>,
+    pub read_bandwidth_mbs: Option<u64>,
+    pub write_bandwidth_mbs: Option<u64>,
+    /// Measured ÷ claimed latency from the first initiator's row.
+    pub latency_ratio: Option<f64>,
+    /// Measured ÷ claimed read bandwidth from the first initiator's row.
+    pub bandwidth_ratio: Option<f64>,
+}
+
+/// The `numa` command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NumaResults {
+    pub method: String,
+    pub plan: NumaPlan,
+    pub columns: Vec<Column>,
+    /// `cells[row][column]`, rows in `plan.initiators` order.
+    pub cells: Vec<Vec<Cell>>,
+    pub claims: Vec<Claim>,
+    pub findings: Vec<String>,
+}
+
+/// Reads the firmware's claims for `node` (ACPI HMAT via sysfs), if the machine exposes them.
+pub fn read_claim(fs: &FsRoot, node: usize) -> Option<Claim> {
+    let base = format!("/sys/devices/system/node/node{node}/access0/initiators");
+    let names = fs.list(&base);
+    if names.is_empty() {
+        return None;
+    }
+    let initiators = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("node")?.parse().ok())
+        .collect();
+    let f = |name: &str| fs.read_u64(&format!("{base}/{name}"));
+    Some(Claim {
+        node,
+        initiators,
+        read_latency_ns: f("read_latency"),
+        write_latency_ns: f("write_latency"),
+        read_bandwidth_mbs: f("read_bandwidth"),
+        write_bandwidth_mbs: f("write_bandwidth"),
+        latency_ratio: None,
+        bandwidth_ratio: None,
+    })
+}
+
+/// Measures the matrices. Returns results and whether every cell was measured.
+pub fn run(
+    a: &NumaArgs,
+    env: &Environment,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(NumaResults, bool)> {
+    let plan = numa_plan(&env.topology, &env.allowed_cpus, &env.allowed_nodes);
+    if plan.initiators.is_empty() || plan.targets.is_empty() {
+        return Err(Error::input(
+            "no NUMA node has both allowed CPUs and allowed memory here: check the cpuset (memsight env)",
+        ));
+    }
+    let (rule, sample_ns) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 20.0)?;
+    let latency_size = match &a.latency_size {
+        Some(s) => parse_size(s)?,
+        None => (4 * env.llc_bytes()).max(256 * MIB),
+    };
+    let bw_size = parse_size(&a.bandwidth_size)?;
+    let page_kind = a.page_kind.parse()?;
+    memsight_core::buffer::check_size(latency_size, env)?;
+    let max_cpus = plan
+        .initiators
+        .iter()
+        .map(|i| i.cpus.len())
+        .max()
+        .unwrap_or(1) as u64;
+    if !a.no_bandwidth {
+        memsight_core::buffer::check_size(bw_size * max_cpus, env)?;
+    }
+    let mut columns: Vec<Column> = plan
+        .targets
+        .iter()
+        .map(|t| Column {
+            label: format!("node {}", t.node),
+            node: Some(t.node),
+            cpu_less: t.cpu_less,
+            kind: t.kind.clone(),
+        })
+        .collect();
+    columns.push(Column {
+        label: "interleaved".into(),
+        node: None,
+        cpu_less: false,
+        kind: None,
+    });
+
+    let mut cells = Vec::new();
+    let mut complete = true;
+    'rows: for init in &plan.initiators {
+        let mut row = Vec::new();
+        for col in &columns {
+            tick(&format!("CPU node {} → {}", init.node, col.label));
+            let lat_cfg = LadderConfig {
+                sizes: vec![latency_size / 128 * 128],
+                stride: 128,
+                pattern: Pattern::Window {
+                    window_bytes: 64 * 4096,
+                },
+                page_kind,
+                tlb_compare: false,
+                max_parallel: 1,
+                cpus: vec![init.cpu],
+                node: col.node,
+                interleave: col.node.is_none(),
+                rule,
+                sample_ns: 2e6,
+                seed: 0x5eed,
+            };
+            let timer = memsight_core::timer::calibrate();
+            let (lat, done) = crate::latency::run(&lat_cfg, env, timer, &|_| {})?;
+            let latency_ns = lat
+                .ladders
+                .first()
+                .and_then(|l| l.main.points.first())
+                .map(|p| p.ns);
+            let mut bandwidth_gbs = None;
+            if done && !a.no_bandwidth {
+                let bw_cfg = BandwidthConfig {
+                    tests: vec![parse_test("read")?],
+                    isa: memsight_kernels::bandwidth::Isa::widest(),
+                    cpus: init.cpus.clone(),
+                    thread_counts: vec![init.cpus.len()],
+                    bytes_per_thread: bw_size,
+                    shared: false,
+                    interleave: col.node.is_none(),
+                    sweep_sizes: Vec::new(),
+                    node: col.node,
+                    page_kind,
+                    patterns: vec![NONZERO],
+                    rule,
+                    sample_ns,
+                    skipped: Vec::new(),
+                };
+                let p = crate::bandwidth::measure(
+                    &bw_cfg.tests[0],
+                    &bw_cfg,
+                    env,
+                    &init.cpus,
+                    bw_size,
+                    NONZERO,
+                )?;
+                bandwidth_gbs = p.map(|p| p.program_gbs);
+            }
+            row.push(Cell {
+                latency_ns,
+                bandwidth_gbs,
+            });
+            if !done || memsight_core::cancel::requested() {
+                complete = false;
+                cells.push(row);
+                break 'rows;
+            }
+        }
+        cells.push(row);
+    }
+
+    let fs = FsRoot::from_env();
+    let mut claims: Vec<Claim> = plan
+        .targets
+        .iter()
+        .filter_map(|t| read_claim(&fs, t.node))
+        .collect();
+    for c in &mut claims {
+        let Some(ri) = plan
+            .initiators
+            .iter()
+            .position(|i| c.initiators.contains(&i.node))
+        else {
+            continue;
+        };
+        let Some(ci) = columns.iter().position(|col| col.node == Some(c.node)) else {
+            continue;
+        };
+        let Some(cell) = cells.get(ri).and_then(|r| r.get(ci)) else {
+            continue;
+        };
+        c.latency_ratio = match (cell.latency_ns, c.read_latency_ns) {
+            (Some(m), Some(cl)) if cl > 0 => Some(m.median / cl as f64),
+            _ => None,
+        };
+        c.bandwidth_ratio = match (cell.bandwidth_gbs, c.read_bandwidth_mbs) {
+            (Some(m), Some(cl)) if cl > 0 => Some(m.median * 1000.0 / cl as f64),
+            _ => None,
+        };
+    }
+    let findings = findings(&plan, &columns, &cells, &claims);
+    let method = format!(
+        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the read kernel on every allowed CPU of the row's node, {} per thread, GB/s of program bytes. Firmware claims: ACPI HMAT access class 0 from sysfs.",
+        memsight_core::units::format_bytes(latency_size),
+        a.page_kind,
+        memsight_core::units::format_bytes(bw_size)
+    );
+    Ok((
+        NumaResults {
+            method,
+            plan,
+            columns,
+            cells,
+            claims,
+            findings,
+        },
+        complete,
+    ))
+}
+
+fn findings(
+    plan: &NumaPlan,
+    columns: &[Column],
+    cells: &[Vec<Cell>],
+    claims: &[Claim],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if plan.targets.len() == 1 && plan.initiators.len() == 1 {
+        out.push(format!(
+            "this machine has one NUMA node with memory (node {}): the matrix is one cell, and interleaving changes nothing",
+            plan.targets[0].node
+        ));
+    }
+    // Local vs remote vs interleaved, per row.
+    for (r, init) in plan.initiators.iter().enumerate() {
+        let Some(row) = cells.get(r) else { continue };
+        let lat = |c: usize| row.get(c).and_then(|x| x.latency_ns).map(|s| s.median);
+        let local = columns
+            .iter()
+            .position(|c| c.node == Some(init.node))
+            .and_then(lat);
+        let inter = lat(columns.len() - 1);
+        let worst = (0..columns.len() - 1)
+            .filter_map(lat)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        if let (Some(l), Some(i)) = (local, inter) {
+            if plan.targets.len() > 1 {
+                out.push(format!(
+                    "CPU node {}: local {l:.1} ns, interleaved (NUMA-unaware) {i:.1} ns (+{:.0}%), farthest node {:.1} ns",
+                    init.node,
+                    100.0 * (i / l - 1.0),
+                    worst.unwrap_or(l)
+                ));
+            }
+        }
+    }
+    for c in columns.iter().filter(|c| c.cpu_less) {
+        out.push(format!(
+            "{} is CPU-less memory ({}): it appears only as a column",
+            c.label,
+            c.kind.as_deref().unwrap_or("kind not reported")
+        ));
+    }
+    for c in claims {
+        if let Some(r) = c.latency_ratio {
+            out.push(format!(
+                "node {}: measured latency is {r:.2}× what the firmware claims ({} ns)",
+                c.node,
+                c.read_latency_ns.unwrap_or(0)
+            ));
+        }
+        if let Some(r) = c.bandwidth_ratio {
+            out.push(format!(
+                "node {}: measured read bandwidth is {r:.2}× the firmware's claim ({} MB/s)",
+                c.node,
+                c.read_bandwidth_mbs.unwrap_or(0)
+            ));
+        }
+    }
+    if claims.is_empty() {
+        out.push("the firmware publishes no latency/bandwidth claims here (no ACPI HMAT access0 attributes in sysfs)".to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmat_claims_are_read_from_sysfs() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir
+            .path()
+            .join("sys/devices/system/node/node2/access0/initiators");
+        std::fs::create_dir_all(base.join("node0")).unwrap();
+        for (f, v) in [
+            ("read_latency", "250"),
+            ("write_latency", "300"),
+            ("read_bandwidth", "30000"),
+            ("write_bandwidth", "20000"),
+        ] {
+            std::fs::write(base.join(f), v).unwrap();
+        }
+        let fs = FsRoot::at(dir.path().to_path_buf());
+        let c = read_claim(&fs, 2).unwrap();
+        assert_eq!(c.initiators, vec![0]);
+        assert_eq!(
+            (c.read_latency_ns, c.read_bandwidth_mbs),
+            (Some(250), Some(30000))
+        );
+        assert!(read_claim(&fs, 3).is_none());
+    }
+}
