@@ -281,15 +281,15 @@ fn findings(
         let worst = (0..columns.len() - 1)
             .filter_map(lat)
             .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-        if let (Some(l), Some(i)) = (local, inter) {
-            if plan.targets.len() > 1 {
-                out.push(format!(
-                    "CPU node {}: local {l:.1} ns, interleaved (NUMA-unaware) {i:.1} ns (+{:.0}%), farthest node {:.1} ns",
-                    init.node,
-                    100.0 * (i / l - 1.0),
-                    worst.unwrap_or(l)
-                ));
-            }
+        if let (Some(l), Some(i)) = (local, inter)
+            && plan.targets.len() > 1
+        {
+            out.push(format!(
+                "CPU node {}: local {l:.1} ns, interleaved (NUMA-unaware) {i:.1} ns (+{:.0}%), farthest node {:.1} ns",
+                init.node,
+                100.0 * (i / l - 1.0),
+                worst.unwrap_or(l)
+            ));
         }
     }
     for c in columns.iter().filter(|c| c.cpu_less) {

@@ -265,7 +265,7 @@ struct Arrays<'a> {
 
 /// A thread's memory: its own buffer, or its part of one shared buffer (`--shared`).
 enum Region<'a> {
-    Own(Buffer),
+    Own(Box<Buffer>),
     Shared(&'a mut [u8]),
 }
 
@@ -329,7 +329,7 @@ fn setup<'a>(
             if cfg.interleave {
                 b.interleave(&env.allowed_nodes)?;
             }
-            Region::Own(b)
+            Region::Own(Box::new(b))
         }
     };
     let mut a = Arrays { region, len };
