@@ -12,4 +12,5 @@ pub mod chain;
 pub mod chase;
 pub mod clock;
 pub mod flush;
+pub mod loadgen;
 pub mod pingpong;

@@ -52,6 +52,9 @@ pub enum Command {
     /// Latency and bandwidth matrices: every CPU node × every memory node (CPU-less included),
     /// interleaved memory, and what the firmware claims.
     Numa(NumaArgs),
+    /// Loaded latency: latency vs bandwidth curves, one per read:write mix, with the knee and
+    /// saturation bandwidth.
+    LoadedLatency(LoadedArgs),
     /// Print the JSON Schema of the result files.
     Schema,
 }
@@ -263,5 +266,42 @@ pub struct NumaArgs {
     pub min_samples: u32,
     /// Time budget per cell in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]
+    pub point_budget: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LoadedArgs {
+    /// Traffic mixes, comma-separated: reads, 3:1, 2:1, 1:1-nt, nt-writes (default: all).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub mix: Vec<String>,
+    /// Points per curve, idle and saturation included (spread evenly in bandwidth).
+    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub points: u32,
+    /// The knee is where latency first reaches this multiple of idle latency.
+    #[arg(long, value_name = "FACTOR", default_value_t = 2.0)]
+    pub knee: f64,
+    /// CPUs to use: the first chases, the others load (default: all allowed).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Bind the chase and load buffers to this node (default: the chasing CPU's node).
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<usize>,
+    /// Chase working set (default: max(4 × LLC, 256 MiB)).
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Buffer per load thread.
+    #[arg(long, value_name = "SIZE", default_value = "96M")]
+    pub load_size: String,
+    /// Page kind of the buffers: 4k, thp, 2m or 1g.
+    #[arg(long, value_name = "KIND", default_value = "thp")]
+    pub page_kind: String,
+    /// Time the traffic runs before each point is sampled, ms.
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub settle_ms: u64,
+    /// Minimum latency samples per point.
+    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub min_samples: u32,
+    /// Time budget per point in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.4)]
     pub point_budget: f64,
 }

@@ -4,6 +4,7 @@ mod bandwidth;
 mod c2c;
 mod cli;
 mod latency;
+mod loaded;
 mod numa;
 mod output;
 mod progress;
@@ -63,6 +64,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "stream": schemars::schema_for!(stream::StreamResults),
                 "c2c": schemars::schema_for!(c2c::C2cResults),
                 "numa": schemars::schema_for!(numa::NumaResults),
+                "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
                 "run": schemars::schema_for!(RunResults),
             }
         });
@@ -191,6 +193,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 output::numa::print(&results);
             }
             emit(g, Envelope::new("numa", started, env, results, complete))
+        }
+        Command::LoadedLatency(a) => {
+            require_live(&env)?;
+            let pb = progress::bar(0, g.no_progress);
+            let tick = |msg: &str| {
+                pb.inc(1);
+                pb.set_message(msg.to_string());
+            };
+            let (results, complete) = loaded::run(a, &env, &tick)?;
+            pb.finish_and_clear();
+            if !g.json {
+                output::env::print_warnings(&env);
+                output::loaded::print(&results);
+            }
+            emit(
+                g,
+                Envelope::new("loaded-latency", started, env, results, complete),
+            )
         }
         Command::Schema => unreachable!("handled above"),
     }

@@ -4,6 +4,7 @@ pub mod bandwidth;
 pub mod c2c;
 pub mod env;
 pub mod latency;
+pub mod loaded;
 pub mod numa;
 pub mod stream;
 

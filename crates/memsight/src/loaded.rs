@@ -1,0 +1,410 @@
+//! Loaded latency: how memory latency grows with the bandwidth other cores draw.
+//!
+//! One pinned thread chases a pointer chain over a DRAM-sized buffer; every other chosen CPU runs
+//! a load generator ([`memsight_kernels::loadgen`]) that visits one line at a time in a read:write
+//! mix and spins a number of cycles between visits. Instead of MLC's fixed delay list (most of
+//! whose points sit at saturation), the delays are chosen per mix so the points spread evenly in
+//! bandwidth between idle and saturation: idle and delay 0 are measured first, then for each
+//! target bandwidth the delay is found by bisection on a log scale with short probes. At each
+//! point the traffic runs `--settle-ms` before sampling; then the chase latency is sampled with
+//! the engine's stop rule while the load threads' visits are counted over the same window, and
+//! on x86_64 2000 single chase steps are timed with the TSC for p50/p90/p99.
+//!
+//! Bandwidth per point = load visits × DRAM bytes per visit (regular stores add a read for
+//! ownership) + the chase's own 64 B per load, over the sampling window (GB/s, 10⁹ B/s).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use memsight_core::buffer::{Buffer, BufferRequest};
+use memsight_core::env::Environment;
+use memsight_core::stats::{Summary, sample_until};
+use memsight_core::units::{MIB, parse_cpu_list, parse_size};
+use memsight_core::{Error, Result, cancel};
+use memsight_kernels::chain::Pattern;
+use memsight_kernels::chase::Chains;
+use memsight_kernels::loadgen::{TrafficMix, generate};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::LoadedArgs;
+
+/// One point of a curve.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CurvePoint {
+    /// Cycles each load thread spins between line visits (None: load threads idle).
+    pub delay_cycles: Option<u64>,
+    /// Total estimated DRAM bandwidth, load threads and chase, GB/s.
+    pub bandwidth_gbs: f64,
+    /// Chase latency, ns per load (median, CI, samples).
+    pub latency_ns: Summary,
+    /// Per-access latency percentiles from TSC-timed single steps, ns (x86_64).
+    pub p50_ns: Option<f64>,
+    pub p90_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+}
+
+/// One curve.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Curve {
+    pub mix: TrafficMix,
+    /// Points sorted by bandwidth, idle first.
+    pub points: Vec<CurvePoint>,
+    /// Bandwidth where latency first reaches `knee_factor` × idle, GB/s.
+    pub knee_gbs: Option<f64>,
+    /// Highest bandwidth reached, GB/s.
+    pub saturation_gbs: f64,
+}
+
+/// The `loaded-latency` command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LoadedResults {
+    pub method: String,
+    pub plan: memsight_core::plan::LoadedPlan,
+    pub knee_factor: f64,
+    pub curves: Vec<Curve>,
+    pub findings: Vec<String>,
+}
+
+fn parse_mix(s: &str) -> Result<TrafficMix> {
+    Ok(match s.trim() {
+        "reads" | "all-reads" => TrafficMix::Reads,
+        "3:1" => TrafficMix::R3W1,
+        "2:1" => TrafficMix::R2W1,
+        "1:1-nt" | "1:1" => TrafficMix::R1W1Nt,
+        "nt-writes" => TrafficMix::NtWrites,
+        other => {
+            return Err(Error::input(format!(
+                "unknown mix '{other}': use reads, 3:1, 2:1, 1:1-nt or nt-writes"
+            )));
+        }
+    })
+}
+
+/// Shared state of the load threads.
+struct Traffic {
+    delay: AtomicU64,
+    paused: AtomicBool,
+    quit: AtomicBool,
+    visits: Vec<AtomicU64>,
+    mix: AtomicU64,
+}
+
+const MIXES: [TrafficMix; 5] = [
+    TrafficMix::Reads,
+    TrafficMix::R3W1,
+    TrafficMix::R2W1,
+    TrafficMix::R1W1Nt,
+    TrafficMix::NtWrites,
+];
+
+impl Traffic {
+    fn visits(&self) -> u64 {
+        self.visits.iter().map(|v| v.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Load bandwidth in GB/s of DRAM bytes over `window`.
+    fn probe(&self, mix: TrafficMix, window: Duration) -> f64 {
+        let v0 = self.visits();
+        let t = Instant::now();
+        std::thread::sleep(window);
+        let dv = self.visits() - v0;
+        (dv * mix.dram_bytes()) as f64 / t.elapsed().as_nanos() as f64
+    }
+
+    fn set(&self, delay: Option<u64>) {
+        match delay {
+            None => self.paused.store(true, Ordering::SeqCst),
+            Some(d) => {
+                self.delay.store(d, Ordering::SeqCst);
+                self.paused.store(false, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// Runs every curve. Returns results and whether it completed.
+pub fn run(
+    a: &LoadedArgs,
+    env: &Environment,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(LoadedResults, bool)> {
+    let mixes: Vec<TrafficMix> = if a.mix.is_empty() {
+        MIXES.to_vec()
+    } else {
+        a.mix.iter().map(|m| parse_mix(m)).collect::<Result<_>>()?
+    };
+    let cpus = match &a.cpus {
+        Some(l) => {
+            let c = parse_cpu_list(l)?;
+            memsight_core::pin::validate_cpus(&c, &env.allowed_cpus)?;
+            c
+        }
+        None => env.allowed_cpus.clone(),
+    };
+    let plan = memsight_core::plan::loaded_plan(&env.topology, &cpus, a.node)?;
+    env.check_node(plan.node.filter(|_| a.node.is_some()))?;
+    if !(a.knee > 1.0 && a.knee.is_finite()) {
+        return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
+    }
+    let (rule, _) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 2.0)?;
+    let size = match &a.size {
+        Some(s) => parse_size(s)?,
+        None => (4 * env.llc_bytes()).max(256 * MIB),
+    };
+    let load_size = parse_size(&a.load_size)?;
+    if load_size < 3 * 4096 {
+        return Err(Error::input("--load-size must be at least 12K"));
+    }
+    memsight_core::buffer::check_size(size + load_size * plan.load_cpus.len() as u64, env)?;
+    let page_kind = a.page_kind.parse()?;
+    let node = a.node;
+    let traffic = Traffic {
+        delay: AtomicU64::new(0),
+        paused: AtomicBool::new(true),
+        quit: AtomicBool::new(false),
+        visits: plan.load_cpus.iter().map(|_| AtomicU64::new(0)).collect(),
+        mix: AtomicU64::new(0),
+    };
+    let settle = Duration::from_millis(a.settle_ms);
+    let mut all = vec![plan.chase_cpu];
+    all.extend(&plan.load_cpus);
+    let mut complete = true;
+    let results =
+        memsight_core::pin::run_team(&all, |i, _, barrier| -> Result<Option<Vec<Curve>>> {
+            if i > 0 {
+                // A load thread: own buffer, first-touched here; generate while not paused.
+                let req = BufferRequest {
+                    bytes: load_size,
+                    kind: page_kind,
+                    node,
+                };
+                let mut buf = Buffer::allocate(req, env);
+                if let Ok(b) = buf.as_mut() {
+                    b.touch();
+                }
+                barrier.wait();
+                let mut buf = buf?;
+                while !traffic.quit.load(Ordering::SeqCst) {
+                    if traffic.paused.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(1));
+                        continue;
+                    }
+                    let mix = MIXES[traffic.mix.load(Ordering::SeqCst) as usize];
+                    generate(
+                        buf.as_mut_slice(),
+                        mix,
+                        &traffic.delay,
+                        &traffic.paused,
+                        &traffic.visits[i - 1],
+                    );
+                }
+                return Ok(None);
+            }
+            // The chasing thread.
+            let req = BufferRequest {
+                bytes: size,
+                kind: page_kind,
+                node,
+            };
+            let buf = Buffer::allocate(req, env);
+            barrier.wait();
+            let stop_all = || traffic.quit.store(true, Ordering::SeqCst);
+            let mut buf = match buf {
+                Ok(b) => b,
+                Err(e) => {
+                    stop_all();
+                    return Err(e);
+                }
+            };
+            let elements = size as usize / 128;
+            let mut chains = Chains::build(
+                &mut buf.as_mut_slice()[..size as usize],
+                elements,
+                128,
+                Pattern::Window {
+                    window_bytes: 64 * 4096,
+                },
+                1,
+                0x5eed,
+            );
+            let per_sample = {
+                let t = chains.time(elements as u64);
+                ((2e6 / (t.as_nanos() as f64 / elements as f64)) as u64).max(1000)
+            };
+            let ticks = tsc_rate();
+            let mut curves = Vec::new();
+            for &mix in &mixes {
+                traffic.mix.store(
+                    MIXES.iter().position(|m| *m == mix).expect("known mix") as u64,
+                    Ordering::SeqCst,
+                );
+                let mut measure = |delay: Option<u64>| -> Option<CurvePoint> {
+                    traffic.set(delay);
+                    std::thread::sleep(settle);
+                    let v0 = traffic.visits();
+                    let t0 = Instant::now();
+                    let mut chase_loads = 0u64;
+                    let sampled = sample_until(&rule, || {
+                        chase_loads += per_sample;
+                        chains.time(per_sample).as_nanos() as f64 / per_sample as f64
+                    })?;
+                    let ns = t0.elapsed().as_nanos() as f64;
+                    let dv = traffic.visits() - v0;
+                    let bandwidth_gbs = (dv * mix.dram_bytes() + 64 * chase_loads) as f64 / ns;
+                    let (p50, p90, p99) = percentiles(&mut chains, ticks);
+                    tick(&format!("{}: {:.1} GB/s", mix.name(), bandwidth_gbs));
+                    Some(CurvePoint {
+                        delay_cycles: delay,
+                        bandwidth_gbs,
+                        latency_ns: sampled.summary,
+                        p50_ns: p50,
+                        p90_ns: p90,
+                        p99_ns: p99,
+                    })
+                };
+                let mut points = Vec::new();
+                let Some(idle) = measure(None) else { break };
+                points.push(idle);
+                let Some(max) = measure(Some(0)) else { break };
+                let (lo, hi) = (points[0].bandwidth_gbs, max.bandwidth_gbs);
+                points.push(max);
+                // Targets evenly spaced in bandwidth between idle and saturation.
+                let n = a.points as usize;
+                for k in 1..n.saturating_sub(1) {
+                    if cancel::requested() {
+                        break;
+                    }
+                    let target = lo + (hi - lo) * k as f64 / (n - 1) as f64;
+                    let delay = find_delay(&traffic, mix, target);
+                    match measure(Some(delay)) {
+                        Some(p) => points.push(p),
+                        None => break,
+                    }
+                }
+                points.sort_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs));
+                let idle_ns = points
+                    .iter()
+                    .find(|p| p.delay_cycles.is_none())
+                    .map_or(0.0, |p| p.latency_ns.median);
+                let knee_gbs = points
+                    .iter()
+                    .find(|p| p.latency_ns.median >= a.knee * idle_ns)
+                    .map(|p| p.bandwidth_gbs);
+                let saturation_gbs = points.iter().map(|p| p.bandwidth_gbs).fold(0.0, f64::max);
+                curves.push(Curve {
+                    mix,
+                    points,
+                    knee_gbs,
+                    saturation_gbs,
+                });
+                if cancel::requested() {
+                    break;
+                }
+            }
+            stop_all();
+            traffic.paused.store(true, Ordering::SeqCst);
+            Ok(Some(curves))
+        })?;
+    let mut curves = Vec::new();
+    for r in results {
+        if let Some(c) = r? {
+            curves = c;
+        }
+    }
+    if curves.len() < mixes.len() || curves.iter().any(|c| c.points.len() < a.points as usize) {
+        complete = false;
+    }
+    let findings = findings(&curves, a.knee);
+    let method = format!(
+        "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps (include ~the timer's own cost).",
+        memsight_core::units::format_bytes(size),
+        a.page_kind,
+        plan.chase_cpu,
+        plan.load_cpus.len(),
+        memsight_core::units::format_list(&plan.load_cpus),
+        memsight_core::units::format_bytes(load_size),
+        a.points,
+        a.settle_ms
+    );
+    Ok((
+        LoadedResults {
+            method,
+            plan,
+            knee_factor: a.knee,
+            curves,
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// Bisection on log(delay) for the delay whose load bandwidth is closest to `target` GB/s.
+fn find_delay(traffic: &Traffic, mix: TrafficMix, target: f64) -> u64 {
+    let (mut lo, mut hi) = (1.0f64, 1_000_000.0f64);
+    for _ in 0..8 {
+        let mid = (lo * hi).sqrt();
+        traffic.set(Some(mid as u64));
+        std::thread::sleep(Duration::from_millis(10));
+        let bw = traffic.probe(mix, Duration::from_millis(25));
+        if bw > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo * hi).sqrt() as u64
+}
+
+#[cfg(target_arch = "x86_64")]
+fn tsc_rate() -> Option<f64> {
+    Some(memsight_kernels::pingpong::tsc::ticks_per_ns(20))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn tsc_rate() -> Option<f64> {
+    None
+}
+
+/// p50/p90/p99 of 2000 single chase steps, ns, each timed with the fenced TSC.
+fn percentiles(chains: &mut Chains, ticks: Option<f64>) -> (Option<f64>, Option<f64>, Option<f64>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(t) = ticks {
+        use memsight_kernels::pingpong::tsc;
+        let mut v: Vec<f64> = (0..2000)
+            .map(|_| {
+                let t0 = tsc::now();
+                chains.run(1);
+                (tsc::now() - t0) as f64 / t
+            })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        let q = |p: f64| Some(v[((v.len() - 1) as f64 * p) as usize]);
+        return (q(0.5), q(0.9), q(0.99));
+    }
+    let _ = (chains, ticks);
+    (None, None, None)
+}
+
+fn findings(curves: &[Curve], knee: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in curves {
+        let idle = c.points.iter().find(|p| p.delay_cycles.is_none());
+        let top = c.points.last();
+        if let (Some(i), Some(t)) = (idle, top) {
+            out.push(format!(
+                "{}: idle {:.0} ns; at {:.1} GB/s (saturation) {:.0} ns ({:.1}×){}",
+                c.mix.name(),
+                i.latency_ns.median,
+                c.saturation_gbs,
+                t.latency_ns.median,
+                t.latency_ns.median / i.latency_ns.median,
+                match c.knee_gbs {
+                    Some(k) => format!("; latency reaches {knee}× idle at {k:.1} GB/s (the knee)"),
+                    None => format!("; latency never reached {knee}× idle: the load threads cannot saturate memory"),
+                }
+            ));
+        }
+    }
+    out
+}
