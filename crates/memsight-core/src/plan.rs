@@ -64,6 +64,8 @@ pub struct Target {
     pub cpu_less: bool,
     /// DRAM, HBM, NVM, CXL … when the system says.
     pub kind: Option<String>,
+    /// Kernel memory tier (lower is faster), when the system says.
+    pub tier: Option<u32>,
 }
 
 /// The NUMA matrix plan: rows are CPU nodes, columns memory nodes.
@@ -101,6 +103,7 @@ pub fn numa_plan(topo: &Topology, allowed_cpus: &[usize], allowed_nodes: &[usize
             memory_bytes: n.memory_bytes,
             cpu_less: n.cpu_less,
             kind: n.kind.clone().or_else(|| n.dax_type.clone()),
+            tier: n.memory_tier,
         })
         .collect();
     NumaPlan {
@@ -276,6 +279,24 @@ mod tests {
             loaded_plan(&t, &all, Some(99)),
             Err(Error::Input(_))
         ));
+    }
+
+    #[test]
+    fn two_sockets_two_nodes() {
+        let t = fixture("24em64t-2n6c2t-pci.xml");
+        assert_eq!(t.packages, 2);
+        let p = numa_plan(&t, &t.allowed_cpus(), &t.allowed_nodes());
+        assert_eq!(p.initiators.len(), 2);
+        assert_eq!(p.targets.len(), 2);
+        assert_ne!(p.initiators[0].node, p.initiators[1].node);
+        // One c2c CPU per socket L3.
+        let c = c2c_cpus(&t, &t.allowed_cpus());
+        assert_eq!(c.len(), 2);
+        let pkg = |x: usize| t.cpus.iter().find(|c| c.os_index == x).unwrap().package;
+        assert_ne!(pkg(c[0]), pkg(c[1]));
+        // Loaded latency keeps its memory on the chasing CPU's node.
+        let l = loaded_plan(&t, &t.allowed_cpus(), None).unwrap();
+        assert_eq!(l.node, t.node_of_cpu(l.chase_cpu));
     }
 
     #[test]

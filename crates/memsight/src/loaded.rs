@@ -317,7 +317,7 @@ pub fn run(
     }
     let findings = findings(&curves, a.knee);
     let method = format!(
-        "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps (include ~the timer's own cost).",
+        "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
         memsight_core::units::format_bytes(size),
         a.page_kind,
         plan.chase_cpu,
@@ -371,11 +371,20 @@ fn percentiles(chains: &mut Chains, ticks: Option<f64>) -> (Option<f64>, Option<
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = ticks {
         use memsight_kernels::pingpong::tsc;
+        // The timer's own cost: the median of empty fenced pairs, subtracted from every step.
+        let mut empty: Vec<u64> = (0..200)
+            .map(|_| {
+                let t0 = tsc::now();
+                tsc::now() - t0
+            })
+            .collect();
+        empty.sort_unstable();
+        let overhead = empty[empty.len() / 2] as f64;
         let mut v: Vec<f64> = (0..2000)
             .map(|_| {
                 let t0 = tsc::now();
                 chains.run(1);
-                (tsc::now() - t0) as f64 / t
+                (((tsc::now() - t0) as f64 - overhead) / t).max(0.0)
             })
             .collect();
         v.sort_by(f64::total_cmp);

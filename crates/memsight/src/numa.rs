@@ -30,6 +30,8 @@ pub struct Column {
     pub node: Option<usize>,
     pub cpu_less: bool,
     pub kind: Option<String>,
+    /// Kernel memory tier (`/sys/devices/virtual/memory_tiering`), lower is faster.
+    pub tier: Option<u32>,
 }
 
 /// One cell's figures.
@@ -128,6 +130,7 @@ pub fn run(
             node: Some(t.node),
             cpu_less: t.cpu_less,
             kind: t.kind.clone(),
+            tier: t.tier,
         })
         .collect();
     columns.push(Column {
@@ -135,6 +138,7 @@ pub fn run(
         node: None,
         cpu_less: false,
         kind: None,
+        tier: None,
     });
 
     let mut cells = Vec::new();

@@ -10,6 +10,9 @@ fn matrix(r: &NumaResults, title: &str, value: impl Fn(&crate::numa::Cell) -> Op
         if let Some(k) = &c.kind {
             l += &format!(" ({k})");
         }
+        if let Some(t) = c.tier {
+            l += &format!(" tier {t}");
+        }
         if c.cpu_less {
             l += " [CPU-less]";
         }
