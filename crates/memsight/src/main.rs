@@ -123,13 +123,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bandwidth(a) => {
             require_live(&env)?;
             let cfg = bandwidth::BandwidthConfig::from_args(a, &env)?;
-            let pb = progress::bar(cfg.total_points(), g.no_progress);
-            let tick = |msg: &str| {
-                pb.inc(1);
-                pb.set_message(msg.to_string());
-            };
-            let (results, complete) = bandwidth::run(&cfg, &env, &tick)?;
-            pb.finish_and_clear();
+            let (results, complete) =
+                progress::with_progress(Some(cfg.total_points()), g.no_progress, |tick| {
+                    bandwidth::run(&cfg, &env, tick)
+                })?;
             if !g.json {
                 output::env::print_warnings(&env);
                 output::bandwidth::print(&results);
@@ -143,13 +140,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             require_live(&env)?;
             let cfg = stream::StreamConfig::from_args(a, &env)?;
             let clock = timer::calibrate();
-            let pb = progress::bar(cfg.ntimes as u64, g.no_progress);
-            let tick = |msg: &str| {
-                pb.inc(1);
-                pb.set_message(msg.to_string());
-            };
-            let (results, complete) = stream::run(&cfg, &env, &clock, &tick)?;
-            pb.finish_and_clear();
+            let (results, complete) =
+                progress::with_progress(Some(cfg.ntimes as u64), g.no_progress, |tick| {
+                    stream::run(&cfg, &env, &clock, tick)
+                })?;
             if !g.json {
                 output::env::print_warnings(&env);
                 output::stream::print(&results);
@@ -166,13 +160,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::C2c(a) => {
             require_live(&env)?;
-            let pb = progress::bar(0, g.no_progress);
-            let tick = |msg: &str| {
-                pb.inc(1);
-                pb.set_message(msg.to_string());
-            };
-            let (results, complete) = c2c::run(a, &env, &tick)?;
-            pb.finish_and_clear();
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| c2c::run(a, &env, tick))?;
             if !g.json {
                 output::env::print_warnings(&env);
                 output::c2c::print(&results);
@@ -181,13 +170,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Numa(a) => {
             require_live(&env)?;
-            let pb = progress::bar(0, g.no_progress);
-            let tick = |msg: &str| {
-                pb.inc(1);
-                pb.set_message(msg.to_string());
-            };
-            let (results, complete) = numa::run(a, &env, &tick)?;
-            pb.finish_and_clear();
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| numa::run(a, &env, tick))?;
             if !g.json {
                 output::env::print_warnings(&env);
                 output::numa::print(&results);
@@ -196,13 +180,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::LoadedLatency(a) => {
             require_live(&env)?;
-            let pb = progress::bar(0, g.no_progress);
-            let tick = |msg: &str| {
-                pb.inc(1);
-                pb.set_message(msg.to_string());
-            };
-            let (results, complete) = loaded::run(a, &env, &tick)?;
-            pb.finish_and_clear();
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| loaded::run(a, &env, tick))?;
             if !g.json {
                 output::env::print_warnings(&env);
                 output::loaded::print(&results);
@@ -239,13 +218,11 @@ fn run_latency(
     require_live(env)?;
     let cfg = latency::LadderConfig::from_args(a, env)?;
     let timer = timer::calibrate();
-    let pb = progress::bar(latency::ladder::total_steps(&cfg), g.no_progress);
-    let tick = |msg: &str| {
-        pb.inc(1);
-        pb.set_message(msg.to_string());
-    };
-    let out = latency::run(&cfg, env, timer, &tick)?;
-    pb.finish_and_clear();
+    let out = progress::with_progress(
+        Some(latency::ladder::total_steps(&cfg)),
+        g.no_progress,
+        |tick| latency::run(&cfg, env, timer, tick),
+    )?;
     Ok(out)
 }
 

@@ -1,20 +1,31 @@
-//! One progress bar on stderr, hidden when stderr is not a terminal or when asked.
+//! One progress display on stderr, hidden when stderr is not a terminal or when asked.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// A progress bar over `total` steps.
-pub fn bar(total: u64, hidden: bool) -> ProgressBar {
-    let pb = ProgressBar::with_draw_target(
-        Some(total),
-        if hidden {
-            ProgressDrawTarget::hidden()
-        } else {
-            ProgressDrawTarget::stderr()
-        },
-    );
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-            .expect("valid template"),
-    );
-    pb
+/// Runs `work` with a progress callback: a bar over `total` steps when the count is known, a
+/// spinner otherwise. Each call of the callback is one finished step described by its message.
+pub fn with_progress<T>(
+    total: Option<u64>,
+    hidden: bool,
+    work: impl FnOnce(&(dyn Fn(&str) + Sync)) -> T,
+) -> T {
+    let target = if hidden {
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
+    };
+    let pb = ProgressBar::with_draw_target(total, target);
+    let template = if total.is_some() {
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}"
+    } else {
+        "{spinner} [{elapsed_precise}] {pos} steps {msg}"
+    };
+    pb.set_style(ProgressStyle::with_template(template).expect("valid template"));
+    let tick = |msg: &str| {
+        pb.inc(1);
+        pb.set_message(msg.to_string());
+    };
+    let out = work(&tick);
+    pb.finish_and_clear();
+    out
 }

@@ -76,10 +76,5 @@ pub fn print(r: &BandwidthResults) {
             rows(&r.sweep, true)
         );
     }
-    if !r.findings.is_empty() {
-        println!("\nFindings");
-        for f in &r.findings {
-            println!("  • {f}");
-        }
-    }
+    super::findings(&r.findings);
 }

@@ -54,10 +54,5 @@ pub fn print(r: &C2cResults) {
         ]);
     }
     println!("{t}");
-    if !r.findings.is_empty() {
-        println!("\nFindings");
-        for f in &r.findings {
-            println!("  • {f}");
-        }
-    }
+    super::findings(&r.findings);
 }

@@ -20,12 +20,7 @@ pub fn print(r: &LatencyResults) {
     for l in &r.ladders {
         print_cpu(l);
     }
-    if !r.findings.is_empty() {
-        println!("\nFindings");
-        for f in &r.findings {
-            println!("  • {f}");
-        }
-    }
+    super::findings(&r.findings);
 }
 
 fn print_cpu(l: &CpuLadder) {

@@ -43,10 +43,5 @@ pub fn print(r: &LoadedResults) {
                 .map_or("not reached".into(), |k| format!("{k:.1} GB/s"))
         );
     }
-    if !r.findings.is_empty() {
-        println!("\nFindings");
-        for f in &r.findings {
-            println!("  • {f}");
-        }
-    }
+    super::findings(&r.findings);
 }

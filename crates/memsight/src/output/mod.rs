@@ -43,3 +43,14 @@ pub fn ci(s: &Summary) -> String {
 pub fn heading(title: &str) {
     println!("\n{title}\n{}", "─".repeat(title.chars().count()));
 }
+
+/// Prints findings, one bullet each.
+pub fn findings(items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    println!("\nFindings");
+    for f in items {
+        println!("  • {f}");
+    }
+}

@@ -66,10 +66,5 @@ pub fn print(r: &NumaResults) {
         }
         println!("Firmware claims (ACPI HMAT, access class 0)\n{t}");
     }
-    if !r.findings.is_empty() {
-        println!("\nFindings");
-        for f in &r.findings {
-            println!("  • {f}");
-        }
-    }
+    super::findings(&r.findings);
 }
