@@ -55,6 +55,8 @@ pub enum Command {
     /// Loaded latency: latency vs bandwidth curves, one per read:write mix, with the knee and
     /// saturation bandwidth.
     LoadedLatency(LoadedArgs),
+    /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors.
+    Dimms(DimmsArgs),
     /// Print the JSON Schema of the result files.
     Schema,
 }
@@ -304,4 +306,11 @@ pub struct LoadedArgs {
     /// Time budget per point in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.4)]
     pub point_budget: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DimmsArgs {
+    /// Read this `dmidecode` text instead of running `dmidecode --type 16,17` (root) here.
+    #[arg(long, value_name = "FILE")]
+    pub dmidecode: Option<PathBuf>,
 }

@@ -3,6 +3,7 @@
 mod bandwidth;
 mod c2c;
 mod cli;
+mod dimms;
 mod latency;
 mod loaded;
 mod numa;
@@ -64,6 +65,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "stream": schemars::schema_for!(stream::StreamResults),
                 "c2c": schemars::schema_for!(c2c::C2cResults),
                 "numa": schemars::schema_for!(numa::NumaResults),
+                "dimms": schemars::schema_for!(dimms::DimmsResults),
                 "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
                 "run": schemars::schema_for!(RunResults),
             }
@@ -190,6 +192,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 g,
                 Envelope::new("loaded-latency", started, env, results, complete),
             )
+        }
+        Command::Dimms(a) => {
+            let results = dimms::run(a)?;
+            if !g.json {
+                output::dimms::print(&results);
+            }
+            emit(g, Envelope::new("dimms", started, env, results, true))
         }
         Command::Schema => unreachable!("handled above"),
     }

@@ -2,6 +2,7 @@
 
 pub mod bandwidth;
 pub mod c2c;
+pub mod dimms;
 pub mod env;
 pub mod latency;
 pub mod loaded;

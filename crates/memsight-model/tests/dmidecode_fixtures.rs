@@ -1,0 +1,89 @@
+//! Every dmidecode fixture (36 real machines) parses into the inventory INDEX.md describes.
+
+use std::path::{Path, PathBuf};
+
+use memsight_model::dmidecode::parse;
+
+fn fixtures() -> PathBuf {
+    if let Some(p) = std::env::var_os("MEMSIGHT_FIXTURES") {
+        return PathBuf::from(p).join("dmidecode");
+    }
+    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    loop {
+        let cand = dir.join("shared/fixtures/dmidecode");
+        if cand.join("INDEX.md").is_file() {
+            return cand;
+        }
+        assert!(
+            dir.pop(),
+            "shared/fixtures/dmidecode not found: set MEMSIGHT_FIXTURES"
+        );
+    }
+}
+
+/// (file, populated, total) rows of INDEX.md's table.
+fn index() -> Vec<(String, usize, usize)> {
+    let text = std::fs::read_to_string(fixtures().join("INDEX.md")).unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cols: Vec<&str> = l.split('|').map(str::trim).collect();
+            let file = cols[1].trim_matches('`').to_string();
+            let (p, t) = cols[4].split_once('/').unwrap();
+            (file, p.trim().parse().unwrap(), t.trim().parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn every_fixture_matches_the_index() {
+    let rows = index();
+    assert_eq!(rows.len(), 36, "INDEX.md lists 36 machines");
+    for (file, populated, total) in rows {
+        let text =
+            String::from_utf8_lossy(&std::fs::read(fixtures().join(&file)).unwrap()).into_owned();
+        let inv = parse(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(inv.devices.len(), total, "{file}: slots");
+        assert_eq!(inv.populated().count(), populated, "{file}: populated");
+        for d in inv.populated() {
+            assert!(d.size_bytes.unwrap() > 0, "{file}: {}", d.handle);
+        }
+    }
+}
+
+#[test]
+fn quirks_are_decoded() {
+    let read = |f: &str| {
+        parse(&String::from_utf8_lossy(
+            &std::fs::read(fixtures().join(f)).unwrap(),
+        ))
+        .unwrap()
+    };
+    // JEDEC hex manufacturer ids (Dell).
+    let inv = read("dell-poweredge-r6515-epyc7502p-ddr4-rdimm-samsung-m393a4g43bb4.txt");
+    let d = inv.populated().next().unwrap();
+    assert_eq!(d.manufacturer.as_deref(), Some("Samsung"));
+    assert_eq!(d.manufacturer_raw.as_deref(), Some("80CE869D80CE"));
+    assert_eq!(
+        (d.speed_mts, d.configured_mts, d.rank),
+        (Some(3200), Some(3200), Some(2))
+    );
+    assert_eq!((d.total_width, d.data_width), (Some(72), Some(64)));
+    assert_eq!(d.part_number.as_deref(), Some("M393A4G43BB4-CWE"));
+    // DDR5 printed as <OUT OF SPEC> by an old dmidecode.
+    let inv = read("amd-volcano-epyc-es-ddr5-rdimm-micron-mtc20f1045-type-out-of-spec.txt");
+    let d = inv.populated().next().unwrap();
+    assert!(d.memory_type.is_none());
+    assert!(d.inferred_type.as_deref().unwrap().starts_with("DDR5"));
+    // Optane persistent memory next to DRAM.
+    let inv = read("supermicro-sys-2029u-xeon-gold6240-ddr4-rdimm-plus-optane-pmem.txt");
+    assert!(inv.populated().any(|d| d.non_volatile));
+    assert!(inv.populated().any(|d| !d.non_volatile));
+    // <BAD INDEX> strings become unknown, not text.
+    let inv = read("supermicro-sys-6018r-xeon-e5-2643v3-ddr4-bad-index-fields.txt");
+    assert!(
+        inv.devices
+            .iter()
+            .all(|d| d.manufacturer.as_deref() != Some("<BAD INDEX>"))
+    );
+}
