@@ -6,3 +6,4 @@
 
 pub mod ddr;
 pub mod dmidecode;
+pub mod partnum;

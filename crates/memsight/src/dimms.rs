@@ -3,7 +3,9 @@
 
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
-use memsight_model::dmidecode::{Inventory, parse};
+use memsight_model::ddr::{Device, Module, ddr4_tfaw};
+use memsight_model::dmidecode::{Inventory, MemoryDevice, parse};
+use memsight_model::partnum::{Decoded, decode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +20,82 @@ pub struct DimmsResults {
     pub populated: usize,
     pub slots: usize,
     pub total_bytes: u64,
+    /// What each populated DIMM's part number says, and how it compares with the BIOS.
+    pub modules: Vec<ModuleView>,
     pub findings: Vec<String>,
+}
+
+/// A populated DIMM seen through its part number and the DRAM model.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ModuleView {
+    pub handle: String,
+    pub locator: Option<String>,
+    pub part_number: Option<String>,
+    pub decoded: Option<Decoded>,
+    /// Devices on the module (ECC included when the BIOS reports a 72/80-bit width).
+    pub chips: Option<u32>,
+    /// Bytes one ACTIVATE opens in a device.
+    pub page_bytes: Option<u64>,
+    /// DDR4 tFAW at the configured speed, ns (from the JEDEC table by page size).
+    pub tfaw_ns: Option<f64>,
+    /// Where the part number and the BIOS disagree.
+    pub mismatches: Vec<String>,
+}
+
+fn view(d: &MemoryDevice) -> ModuleView {
+    let decoded = d.part_number.as_deref().and_then(decode);
+    let mut mismatches = Vec::new();
+    let (mut chips, mut page_bytes, mut tfaw_ns) = (None, None, None);
+    if let Some(x) = &decoded {
+        if let Some(size) = d.size_bytes.filter(|&s| s != x.capacity_bytes) {
+            mismatches.push(format!(
+                "BIOS size {} vs part number {}",
+                format_bytes(size),
+                format_bytes(x.capacity_bytes)
+            ));
+        }
+        if let Some(r) = d.rank.filter(|&r| r != x.ranks) {
+            mismatches.push(format!("BIOS rank {r} vs part number {}", x.ranks));
+        }
+        if let (Some(bin), Some(bios)) = (x.speed_mts, d.speed_mts)
+            && bios.abs_diff(bin) > 1
+        {
+            mismatches.push(format!(
+                "BIOS rated speed {bios} MT/s vs the part number's {bin} MT/s bin"
+            ));
+        }
+        let device = Device {
+            generation: x.generation,
+            density_gbit: x.density_gbit,
+            width: x.device_width,
+        };
+        let ecc = d.total_width.zip(d.data_width).is_some_and(|(t, w)| t > w);
+        chips = Some(
+            Module {
+                device,
+                ranks: x.ranks,
+                ecc,
+            }
+            .chips(),
+        );
+        page_bytes = device.organisation().map(|o| o.page_bytes);
+        tfaw_ns = match (page_bytes, d.configured_mts.or(d.speed_mts)) {
+            (Some(p), Some(mts)) if x.generation == memsight_model::ddr::Generation::Ddr4 => {
+                ddr4_tfaw(mts, p).map(|l| l.ns_at(mts))
+            }
+            _ => None,
+        };
+    }
+    ModuleView {
+        handle: d.handle.clone(),
+        locator: d.locator.clone(),
+        part_number: d.part_number.clone(),
+        decoded,
+        chips,
+        page_bytes,
+        tfaw_ns,
+        mismatches,
+    }
 }
 
 fn read_text(a: &DimmsArgs) -> Result<(String, String)> {
@@ -118,12 +195,35 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
             inventory.devices.len()
         ));
     }
+    let modules: Vec<ModuleView> = inventory
+        .populated()
+        .filter(|d| !d.non_volatile)
+        .map(view)
+        .collect();
+    for m in &modules {
+        if !m.mismatches.is_empty() {
+            findings.push(format!(
+                "{} ({}): {}",
+                m.locator.as_deref().unwrap_or(&m.handle),
+                m.part_number.as_deref().unwrap_or("?"),
+                m.mismatches.join("; ")
+            ));
+        }
+    }
+    let widths: std::collections::BTreeSet<u32> = modules
+        .iter()
+        .filter_map(|m| m.decoded.as_ref().map(|d| d.device_width))
+        .collect();
+    if widths.contains(&4) && widths.contains(&8) {
+        findings.push("x4 and x8 modules are mixed: x4 devices have the smaller page and tFAW, x8 modules use fewer chips (less power); the DDR4 seed measured < 4% bandwidth difference between 2Rx4 and 2Rx8".to_string());
+    }
     Ok(DimmsResults {
         source,
         populated,
         slots: inventory.devices.len(),
         total_bytes,
         inventory,
+        modules,
         findings,
     })
 }

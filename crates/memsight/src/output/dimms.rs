@@ -50,5 +50,42 @@ pub fn print(r: &DimmsResults) {
         ]);
     }
     println!("{t}");
+    if r.modules.iter().any(|m| m.decoded.is_some()) {
+        let mut t = table(&[
+            "locator",
+            "part number",
+            "vendor",
+            "type",
+            "organisation",
+            "package",
+            "chips",
+            "page",
+            "tFAW ns",
+            "confidence",
+        ]);
+        for m in &r.modules {
+            let Some(d) = &m.decoded else { continue };
+            t.add_row(vec![
+                m.locator.clone().unwrap_or_else(|| m.handle.clone()),
+                m.part_number.clone().unwrap_or_default(),
+                d.vendor.clone(),
+                format!("{:?} {}", d.generation, d.module_type),
+                format!(
+                    "{} ({} Gb{})",
+                    d.organisation(),
+                    d.density_gbit,
+                    d.die_revision
+                        .as_ref()
+                        .map_or(String::new(), |r| format!(", {r}-die"))
+                ),
+                d.package.clone().unwrap_or_else(|| "-".into()),
+                m.chips.map_or("-".into(), |c| c.to_string()),
+                m.page_bytes.map_or("-".into(), format_bytes),
+                m.tfaw_ns.map_or("-".into(), |t| format!("{t:.1}")),
+                d.confidence.clone(),
+            ]);
+        }
+        println!("Decoded from part numbers (shared/reference/dimm-part-numbers.md)\n{t}");
+    }
     super::findings(&r.findings);
 }
