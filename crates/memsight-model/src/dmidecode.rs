@@ -51,9 +51,20 @@ pub struct MemoryDevice {
     pub non_volatile: bool,
 }
 
+/// A processor socket (type 4).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Processor {
+    pub socket: Option<String>,
+    /// The CPU name (`Version:`), e.g. `AMD EPYC 7502P 32-Core Processor`.
+    pub version: Option<String>,
+    pub populated: bool,
+}
+
 /// Everything read from one dmidecode text.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Inventory {
+    #[serde(default)]
+    pub processors: Vec<Processor>,
     pub arrays: Vec<MemoryArray>,
     pub devices: Vec<MemoryDevice>,
     /// Records or fields that could not be read, in words.
@@ -191,6 +202,11 @@ pub fn parse(text: &str) -> Result<Inventory, ParseError> {
                 .map(|(_, v)| v.as_str())
         };
         match ty {
+            4 => inv.processors.push(Processor {
+                socket: get("Socket Designation").and_then(known),
+                version: get("Version").and_then(known),
+                populated: get("Status").is_some_and(|s| s.starts_with("Populated")),
+            }),
             16 => inv.arrays.push(MemoryArray {
                 handle,
                 location: get("Location").and_then(known),

@@ -7,3 +7,4 @@
 pub mod ddr;
 pub mod dmidecode;
 pub mod partnum;
+pub mod platform;

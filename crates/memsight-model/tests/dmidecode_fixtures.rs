@@ -117,3 +117,42 @@ fn decoded_part_numbers_agree_with_every_bios() {
     }
     assert!(decoded >= 300, "only {decoded} modules decoded");
 }
+
+#[test]
+fn ceilings_of_recorded_servers() {
+    use memsight_model::platform::ceilings;
+    let c = |f: &str| {
+        let text =
+            String::from_utf8_lossy(&std::fs::read(fixtures().join(f)).unwrap()).into_owned();
+        ceilings(&parse(&text).unwrap(), None, None)
+    };
+    // 2 × EPYC 7742, 16 × DDR4-3200 (Dell names slots A1…/B1…): 2 × 8 ch × 25.6 GB/s.
+    let r = c("dell-poweredge-r7525-2s-epyc7742-ddr4-rdimm-hynix-hmaa8gr7ajr4n.txt");
+    assert_eq!(r.sockets.len(), 2);
+    assert_eq!(r.system_dram_mbs, 409_600);
+    // 2 × EPYC 9654, 24 × DDR5-4800: platform-limits.md's 921.6 GB/s.
+    assert_eq!(
+        c("asus-rs720a-e12-2s-epyc9654-ddr5-rdimm-micron-mtc40f204ws1-96gb.txt").system_dram_mbs,
+        921_600
+    );
+    // 1 × EPYC 7502P with 4 of 8 channels populated: half the socket's 204.8 GB/s.
+    let r = c("dell-poweredge-r6515-epyc7502p-ddr4-rdimm-samsung-m393a4g43bb4.txt");
+    assert_eq!(
+        (r.sockets[0].channels_used, r.system_dram_mbs),
+        (4, 102_400)
+    );
+    // 2 × Gold 6148 with two arrays per CPU: 2 sockets of 12 DIMMs on 6 channels at 2666.
+    let r = c("dell-precision-7920-xeon-gold6148-ddr4-rdimm-mixed-vendors-full.txt");
+    assert_eq!(
+        r.sockets.iter().map(|s| s.dimms).collect::<Vec<_>>(),
+        vec![12, 12]
+    );
+    assert_eq!(r.system_dram_mbs, 2 * 6 * 8 * 2666);
+    // Ice Lake 2S half populated: 4 of 8 channels per socket.
+    let r = c("zvezda-iridium-2s-xeon-gold6326-ddr4-rdimm-samsung-m393a4k40eb3.txt");
+    assert!(
+        r.sockets
+            .iter()
+            .all(|s| s.channels_used == 4 && s.channels == Some(8))
+    );
+}

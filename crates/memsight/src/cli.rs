@@ -310,7 +310,14 @@ pub struct LoadedArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct DimmsArgs {
-    /// Read this `dmidecode` text instead of running `dmidecode --type 16,17` (root) here.
+    /// Read this `dmidecode` text instead of running `dmidecode --type 4,16,17` (root) here.
     #[arg(long, value_name = "FILE")]
     pub dmidecode: Option<PathBuf>,
+    /// AMD chiplet parts: CCDs per socket, for the CCD→IOD fabric limit.
+    #[arg(long, value_name = "N")]
+    pub ccds: Option<u32>,
+    /// AMD chiplet parts: fabric clock (FCLK) in MHz (default: half the memory transfer rate,
+    /// i.e. coupled mode).
+    #[arg(long, value_name = "MHZ")]
+    pub fclk: Option<u32>,
 }

@@ -22,6 +22,8 @@ pub struct DimmsResults {
     pub total_bytes: u64,
     /// What each populated DIMM's part number says, and how it compares with the BIOS.
     pub modules: Vec<ModuleView>,
+    /// Theoretical ceilings per socket and system, and the fabric limit where known.
+    pub ceilings: memsight_model::platform::Ceilings,
     pub findings: Vec<String>,
 }
 
@@ -114,7 +116,7 @@ fn read_text(a: &DimmsArgs) -> Result<(String, String)> {
         })?;
         return Ok((text, path.display().to_string()));
     }
-    let out = std::process::Command::new("dmidecode").args(["--type", "16,17"]).output().map_err(|_| {
+    let out = std::process::Command::new("dmidecode").args(["--type", "4,16,17"]).output().map_err(|_| {
         Error::input("dmidecode is not installed: apt-get install dmidecode, or pass --dmidecode FILE with its output from the machine")
     })?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -132,7 +134,7 @@ fn read_text(a: &DimmsArgs) -> Result<(String, String)> {
             "this machine exposes no SMBIOS tables (common in VMs): pass --dmidecode FILE with the output of the host or another machine",
         ));
     }
-    Ok((text, "dmidecode --type 16,17 (this machine)".to_string()))
+    Ok((text, "dmidecode --type 4,16,17 (this machine)".to_string()))
 }
 
 /// Reads and summarises the inventory.
@@ -217,6 +219,16 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
     if widths.contains(&4) && widths.contains(&8) {
         findings.push("x4 and x8 modules are mixed: x4 devices have the smaller page and tFAW, x8 modules use fewer chips (less power); the DDR4 seed measured < 4% bandwidth difference between 2Rx4 and 2Rx8".to_string());
     }
+    let fclk = a.fclk.or_else(|| {
+        a.ccds?;
+        inventory
+            .populated()
+            .filter_map(|d| d.configured_mts.or(d.speed_mts))
+            .min()
+            .map(|m| m / 2)
+    });
+    let ceilings = memsight_model::platform::ceilings(&inventory, a.ccds, fclk);
+    findings.extend(diagnose(&ceilings));
     Ok(DimmsResults {
         source,
         populated,
@@ -224,6 +236,72 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
         total_bytes,
         inventory,
         modules,
+        ceilings,
         findings,
     })
+}
+
+/// Channel population and speed findings from the ceilings.
+fn diagnose(c: &memsight_model::platform::Ceilings) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(p) = &c.platform else {
+        out.extend(c.notes.iter().cloned());
+        return out;
+    };
+    for (i, s) in c.sockets.iter().enumerate() {
+        let ch = p.channels_per_socket;
+        if s.dimms < ch {
+            out.push(format!(
+                "socket {}: {} DIMM(s) for {} channels ({}): at most {} of {} channels carry traffic, so the peak is {:.0}% of what the socket can do ({} of {} MB/s)",
+                i + 1, s.dimms, ch, p.name, s.channels_used, ch,
+                100.0 * s.channels_used as f64 / ch as f64,
+                s.dram_mbs,
+                memsight_model::ddr::peak_mbs(ch, s.mts)
+            ));
+        } else if s.dimms > ch {
+            out.push(format!(
+                "socket {}: {} DIMMs on {} channels: {} DIMMs per channel{}",
+                i + 1,
+                s.dimms,
+                ch,
+                s.dimms.div_ceil(ch),
+                if s.mts < p.max_mts {
+                    format!(
+                        ", which explains running at {} instead of {} MT/s",
+                        s.mts, p.max_mts
+                    )
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        if s.dimms <= ch && s.mts < p.max_mts {
+            out.push(format!(
+                "socket {}: memory runs at {} MT/s, below the platform's {} MT/s at one DIMM per channel: the CPU SKU or the DIMMs limit it",
+                i + 1, s.mts, p.max_mts
+            ));
+        }
+    }
+    let counts: std::collections::BTreeSet<u32> = c.sockets.iter().map(|s| s.dimms).collect();
+    if counts.len() > 1 {
+        out.push(format!(
+            "sockets are unbalanced ({} DIMMs): threads on the emptier socket get less bandwidth",
+            c.sockets
+                .iter()
+                .map(|s| s.dimms.to_string())
+                .collect::<Vec<_>>()
+                .join(" vs ")
+        ));
+    }
+    out.push(format!(
+        "theoretical DRAM peak: {} MB/s for the system ({}){}",
+        c.system_dram_mbs,
+        c.sockets.iter().map(|s| format!("{} ch × 8 B × {} MT/s = {} MB/s", s.channels_used, s.mts, s.dram_mbs)).collect::<Vec<_>>().join("; "),
+        match (c.fabric_read_mbs, c.fabric_write_mbs) {
+            (Some(r), Some(w)) => format!("; CCD→IOD fabric per socket {r} MB/s read, {w} MB/s write, so reads bind at {} and writes at {} MB/s", c.binding_read_mbs.unwrap_or(0), c.binding_write_mbs.unwrap_or(0)),
+            _ => String::new(),
+        }
+    ));
+    out.extend(c.notes.iter().cloned());
+    out
 }

@@ -53,3 +53,37 @@ fn bad_dmidecode_input_is_refused() {
         assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
     }
 }
+
+#[test]
+fn fabric_limit_and_channel_findings() {
+    let f = fixtures()
+        .join("dmidecode/dell-poweredge-r6515-epyc7502p-ddr4-rdimm-samsung-m393a4g43bb4.txt");
+    let doc = json(
+        memsight()
+            .args([
+                "dimms",
+                "--json",
+                "--ccds",
+                "4",
+                "--fclk",
+                "1600",
+                "--dmidecode",
+            ])
+            .arg(&f),
+    );
+    let c = &doc["results"]["ceilings"];
+    assert_eq!(c["fabric_read_mbs"], 4 * 32 * 1600);
+    assert_eq!(c["fabric_write_mbs"], 4 * 16 * 1600);
+    // DRAM 102 400 MB/s binds reads (fabric 204 800); the fabric binds writes (102 400 = DRAM).
+    assert_eq!(c["binding_read_mbs"], 102_400);
+    let findings: Vec<&str> = doc["results"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(
+        findings.iter().any(|f| f.contains("4 of 8 channels")),
+        "{findings:?}"
+    );
+}
