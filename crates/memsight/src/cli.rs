@@ -313,6 +313,10 @@ pub struct DimmsArgs {
     /// Read this `dmidecode` text instead of running `dmidecode --type 4,16,17` (root) here.
     #[arg(long, value_name = "FILE")]
     pub dmidecode: Option<PathBuf>,
+    /// A `memsight bandwidth --json` result measured on this machine: efficiency = measured ÷
+    /// ceiling per test.
+    #[arg(long, value_name = "FILE")]
+    pub bandwidth: Option<PathBuf>,
     /// AMD chiplet parts: CCDs per socket, for the CCD→IOD fabric limit.
     #[arg(long, value_name = "N")]
     pub ccds: Option<u32>,

@@ -24,6 +24,9 @@ pub struct DimmsResults {
     pub modules: Vec<ModuleView>,
     /// Theoretical ceilings per socket and system, and the fabric limit where known.
     pub ceilings: memsight_model::platform::Ceilings,
+    /// Measured ÷ ceiling for each test of a bandwidth result given with --bandwidth.
+    #[serde(default)]
+    pub efficiency: Vec<Efficiency>,
     pub findings: Vec<String>,
 }
 
@@ -229,6 +232,26 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
     });
     let ceilings = memsight_model::platform::ceilings(&inventory, a.ccds, fclk);
     findings.extend(diagnose(&ceilings));
+    let efficiency = match &a.bandwidth {
+        Some(path) => efficiency(path, &ceilings)?,
+        None => Vec::new(),
+    };
+    if let Some(best) = efficiency
+        .iter()
+        .max_by(|x, y| x.efficiency.total_cmp(&y.efficiency))
+    {
+        findings.push(format!(
+            "best measured efficiency: {} at {:.0}% of the {} MB/s ceiling{}",
+            best.test,
+            100.0 * best.efficiency,
+            best.ceiling_mbs,
+            if best.efficiency < TUNED_BAND.0 {
+                format!(" — below the {:.0}–{:.0}% a tuned STREAM Triad reaches on balanced 1DPC servers (platform-limits.md): check population, NUMA placement and thread count", 100.0 * TUNED_BAND.0, 100.0 * TUNED_BAND.1)
+            } else {
+                " — within or above the band of tuned systems".to_string()
+            }
+        ));
+    }
     Ok(DimmsResults {
         source,
         populated,
@@ -237,8 +260,86 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
         inventory,
         modules,
         ceilings,
+        efficiency,
         findings,
     })
+}
+
+/// How close a measured bandwidth came to the ceiling.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Efficiency {
+    pub test: String,
+    pub threads: u64,
+    /// Estimated DRAM bandwidth measured, MB/s.
+    pub measured_mbs: f64,
+    /// The ceiling it is compared with (system DRAM peak, or the fabric when it binds), MB/s.
+    pub ceiling_mbs: u64,
+    pub efficiency: f64,
+}
+
+/// Tuned STREAM Triad on balanced 1DPC servers reaches 78–85% of the DRAM peak (platform-limits.md §3).
+const TUNED_BAND: (f64, f64) = (0.78, 0.85);
+
+/// Reads a `memsight bandwidth --json` file and compares each full-thread-count point's DRAM
+/// bandwidth with the ceiling (writes-only tests against the write ceiling).
+fn efficiency(
+    path: &std::path::Path,
+    c: &memsight_model::platform::Ceilings,
+) -> Result<Vec<Efficiency>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::input(format!("cannot read '{}': {e}", path.display())))?;
+    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Error::input(format!(
+            "'{}' is not a memsight JSON result: {e}",
+            path.display()
+        ))
+    })?;
+    if doc["command"] != "bandwidth" {
+        return Err(Error::input(format!(
+            "'{}' is not a 'memsight bandwidth --json' result (command {})",
+            path.display(),
+            doc["command"]
+        )));
+    }
+    let points = doc["results"]["points"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let max_threads = points
+        .iter()
+        .filter_map(|p| p["threads"].as_u64())
+        .max()
+        .unwrap_or(0);
+    let sockets = c.sockets.len().max(1) as u64;
+    let read_ceiling = c
+        .binding_read_mbs
+        .map_or(c.system_dram_mbs, |b| b * sockets);
+    let write_ceiling = c
+        .binding_write_mbs
+        .map_or(c.system_dram_mbs, |b| b * sockets);
+    Ok(points
+        .iter()
+        .filter(|p| p["threads"].as_u64() == Some(max_threads))
+        .filter_map(|p| {
+            let name = p["test"]["name"].as_str()?.to_string();
+            let measured = p["dram_gbs"]["median"].as_f64()? * 1000.0;
+            let writes_only = p["dram_ratio"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("0:"));
+            let ceiling = if writes_only {
+                write_ceiling
+            } else {
+                read_ceiling
+            };
+            (ceiling > 0).then(|| Efficiency {
+                test: name,
+                threads: max_threads,
+                measured_mbs: measured,
+                ceiling_mbs: ceiling,
+                efficiency: measured / ceiling as f64,
+            })
+        })
+        .collect())
 }
 
 /// Channel population and speed findings from the ceilings.

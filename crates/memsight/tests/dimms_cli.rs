@@ -87,3 +87,65 @@ fn fabric_limit_and_channel_findings() {
         "{findings:?}"
     );
 }
+
+#[test]
+fn efficiency_against_a_measured_bandwidth() {
+    let dir = tempfile::tempdir().unwrap();
+    let bw = dir.path().join("bw.json");
+    let out = memsight()
+        .args([
+            "bandwidth",
+            "--no-progress",
+            "--test",
+            "read,write-nt",
+            "--size",
+            "8M",
+            "--min-samples",
+            "3",
+            "--point-budget",
+            "0.1",
+            "-o",
+        ])
+        .arg(&bw)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f = fixtures()
+        .join("dmidecode/dell-poweredge-r6515-epyc7502p-ddr4-rdimm-samsung-m393a4g43bb4.txt");
+    let doc = json(
+        memsight()
+            .args(["dimms", "--json", "--dmidecode"])
+            .arg(&f)
+            .arg("--bandwidth")
+            .arg(&bw),
+    );
+    let e = doc["results"]["efficiency"].as_array().unwrap();
+    assert_eq!(e.len(), 2);
+    for x in e {
+        assert_eq!(x["ceiling_mbs"], 102_400);
+        assert!(x["efficiency"].as_f64().unwrap() > 0.0);
+    }
+    // Not a bandwidth result: refused.
+    let env_json = dir.path().join("env.json");
+    assert!(
+        memsight()
+            .args(["env", "-o"])
+            .arg(&env_json)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let out = memsight()
+        .args(["dimms", "--dmidecode"])
+        .arg(&f)
+        .arg("--bandwidth")
+        .arg(&env_json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
