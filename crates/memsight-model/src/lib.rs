@@ -8,3 +8,4 @@ pub mod ddr;
 pub mod dmidecode;
 pub mod partnum;
 pub mod platform;
+pub mod smbios;

@@ -310,7 +310,8 @@ pub struct LoadedArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct DimmsArgs {
-    /// Read this `dmidecode` text instead of running `dmidecode --type 4,16,17` (root) here.
+    /// Read this `dmidecode` text or `dmidecode --dump-bin` file instead of this machine's
+    /// /sys/firmware/dmi/tables (root).
     #[arg(long, value_name = "FILE")]
     pub dmidecode: Option<PathBuf>,
     /// A `memsight bandwidth --json` result measured on this machine: efficiency = measured ÷

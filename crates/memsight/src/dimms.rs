@@ -103,47 +103,65 @@ fn view(d: &MemoryDevice) -> ModuleView {
     }
 }
 
-fn read_text(a: &DimmsArgs) -> Result<(String, String)> {
+/// The inventory from `--dmidecode FILE` (dmidecode text, or a `dmidecode --dump-bin` file) or
+/// from this machine's `/sys/firmware/dmi/tables` (root).
+fn read_inventory(a: &DimmsArgs) -> Result<(Inventory, String)> {
+    use memsight_model::smbios::{decode_table, entry_point_version, split_dump_bin};
     if let Some(path) = &a.dmidecode {
         let bytes = std::fs::read(path).map_err(|e| {
             Error::input(format!(
-                "cannot read '{}': {e}; give a file holding dmidecode's text output",
+                "cannot read '{}': {e}; give dmidecode's text output or a --dump-bin file",
                 path.display()
             ))
         })?;
+        if [&b"_SM3_"[..], b"_SM_", b"_DMI_"]
+            .iter()
+            .any(|m| bytes.starts_with(m))
+        {
+            let (table, major, minor) = split_dump_bin(&bytes)
+                .map_err(|e| Error::input(format!("'{}': {e}", path.display())))?;
+            return Ok((
+                decode_table(table, major, minor),
+                format!(
+                    "{} (dmidecode --dump-bin, SMBIOS {major}.{minor})",
+                    path.display()
+                ),
+            ));
+        }
         let text = String::from_utf8(bytes).map_err(|_| {
             Error::input(format!(
-                "'{}' is not text: give dmidecode's text output (a --dump-bin file is not read yet)",
+                "'{}' is neither dmidecode text nor a --dump-bin file (no SMBIOS entry point at its start)",
                 path.display()
             ))
         })?;
-        return Ok((text, path.display().to_string()));
+        let inv = parse(&text).map_err(|e| Error::input(e.0))?;
+        return Ok((inv, path.display().to_string()));
     }
-    let out = std::process::Command::new("dmidecode").args(["--type", "4,16,17"]).output().map_err(|_| {
-        Error::input("dmidecode is not installed: apt-get install dmidecode, or pass --dmidecode FILE with its output from the machine")
-    })?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() {
-        return Err(Error::input(format!(
-            "dmidecode failed ({}): it needs root to read /sys/firmware/dmi/tables; run as root or pass --dmidecode FILE",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .next()
-                .unwrap_or("no message")
-        )));
+    let base = std::path::Path::new("/sys/firmware/dmi/tables");
+    let ep = std::fs::read(base.join("smbios_entry_point"));
+    let dmi = std::fs::read(base.join("DMI"));
+    match (ep, dmi) {
+        (Ok(ep), Ok(table)) => {
+            let (major, minor) = entry_point_version(&ep).unwrap_or((3, 0));
+            Ok((
+                decode_table(table, major, minor),
+                format!("/sys/firmware/dmi/tables (SMBIOS {major}.{minor})"),
+            ))
+        }
+        (Err(e), _) | (_, Err(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(Error::input(
+                "reading /sys/firmware/dmi/tables needs root: run as root, or pass --dmidecode FILE (dmidecode text or --dump-bin)",
+            ))
+        }
+        _ => Err(Error::input(
+            "this machine exposes no SMBIOS tables (/sys/firmware/dmi/tables is missing; common in VMs): pass --dmidecode FILE from the host or another machine",
+        )),
     }
-    if text.contains("No SMBIOS nor DMI entry point found") {
-        return Err(Error::input(
-            "this machine exposes no SMBIOS tables (common in VMs): pass --dmidecode FILE with the output of the host or another machine",
-        ));
-    }
-    Ok((text, "dmidecode --type 4,16,17 (this machine)".to_string()))
 }
 
 /// Reads and summarises the inventory.
 pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
-    let (text, source) = read_text(a)?;
-    let inventory = parse(&text).map_err(|e| Error::input(e.0))?;
+    let (inventory, source) = read_inventory(a)?;
     let populated = inventory.populated().count();
     let total_bytes = inventory.populated().filter_map(|d| d.size_bytes).sum();
     let mut findings = Vec::new();

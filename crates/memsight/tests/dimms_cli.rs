@@ -38,10 +38,13 @@ fn bad_dmidecode_input_is_refused() {
         "Handle 0x0001, DMI type 4, 48 bytes\nProcessor Information\n",
     )
     .unwrap();
+    let bad_ep = dir.path().join("bad.bin");
+    std::fs::write(&bad_ep, b"_SM3_\x00\x18\x03\x02").unwrap();
     for (file, needle) in [
         (&empty, "empty"),
-        (&garbage, "not text"),
+        (&garbage, "neither dmidecode text nor a --dump-bin"),
         (&other, "no SMBIOS memory records"),
+        (&bad_ep, "not a 'dmidecode --dump-bin' file"),
     ] {
         let out = memsight()
             .args(["dimms", "--dmidecode"])
@@ -148,4 +151,37 @@ fn efficiency_against_a_measured_bandwidth() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn live_tables_or_a_clear_refusal() {
+    let out = memsight().args(["dimms", "--json"]).output().unwrap();
+    if std::path::Path::new("/sys/firmware/dmi/tables/DMI").exists() && out.status.success() {
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_valid(&doc);
+    } else {
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("SMBIOS") || err.contains("root"), "{err}");
+    }
+}
+
+#[test]
+fn dump_bin_files_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("dmi.bin");
+    std::fs::write(&f, memsight_model::smbios::example::synthetic_dump_bin()).unwrap();
+    let doc = json(memsight().args(["dimms", "--json", "--dmidecode"]).arg(&f));
+    assert_valid(&doc);
+    let r = &doc["results"];
+    assert_eq!(
+        (r["populated"].as_u64(), r["slots"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert!(r["source"].as_str().unwrap().contains("dump-bin"));
+    let m = &r["modules"][0];
+    assert_eq!(m["decoded"]["vendor"], "Samsung");
+    assert_eq!(m["chips"], 36);
+    // One DIMM on an 8-channel EPYC 7502P.
+    assert_eq!(r["ceilings"]["system_dram_mbs"], 25_600);
 }
