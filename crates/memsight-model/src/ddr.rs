@@ -258,3 +258,174 @@ mod tests {
         assert_eq!(m.capacity_bytes(), 32 * GIB);
     }
 }
+
+/// Activate, CAS and refresh timings of a device at a speed bin (jedec-ddr.md §2–5).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Timings {
+    pub mts: u32,
+    /// Burst length (8 for DDR4, 16 for DDR5) and bits per (sub-)channel (64, or 32 for each of
+    /// DDR5's two sub-channels): one burst moves 64 B either way.
+    pub burst_length: u32,
+    pub channel_bits: u32,
+    pub trrd_s: Limit,
+    pub trrd_l: Limit,
+    pub tccd_s: Limit,
+    pub tccd_l: Limit,
+    pub tfaw: Limit,
+    /// All-bank refresh time and refresh interval, ns.
+    pub trfc1_ns: Option<f64>,
+    pub trefi_ns: f64,
+}
+
+impl Timings {
+    /// Share of time a rank is refreshing (tRFC1 ÷ tREFI).
+    pub fn refresh_overhead(&self) -> Option<f64> {
+        self.trfc1_ns.map(|r| r / self.trefi_ns)
+    }
+
+    /// Closed-page ceiling of one rank: 4 ACTIVATEs per tFAW, one 64 B burst each, MB/s.
+    pub fn act_limited_mbs(&self) -> f64 {
+        4.0 * 64.0 / self.tfaw.ns_at(self.mts) * 1000.0
+    }
+}
+
+/// Timings for a device at `mts`; DDR4 bins 1600–3200 and DDR5 bins 3200–6400.
+pub fn timings(device: &Device, mts: u32) -> Option<Timings> {
+    let page = device.organisation()?.page_bytes;
+    let l = |min_clocks, ns| Limit { min_clocks, ns };
+    match device.generation {
+        Generation::Ddr4 => {
+            let col = [1600, 1866, 2133, 2400, 2666, 2933, 3200]
+                .iter()
+                .position(|&b| b == mts)?;
+            let big = page >= 2048;
+            let trrd_s = if big {
+                [6.0, 5.3, 5.3, 5.3, 5.3, 5.3, 5.3]
+            } else {
+                [5.0, 4.2, 3.7, 3.3, 3.0, 2.7, 2.5]
+            }[col];
+            let trrd_l = if big {
+                [7.5, 6.4, 6.4, 6.4, 6.4, 6.4, 6.4]
+            } else {
+                [6.0, 5.3, 5.3, 4.9, 4.9, 4.9, 4.9]
+            }[col];
+            let tccd_l = [6.25, 5.355, 5.355, 5.0, 5.0, 5.0, 5.0][col];
+            let trfc = match device.density_gbit {
+                2 => Some(160.0),
+                4 => Some(260.0),
+                8 => Some(350.0),
+                16 => Some(550.0),
+                _ => None,
+            };
+            Some(Timings {
+                mts,
+                burst_length: 8,
+                channel_bits: 64,
+                trrd_s: l(4, trrd_s),
+                trrd_l: l(4, trrd_l),
+                tccd_s: l(4, 0.0),
+                tccd_l: l(4, tccd_l),
+                tfaw: ddr4_tfaw(mts, page)?,
+                trfc1_ns: trfc,
+                trefi_ns: 7800.0,
+            })
+        }
+        Generation::Ddr5 => {
+            if !(3200..=6400).contains(&mts) {
+                return None;
+            }
+            let trfc = match device.density_gbit {
+                8 => Some(195.0),
+                16 => Some(295.0),
+                24 | 32 => Some(410.0),
+                _ => None,
+            };
+            Some(Timings {
+                mts,
+                burst_length: 16,
+                channel_bits: 32,
+                trrd_s: l(8, 0.0),
+                trrd_l: l(8, 5.0),
+                tccd_s: l(8, 0.0),
+                tccd_l: l(8, 5.0),
+                tfaw: if page >= 2048 { l(40, 0.0) } else { l(32, 0.0) },
+                trfc1_ns: trfc,
+                trefi_ns: 3900.0,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod timing_tests {
+    use super::*;
+
+    fn dev(generation: Generation, density_gbit: u32, width: u32) -> Device {
+        Device {
+            generation,
+            density_gbit,
+            width,
+        }
+    }
+
+    /// jedec-ddr.md §3: DDR4-3200 x8 tFAW 21 ns = 34 nCK, tRRD_L 4.9 ns = 8 nCK; DDR4-2666 x16
+    /// tRRD_S 5.3 ns = 8 nCK; DDR4-1600 x4 tFAW 16 nCK.
+    #[test]
+    fn ddr4_clock_counts_match_the_table() {
+        let t = timings(&dev(Generation::Ddr4, 8, 8), 3200).unwrap();
+        assert_eq!(
+            (
+                t.tfaw.clocks_at(3200),
+                t.trrd_l.clocks_at(3200),
+                t.tccd_l.clocks_at(3200)
+            ),
+            (34, 8, 8)
+        );
+        let t = timings(&dev(Generation::Ddr4, 8, 16), 2666).unwrap();
+        assert_eq!(t.trrd_s.clocks_at(2666), 8);
+        let t = timings(&dev(Generation::Ddr4, 8, 4), 1600).unwrap();
+        assert_eq!(t.tfaw.clocks_at(1600), 16);
+    }
+
+    /// §4: DDR5-4800 tCCD_L 12, tRRD_L 12, tFAW(1 KB) 32 nCK = 13.33 ns; DDR5-6400 tCCD_L 16.
+    #[test]
+    fn ddr5_rules() {
+        let t = timings(&dev(Generation::Ddr5, 16, 4), 4800).unwrap();
+        assert_eq!(
+            (
+                t.tccd_l.clocks_at(4800),
+                t.trrd_l.clocks_at(4800),
+                t.tfaw.clocks_at(4800)
+            ),
+            (12, 12, 32)
+        );
+        assert!((t.tfaw.ns_at(4800) - 13.333).abs() < 0.01);
+        assert_eq!(
+            timings(&dev(Generation::Ddr5, 16, 4), 6400)
+                .unwrap()
+                .tccd_l
+                .clocks_at(6400),
+            16
+        );
+        assert_eq!((t.burst_length, t.channel_bits), (16, 32));
+    }
+
+    /// §5–6: refresh overhead DDR4 16 Gb 550/7800 = 7.1%, DDR5 16 Gb 295/3900 = 7.6%; DDR4-3200 x8
+    /// closed-page ceiling 4 × 64 B per tFAW: the reference's ≈ 12.2 GB/s uses 21 ns; the clock-
+    /// rounded window is 34 nCK = 21.25 ns, hence 12.05 GB/s.
+    #[test]
+    fn refresh_and_activate_ceilings() {
+        let d4 = timings(&dev(Generation::Ddr4, 16, 8), 3200).unwrap();
+        assert!((d4.refresh_overhead().unwrap() - 0.0705).abs() < 0.001);
+        let d5 = timings(&dev(Generation::Ddr5, 16, 4), 4800).unwrap();
+        assert!((d5.refresh_overhead().unwrap() - 0.0756).abs() < 0.001);
+        let act = timings(&dev(Generation::Ddr4, 8, 8), 3200)
+            .unwrap()
+            .act_limited_mbs();
+        assert!((act - 4.0 * 64.0 / 21.25 * 1000.0).abs() < 1.0, "{act}");
+        assert!(
+            (act - 12_190.0).abs() < 200.0,
+            "close to the reference's 12.2 GB/s: {act}"
+        );
+    }
+}

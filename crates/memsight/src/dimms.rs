@@ -3,7 +3,7 @@
 
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
-use memsight_model::ddr::{Device, Module, ddr4_tfaw};
+use memsight_model::ddr::{Device, Module, Timings, timings};
 use memsight_model::dmidecode::{Inventory, MemoryDevice, parse};
 use memsight_model::partnum::{Decoded, decode};
 use schemars::JsonSchema;
@@ -41,8 +41,10 @@ pub struct ModuleView {
     pub chips: Option<u32>,
     /// Bytes one ACTIVATE opens in a device.
     pub page_bytes: Option<u64>,
-    /// DDR4 tFAW at the configured speed, ns (from the JEDEC table by page size).
+    /// tFAW at the configured speed, ns (JEDEC tables by page size).
     pub tfaw_ns: Option<f64>,
+    /// Activate, CAS and refresh timings at the configured speed.
+    pub timings: Option<Timings>,
     /// Where the part number and the BIOS disagree.
     pub mismatches: Vec<String>,
 }
@@ -50,7 +52,7 @@ pub struct ModuleView {
 fn view(d: &MemoryDevice) -> ModuleView {
     let decoded = d.part_number.as_deref().and_then(decode);
     let mut mismatches = Vec::new();
-    let (mut chips, mut page_bytes, mut tfaw_ns) = (None, None, None);
+    let (mut chips, mut page_bytes, mut tfaw_ns, mut t) = (None, None, None, None);
     if let Some(x) = &decoded {
         if let Some(size) = d.size_bytes.filter(|&s| s != x.capacity_bytes) {
             mismatches.push(format!(
@@ -84,12 +86,11 @@ fn view(d: &MemoryDevice) -> ModuleView {
             .chips(),
         );
         page_bytes = device.organisation().map(|o| o.page_bytes);
-        tfaw_ns = match (page_bytes, d.configured_mts.or(d.speed_mts)) {
-            (Some(p), Some(mts)) if x.generation == memsight_model::ddr::Generation::Ddr4 => {
-                ddr4_tfaw(mts, p).map(|l| l.ns_at(mts))
-            }
-            _ => None,
-        };
+        t = d
+            .configured_mts
+            .or(d.speed_mts)
+            .and_then(|mts| timings(&device, mts));
+        tfaw_ns = t.map(|t| t.tfaw.ns_at(t.mts));
     }
     ModuleView {
         handle: d.handle.clone(),
@@ -99,6 +100,7 @@ fn view(d: &MemoryDevice) -> ModuleView {
         chips,
         page_bytes,
         tfaw_ns,
+        timings: t,
         mismatches,
     }
 }
@@ -209,7 +211,17 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
         ));
     }
     if inventory.populated().any(|d| d.non_volatile) {
-        findings.push("persistent memory (Optane/NVDIMM) is installed beside DRAM".to_string());
+        let memory_mode = inventory.populated().any(|d| {
+            !d.non_volatile
+                && d.type_detail
+                    .as_deref()
+                    .is_some_and(|t| t.contains("Cache"))
+        });
+        findings.push(if memory_mode {
+            "persistent memory (Optane) in Memory Mode: the DRAM DIMMs serve as its cache (\"Cache DRAM\"), so the OS sees the persistent capacity and DRAM misses cost persistent-memory latency".to_string()
+        } else {
+            "persistent memory (Optane/NVDIMM) is installed beside DRAM (App Direct or unconfigured: no DRAM is reported as its cache)".to_string()
+        });
     }
     if populated < inventory.devices.len() {
         findings.push(format!(

@@ -185,3 +185,34 @@ fn dump_bin_files_are_read() {
     // One DIMM on an 8-channel EPYC 7502P.
     assert_eq!(r["ceilings"]["system_dram_mbs"], 25_600);
 }
+
+#[test]
+fn optane_mode_and_timings() {
+    let findings = |file: &str| -> Vec<String> {
+        let doc = json(
+            memsight()
+                .args(["dimms", "--json", "--dmidecode"])
+                .arg(fixtures().join("dmidecode").join(file)),
+        );
+        doc["results"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect()
+    };
+    let mm = findings("dell-precision-7920-xeon-platinum8280-ddr4-rdimm-optane-memory-mode.txt");
+    assert!(mm.iter().any(|f| f.contains("Memory Mode")), "{mm:?}");
+    let ad = findings("supermicro-sys-2029u-xeon-gold6240-ddr4-rdimm-plus-optane-pmem.txt");
+    assert!(
+        ad.iter().any(|f| f.contains("App Direct or unconfigured")),
+        "{ad:?}"
+    );
+    // Timings of a decoded DDR4-3200 2Rx8 16 Gb module: tFAW 34 nCK = 21.25 ns.
+    let f = fixtures()
+        .join("dmidecode/dell-poweredge-r6515-epyc7502p-ddr4-rdimm-samsung-m393a4g43bb4.txt");
+    let doc = json(memsight().args(["dimms", "--json", "--dmidecode"]).arg(&f));
+    let m = &doc["results"]["modules"][0];
+    assert!((m["tfaw_ns"].as_f64().unwrap() - 21.25).abs() < 1e-9);
+    assert_eq!(m["timings"]["trfc1_ns"], 550.0);
+}
