@@ -193,6 +193,26 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
     if parts.len() > 1 {
         findings.push(format!("mixed part numbers: {}", parts.join(", ")));
     }
+    let mut ranks: Vec<u32> = inventory
+        .populated()
+        .filter(|d| !d.non_volatile)
+        .filter_map(|d| d.rank)
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    if ranks.len() > 1 {
+        findings.push(format!("mixed rank counts: {:?}", ranks));
+    }
+    let mut vendors: Vec<&str> = inventory
+        .populated()
+        .filter(|d| !d.non_volatile)
+        .filter_map(|d| d.manufacturer.as_deref())
+        .collect();
+    vendors.sort_unstable();
+    vendors.dedup();
+    if vendors.len() > 1 {
+        findings.push(format!("mixed DRAM vendors: {}", vendors.join(", ")));
+    }
     let mut sizes: Vec<u64> = inventory
         .populated()
         .filter(|d| !d.non_volatile)

@@ -87,5 +87,67 @@ pub fn print(r: &DimmsResults) {
         }
         println!("Decoded from part numbers (shared/reference/dimm-part-numbers.md)\n{t}");
     }
+    let c = &r.ceilings;
+    if !c.sockets.is_empty() {
+        let mut t = table(&[
+            "socket",
+            "DIMMs",
+            "channels used / platform",
+            "MT/s (slowest configured)",
+            "DRAM peak MB/s",
+            "fabric read / write MB/s",
+            "binding read / write MB/s",
+        ]);
+        for s in &c.sockets {
+            t.add_row(vec![
+                s.array.clone(),
+                s.dimms.to_string(),
+                format!(
+                    "{} / {}",
+                    s.channels_used,
+                    s.channels.map_or("?".into(), |c| c.to_string())
+                ),
+                s.mts.to_string(),
+                s.dram_mbs.to_string(),
+                match (c.fabric_read_mbs, c.fabric_write_mbs) {
+                    (Some(r), Some(w)) => format!("{r} / {w}"),
+                    _ => "-".into(),
+                },
+                match (c.binding_read_mbs, c.binding_write_mbs) {
+                    (Some(r), Some(w)) => format!("{r} / {w}"),
+                    _ => "-".into(),
+                },
+            ]);
+        }
+        println!(
+            "Ceilings ({}; {} MB/s for the system)\n{t}",
+            c.platform
+                .as_ref()
+                .map_or("platform not identified".to_string(), |p| format!(
+                    "{}, {} channels, {} MT/s max; source {}",
+                    p.name, p.channels_per_socket, p.max_mts, p.source
+                )),
+            c.system_dram_mbs
+        );
+    }
+    if !r.efficiency.is_empty() {
+        let mut t = table(&[
+            "test",
+            "threads",
+            "measured MB/s (DRAM est.)",
+            "ceiling MB/s",
+            "efficiency",
+        ]);
+        for e in &r.efficiency {
+            t.add_row(vec![
+                e.test.clone(),
+                e.threads.to_string(),
+                format!("{:.0}", e.measured_mbs),
+                e.ceiling_mbs.to_string(),
+                format!("{:.0}%", 100.0 * e.efficiency),
+            ]);
+        }
+        println!("Efficiency\n{t}");
+    }
     super::findings(&r.findings);
 }
