@@ -63,9 +63,16 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Shorter run: fewer points per octave and no MLP sweep.
-    #[arg(long)]
+    /// About 15 s: a coarse latency ladder and the main bandwidth tests.
+    #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
+    /// Every suite at full resolution: all bandwidth tests with thread scaling and zero-vs-data
+    /// writes, every loaded-latency mix, the full ladder.
+    #[arg(long)]
+    pub thorough: bool,
+    /// Directory for this run's results (default: ./memsight-results/HOST-TIME).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub latency: LatencyArgs,
 }

@@ -9,6 +9,7 @@ mod loaded;
 mod numa;
 mod output;
 mod progress;
+mod run;
 mod sampling;
 mod stream;
 
@@ -67,7 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "numa": schemars::schema_for!(numa::NumaResults),
                 "dimms": schemars::schema_for!(dimms::DimmsResults),
                 "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
-                "run": schemars::schema_for!(RunResults),
+                "run": schemars::schema_for!(run::RunResults),
             }
         });
         println!("{}", serde_json::to_string_pretty(&commands)?);
@@ -104,23 +105,74 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             emit(g, Envelope::new("latency", started, env, results, complete))
         }
         Command::Run(a) => {
-            let mut args = a.latency.clone();
-            if a.quick {
-                args.points_per_octave = args.points_per_octave.min(2);
-                args.parallel = 1;
-                args.no_tlb = true;
-            }
+            let dir = run::out_dir(a, &env);
+            std::fs::create_dir_all(&dir).map_err(|e| {
+                Error::input(format!(
+                    "cannot create the results directory '{}': {e}; choose one with --out",
+                    dir.display()
+                ))
+            })?;
             if !g.json {
                 output::env::print(&env);
             }
-            let (latency, complete) = run_latency(&args, &env, g)?;
+            let (latency, lat_done) = run_latency(&run::latency_args(a), &env, g)?;
             if !g.json {
                 output::latency::print(&latency);
             }
-            emit(
-                g,
-                Envelope::new("run", started, env, RunResults { latency }, complete),
+            let (mut results, done) = if lat_done {
+                progress::with_progress(None, g.no_progress, |tick| {
+                    run::rest(a, &env, latency, tick)
+                })?
+            } else {
+                (
+                    run::RunResults {
+                        level: "interrupted".into(),
+                        latency,
+                        bandwidth: None,
+                        loaded_latency: None,
+                        numa: None,
+                        c2c: None,
+                        dimms: None,
+                        skipped: vec!["every suite after the latency ladder: interrupted".into()],
+                        summary: Vec::new(),
+                        directory: None,
+                    },
+                    false,
+                )
+            };
+            results.directory = Some(dir.display().to_string());
+            if !g.json {
+                if let Some(b) = &results.bandwidth {
+                    output::bandwidth::print(b);
+                }
+                if let Some(l) = &results.loaded_latency {
+                    output::loaded::print(l);
+                }
+                if let Some(n) = &results.numa {
+                    output::numa::print(n);
+                }
+                if let Some(c) = &results.c2c {
+                    output::c2c::print(c);
+                }
+                if let Some(d) = &results.dimms {
+                    output::dimms::print(d);
+                }
+                output::heading("Summary");
+                for line in &results.summary {
+                    println!("  {line}");
+                }
+                for s in &results.skipped {
+                    println!("  skipped: {s}");
+                }
+                println!("  results: {}", dir.join("run.json").display());
+            }
+            let envelope = Envelope::new("run", started, env, results, lat_done && done);
+            std::fs::write(
+                dir.join("run.json"),
+                serde_json::to_string_pretty(&envelope)?,
             )
+            .with_context(|| format!("cannot write {}", dir.join("run.json").display()))?;
+            emit(g, envelope)
         }
         Command::Bandwidth(a) => {
             require_live(&env)?;
@@ -202,12 +254,6 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Schema => unreachable!("handled above"),
     }
-}
-
-/// What `memsight run` measured.
-#[derive(Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
-struct RunResults {
-    latency: latency::LatencyResults,
 }
 
 fn environment(g: &GlobalArgs) -> anyhow::Result<Environment> {

@@ -191,20 +191,38 @@ fn output_file_matches_stdout_schema() {
 #[test]
 fn run_quick_writes_a_valid_run_document() {
     let _serial = common::measuring();
-    let doc = json(memsight().args([
-        "run",
-        "--quick",
-        "--json",
-        "--no-progress",
-        "--max-size",
-        "8M",
-        "--min-samples",
-        "3",
-        "--point-budget",
-        "0.05",
-    ]));
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json(
+        memsight()
+            .args([
+                "run",
+                "--quick",
+                "--json",
+                "--no-progress",
+                "--max-size",
+                "8M",
+                "--min-samples",
+                "3",
+                "--point-budget",
+                "0.05",
+                "--out",
+            ])
+            .arg(dir.path()),
+    );
     assert_valid(&doc);
     assert_eq!(doc["command"], "run");
+    // The same document is in the run's directory.
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("run.json")).unwrap()).unwrap();
+    assert_eq!(saved["results"]["summary"], doc["results"]["summary"]);
+    let r = &doc["results"];
+    assert_eq!(r["level"], "quick");
+    assert!(r["bandwidth"]["points"].as_array().unwrap().len() >= 3);
+    assert!(r["summary"].as_array().unwrap().len() >= 2);
+    assert!(
+        !r["skipped"].as_array().unwrap().is_empty(),
+        "a quick run skips the long suites and says so"
+    );
     let l = &doc["results"]["latency"]["ladders"][0];
     // --quick: 2 points per octave, no TLB ladder, no MLP sweep.
     assert!(l["huge"].is_null());

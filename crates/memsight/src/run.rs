@@ -1,0 +1,261 @@
+//! `memsight run`: the one-command characterisation. Runs every suite that applies to this
+//! machine within a time budget set by the level (quick ≈ 15 s, default ≈ 1 min on a 2-core
+//! machine, thorough longer), writes the full JSON to a directory per run, and prints the
+//! headline figures and findings. Suites that cannot run here (one CPU for loaded latency, no
+//! SMBIOS for DIMMs) are skipped with the reason.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser};
+use memsight_core::Result;
+use memsight_core::env::Environment;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{BandwidthArgs, C2cArgs, DimmsArgs, LatencyArgs, LoadedArgs, NumaArgs, RunArgs};
+use crate::{bandwidth, c2c, dimms, latency, loaded, numa};
+
+/// What `memsight run` measured.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RunResults {
+    /// `quick`, `default` or `thorough`.
+    pub level: String,
+    pub latency: latency::LatencyResults,
+    pub bandwidth: Option<bandwidth::BandwidthResults>,
+    pub loaded_latency: Option<loaded::LoadedResults>,
+    pub numa: Option<numa::NumaResults>,
+    pub c2c: Option<c2c::C2cResults>,
+    pub dimms: Option<dimms::DimmsResults>,
+    /// Suites not run, with the reason.
+    pub skipped: Vec<String>,
+    /// Headline figures, one line each.
+    pub summary: Vec<String>,
+    /// Where the results were written.
+    pub directory: Option<String>,
+}
+
+/// Parses a suite's arguments from a command-line fragment, so every default stays defined in
+/// one place (cli.rs).
+fn args<T: Args + Clone>(words: &[&str]) -> T {
+    #[derive(Parser)]
+    struct Wrap<U: Args> {
+        #[command(flatten)]
+        inner: U,
+    }
+    Wrap::<T>::try_parse_from(std::iter::once("memsight").chain(words.iter().copied()))
+        .expect("built-in suite arguments parse")
+        .inner
+}
+
+/// The results directory for this run.
+pub fn out_dir(a: &RunArgs, env: &Environment) -> PathBuf {
+    a.out.clone().unwrap_or_else(|| {
+        let host = env.hostname.clone().unwrap_or_else(|| "host".into());
+        let t = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            .to_string()
+            .replace(':', "");
+        PathBuf::from("memsight-results").join(format!("{host}-{t}"))
+    })
+}
+
+/// Runs every suite. `latency` holds the already measured ladder (it needs the CLI's progress).
+pub fn rest(
+    a: &RunArgs,
+    env: &Environment,
+    latency: latency::LatencyResults,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(RunResults, bool)> {
+    let level = if a.quick {
+        "quick"
+    } else if a.thorough {
+        "thorough"
+    } else {
+        "default"
+    };
+    let mut skipped = Vec::new();
+    let mut complete = true;
+    let ncpu = env.allowed_cpus.len();
+
+    let bw_words: Vec<&str> = match level {
+        "quick" => vec![
+            "--test",
+            "read,write,copy-nt",
+            "--min-samples",
+            "3",
+            "--point-budget",
+            "0.3",
+        ],
+        "default" => vec![
+            "--test",
+            "read,write,write-nt,copy,copy-nt,3:1,2:1,stream-triad-like",
+            "--min-samples",
+            "5",
+            "--point-budget",
+            "0.5",
+        ],
+        _ => vec!["--scaling", "--pattern", "both", "--sweep"],
+    };
+    let bw: BandwidthArgs = args(&bw_words);
+    let cfg = bandwidth::BandwidthConfig::from_args(&bw, env)?;
+    let (bandwidth, done) = bandwidth::run(&cfg, env, tick)?;
+    complete &= done;
+
+    let loaded_latency = if ncpu < 2 {
+        skipped.push("loaded latency: needs at least 2 CPUs".to_string());
+        None
+    } else if level == "quick" || memsight_core::cancel::requested() {
+        skipped.push("loaded latency: not in a quick run".to_string());
+        None
+    } else {
+        let words: Vec<&str> = if level == "default" {
+            vec![
+                "--mix",
+                "reads,2:1",
+                "--points",
+                "5",
+                "--settle-ms",
+                "50",
+                "--min-samples",
+                "5",
+                "--point-budget",
+                "0.2",
+            ]
+        } else {
+            vec![]
+        };
+        let la: LoadedArgs = args(&words);
+        let (r, done) = loaded::run(&la, env, tick)?;
+        complete &= done;
+        Some(r)
+    };
+
+    let numa = if level == "quick" || memsight_core::cancel::requested() {
+        skipped.push("NUMA matrices: not in a quick run".to_string());
+        None
+    } else {
+        let na: NumaArgs = args(&["--min-samples", "5", "--point-budget", "0.3"]);
+        let (r, done) = numa::run(&na, env, tick)?;
+        complete &= done;
+        Some(r)
+    };
+
+    let c2c = if ncpu < 2 || level == "quick" || memsight_core::cancel::requested() {
+        skipped.push(format!(
+            "core-to-core latency: {}",
+            if ncpu < 2 {
+                "needs at least 2 CPUs"
+            } else {
+                "not in a quick run"
+            }
+        ));
+        None
+    } else {
+        let ca: C2cArgs = args(&["--point-budget", "0.3"]);
+        let (r, done) = c2c::run(&ca, env, tick)?;
+        complete &= done;
+        Some(r)
+    };
+
+    let da: DimmsArgs = args(&[]);
+    let dimms = match dimms::run(&da) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            skipped.push(format!("DIMM inventory: {e}"));
+            None
+        }
+    };
+
+    let summary = summary(
+        &latency,
+        &bandwidth,
+        loaded_latency.as_ref(),
+        c2c.as_ref(),
+        dimms.as_ref(),
+    );
+    Ok((
+        RunResults {
+            level: level.to_string(),
+            latency,
+            bandwidth: Some(bandwidth),
+            loaded_latency,
+            numa,
+            c2c,
+            dimms,
+            skipped,
+            summary,
+            directory: None,
+        },
+        complete,
+    ))
+}
+
+/// The latency arguments for a level.
+pub fn latency_args(a: &RunArgs) -> LatencyArgs {
+    let mut l = a.latency.clone();
+    if a.quick {
+        l.points_per_octave = l.points_per_octave.min(2);
+        l.parallel = 1;
+        l.no_tlb = true;
+        l.point_budget = l.point_budget.min(0.15);
+    }
+    l
+}
+
+fn summary(
+    lat: &latency::LatencyResults,
+    bw: &bandwidth::BandwidthResults,
+    loaded: Option<&loaded::LoadedResults>,
+    c2c: Option<&c2c::C2cResults>,
+    dimms: Option<&dimms::DimmsResults>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(l) = lat.ladders.first() {
+        let levels: Vec<String> = l
+            .levels
+            .plateaus
+            .iter()
+            .map(|p| format!("{} {:.1} ns", p.name, p.ns))
+            .collect();
+        out.push(format!("latency (CPU {}): {}", l.cpu, levels.join(", ")));
+    }
+    let best = |name: &str| {
+        bw.points
+            .iter()
+            .filter(|p| p.test.name == name)
+            .map(|p| p.program_gbs.median)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    };
+    let figures: Vec<String> = ["read", "write", "copy", "copy-nt", "stream-triad-like"]
+        .iter()
+        .filter_map(|n| best(n).map(|v| format!("{n} {v:.1}")))
+        .collect();
+    out.push(format!(
+        "bandwidth, GB/s of program bytes on {} thread(s): {}",
+        bw.config.cpus.len(),
+        figures.join(", ")
+    ));
+    if let Some(ld) = loaded {
+        for c in &ld.curves {
+            out.push(format!(
+                "loaded latency ({}): saturation {:.1} GB/s, knee {}",
+                c.mix.name(),
+                c.saturation_gbs,
+                c.knee_gbs
+                    .map_or("not reached".to_string(), |k| format!("{k:.1} GB/s"))
+            ));
+        }
+    }
+    if let Some(p) = c2c.and_then(|c| c.pairs.first()) {
+        out.push(format!(
+            "core-to-core: CPU {} ↔ {} {:.0} ns (modified line)",
+            p.a, p.b, p.modified_ns.median
+        ));
+    }
+    if let Some(d) = dimms {
+        out.push(format!(
+            "DIMMs: {} of {} slots, {} MB/s theoretical peak",
+            d.populated, d.slots, d.ceilings.system_dram_mbs
+        ));
+    }
+    out
+}
