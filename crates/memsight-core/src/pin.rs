@@ -71,6 +71,13 @@ pub fn validate_cpus(requested: &[usize], allowed: &[usize]) -> Result<()> {
     Ok(())
 }
 
+/// Parses a CPU list as Linux prints it (`0-3,8`) and checks it against the allowed CPUs.
+pub fn parse_cpus(list: &str, allowed: &[usize]) -> Result<Vec<usize>> {
+    let cpus = crate::units::parse_cpu_list(list)?;
+    validate_cpus(&cpus, allowed)?;
+    Ok(cpus)
+}
+
 /// Chooses `count` CPUs from the allowed list, spreading over cores first: one hardware thread per
 /// core before any SMT sibling. `core_of` maps a CPU to its core.
 pub fn choose_cpus(

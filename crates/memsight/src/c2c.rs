@@ -10,7 +10,6 @@
 use memsight_core::env::Environment;
 use memsight_core::stats::{Summary, summarize};
 use memsight_core::team::sample_team;
-use memsight_core::units::parse_cpu_list;
 use memsight_core::{Error, Result};
 use memsight_kernels::pingpong::{Line, pingpong};
 use schemars::JsonSchema;
@@ -63,11 +62,10 @@ pub fn run(
     let (rule, sample_ns) =
         crate::sampling::stop_rule(a.target_ci, a.min_samples, a.point_budget, a.sample_ms)?;
     let (cpus, selection) = match &a.cpus {
-        Some(list) => {
-            let c = parse_cpu_list(list)?;
-            memsight_core::pin::validate_cpus(&c, &env.allowed_cpus)?;
-            (c, "as given".to_string())
-        }
+        Some(list) => (
+            memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
+            "as given".to_string(),
+        ),
         None => (
             memsight_core::plan::c2c_cpus(&env.topology, &env.allowed_cpus),
             "one per last-level-cache domain, or one per core when there is one domain".to_string(),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use memsight_core::buffer::{Buffer, BufferRequest};
 use memsight_core::env::Environment;
 use memsight_core::stats::{Summary, sample_until};
-use memsight_core::units::{MIB, parse_cpu_list, parse_size};
+use memsight_core::units::{MIB, parse_size};
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::chain::Pattern;
 use memsight_kernels::chase::Chains;
@@ -135,11 +135,7 @@ pub fn run(
         a.mix.iter().map(|m| parse_mix(m)).collect::<Result<_>>()?
     };
     let cpus = match &a.cpus {
-        Some(l) => {
-            let c = parse_cpu_list(l)?;
-            memsight_core::pin::validate_cpus(&c, &env.allowed_cpus)?;
-            c
-        }
+        Some(l) => memsight_core::pin::parse_cpus(l, &env.allowed_cpus)?,
         None => env.allowed_cpus.clone(),
     };
     let plan = memsight_core::plan::loaded_plan(&env.topology, &cpus, a.node)?;

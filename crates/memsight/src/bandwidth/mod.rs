@@ -15,7 +15,7 @@ use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::stats::{StopReason, StopRule, Summary};
 use memsight_core::team::sample_team;
-use memsight_core::units::{MIB, format_bytes, parse_cpu_list, parse_size};
+use memsight_core::units::{MIB, format_bytes, parse_size};
 use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
 use schemars::JsonSchema;
@@ -52,9 +52,7 @@ pub fn parse_isa(name: Option<&str>) -> Result<Isa> {
 pub fn choose_threads(threads: &str, cpus: Option<&str>, env: &Environment) -> Result<Vec<usize>> {
     let allowed = &env.allowed_cpus;
     if let Some(list) = cpus {
-        let c = parse_cpu_list(list)?;
-        memsight_core::pin::validate_cpus(&c, allowed)?;
-        return Ok(c);
+        return memsight_core::pin::parse_cpus(list, allowed);
     }
     let n = if threads == "all" {
         allowed.len()
