@@ -5,6 +5,9 @@
 set -euo pipefail
 
 PACKAGES=(build-essential pkg-config libhwloc-dev libudev-dev bzip2)
+# Packages only the tests need (test.sh sets them): e.g. chromium for the report's browser test.
+# shellcheck disable=SC2206
+PACKAGES+=(${MEMSIGHT_TEST_PACKAGES:-})
 
 missing=()
 for p in "${PACKAGES[@]}"; do

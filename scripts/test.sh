@@ -6,6 +6,8 @@
 # up from the crate) or from $MEMSIGHT_FIXTURES.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# chromium: the HTML report is rendered headless and checked (tests/report_browser.rs).
+MEMSIGHT_TEST_PACKAGES="chromium"
 . scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings

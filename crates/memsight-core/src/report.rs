@@ -9,8 +9,11 @@ use crate::env::Environment;
 
 /// Name of the result schema.
 pub const SCHEMA_NAME: &str = "memsight-result";
-/// Bumped on any incompatible change to the envelope or a command's results.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped on any change to the envelope or a command's results. Version 2 added the samples of
+/// every summary (`Summary::samples`).
+pub const SCHEMA_VERSION: u32 = 2;
+/// The oldest version this memsight still reads (missing fields take their defaults).
+pub const OLDEST_READABLE: u32 = 1;
 
 /// Which program wrote the file.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

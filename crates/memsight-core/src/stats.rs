@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A sample set summarised.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     pub n: usize,
     pub median: f64,
@@ -33,6 +33,10 @@ pub struct Summary {
     /// Samples with a modified Z-score above 3.5 (Iglewicz & Hoaglin, 1993): interrupted,
     /// preempted or otherwise disturbed. They stay in the statistics; the median is robust to them.
     pub outliers: usize,
+    /// The samples themselves, in the order taken, so that two runs can be compared with a
+    /// rank test (`memsight compare`). Absent from files written before schema version 2.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<f64>,
 }
 
 impl Summary {
@@ -130,6 +134,7 @@ pub fn summarize(samples: &[f64]) -> Summary {
             0.0
         },
         outliers,
+        samples: samples.to_vec(),
     }
 }
 

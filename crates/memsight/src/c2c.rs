@@ -118,8 +118,8 @@ pub fn run(
         let (i, j) = (idx(p.a), idx(p.b));
         modified[i][j] = Some(p.modified_ns.median);
         modified[j][i] = Some(p.modified_ns.median);
-        clean[i][j] = p.clean_a_from_b_ns.map(|s| s.median);
-        clean[j][i] = p.clean_b_from_a_ns.map(|s| s.median);
+        clean[i][j] = p.clean_a_from_b_ns.as_ref().map(|s| s.median);
+        clean[j][i] = p.clean_b_from_a_ns.as_ref().map(|s| s.median);
     }
     let findings = findings(env, &pairs);
     let method = format!(

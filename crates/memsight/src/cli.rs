@@ -34,8 +34,8 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// One-command characterisation: environment report and latency ladder (more suites as
-    /// they land).
+    /// One-command characterisation: every suite that applies here within a time budget; writes
+    /// run.json and report.html to a directory per run and stores the run in the history.
     Run(RunArgs),
     /// Machine, topology and state report, with warnings for what distorts measurements.
     Env,
@@ -57,8 +57,104 @@ pub enum Command {
     LoadedLatency(LoadedArgs),
     /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors.
     Dimms(DimmsArgs),
+    /// List the runs stored in the history database.
+    History(HistoryArgs),
+    /// Compare two runs figure by figure: change and whether it is beyond the noise.
+    Compare(CompareArgs),
+    /// Re-render the HTML report of a stored run or a result file.
+    Report(ReportArgs),
+    /// Export a stored run as CSV (figures or samples) or JSON.
+    Export(ExportArgs),
     /// Print the JSON Schema of the result files.
     Schema,
+}
+
+/// Where the run history lives.
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// History database (default: $MEMSIGHT_DB, else ~/.local/share/memsight/history.sqlite).
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArgs {
+    /// The database path to use.
+    pub fn path(&self) -> PathBuf {
+        self.db.clone().unwrap_or_else(crate::history::default_path)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Only runs of this host.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// At most this many runs, newest first.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// Store these result files (run.json or run directories) in the history first.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub import: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a run id, `latest`, `latest~N`, a run.json or a run directory.
+    pub a: String,
+    /// The run compared with it (same forms).
+    pub b: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Also write the comparison as HTML to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Show only the figures that changed beyond the noise.
+    #[arg(long)]
+    pub changed: bool,
+    /// Smallest change, in percent, that can count as real (run-to-run drift on a shared
+    /// machine exceeds either run's own spread).
+    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
+    pub min_change: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run id, `latest`, `latest~N`, a run.json or a run directory.
+    #[arg(default_value = "latest")]
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Where to write the HTML (default: report.html beside a result file, else
+    /// ./memsight-report-ID.html).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One row per figure: key, label, unit, median, CI, n, min, max, CV.
+    Csv,
+    /// One row per sample (long format), for distributions.
+    SamplesCsv,
+    /// The stored result document.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A run id, `latest`, `latest~N`, a run.json or a run directory.
+    #[arg(default_value = "latest")]
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+    pub format: ExportFormat,
+    /// Write to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub to: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -73,6 +169,15 @@ pub struct RunArgs {
     /// Directory for this run's results (default: ./memsight-results/HOST-TIME).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not store the run in the history database.
+    #[arg(long)]
+    pub no_history: bool,
+    /// Take the DIMM inventory from this `dmidecode` text or `--dump-bin` file (for machines
+    /// whose SMBIOS tables memsight cannot read, e.g. without root).
+    #[arg(long, value_name = "FILE")]
+    pub dmidecode: Option<PathBuf>,
     #[command(flatten)]
     pub latency: LatencyArgs,
 }

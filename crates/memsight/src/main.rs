@@ -4,11 +4,15 @@ mod bandwidth;
 mod c2c;
 mod cli;
 mod dimms;
+mod figures;
+mod history;
 mod latency;
 mod loaded;
 mod numa;
 mod output;
 mod progress;
+mod report;
+mod results;
 mod run;
 mod sampling;
 mod stream;
@@ -27,6 +31,8 @@ use memsight_core::{Error, cancel, timer};
 use serde::Serialize;
 
 use cli::{Cli, Command, GlobalArgs, LatencyArgs};
+
+mod stored;
 
 /// Exit code for bad input (clap uses the same).
 const EXIT_USAGE: u8 = 2;
@@ -74,6 +80,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&commands)?);
         return Ok(ExitCode::SUCCESS);
     }
+    // Commands that read stored results need neither the live machine nor Ctrl-C handling.
+    match &cli.command {
+        Command::History(a) => return stored::history(a, &cli.global),
+        Command::Compare(a) => return stored::compare(a, &cli.global),
+        Command::Report(a) => return stored::report(a),
+        Command::Export(a) => return stored::export(a),
+        _ => {}
+    }
     ctrlc::set_handler(cancel::request).context("cannot install the Ctrl-C handler")?;
     // Refuse an unwritable output path now, not after minutes of measuring.
     if let Some(path) = &cli.global.output {
@@ -106,12 +120,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Run(a) => {
             let dir = run::out_dir(a, &env);
-            std::fs::create_dir_all(&dir).map_err(|e| {
-                Error::input(format!(
-                    "cannot create the results directory '{}': {e}; choose one with --out",
-                    dir.display()
-                ))
-            })?;
+            run::check_out_dir(&dir)?;
+            // A database that cannot be used is refused now, before minutes of measuring.
+            let mut history = if a.no_history {
+                None
+            } else {
+                Some(history::History::open(&a.db.path(), true)?)
+            };
             if !g.json {
                 output::env::print(&env);
             }
@@ -164,14 +179,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 for s in &results.skipped {
                     println!("  skipped: {s}");
                 }
-                println!("  results: {}", dir.join("run.json").display());
             }
             let envelope = Envelope::new("run", started, env, results, lat_done && done);
-            std::fs::write(
-                dir.join("run.json"),
-                serde_json::to_string_pretty(&envelope)?,
-            )
-            .with_context(|| format!("cannot write {}", dir.join("run.json").display()))?;
+            run::save(&envelope, &dir, history.as_mut(), g.json)?;
             emit(g, envelope)
         }
         Command::Bandwidth(a) => {
@@ -252,7 +262,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             emit(g, Envelope::new("dimms", started, env, results, true))
         }
-        Command::Schema => unreachable!("handled above"),
+        Command::Schema
+        | Command::History(_)
+        | Command::Compare(_)
+        | Command::Report(_)
+        | Command::Export(_) => unreachable!("handled above"),
     }
 }
 

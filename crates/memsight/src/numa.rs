@@ -169,7 +169,7 @@ pub fn run(
                 .ladders
                 .first()
                 .and_then(|l| l.main.points.first())
-                .map(|p| p.ns);
+                .map(|p| p.ns.clone());
             let mut bandwidth_gbs = None;
             if done && !a.no_bandwidth {
                 let bw_cfg = BandwidthConfig {
@@ -231,11 +231,11 @@ pub fn run(
         let Some(cell) = cells.get(ri).and_then(|r| r.get(ci)) else {
             continue;
         };
-        c.latency_ratio = match (cell.latency_ns, c.read_latency_ns) {
+        c.latency_ratio = match (&cell.latency_ns, c.read_latency_ns) {
             (Some(m), Some(cl)) if cl > 0 => Some(m.median / cl as f64),
             _ => None,
         };
-        c.bandwidth_ratio = match (cell.bandwidth_gbs, c.read_bandwidth_mbs) {
+        c.bandwidth_ratio = match (&cell.bandwidth_gbs, c.read_bandwidth_mbs) {
             (Some(m), Some(cl)) if cl > 0 => Some(m.median * 1000.0 / cl as f64),
             _ => None,
         };
@@ -276,7 +276,11 @@ fn findings(
     // Local vs remote vs interleaved, per row.
     for (r, init) in plan.initiators.iter().enumerate() {
         let Some(row) = cells.get(r) else { continue };
-        let lat = |c: usize| row.get(c).and_then(|x| x.latency_ns).map(|s| s.median);
+        let lat = |c: usize| {
+            row.get(c)
+                .and_then(|x| x.latency_ns.as_ref())
+                .map(|s| s.median)
+        };
         let local = columns
             .iter()
             .position(|c| c.node == Some(init.node))

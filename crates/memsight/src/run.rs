@@ -4,15 +4,16 @@
 //! headline figures and findings. Suites that cannot run here (one CPU for loaded latency, no
 //! SMBIOS for DIMMs) are skipped with the reason.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser};
-use memsight_core::Result;
 use memsight_core::env::Environment;
+use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{BandwidthArgs, C2cArgs, DimmsArgs, LatencyArgs, LoadedArgs, NumaArgs, RunArgs};
+use crate::results::RunDocument;
 use crate::{bandwidth, c2c, dimms, latency, loaded, numa};
 
 /// What `memsight run` measured.
@@ -56,6 +57,55 @@ pub fn out_dir(a: &RunArgs, env: &Environment) -> PathBuf {
             .replace(':', "");
         PathBuf::from("memsight-results").join(format!("{host}-{t}"))
     })
+}
+
+/// Refuses a results directory that cannot be created or written, before anything is measured.
+pub fn check_out_dir(dir: &Path) -> Result<()> {
+    let refuse = |e: std::io::Error| {
+        Error::input(format!(
+            "cannot write results to '{}': {e}; choose a writable directory with --out",
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(refuse)?;
+    let probe = dir.join(".memsight-write-test");
+    std::fs::write(&probe, b"").map_err(refuse)?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Writes run.json and report.html into `dir` and stores the run in the history. Files come
+/// first: a history that fails afterwards loses nothing.
+pub fn save(
+    doc: &RunDocument,
+    dir: &Path,
+    history: Option<&mut crate::history::History>,
+    quiet: bool,
+) -> Result<()> {
+    let json = dir.join("run.json");
+    let text = serde_json::to_string_pretty(doc)
+        .map_err(|e| Error::input(format!("cannot encode the results: {e}")))?;
+    std::fs::write(&json, text)
+        .map_err(|e| Error::input(format!("cannot write {}: {e}", json.display())))?;
+    let html = dir.join("report.html");
+    std::fs::write(&html, crate::report::render(doc))
+        .map_err(|e| Error::input(format!("cannot write {}: {e}", html.display())))?;
+    if !quiet {
+        println!("  results: {}", json.display());
+        println!("  report:  {}", html.display());
+    }
+    if let Some(h) = history {
+        let id = h
+            .insert(doc)
+            .map_err(|e| Error::input(format!("{e}; the results are safe in {}", dir.display())))?;
+        if !quiet {
+            println!(
+                "  history: run {id} in {} (memsight history, memsight compare latest~1 latest)",
+                h.path().display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Runs every suite. `latency` holds the already measured ladder (it needs the CLI's progress).
@@ -156,7 +206,8 @@ pub fn rest(
         Some(r)
     };
 
-    let da: DimmsArgs = args(&[]);
+    let mut da: DimmsArgs = args(&[]);
+    da.dmidecode = a.dmidecode.clone();
     let dimms = match dimms::run(&da) {
         Ok(r) => Some(r),
         Err(e) => {

@@ -53,3 +53,56 @@ fn sigint_writes_partial_results_and_exits_130() {
     assert!(!points.is_empty(), "what was measured is kept");
     common::assert_valid(&doc);
 }
+
+#[test]
+fn sigint_during_run_keeps_a_partial_run_in_files_and_history() {
+    let _serial = common::measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let out_dir = dir.path().join("r");
+    let child = memsight()
+        .args([
+            "run",
+            "--no-progress",
+            "--max-size",
+            "1M",
+            "--target-ci",
+            "0.0000001",
+            "--min-samples",
+            "5",
+            "--point-budget",
+            "30",
+            "--db",
+        ])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(doc["complete"], false);
+    common::assert_valid(&doc);
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("interrupted"),
+        "the report says the run is partial"
+    );
+    let rows = common::json(memsight().args(["history", "--json", "--db"]).arg(&db));
+    assert_eq!(rows[0]["complete"], false, "the history marks it partial");
+}

@@ -245,7 +245,8 @@ fn scale(s: &Summary, k: f64) -> Summary {
         min: s.min * k,
         max: s.max * k,
         mean: s.mean * k,
-        ..*s
+        samples: s.samples.iter().map(|x| x * k).collect(),
+        ..s.clone()
     }
 }
 
@@ -457,7 +458,7 @@ pub fn measure(
             array_bytes: len,
             pattern: spec.writes_pattern().then(|| format!("{pattern:#018x}")),
             dram_gbs: scale(&t.sampled.summary, dram_factor),
-            program_gbs: t.sampled.summary,
+            program_gbs: t.sampled.summary.clone(),
             dram_ratio: spec.dram_ratio(),
             passes_per_sample: t.passes,
             stop: t.sampled.stop,

@@ -48,9 +48,11 @@ pub fn print(r: &C2cResults) {
             ci(&p.modified_ns),
             p.modified_ns.n.to_string(),
             p.clean_a_from_b_ns
-                .map_or("-".into(), |s| format!("{} ({})", num(s.median), ci(&s))),
+                .as_ref()
+                .map_or("-".into(), |s| format!("{} ({})", num(s.median), ci(s))),
             p.clean_b_from_a_ns
-                .map_or("-".into(), |s| format!("{} ({})", num(s.median), ci(&s))),
+                .as_ref()
+                .map_or("-".into(), |s| format!("{} ({})", num(s.median), ci(s))),
         ]);
     }
     println!("{t}");

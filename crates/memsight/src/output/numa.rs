@@ -36,13 +36,13 @@ pub fn print(r: &NumaResults) {
     heading("NUMA and memory tiers");
     println!("{}", r.method);
     matrix(r, "Latency, ns per load (median)", |c| {
-        c.latency_ns.map(|s| s.median)
+        c.latency_ns.as_ref().map(|s| s.median)
     });
     if r.cells.iter().flatten().any(|c| c.bandwidth_gbs.is_some()) {
         matrix(
             r,
             "Read bandwidth, GB/s (median, all CPUs of the row's node)",
-            |c| c.bandwidth_gbs.map(|s| s.median),
+            |c| c.bandwidth_gbs.as_ref().map(|s| s.median),
         );
     }
     if !r.claims.is_empty() {

@@ -4,9 +4,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The memsight binary under test.
+/// The memsight binary under test. Runs that do not name a database store their history in a
+/// file under cargo's target directory, never in the user's real history.
 pub fn memsight() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_memsight"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_memsight"));
+    c.env(
+        "MEMSIGHT_DB",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/memsight-test-history.sqlite"),
+    );
+    c
 }
 
 /// `shared/fixtures` of the workplace: found by walking up from this crate (CI clones the project

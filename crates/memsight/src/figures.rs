@@ -1,0 +1,301 @@
+//! A run's results as a flat list of figures: one keyed value per measured point, with its unit,
+//! which direction is better and, where the figure was sampled, its summary and samples. History,
+//! `compare` and the CSV export all work on this list, so a figure has the same key and label
+//! everywhere.
+
+use memsight_core::stats::Summary;
+use memsight_core::units::format_bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::run::RunResults;
+
+/// Which way is an improvement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// One figure of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Figure {
+    /// Stable identifier, e.g. `bandwidth/read/2t` or `latency/cpu0/64MiB`.
+    pub key: String,
+    /// Suite that measured it (`latency`, `bandwidth` …).
+    pub suite: String,
+    /// Words for a person.
+    pub label: String,
+    pub unit: String,
+    pub better: Better,
+    /// The figure: the median when sampled.
+    pub value: f64,
+    /// Summary (CI, spread, samples) when the figure was sampled.
+    pub summary: Option<Summary>,
+}
+
+impl Figure {
+    fn sampled(
+        suite: &str,
+        key: String,
+        label: String,
+        unit: &str,
+        better: Better,
+        s: &Summary,
+    ) -> Self {
+        Figure {
+            key,
+            suite: suite.to_string(),
+            label,
+            unit: unit.to_string(),
+            better,
+            value: s.median,
+            summary: Some(s.clone()),
+        }
+    }
+
+    fn scalar(
+        suite: &str,
+        key: String,
+        label: String,
+        unit: &str,
+        better: Better,
+        value: f64,
+    ) -> Self {
+        Figure {
+            key,
+            suite: suite.to_string(),
+            label,
+            unit: unit.to_string(),
+            better,
+            value,
+            summary: None,
+        }
+    }
+}
+
+/// Compact size for keys: `64KiB`, `2MiB`.
+fn size_key(bytes: u64) -> String {
+    format_bytes(bytes).replace(' ', "")
+}
+
+/// Every figure of a run, in report order.
+pub fn of_run(r: &RunResults) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for l in &r.latency.ladders {
+        for p in &l.main.points {
+            out.push(Figure::sampled(
+                "latency",
+                format!("latency/cpu{}/{}", l.cpu, size_key(p.size_bytes)),
+                format!(
+                    "load latency, CPU {}, {} working set",
+                    l.cpu,
+                    format_bytes(p.size_bytes)
+                ),
+                "ns",
+                Better::Lower,
+                &p.ns,
+            ));
+        }
+        for p in &l.levels.plateaus {
+            out.push(Figure::scalar(
+                "latency",
+                format!("latency/cpu{}/level/{}", l.cpu, p.name),
+                format!(
+                    "{} plateau latency, CPU {} (median of {} points)",
+                    p.name, l.cpu, p.points
+                ),
+                "ns",
+                Better::Lower,
+                p.ns,
+            ));
+        }
+        for t in &l.tlb {
+            out.push(Figure::scalar(
+                "latency",
+                format!("tlb/cpu{}/{}", l.cpu, size_key(t.size_bytes)),
+                format!(
+                    "TLB cost (small − huge pages), CPU {}, {}",
+                    l.cpu,
+                    format_bytes(t.size_bytes)
+                ),
+                "ns",
+                Better::Lower,
+                t.cost_ns,
+            ));
+        }
+        if let Some(m) = &l.mlp {
+            for p in &m.points {
+                out.push(Figure::scalar(
+                    "latency",
+                    format!("mlp/cpu{}/k{}", l.cpu, p.k),
+                    format!("misses overlapped with {} chains, CPU {}", p.k, l.cpu),
+                    "misses",
+                    Better::Higher,
+                    p.overlap,
+                ));
+            }
+        }
+    }
+    if let Some(b) = &r.bandwidth {
+        for p in &b.points {
+            let pattern = p
+                .pattern
+                .as_deref()
+                .map(|x| format!("/{x}"))
+                .unwrap_or_default();
+            out.push(Figure::sampled(
+                "bandwidth",
+                format!("bandwidth/{}/{}t{pattern}", p.test.name, p.threads),
+                format!(
+                    "{} bandwidth, {} thread(s){}",
+                    p.test.name,
+                    p.threads,
+                    p.pattern
+                        .as_deref()
+                        .map(|x| format!(", data {x}"))
+                        .unwrap_or_default()
+                ),
+                "GB/s (program bytes)",
+                Better::Higher,
+                &p.program_gbs,
+            ));
+        }
+        for p in &b.sweep {
+            out.push(Figure::sampled(
+                "bandwidth",
+                format!(
+                    "bandwidth-sweep/{}/{}t/{}",
+                    p.test.name,
+                    p.threads,
+                    size_key(p.array_bytes)
+                ),
+                format!(
+                    "{} bandwidth at {} per array",
+                    p.test.name,
+                    format_bytes(p.array_bytes)
+                ),
+                "GB/s (program bytes)",
+                Better::Higher,
+                &p.program_gbs,
+            ));
+        }
+    }
+    if let Some(l) = &r.loaded_latency {
+        for c in &l.curves {
+            let mix = c.mix.name();
+            let mk = mix.replace(' ', "-");
+            if let Some(idle) = c.points.first() {
+                out.push(Figure::sampled(
+                    "loaded-latency",
+                    format!("loaded/{mk}/idle"),
+                    format!("latency with load threads idle ({mix} curve)"),
+                    "ns",
+                    Better::Lower,
+                    &idle.latency_ns,
+                ));
+            }
+            if let Some(top) = c
+                .points
+                .iter()
+                .max_by(|a, b| a.bandwidth_gbs.total_cmp(&b.bandwidth_gbs))
+            {
+                out.push(Figure::sampled(
+                    "loaded-latency",
+                    format!("loaded/{mk}/saturated"),
+                    format!(
+                        "latency at saturation ({mix}, {:.1} GB/s)",
+                        top.bandwidth_gbs
+                    ),
+                    "ns",
+                    Better::Lower,
+                    &top.latency_ns,
+                ));
+            }
+            out.push(Figure::scalar(
+                "loaded-latency",
+                format!("loaded/{mk}/saturation"),
+                format!("saturation bandwidth ({mix})"),
+                "GB/s (DRAM est.)",
+                Better::Higher,
+                c.saturation_gbs,
+            ));
+        }
+    }
+    if let Some(n) = &r.numa {
+        for (ri, row) in n.cells.iter().enumerate() {
+            let Some(init) = n.plan.initiators.get(ri) else {
+                continue;
+            };
+            for (ci, cell) in row.iter().enumerate() {
+                let Some(col) = n.columns.get(ci) else {
+                    continue;
+                };
+                let colkey = col.label.replace(' ', "");
+                if let Some(s) = &cell.latency_ns {
+                    out.push(Figure::sampled(
+                        "numa",
+                        format!("numa/node{}/{colkey}/latency", init.node),
+                        format!("latency, CPUs of node {} → {}", init.node, col.label),
+                        "ns",
+                        Better::Lower,
+                        s,
+                    ));
+                }
+                if let Some(s) = &cell.bandwidth_gbs {
+                    out.push(Figure::sampled(
+                        "numa",
+                        format!("numa/node{}/{colkey}/bandwidth", init.node),
+                        format!("read bandwidth, CPUs of node {} → {}", init.node, col.label),
+                        "GB/s (program bytes)",
+                        Better::Higher,
+                        s,
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(c) = &r.c2c {
+        for p in &c.pairs {
+            out.push(Figure::sampled(
+                "c2c",
+                format!("c2c/{}-{}/modified", p.a, p.b),
+                format!("modified-line transfer, CPU {} ↔ {}", p.a, p.b),
+                "ns",
+                Better::Lower,
+                &p.modified_ns,
+            ));
+            for (dir, s) in [
+                ("clean-a-from-b", &p.clean_a_from_b_ns),
+                ("clean-b-from-a", &p.clean_b_from_a_ns),
+            ] {
+                if let Some(s) = s {
+                    let (x, y) = if dir == "clean-a-from-b" {
+                        (p.a, p.b)
+                    } else {
+                        (p.b, p.a)
+                    };
+                    out.push(Figure::sampled(
+                        "c2c",
+                        format!("c2c/{x}-{y}/clean"),
+                        format!("CPU {x} loads a clean line from CPU {y}"),
+                        "ns",
+                        Better::Lower,
+                        s,
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(d) = &r.dimms {
+        out.push(Figure::scalar(
+            "dimms",
+            "dimms/peak".into(),
+            "theoretical DRAM peak of the installed DIMMs".into(),
+            "MB/s",
+            Better::Higher,
+            d.ceilings.system_dram_mbs as f64,
+        ));
+    }
+    out
+}

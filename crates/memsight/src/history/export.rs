@@ -1,0 +1,83 @@
+//! `memsight export`: a stored run as CSV (one row per figure, or per sample) or as its JSON
+//! document, for pandas, R or a spreadsheet.
+
+use std::io::Write;
+
+use memsight_core::Error;
+
+use crate::figures;
+use crate::results::RunDocument;
+
+/// Writes one row per figure: run, key, suite, label, unit, direction, median and spread.
+pub fn figures_csv(doc: &RunDocument, out: impl Write) -> Result<(), Error> {
+    let mut w = csv::Writer::from_writer(out);
+    let fail = |e: csv::Error| Error::input(format!("cannot write CSV: {e}"));
+    w.write_record([
+        "run_started",
+        "host",
+        "key",
+        "suite",
+        "label",
+        "unit",
+        "better",
+        "value",
+        "ci_low",
+        "ci_high",
+        "ci_level",
+        "n",
+        "min",
+        "max",
+        "cv",
+    ])
+    .map_err(fail)?;
+    let host = doc.environment.hostname.clone().unwrap_or_default();
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
+    for f in figures::of_run(&doc.results) {
+        let s = f.summary.as_ref();
+        w.write_record([
+            doc.started.clone(),
+            host.clone(),
+            f.key,
+            f.suite,
+            f.label,
+            f.unit,
+            format!("{:?}", f.better).to_lowercase(),
+            f.value.to_string(),
+            opt(s.map(|s| s.ci_low)),
+            opt(s.map(|s| s.ci_high)),
+            opt(s.map(|s| s.ci_level)),
+            s.map_or(String::new(), |s| s.n.to_string()),
+            opt(s.map(|s| s.min)),
+            opt(s.map(|s| s.max)),
+            opt(s.map(|s| s.cv)),
+        ])
+        .map_err(fail)?;
+    }
+    w.flush()
+        .map_err(|e| Error::input(format!("cannot write CSV: {e}")))?;
+    Ok(())
+}
+
+/// Writes one row per sample (long format): key, unit, sample index, value.
+pub fn samples_csv(doc: &RunDocument, out: impl Write) -> Result<(), Error> {
+    let mut w = csv::Writer::from_writer(out);
+    let fail = |e: csv::Error| Error::input(format!("cannot write CSV: {e}"));
+    w.write_record(["run_started", "key", "unit", "sample", "value"])
+        .map_err(fail)?;
+    for f in figures::of_run(&doc.results) {
+        let Some(s) = &f.summary else { continue };
+        for (i, v) in s.samples.iter().enumerate() {
+            w.write_record([
+                doc.started.clone(),
+                f.key.clone(),
+                f.unit.clone(),
+                i.to_string(),
+                v.to_string(),
+            ])
+            .map_err(fail)?;
+        }
+    }
+    w.flush()
+        .map_err(|e| Error::input(format!("cannot write CSV: {e}")))?;
+    Ok(())
+}

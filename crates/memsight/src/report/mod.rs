@@ -1,0 +1,786 @@
+//! The HTML report of a run (`report.html`) and of a comparison: one self-contained file with
+//! inline SVG charts, inline style, no scripts, no fonts, nothing fetched.
+
+pub mod charts;
+pub mod dimm_map;
+pub mod html;
+
+use std::collections::BTreeSet;
+
+use memsight_core::units::format_bytes;
+
+use crate::history::compare::{Comparison, Verdict};
+use crate::results::RunDocument;
+use charts::{Bar, Lines, Mark, Scale, Series};
+use html::{Cell, chart, esc, list, method, section, table};
+
+fn num(x: f64) -> String {
+    crate::output::num(x)
+}
+
+/// Renders a run's report.
+pub fn render(doc: &RunDocument) -> String {
+    let r = &doc.results;
+    let env = &doc.environment;
+    let host = env
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "unknown host".into());
+    let mut page = html::Page::new(&format!("memsight report: {host}"));
+    page.header(&[
+        format!(
+            "{} · {} logical CPUs · {} NUMA node(s) · {}",
+            env.cpu.model_name.as_deref().unwrap_or("unknown CPU"),
+            env.topology.cpus.len(),
+            env.topology.numa_nodes.len(),
+            format_bytes(
+                env.memory
+                    .total_bytes
+                    .unwrap_or(env.topology.total_memory_bytes)
+            )
+        ),
+        format!(
+            "run started {} · level {} · {:.0} s · memsight {} · result schema {} · machine {}",
+            doc.started,
+            r.level,
+            doc.duration_s,
+            doc.tool.version,
+            doc.schema_version,
+            crate::history::fingerprint(env)
+        ),
+    ]);
+    if !doc.complete {
+        page.raw(&format!(
+            "<div class=\"banner\">{}</div>",
+            esc("This run was interrupted: the report shows what finished before the stop (partial results).")
+        ));
+    }
+    page.raw(&summary(doc));
+    page.raw(&findings(doc));
+    page.raw(&latency(doc));
+    if let Some(b) = &r.bandwidth {
+        page.raw(&bandwidth(b, r.dimms.as_ref()));
+    }
+    if let Some(l) = &r.loaded_latency {
+        page.raw(&loaded(l));
+    }
+    if let Some(n) = &r.numa {
+        page.raw(&numa(n));
+    }
+    if let Some(c) = &r.c2c {
+        page.raw(&c2c(c));
+    }
+    page.raw(&dimms(r.dimms.as_ref()));
+    page.raw(&environment(doc));
+    page.finish()
+}
+
+fn summary(doc: &RunDocument) -> String {
+    let r = &doc.results;
+    let mut s = list("summary", &r.summary);
+    if !r.skipped.is_empty() {
+        s.push_str("<h3>Not measured</h3>");
+        s.push_str(&list("skipped", &r.skipped));
+    }
+    section("summary", "Summary", &s)
+}
+
+fn findings(doc: &RunDocument) -> String {
+    let r = &doc.results;
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    groups.push((
+        "Latency ladder (evidence: the latency chart and plateau table)",
+        r.latency.findings.clone(),
+    ));
+    if let Some(b) = &r.bandwidth {
+        groups.push((
+            "Bandwidth (evidence: the bandwidth table)",
+            b.findings.clone(),
+        ));
+    }
+    if let Some(l) = &r.loaded_latency {
+        groups.push((
+            "Loaded latency (evidence: the curve family)",
+            l.findings.clone(),
+        ));
+    }
+    if let Some(n) = &r.numa {
+        groups.push(("NUMA (evidence: the matrices)", n.findings.clone()));
+    }
+    if let Some(c) = &r.c2c {
+        groups.push(("Core to core (evidence: the matrix)", c.findings.clone()));
+    }
+    if let Some(d) = &r.dimms {
+        groups.push((
+            "DIMMs (evidence: the DIMM map and ceilings)",
+            d.findings.clone(),
+        ));
+    }
+    groups.push((
+        "Environment (conditions that distort measurements)",
+        doc.environment
+            .warnings
+            .iter()
+            .map(|w| w.message.clone())
+            .collect(),
+    ));
+    let mut s = String::new();
+    let mut any = false;
+    for (title, items) in groups {
+        if items.is_empty() {
+            continue;
+        }
+        any = true;
+        s.push_str(&format!("<h3>{}</h3>", esc(title)));
+        s.push_str(&list("findings", &items));
+    }
+    if !any {
+        s.push_str("<p>No findings: nothing unusual was detected.</p>");
+    }
+    section("findings", "Findings", &s)
+}
+
+fn latency(doc: &RunDocument) -> String {
+    let l = &doc.results.latency;
+    let env = &doc.environment;
+    let mut s = method(&l.method.description);
+    let marks: Vec<Mark> = env
+        .topology
+        .caches
+        .iter()
+        .filter(|c| c.kind != "instruction")
+        .map(|c| Mark {
+            at: c.size_bytes as f64,
+            label: format!("L{} {}", c.level, format_bytes(c.size_bytes)),
+        })
+        .collect();
+    let mut series = Vec::new();
+    for ladder in &l.ladders {
+        series.push(Series {
+            name: format!("CPU {} ({})", ladder.cpu, ladder.main.buffer.kind),
+            points: ladder
+                .main
+                .points
+                .iter()
+                .map(|p| (p.size_bytes as f64, p.ns.median))
+                .collect(),
+            whiskers: ladder
+                .main
+                .points
+                .iter()
+                .map(|p| (p.size_bytes as f64, p.ns.ci_low, p.ns.ci_high))
+                .collect(),
+            dashed: false,
+        });
+        if let Some(h) = &ladder.huge {
+            series.push(Series {
+                name: format!("CPU {} ({})", ladder.cpu, h.buffer.kind),
+                points: h
+                    .points
+                    .iter()
+                    .map(|p| (p.size_bytes as f64, p.ns.median))
+                    .collect(),
+                whiskers: Vec::new(),
+                dashed: true,
+            });
+        }
+    }
+    if !series.is_empty() {
+        s.push_str(&chart(
+            &charts::lines(&Lines {
+                title: "Load latency vs working set".into(),
+                x_desc: "working set (log scale)".into(),
+                y_desc: "ns per load (log scale)".into(),
+                x_scale: Scale::Log2Bytes,
+                y_scale: Scale::Log10,
+                series,
+                x_marks: marks.clone(),
+                y_marks: Vec::new(),
+                y_from_zero: false,
+            }),
+            "Median ns per dependent load with its 95% CI; grey lines: cache sizes the OS reports (per instance). Dashed: the huge-page ladder.",
+        ));
+    }
+    let mut rows = Vec::new();
+    for ladder in &l.ladders {
+        for p in &ladder.levels.plateaus {
+            rows.push(vec![
+                Cell::Text(ladder.cpu.to_string()),
+                Cell::Text(p.name.clone()),
+                Cell::Text(format!(
+                    "{} – {}",
+                    format_bytes(p.first_bytes),
+                    format_bytes(p.last_bytes)
+                )),
+                Cell::Num(num(p.ns)),
+                Cell::Num(format!("{:.1}", p.cycles)),
+                Cell::Num(p.points.to_string()),
+                Cell::Text(p.reported_bytes.map_or("-".into(), format_bytes)),
+            ]);
+        }
+    }
+    s.push_str(&table(
+        &[
+            "CPU",
+            "level",
+            "plateau",
+            "ns (median over points)",
+            "cycles",
+            "points",
+            "OS-reported size",
+        ],
+        &rows,
+    ));
+    let tlb: Vec<Series> = l
+        .ladders
+        .iter()
+        .filter(|x| !x.tlb.is_empty())
+        .map(|x| Series {
+            name: format!("CPU {}", x.cpu),
+            points: x
+                .tlb
+                .iter()
+                .map(|t| (t.size_bytes as f64, t.cost_ns))
+                .collect(),
+            ..Default::default()
+        })
+        .collect();
+    if !tlb.is_empty() {
+        s.push_str(&chart(
+            &charts::lines(&Lines {
+                title: "TLB cost: small-page minus huge-page latency".into(),
+                x_desc: "working set (log scale)".into(),
+                y_desc: "extra ns per load".into(),
+                x_scale: Scale::Log2Bytes,
+                y_scale: Scale::Linear,
+                series: tlb,
+                x_marks: marks,
+                y_marks: Vec::new(),
+                y_from_zero: true,
+            }),
+            "Same chase on 4 KiB and on huge pages, measured interleaved; the difference is the page walk.",
+        ));
+    }
+    let mlp: Vec<Series> = l
+        .ladders
+        .iter()
+        .filter_map(|x| x.mlp.as_ref().map(|m| (x.cpu, m)))
+        .map(|(cpu, m)| Series {
+            name: format!("CPU {cpu}, {}", format_bytes(m.size_bytes)),
+            points: m.points.iter().map(|p| (p.k as f64, p.overlap)).collect(),
+            ..Default::default()
+        })
+        .collect();
+    if !mlp.is_empty() {
+        s.push_str(&chart(
+            &charts::lines(&Lines {
+                title: "Memory-level parallelism".into(),
+                x_desc: "independent chains".into(),
+                y_desc: "misses in flight (overlap)".into(),
+                x_scale: Scale::Count,
+                y_scale: Scale::Linear,
+                series: mlp,
+                x_marks: Vec::new(),
+                y_marks: Vec::new(),
+                y_from_zero: true,
+            }),
+            "k interleaved chases: single-chain latency × k ÷ round time. A straight line means the core overlaps every miss.",
+        ));
+    }
+    section("latency", "Latency ladder", &s)
+}
+
+fn bandwidth(
+    b: &crate::bandwidth::BandwidthResults,
+    dimms: Option<&crate::dimms::DimmsResults>,
+) -> String {
+    let mut s = method(&b.method);
+    let max_threads = b.points.iter().map(|p| p.threads).max().unwrap_or(1);
+    let bars: Vec<Bar> = b
+        .points
+        .iter()
+        .filter(|p| p.threads == max_threads)
+        .map(|p| Bar {
+            label: match &p.pattern {
+                Some(x)
+                    if x.ends_with("0000")
+                        && x.trim_start_matches("0x").trim_matches('0').is_empty() =>
+                {
+                    format!("{} (zeros)", p.test.name)
+                }
+                _ => p.test.name.clone(),
+            },
+            value: p.program_gbs.median,
+            low: p.program_gbs.ci_low,
+            high: p.program_gbs.ci_high,
+            secondary: Some(p.dram_gbs.median),
+        })
+        .collect();
+    let mut ceilings = Vec::new();
+    if let Some(d) = dimms {
+        ceilings.push(Mark {
+            at: d.ceilings.system_dram_mbs as f64 / 1000.0,
+            label: format!(
+                "DRAM peak {:.1} GB/s",
+                d.ceilings.system_dram_mbs as f64 / 1000.0
+            ),
+        });
+        if let Some(f) = d
+            .ceilings
+            .binding_read_mbs
+            .filter(|&f| f < d.ceilings.system_dram_mbs)
+        {
+            ceilings.push(Mark {
+                at: f as f64 / 1000.0,
+                label: format!("read ceiling {:.1} GB/s", f as f64 / 1000.0),
+            });
+        }
+    }
+    if !bars.is_empty() {
+        s.push_str(&chart(
+            &charts::bars(
+                &format!("Bandwidth by mix and store kind, {max_threads} thread(s)"),
+                "GB/s",
+                ("program bytes (median, 95% CI)", "estimated DRAM bytes (RFO counted)"),
+                &bars,
+                &ceilings,
+            ),
+            if ceilings.is_empty() {
+                "Median GB/s. No ceiling drawn: the DIMM inventory was not readable on this machine (memsight dimms)."
+            } else {
+                "Median GB/s; red: theoretical ceilings from the DIMM inventory."
+            },
+        ));
+    }
+    let rows: Vec<Vec<Cell>> = b
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                Cell::Text(p.test.name.clone()),
+                Cell::Num(p.threads.to_string()),
+                Cell::Text(p.pattern.clone().unwrap_or_default()),
+                Cell::Num(num(p.program_gbs.median)),
+                Cell::Num(format!(
+                    "{}–{}",
+                    num(p.program_gbs.ci_low),
+                    num(p.program_gbs.ci_high)
+                )),
+                Cell::Num(format!(
+                    "{}–{}",
+                    num(p.program_gbs.min),
+                    num(p.program_gbs.max)
+                )),
+                Cell::Num(p.program_gbs.n.to_string()),
+                Cell::Num(num(p.dram_gbs.median)),
+                Cell::Text(p.dram_ratio.clone()),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &[
+            "test",
+            "threads",
+            "data",
+            "GB/s program (median)",
+            "95% CI",
+            "min–max",
+            "n",
+            "GB/s DRAM est.",
+            "DRAM R:W",
+        ],
+        &rows,
+    ));
+    let counts: BTreeSet<usize> = b.points.iter().map(|p| p.threads).collect();
+    let max_measured = b
+        .points
+        .iter()
+        .map(|p| p.program_gbs.max)
+        .fold(0.0, f64::max);
+    if counts.len() > 1 {
+        let names: BTreeSet<&str> = b.points.iter().map(|p| p.test.name.as_str()).collect();
+        let series = names
+            .iter()
+            .map(|n| Series {
+                name: n.to_string(),
+                points: b
+                    .points
+                    .iter()
+                    .filter(|p| {
+                        p.test.name == *n
+                            && p.pattern.as_deref().is_none_or(|x| !x.ends_with("0000"))
+                    })
+                    .map(|p| (p.threads as f64, p.program_gbs.median))
+                    .collect(),
+                ..Default::default()
+            })
+            .collect();
+        s.push_str(&chart(
+            &charts::lines(&Lines {
+                title: "Thread scaling".into(),
+                x_desc: "threads".into(),
+                y_desc: "GB/s (program bytes)".into(),
+                x_scale: Scale::Count,
+                y_scale: Scale::Linear,
+                series,
+                x_marks: Vec::new(),
+                // A ceiling far above every figure would flatten the curves: drawn when near.
+                y_marks: ceilings
+                    .iter()
+                    .filter(|m| m.at < 3.0 * max_measured)
+                    .cloned()
+                    .collect(),
+                y_from_zero: true,
+            }),
+            "Median GB/s by thread count.",
+        ));
+    }
+    if !b.sweep.is_empty() {
+        let names: BTreeSet<&str> = b.sweep.iter().map(|p| p.test.name.as_str()).collect();
+        let series = names
+            .iter()
+            .map(|n| Series {
+                name: n.to_string(),
+                points: b
+                    .sweep
+                    .iter()
+                    .filter(|p| p.test.name == *n)
+                    .map(|p| (p.array_bytes as f64, p.program_gbs.median))
+                    .collect(),
+                ..Default::default()
+            })
+            .collect();
+        s.push_str(&chart(
+            &charts::lines(&Lines {
+                title: "Bandwidth vs working set".into(),
+                x_desc: "bytes per array (log scale)".into(),
+                y_desc: "GB/s (program bytes)".into(),
+                x_scale: Scale::Log2Bytes,
+                y_scale: Scale::Linear,
+                series,
+                x_marks: Vec::new(),
+                y_marks: Vec::new(),
+                y_from_zero: true,
+            }),
+            "Median GB/s per working-set size: cache levels, then DRAM.",
+        ));
+    }
+    section("bandwidth", "Bandwidth", &s)
+}
+
+fn loaded(l: &crate::loaded::LoadedResults) -> String {
+    let mut s = method(&l.method);
+    let series: Vec<Series> = l
+        .curves
+        .iter()
+        .map(|c| Series {
+            name: c.mix.name().to_string(),
+            points: c
+                .points
+                .iter()
+                .map(|p| (p.bandwidth_gbs, p.latency_ns.median))
+                .collect(),
+            whiskers: c
+                .points
+                .iter()
+                .map(|p| (p.bandwidth_gbs, p.latency_ns.ci_low, p.latency_ns.ci_high))
+                .collect(),
+            dashed: false,
+        })
+        .collect();
+    s.push_str(&chart(
+        &charts::lines(&Lines {
+            title: "Loaded latency".into(),
+            x_desc: "total bandwidth, GB/s (estimated DRAM bytes)".into(),
+            y_desc: "chase latency, ns".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series,
+            x_marks: Vec::new(),
+            y_marks: Vec::new(),
+            y_from_zero: true,
+        }),
+        &format!(
+            "One curve per read:write mix; knee = first point at {}× idle latency.",
+            l.knee_factor
+        ),
+    ));
+    let rows: Vec<Vec<Cell>> = l
+        .curves
+        .iter()
+        .map(|c| {
+            vec![
+                Cell::Text(c.mix.name().into()),
+                Cell::Num(
+                    c.points
+                        .first()
+                        .map_or("-".into(), |p| num(p.latency_ns.median)),
+                ),
+                Cell::Num(num(c.saturation_gbs)),
+                Cell::Num(c.knee_gbs.map_or("not reached".into(), num)),
+                Cell::Num(c.points.len().to_string()),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &["mix", "idle ns", "saturation GB/s", "knee GB/s", "points"],
+        &rows,
+    ));
+    section("loaded", "Loaded latency", &s)
+}
+
+fn numa(n: &crate::numa::NumaResults) -> String {
+    let mut s = method(&n.method);
+    let rows: Vec<String> = n
+        .plan
+        .initiators
+        .iter()
+        .map(|i| format!("node {} CPUs", i.node))
+        .collect();
+    let cols: Vec<String> = n.columns.iter().map(|c| c.label.clone()).collect();
+    let lat: Vec<Vec<Option<f64>>> = n
+        .cells
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| c.latency_ns.as_ref().map(|s| s.median))
+                .collect()
+        })
+        .collect();
+    s.push_str(&chart(
+        &charts::heatmap(
+            "NUMA latency",
+            "ns per load (median); rows: CPUs, columns: memory",
+            &rows,
+            &cols,
+            &lat,
+            true,
+        ),
+        "Chase latency from each CPU node (rows) to memory bound to each node (columns).",
+    ));
+    let bw: Vec<Vec<Option<f64>>> = n
+        .cells
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| c.bandwidth_gbs.as_ref().map(|s| s.median))
+                .collect()
+        })
+        .collect();
+    if bw.iter().flatten().any(|v| v.is_some()) {
+        s.push_str(&chart(
+            &charts::heatmap(
+                "NUMA read bandwidth",
+                "GB/s (median); rows: CPUs, columns: memory",
+                &rows,
+                &cols,
+                &bw,
+                false,
+            ),
+            "Read bandwidth with every CPU of the row's node.",
+        ));
+    }
+    section("numa", "NUMA and memory tiers", &s)
+}
+
+fn c2c(c: &crate::c2c::C2cResults) -> String {
+    let mut s = method(&c.method);
+    let labels: Vec<String> = c.cpus.iter().map(|x| format!("CPU {x}")).collect();
+    s.push_str(&chart(
+        &charts::heatmap(
+            "Core-to-core, modified line",
+            "one-way ns (median) between the row's and the column's CPU",
+            &labels,
+            &labels,
+            &c.modified,
+            true,
+        ),
+        &format!("CPUs chosen: {}", c.selection),
+    ));
+    section("c2c", "Core to core", &s)
+}
+
+fn dimms(d: Option<&crate::dimms::DimmsResults>) -> String {
+    let Some(d) = d else {
+        return section(
+            "dimms",
+            "DIMMs and ceilings",
+            "<p>The DIMM inventory was not readable (no SMBIOS tables, or not root): no DIMM map and no theoretical ceilings. <code>memsight run --dmidecode FILE</code> takes a saved <code>dmidecode</code> output.</p>",
+        );
+    };
+    let mut s = method(&format!("Source: {}", d.source));
+    s.push_str(&chart(
+        &dimm_map::draw(d),
+        "Slots by socket and channel, as the slot names say; darker = larger module.",
+    ));
+    let c = &d.ceilings;
+    let mut rows: Vec<Vec<Cell>> = c
+        .sockets
+        .iter()
+        .map(|sc| {
+            vec![
+                Cell::Text(sc.array.clone()),
+                Cell::Num(sc.dimms.to_string()),
+                Cell::Num(format!(
+                    "{}{}",
+                    sc.channels_used,
+                    sc.channels.map_or(String::new(), |c| format!(" of {c}"))
+                )),
+                Cell::Num(sc.mts.to_string()),
+                Cell::Num(format!("{:.1}", sc.dram_mbs as f64 / 1000.0)),
+            ]
+        })
+        .collect();
+    rows.push(vec![
+        Cell::Text("system".into()),
+        Cell::Num(d.populated.to_string()),
+        Cell::Text(String::new()),
+        Cell::Text(String::new()),
+        Cell::Num(format!("{:.1}", c.system_dram_mbs as f64 / 1000.0)),
+    ]);
+    s.push_str(&table(
+        &["socket", "DIMMs", "channels used", "MT/s", "DRAM peak GB/s"],
+        &rows,
+    ));
+    if !c.notes.is_empty() {
+        s.push_str(&list("notes", &c.notes));
+    }
+    section("dimms", "DIMMs and ceilings", &s)
+}
+
+fn environment(doc: &RunDocument) -> String {
+    let e = &doc.environment;
+    let opt = |x: &Option<String>| x.clone().unwrap_or_else(|| "-".into());
+    let caches: Vec<String> = e
+        .topology
+        .caches
+        .iter()
+        .map(|c| {
+            format!(
+                "L{} {} {} ×{}",
+                c.level,
+                c.kind,
+                format_bytes(c.size_bytes),
+                c.instances
+            )
+        })
+        .collect();
+    let rows = vec![
+        ("host", opt(&e.hostname)),
+        ("kernel", opt(&e.kernel)),
+        ("OS", opt(&e.os)),
+        ("CPU", opt(&e.cpu.model_name)),
+        ("hypervisor", opt(&e.cpu.hypervisor)),
+        (
+            "topology",
+            format!(
+                "{} package(s), {} cores, {} threads, SMT {}",
+                e.topology.packages, e.topology.cores, e.topology.threads, e.topology.smt
+            ),
+        ),
+        ("caches", caches.join("; ")),
+        ("memory", format_bytes(e.topology.total_memory_bytes)),
+        ("transparent huge pages", opt(&e.thp_enabled)),
+        ("governors", e.governors.join(", ")),
+        ("command", doc.args.join(" ")),
+    ];
+    let rows: Vec<Vec<Cell>> = rows
+        .into_iter()
+        .map(|(k, v)| vec![Cell::Text(k.into()), Cell::Text(v)])
+        .collect();
+    let mut s = table(&["", ""], &rows);
+    if !e.warnings.is_empty() {
+        s.push_str("<h3>Warnings</h3>");
+        s.push_str(&list(
+            "warn",
+            &e.warnings
+                .iter()
+                .map(|w| format!("{}: {}", w.code, w.message))
+                .collect::<Vec<_>>(),
+        ));
+    }
+    section("environment", "Environment", &s)
+}
+
+/// Renders a comparison.
+pub fn render_comparison(c: &Comparison) -> String {
+    let mut page = html::Page::new(&format!(
+        "memsight comparison: {} vs {}",
+        c.a.label, c.b.label
+    ));
+    page.header(&[
+        format!(
+            "A = {}: {} {} ({}, {})",
+            c.a.label,
+            c.a.host,
+            c.a.started,
+            c.a.cpu.as_deref().unwrap_or("?"),
+            c.a.level
+        ),
+        format!(
+            "B = {}: {} {} ({}, {})",
+            c.b.label,
+            c.b.host,
+            c.b.started,
+            c.b.cpu.as_deref().unwrap_or("?"),
+            c.b.level
+        ),
+    ]);
+    for w in &c.warnings {
+        page.raw(&format!("<div class=\"banner\">{}</div>", esc(w)));
+    }
+    let counts = format!(
+        "{} figures: {} better, {} worse, {} within noise, {} not judged, {} only in one run.",
+        c.rows.len(),
+        c.count(Verdict::Better),
+        c.count(Verdict::Worse),
+        c.count(Verdict::Noise),
+        c.count(Verdict::Unjudged),
+        c.count(Verdict::OnlyA) + c.count(Verdict::OnlyB)
+    );
+    let rows: Vec<Vec<Cell>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            let class = match r.verdict {
+                Verdict::Better => "better",
+                Verdict::Worse => "worse",
+                _ => "noise",
+            };
+            vec![
+                Cell::Text(r.label.clone()),
+                Cell::Text(r.unit.clone()),
+                Cell::Num(r.a.map_or("-".into(), num)),
+                Cell::Num(r.b.map_or("-".into(), num)),
+                Cell::Num(
+                    r.change
+                        .map_or("-".into(), |x| format!("{:+.1}%", x * 100.0)),
+                ),
+                Cell::Num(r.p_value.map_or("-".into(), |p| format!("{p:.2e}"))),
+                Cell::Html(format!(
+                    "<span class=\"{class}\">{}</span>",
+                    esc(r.verdict.word())
+                )),
+            ]
+        })
+        .collect();
+    let body = format!(
+        "{}<p>{}</p>{}",
+        method(&c.method),
+        esc(&counts),
+        table(
+            &[
+                "figure",
+                "unit",
+                "A",
+                "B",
+                "change",
+                "p (Mann–Whitney)",
+                "verdict"
+            ],
+            &rows
+        )
+    );
+    page.raw(&section("comparison", "Figures side by side", &body));
+    page.finish()
+}

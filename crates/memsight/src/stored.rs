@@ -1,0 +1,181 @@
+//! Commands on stored runs: `history`, `compare`, `report` and `export`. None of them measures.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use memsight_core::Error;
+
+use crate::cli::{CompareArgs, ExportArgs, ExportFormat, GlobalArgs, HistoryArgs, ReportArgs};
+use crate::history::compare::{self, Verdict};
+use crate::history::{self, History, export};
+use crate::output::{heading, num, table};
+use crate::{report, results};
+
+/// `memsight history`.
+pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let path = a.db.path();
+    let mut h = History::open(&path, !a.import.is_empty())?;
+    for f in &a.import {
+        let doc = results::read_run(f)?;
+        let id = h.insert(&doc)?;
+        eprintln!("memsight: stored {} as run {id}", f.display());
+    }
+    let rows = h.list(a.host.as_deref(), a.limit)?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    heading(&format!("Run history ({})", path.display()));
+    if rows.is_empty() {
+        println!("no runs stored yet: `memsight run` adds one");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut t = table(&[
+        "id",
+        "started",
+        "host",
+        "machine",
+        "CPU",
+        "level",
+        "complete",
+        "s",
+        "directory",
+    ]);
+    for r in &rows {
+        t.add_row(vec![
+            r.id.to_string(),
+            r.started.clone(),
+            r.host.clone(),
+            r.fingerprint.clone(),
+            r.cpu.clone().unwrap_or_default(),
+            r.level.clone(),
+            if r.complete { "yes" } else { "partial" }.to_string(),
+            format!("{:.0}", r.duration_s),
+            r.directory.clone().unwrap_or_default(),
+        ]);
+    }
+    println!("{t}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memsight compare A B`.
+pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let db = a.db.path();
+    let run_a = history::resolve(&a.a, &db)?;
+    let run_b = history::resolve(&a.b, &db)?;
+    if !(0.0..=1000.0).contains(&a.min_change) {
+        return Err(Error::input(format!(
+            "--min-change {} is not a percentage between 0 and 1000",
+            a.min_change
+        ))
+        .into());
+    }
+    let c = compare::compare(&a.a, &run_a, &a.b, &run_b, a.min_change / 100.0);
+    if let Some(path) = &a.html {
+        std::fs::write(path, report::render_comparison(&c))
+            .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        for w in &c.warnings {
+            eprintln!("memsight: warning: {w}");
+        }
+        heading(&format!(
+            "A = {} ({}, {})   B = {} ({}, {})",
+            c.a.label, c.a.host, c.a.started, c.b.label, c.b.host, c.b.started
+        ));
+        println!("{}", c.method);
+        let mut t = table(&["figure", "unit", "A", "B", "change", "p", "verdict"]);
+        for r in c
+            .rows
+            .iter()
+            .filter(|r| !a.changed || matches!(r.verdict, Verdict::Better | Verdict::Worse))
+        {
+            t.add_row(vec![
+                r.label.clone(),
+                r.unit.clone(),
+                r.a.map_or("-".into(), num),
+                r.b.map_or("-".into(), num),
+                r.change
+                    .map_or("-".into(), |x| format!("{:+.1}%", x * 100.0)),
+                r.p_value.map_or("-".into(), |p| format!("{p:.1e}")),
+                r.verdict.word().to_string(),
+            ]);
+        }
+        println!("{t}");
+        println!(
+            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} only in one run",
+            c.rows.len(),
+            c.count(Verdict::Better),
+            c.count(Verdict::Worse),
+            c.count(Verdict::Noise),
+            c.count(Verdict::Unjudged),
+            c.count(Verdict::OnlyA) + c.count(Verdict::OnlyB)
+        );
+        if let Some(p) = &a.html {
+            println!("HTML: {}", p.display());
+        }
+    }
+    if let Some(path) = &g.output {
+        std::fs::write(path, serde_json::to_string_pretty(&c)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where `report` writes by default: beside a result file, else in the current directory.
+fn default_report_path(reference: &str) -> PathBuf {
+    let p = Path::new(reference);
+    if p.exists() {
+        let file = results::resolve(p);
+        if let Some(dir) = file.parent() {
+            return dir.join("report.html");
+        }
+    }
+    PathBuf::from(format!(
+        "memsight-report-{}.html",
+        reference.replace(['/', '~'], "-")
+    ))
+}
+
+/// `memsight report RUN`.
+pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let doc = history::resolve(&a.run, &a.db.path())?;
+    let path = a
+        .html
+        .clone()
+        .unwrap_or_else(|| default_report_path(&a.run));
+    std::fs::write(&path, report::render(&doc)).map_err(|e| {
+        Error::input(format!(
+            "cannot write {}: {e}; choose another file with --html",
+            path.display()
+        ))
+    })?;
+    println!("{}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memsight export RUN`.
+pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let doc = history::resolve(&a.run, &a.db.path())?;
+    let mut out: Box<dyn Write> = match &a.to {
+        Some(p) => Box::new(
+            std::fs::File::create(p)
+                .map_err(|e| Error::input(format!("cannot write {}: {e}", p.display())))?,
+        ),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    match a.format {
+        ExportFormat::Csv => export::figures_csv(&doc, &mut out)?,
+        ExportFormat::SamplesCsv => export::samples_csv(&doc, &mut out)?,
+        ExportFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,424 @@
+//! `memsight run` leaves run.json, report.html and a history row; `history`, `compare`,
+//! `report` and `export` work on stored runs; bad databases and result files are refused
+//! without being touched.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::memsight;
+
+/// A real `run` document (thorough level, DIMMs from a recorded Dell R7525) measured on the
+/// project's VM: every chart of the report has data.
+fn thorough_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "memsight failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn refused(out: &Output, needle: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "exit 2 expected: {err}");
+    assert!(err.contains(needle), "'{needle}' not in: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"));
+    err
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+/// Imports a document (written to `dir/name.json`) into `db`.
+fn import(db: &Path, dir: &Path, name: &str, doc: &serde_json::Value) {
+    let f = dir.join(format!("{name}.json"));
+    std::fs::write(&f, serde_json::to_string(doc).unwrap()).unwrap();
+    ok(&memsight()
+        .args(["history", "--db"])
+        .arg(db)
+        .arg("--import")
+        .arg(&f)
+        .output()
+        .unwrap());
+}
+
+#[test]
+fn quick_run_writes_json_report_and_history_row() {
+    let _serial = common::measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let out_dir = dir.path().join("r");
+    let stdout = ok(&memsight()
+        .args(["run", "--quick", "--no-progress", "--db"])
+        .arg(&db)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap());
+    assert!(stdout.contains("report:") && stdout.contains("history: run 1"));
+    let doc = read_json(&out_dir.join("run.json"));
+    assert_eq!(doc["schema_version"], 2);
+    common::assert_valid(&doc);
+    // Samples are stored with every summary, so runs can be compared by rank tests.
+    let p0 = &doc["results"]["latency"]["ladders"][0]["main"]["points"][0]["ns"];
+    assert_eq!(
+        p0["samples"].as_array().unwrap().len() as u64,
+        p0["n"].as_u64().unwrap()
+    );
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.matches("<figure class=\"chart\">").count() >= 2);
+    let hist = common::json(memsight().args(["history", "--json", "--db"]).arg(&db));
+    let rows = hist.as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["level"], "quick");
+    assert_eq!(rows[0]["complete"], true);
+}
+
+#[test]
+fn report_is_self_contained_and_escapes_machine_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = read_json(&thorough_fixture());
+    doc["environment"]["cpu"]["model_name"] = "<script>alert(1)</script> EPYC".into();
+    doc["environment"]["hostname"] = "host\"><img src=x onerror=alert(2)>".into();
+    doc["results"]["dimms"]["inventory"]["devices"][0]["part_number"] = "<b>HMAA8GR7</b>".into();
+    let f = dir.path().join("evil.json");
+    std::fs::write(&f, serde_json::to_string(&doc).unwrap()).unwrap();
+    let html_path = dir.path().join("evil.html");
+    ok(&memsight()
+        .arg("report")
+        .arg(&f)
+        .arg("--html")
+        .arg(&html_path)
+        .output()
+        .unwrap());
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(!html.contains("<script"), "no script, injected or ours");
+    assert!(!html.contains("<img"));
+    assert!(!html.contains("<b>HMAA8GR7"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; EPYC"));
+    assert!(
+        html.contains("&lt;b&gt;HMAA8GR7"),
+        "part number escaped in the DIMM map"
+    );
+    // Nothing fetched: no external references (the SVG namespace is an identifier, not a fetch).
+    let no_ns = html.replace("http://www.w3.org/2000/svg", "");
+    for needle in ["http://", "https://", "<link", "@import", "url("] {
+        assert!(!no_ns.contains(needle), "external reference {needle}");
+    }
+    for tag in no_ns
+        .split('<')
+        .skip(1)
+        .map(|t| t.split('>').next().unwrap_or(""))
+    {
+        assert!(
+            !tag.contains("src=") && !tag.contains("href="),
+            "a tag loads something: <{tag}>"
+        );
+    }
+    // Every chart of the thorough run is there: latency, TLB, MLP, bandwidth, scaling, sweep,
+    // loaded latency, two NUMA matrices, core to core, DIMM map.
+    assert_eq!(html.matches("<figure class=\"chart\">").count(), 11);
+}
+
+#[test]
+fn compare_judges_changes_by_the_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let a = read_json(&thorough_fixture());
+    import(&db, dir.path(), "a", &a);
+    // B: bandwidth samples halved, everything else identical.
+    let mut b = a.clone();
+    for p in b["results"]["bandwidth"]["points"].as_array_mut().unwrap() {
+        let s = &mut p["program_gbs"];
+        for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
+            s[k] = (s[k].as_f64().unwrap() * 0.5).into();
+        }
+        let halved: Vec<f64> = s["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() * 0.5)
+            .collect();
+        s["samples"] = halved.into();
+    }
+    import(&db, dir.path(), "b", &b);
+    let html = dir.path().join("cmp.html");
+    let c = common::json(
+        memsight()
+            .args(["compare", "1", "2", "--json", "--db"])
+            .arg(&db)
+            .arg("--html")
+            .arg(&html),
+    );
+    let rows = c["rows"].as_array().unwrap();
+    assert!(rows.len() > 50);
+    for r in rows {
+        let key = r["key"].as_str().unwrap();
+        let verdict = r["verdict"].as_str().unwrap();
+        if key.starts_with("bandwidth/") {
+            assert_eq!(verdict, "worse", "{key}: halved bandwidth is worse");
+            assert!((r["change"].as_f64().unwrap() + 0.5).abs() < 1e-9);
+        } else if r["p_value"].is_number() {
+            assert_eq!(verdict, "noise", "{key}: identical samples are noise");
+        }
+    }
+    assert!(c["warnings"].as_array().unwrap().is_empty(), "same machine");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("worse") && page.contains("Mann–Whitney"));
+    // Terminal form, and --changed keeps only the changed rows.
+    let text = ok(&memsight()
+        .args(["compare", "latest~1", "latest", "--changed", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap());
+    assert!(text.contains("worse") && !text.contains("within noise │"));
+}
+
+#[test]
+fn compare_warns_about_different_machines_and_older_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = read_json(&thorough_fixture());
+    let mut b = a.clone();
+    b["environment"]["cpu"]["model_name"] = "Other CPU".into();
+    b["environment"]["hostname"] = "elsewhere".into();
+    // An older (schema 1) file: no samples anywhere.
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("samples");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut b);
+    b["schema_version"] = 1.into();
+    let fa = dir.path().join("a.json");
+    let fb = dir.path().join("b.json");
+    std::fs::write(&fa, serde_json::to_string(&a).unwrap()).unwrap();
+    std::fs::write(&fb, serde_json::to_string(&b).unwrap()).unwrap();
+    let out = memsight()
+        .arg("compare")
+        .arg(&fa)
+        .arg(&fb)
+        .args(["--db", "/nonexistent/never-opened.sqlite"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("different machines"), "{err}");
+    assert!(err.contains("predates stored samples"), "{err}");
+    // The older file still renders.
+    ok(&memsight()
+        .arg("report")
+        .arg(&fb)
+        .arg("--html")
+        .arg(dir.path().join("b.html"))
+        .output()
+        .unwrap());
+}
+
+#[test]
+fn export_gives_csv_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let a = read_json(&thorough_fixture());
+    import(&db, dir.path(), "a", &a);
+    let csv_text = ok(&memsight()
+        .args(["export", "latest", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap());
+    let mut rdr = csv::Reader::from_reader(csv_text.as_bytes());
+    let header = rdr.headers().unwrap().clone();
+    assert_eq!(&header[2], "key");
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    assert!(rows.len() > 50);
+    let read = rows
+        .iter()
+        .find(|r| r[2].starts_with("bandwidth/read/"))
+        .expect("a read bandwidth row");
+    assert!(read[7].parse::<f64>().unwrap() > 0.0);
+    let samples = dir.path().join("s.csv");
+    ok(&memsight()
+        .args(["export", "1", "--format", "samples-csv", "--db"])
+        .arg(&db)
+        .arg("--to")
+        .arg(&samples)
+        .output()
+        .unwrap());
+    let n = csv::Reader::from_path(&samples).unwrap().records().count();
+    assert!(n > rows.len(), "more samples than figures");
+    let json_text = ok(&memsight()
+        .args(["export", "1", "--format", "json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap());
+    let back: serde_json::Value = serde_json::from_str(&json_text).unwrap();
+    assert_eq!(back["results"]["level"], a["results"]["level"]);
+}
+
+#[test]
+fn corrupt_foreign_newer_and_missing_databases_are_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    // Not SQLite at all.
+    let garbage = dir.path().join("garbage.sqlite");
+    let bytes = b"this is not a database, but someone's notes\n".repeat(200);
+    std::fs::write(&garbage, &bytes).unwrap();
+    let err = refused(
+        &memsight()
+            .args(["history", "--db"])
+            .arg(&garbage)
+            .output()
+            .unwrap(),
+        "is not a SQLite database",
+    );
+    assert!(err.contains("mv "), "says how to recover: {err}");
+    // `run` refuses it before measuring anything (so this is fast).
+    let t = std::time::Instant::now();
+    refused(
+        &memsight()
+            .args(["run", "--quick", "--no-progress", "--db"])
+            .arg(&garbage)
+            .arg("--out")
+            .arg(dir.path().join("never"))
+            .output()
+            .unwrap(),
+        "is not a SQLite database",
+    );
+    assert!(t.elapsed().as_secs() < 20);
+    assert_eq!(std::fs::read(&garbage).unwrap(), bytes, "left untouched");
+
+    // Another program's SQLite database.
+    let foreign = dir.path().join("foreign.sqlite");
+    {
+        let c = rusqlite::Connection::open(&foreign).unwrap();
+        c.execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    let before = std::fs::read(&foreign).unwrap();
+    refused(
+        &memsight()
+            .args(["history", "--db"])
+            .arg(&foreign)
+            .output()
+            .unwrap(),
+        "belongs to another program",
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+
+    // A database from a newer memsight.
+    let db = dir.path().join("h.sqlite");
+    import(&db, dir.path(), "a", &read_json(&thorough_fixture()));
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+    }
+    refused(
+        &memsight()
+            .args(["history", "--db"])
+            .arg(&db)
+            .output()
+            .unwrap(),
+        "newer memsight",
+    );
+
+    // Missing.
+    refused(
+        &memsight()
+            .args(["history", "--db"])
+            .arg(dir.path().join("missing.sqlite"))
+            .output()
+            .unwrap(),
+        "no run history",
+    );
+    refused(
+        &memsight()
+            .args(["report", "7", "--db"])
+            .arg(dir.path().join("missing.sqlite"))
+            .output()
+            .unwrap(),
+        "no run history",
+    );
+}
+
+#[test]
+fn newer_and_foreign_result_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = read_json(&thorough_fixture());
+    doc["schema_version"] = 99.into();
+    let f = dir.path().join("new.json");
+    std::fs::write(&f, serde_json::to_string(&doc).unwrap()).unwrap();
+    refused(
+        &memsight().arg("report").arg(&f).output().unwrap(),
+        "upgrade memsight",
+    );
+    let g = dir.path().join("notes.json");
+    std::fs::write(&g, "{\"hello\": 1}").unwrap();
+    refused(
+        &memsight().arg("report").arg(&g).output().unwrap(),
+        "is not a memsight result",
+    );
+    let h = dir.path().join("text.json");
+    std::fs::write(&h, "not json").unwrap();
+    refused(
+        &memsight().arg("compare").arg(&h).arg(&f).output().unwrap(),
+        "not JSON",
+    );
+}
+
+#[test]
+fn unwritable_results_directory_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    // A path below a regular file can never be created, root or not.
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    refused(
+        &memsight()
+            .args(["run", "--quick", "--no-history", "--no-progress", "--out"])
+            .arg(file.join("sub"))
+            .output()
+            .unwrap(),
+        "cannot write results",
+    );
+    // A read-only directory, for an unprivileged user (root writes anywhere).
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    if !root
+        || std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        eprintln!("read-only case needs root and setpriv: skipped");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let bin = dir.path().join("memsight");
+    std::fs::copy(env!("CARGO_BIN_EXE_memsight"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["run", "--quick", "--no-history", "--no-progress", "--out"])
+        .arg(&ro)
+        .output()
+        .unwrap();
+    refused(&out, "cannot write results");
+}
