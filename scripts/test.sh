@@ -6,8 +6,9 @@
 # up from the crate) or from $MEMSIGHT_FIXTURES.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# chromium: the HTML report is rendered headless and checked (tests/report_browser.rs).
-MEMSIGHT_TEST_PACKAGES="chromium"
+# chromium: the HTML report is rendered headless and checked (tests/report_browser.rs);
+# the allocators: memsight alloc compares them (tests/alloc_cli.rs).
+MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0"
 . scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings

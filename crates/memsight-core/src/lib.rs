@@ -11,6 +11,7 @@ pub mod cancel;
 pub mod cpu;
 pub mod env;
 pub mod error;
+pub mod hugepool;
 pub mod pagemap;
 pub mod pin;
 pub mod plan;

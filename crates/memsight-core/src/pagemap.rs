@@ -73,10 +73,15 @@ pub struct PhysicalLayout {
     pub runs: Option<u64>,
     pub longest_run_bytes: Option<u64>,
     pub median_run_bytes: Option<u64>,
+    /// Runs grouped by length (empty when frames are hidden).
+    #[serde(default)]
+    pub run_histogram: Vec<RunBucket>,
 }
 
-/// Reads `/proc/self/pagemap` for `len` bytes at `addr` (both 4 KiB aligned or rounded out).
-pub fn physical_layout(addr: usize, len: usize) -> std::io::Result<PhysicalLayout> {
+/// Frame numbers of the 4 KiB pages covering `addr .. addr + len`, from `/proc/self/pagemap`:
+/// `None` for pages not present. Without root the kernel reports every frame as 0; the second
+/// value says whether frames were visible (then `Some(0)` never means an address).
+pub fn frames(addr: usize, len: usize) -> std::io::Result<(Vec<Option<u64>>, bool)> {
     const PAGE: usize = 4096;
     let f = std::fs::File::open("/proc/self/pagemap")?;
     let first = addr / PAGE;
@@ -91,31 +96,86 @@ pub fn physical_layout(addr: usize, len: usize) -> std::io::Result<PhysicalLayou
         }
         done += got;
     }
-    let entries: Vec<u64> = raw
+    Ok(parse_entries(&raw[..done - done % 8]))
+}
+
+/// Decodes pagemap entries (8 bytes little-endian each: bit 63 present, bits 0–54 frame number;
+/// the kernel's Documentation/admin-guide/mm/pagemap.rst). Returns the frames and whether any
+/// was visible (non-zero).
+pub fn parse_entries(raw: &[u8]) -> (Vec<Option<u64>>, bool) {
+    let entries: Vec<Option<u64>> = raw
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .map(|e| (e >> 63 & 1 == 1).then_some(e & ((1u64 << 55) - 1)))
         .collect();
-    let present: Vec<u64> = entries
-        .iter()
-        .filter(|e| *e >> 63 & 1 == 1)
-        .map(|e| e & ((1u64 << 55) - 1))
-        .collect();
-    let visible = present.iter().any(|&pfn| pfn != 0);
+    let visible = entries.iter().any(|e| matches!(e, Some(p) if *p != 0));
+    (entries, visible)
+}
+
+/// The layout of a buffer from its frames (what [`physical_layout`] reports).
+pub fn layout_of(entries: &[Option<u64>], visible: bool) -> PhysicalLayout {
+    const PAGE: u64 = 4096;
+    let present: Vec<u64> = entries.iter().flatten().copied().collect();
     let mut out = PhysicalLayout {
-        pages: n as u64,
+        pages: entries.len() as u64,
         present: present.len() as u64,
         frames_visible: visible,
         ..Default::default()
     };
     if visible {
         let runs = frame_runs(&present);
-        let mut lens: Vec<u64> = runs.iter().map(|&r| r * PAGE as u64).collect();
+        let mut lens: Vec<u64> = runs.iter().map(|&r| r * PAGE).collect();
+        out.run_histogram = run_histogram(&lens);
         lens.sort_unstable();
         out.runs = Some(runs.len() as u64);
         out.longest_run_bytes = lens.last().copied();
         out.median_run_bytes = lens.get(lens.len() / 2).copied();
     }
-    Ok(out)
+    out
+}
+
+/// Runs of physically consecutive pages in one length range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunBucket {
+    /// Label, e.g. `4 KiB` or `64 KiB – 2 MiB`.
+    pub range: String,
+    pub runs: u64,
+    /// Bytes in runs of this range.
+    pub bytes: u64,
+}
+
+/// Run lengths (bytes) grouped into the ranges that matter for DRAM mapping: a lone page, less
+/// than a typical bank-interleave cycle, less than a huge page, at least a 2 MiB / 1 GiB page.
+pub fn run_histogram(run_bytes: &[u64]) -> Vec<RunBucket> {
+    const KIB: u64 = 1024;
+    let edges: [(&str, u64, u64); 5] = [
+        ("4 KiB", 0, 8 * KIB),
+        ("8 – 64 KiB", 8 * KIB, 64 * KIB),
+        ("64 KiB – 2 MiB", 64 * KIB, 2 * KIB * KIB),
+        ("2 MiB – 1 GiB", 2 * KIB * KIB, KIB * KIB * KIB),
+        ("≥ 1 GiB", KIB * KIB * KIB, u64::MAX),
+    ];
+    edges
+        .iter()
+        .map(|(label, lo, hi)| {
+            let inside: Vec<u64> = run_bytes
+                .iter()
+                .copied()
+                .filter(|b| b >= lo && b < hi)
+                .collect();
+            RunBucket {
+                range: label.to_string(),
+                runs: inside.len() as u64,
+                bytes: inside.iter().sum(),
+            }
+        })
+        .collect()
+}
+
+/// Reads `/proc/self/pagemap` for `len` bytes at `addr` (both 4 KiB aligned or rounded out).
+pub fn physical_layout(addr: usize, len: usize) -> std::io::Result<PhysicalLayout> {
+    let (entries, visible) = frames(addr, len)?;
+    Ok(layout_of(&entries, visible))
 }
 
 /// Lengths (in pages) of runs of consecutive frame numbers, in order.
@@ -174,6 +234,51 @@ pub fn page_nodes(addr: usize, len: usize, max_samples: usize) -> Vec<(i32, u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn recorded(name: &str) -> Vec<u8> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name);
+        std::fs::read(p).unwrap()
+    }
+
+    #[test]
+    fn recorded_pagemaps_parse() {
+        // 8 MiB touched on 4 KiB pages, recorded as root in this project's VM: frames scattered.
+        let (e, visible) = parse_entries(&recorded("pagemap-4k-8MiB.bin"));
+        assert!(visible);
+        assert_eq!(e.len(), 2048);
+        let l = layout_of(&e, visible);
+        assert_eq!(l.present, 2048);
+        assert!(
+            l.runs.unwrap() > 1000,
+            "demand-paged 4 KiB memory is scattered"
+        );
+        assert_eq!(
+            l.run_histogram.iter().map(|b| b.bytes).sum::<u64>(),
+            8 << 20
+        );
+        // The same on THP: four 2 MiB runs, each a huge page.
+        let (e, visible) = parse_entries(&recorded("pagemap-thp-8MiB.bin"));
+        let l = layout_of(&e, visible);
+        assert_eq!(l.runs, Some(4));
+        assert_eq!(l.longest_run_bytes, Some(2 << 20));
+        let huge = l
+            .run_histogram
+            .iter()
+            .find(|b| b.range == "2 MiB – 1 GiB")
+            .unwrap();
+        assert_eq!((huge.runs, huge.bytes), (4, 8 << 20));
+        // Hidden frames (non-root): present, but zero: no layout claimed.
+        let mut hidden = Vec::new();
+        for _ in 0..4 {
+            hidden.extend_from_slice(&(1u64 << 63).to_le_bytes());
+        }
+        let (e, visible) = parse_entries(&hidden);
+        assert!(!visible);
+        let l = layout_of(&e, visible);
+        assert_eq!((l.present, l.runs), (4, None));
+    }
 
     #[test]
     fn runs_of_frames() {

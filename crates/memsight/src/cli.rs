@@ -55,6 +55,15 @@ pub enum Command {
     /// Loaded latency: latency vs bandwidth curves, one per read:write mix, with the knee and
     /// saturation bandwidth.
     LoadedLatency(LoadedArgs),
+    /// Row-buffer conflicts and physical page mapping: STREAM offset sweeps on contiguous and
+    /// demand-paged memory, dip detection and period prediction, a row-conflict probe, advice.
+    Rowbuffer(RowbufferArgs),
+    /// Allocator study: RSS vs live heap, RSS over time, speed, for glibc (and its knobs),
+    /// tcmalloc, jemalloc, mimalloc, on a built-in workload or your command (`-- CMD ARGS`).
+    Alloc(AllocArgs),
+    /// (internal) The allocator workload, run in a child process by `memsight alloc`.
+    #[command(hide = true)]
+    AllocWorker(AllocWorkerArgs),
     /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors.
     Dimms(DimmsArgs),
     /// List the runs stored in the history database.
@@ -67,6 +76,131 @@ pub enum Command {
     Export(ExportArgs),
     /// Print the JSON Schema of the result files.
     Schema,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RowbufferArgs {
+    /// OFFSET range and step, STREAM's padding between arrays: START..END/STEP (multiples of
+    /// 64 B).
+    #[arg(long, value_name = "RANGE", default_value = "0..1M/8K")]
+    pub offsets: String,
+    /// Kernels: copy (two arrays), triad (three).
+    #[arg(long, value_name = "LIST", default_value = "copy,triad")]
+    pub kernels: String,
+    /// Bytes per array (default: max(64 MiB, 2 × the last-level cache)).
+    #[arg(long, value_name = "SIZE")]
+    pub array_size: Option<String>,
+    /// Repetitions per memory layout, a fresh buffer each.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub reps: usize,
+    /// Timed passes per offset (median reported).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub samples: usize,
+    /// CPUs running the kernel (default: every allowed CPU).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Scatter this much free memory first (allocate, then free every other 4 KiB page) and
+    /// sweep 4 KiB memory again, as after long uptime.
+    #[arg(long, value_name = "SIZE")]
+    pub fragment: Option<String>,
+    /// As root: reserve the 2 MiB hugetlb pages the contiguous sweep needs for the run, and
+    /// release them afterwards.
+    #[arg(long)]
+    pub reserve_huge: bool,
+    /// Skip the row-conflict latency probe.
+    #[arg(long)]
+    pub no_probe: bool,
+    /// Base addresses per probed bit.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub probe_bases: usize,
+    /// DIMM inventory for the period prediction (dmidecode text or --dump-bin; default: this
+    /// machine's SMBIOS tables).
+    #[arg(long, value_name = "FILE")]
+    pub dmidecode: Option<PathBuf>,
+    /// Interleave model instead of the inventory: banks per rank.
+    #[arg(long, value_name = "N", requires_all = ["ranks", "channels", "row_bytes"])]
+    pub banks: Option<u32>,
+    /// Ranks per channel.
+    #[arg(long, value_name = "N")]
+    pub ranks: Option<u32>,
+    /// Channels interleaved (or ganged) below the row size.
+    #[arg(long, value_name = "N")]
+    pub channels: Option<u32>,
+    /// Bytes one ACTIVATE opens across a rank (device page × data devices).
+    #[arg(long, value_name = "SIZE")]
+    pub row_bytes: Option<String>,
+    /// Seed of the probe's address choice.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the study as an HTML page (sweep plots, tables, advice).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// The built-in allocator workload.
+#[derive(Debug, Clone, Args)]
+pub struct AllocWorkerArgs {
+    /// Workload: steady, bursty, cross-thread, pinning, size-phases.
+    #[arg(long, value_name = "NAME", default_value = "bursty")]
+    pub preset: String,
+    /// Threads (default per preset: bursty 8, others 4).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Live heap the workload holds in total (default per preset: bursty 256M, others 128M).
+    #[arg(long, value_name = "SIZE")]
+    pub live: Option<String>,
+    /// Smallest object (sizes are log-uniform between the two).
+    #[arg(long, value_name = "SIZE")]
+    pub min_size: Option<String>,
+    /// Largest object.
+    #[arg(long, value_name = "SIZE")]
+    pub max_size: Option<String>,
+    /// Phases (bursty: each thread is the hot one in turn).
+    #[arg(long, value_name = "N")]
+    pub phases: Option<usize>,
+    /// Free + allocate pairs per thread per phase at constant live bytes.
+    #[arg(long, value_name = "N")]
+    pub churn: Option<u64>,
+    /// pinning: keep 1 in N objects when shrinking.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub survivors: u64,
+    /// Seed of every size and free decision (same seed, same sequence).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Call malloc_trim(0) after every phase.
+    #[arg(long, hide = true)]
+    pub trim: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AllocArgs {
+    #[command(flatten)]
+    pub worker: AllocWorkerArgs,
+    /// Configurations to run (default: all that are installed): glibc, glibc-arena-1,
+    /// glibc-arena-2, glibc-trim, glibc-mmap-64k, tcmalloc, jemalloc, mimalloc.
+    #[arg(long, value_name = "LIST")]
+    pub configs: Option<String>,
+    /// Another allocator to preload: NAME=PATH (repeatable).
+    #[arg(long, value_name = "NAME=PATH")]
+    pub allocator: Vec<String>,
+    /// Runs per configuration.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub repeat: usize,
+    /// RSS sampling interval.
+    #[arg(long, value_name = "MS", default_value_t = 10)]
+    pub interval_ms: u64,
+    /// Stop a run after this long (the command never exiting is an error in the results).
+    #[arg(long, value_name = "S", default_value_t = 120.0)]
+    pub timeout_s: f64,
+    /// Kill a run whose RSS exceeds this (default: 8 × live + 1 GiB, at most 90% of available).
+    #[arg(long, value_name = "SIZE")]
+    pub max_rss: Option<String>,
+    /// Also write the study as an HTML page (RSS over time, table, recommendation).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Your program and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 /// Where the run history lives.

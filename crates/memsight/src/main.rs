@@ -1,5 +1,6 @@
 //! memsight: parse the command line, collect the environment, run the suite, print and export.
 
+mod alloc;
 mod bandwidth;
 mod c2c;
 mod cli;
@@ -13,6 +14,7 @@ mod output;
 mod progress;
 mod report;
 mod results;
+mod rowbuffer;
 mod run;
 mod sampling;
 mod stream;
@@ -74,6 +76,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "numa": schemars::schema_for!(numa::NumaResults),
                 "dimms": schemars::schema_for!(dimms::DimmsResults),
                 "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
+                "rowbuffer": schemars::schema_for!(rowbuffer::RowbufferResults),
+                "alloc": schemars::schema_for!(alloc::AllocResults),
                 "run": schemars::schema_for!(run::RunResults),
             }
         });
@@ -86,6 +90,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Compare(a) => return stored::compare(a, &cli.global),
         Command::Report(a) => return stored::report(a),
         Command::Export(a) => return stored::export(a),
+        Command::AllocWorker(a) => {
+            alloc::worker(a)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         _ => {}
     }
     ctrlc::set_handler(cancel::request).context("cannot install the Ctrl-C handler")?;
@@ -148,6 +156,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         numa: None,
                         c2c: None,
                         dimms: None,
+                        rowbuffer: None,
                         skipped: vec!["every suite after the latency ladder: interrupted".into()],
                         summary: Vec::new(),
                         directory: None,
@@ -255,6 +264,60 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Envelope::new("loaded-latency", started, env, results, complete),
             )
         }
+        Command::Alloc(a) => {
+            require_live(&env)?;
+            if let Some(path) = &a.html {
+                std::fs::File::create(path)
+                    .map_err(|e| Error::input(format!("cannot write '{}': {e}", path.display())))?;
+            }
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| alloc::run(a, &env, tick))?;
+            if !g.json {
+                output::alloc::print(&results);
+            }
+            if let Some(path) = &a.html {
+                let started_text = humantime::format_rfc3339_seconds(started).to_string();
+                std::fs::write(path, report::render_alloc(&results, &env, &started_text))
+                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+            }
+            let failed = results.configs.iter().any(|c| !c.problems.is_empty());
+            let code = emit(g, Envelope::new("alloc", started, env, results, complete))?;
+            if failed && code == ExitCode::SUCCESS {
+                eprintln!(
+                    "memsight: error: some runs failed or were stopped (see the problems column)"
+                );
+                return Ok(ExitCode::from(1));
+            }
+            Ok(code)
+        }
+        Command::Rowbuffer(a) => {
+            require_live(&env)?;
+            if let Some(path) = &a.html {
+                std::fs::File::create(path)
+                    .map_err(|e| Error::input(format!("cannot write '{}': {e}", path.display())))?;
+            }
+            let cfg = rowbuffer::Config::from_args(a, &env)?;
+            let (results, complete) =
+                progress::with_progress(Some(cfg.total_steps()), g.no_progress, |tick| {
+                    rowbuffer::run(a, &cfg, &env, tick)
+                })?;
+            if !g.json {
+                output::env::print_warnings(&env);
+                output::rowbuffer::print(&results);
+            }
+            if let Some(path) = &a.html {
+                let started_text = humantime::format_rfc3339_seconds(started).to_string();
+                std::fs::write(
+                    path,
+                    report::render_rowbuffer(&results, &env, &started_text),
+                )
+                .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+            }
+            emit(
+                g,
+                Envelope::new("rowbuffer", started, env, results, complete),
+            )
+        }
         Command::Dimms(a) => {
             let results = dimms::run(a)?;
             if !g.json {
@@ -266,7 +329,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::History(_)
         | Command::Compare(_)
         | Command::Report(_)
-        | Command::Export(_) => unreachable!("handled above"),
+        | Command::Export(_)
+        | Command::AllocWorker(_) => unreachable!("handled above"),
     }
 }
 

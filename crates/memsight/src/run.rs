@@ -12,9 +12,11 @@ use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{BandwidthArgs, C2cArgs, DimmsArgs, LatencyArgs, LoadedArgs, NumaArgs, RunArgs};
+use crate::cli::{
+    BandwidthArgs, C2cArgs, DimmsArgs, LatencyArgs, LoadedArgs, NumaArgs, RowbufferArgs, RunArgs,
+};
 use crate::results::RunDocument;
-use crate::{bandwidth, c2c, dimms, latency, loaded, numa};
+use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
 
 /// What `memsight run` measured.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -27,6 +29,9 @@ pub struct RunResults {
     pub numa: Option<numa::NumaResults>,
     pub c2c: Option<c2c::C2cResults>,
     pub dimms: Option<dimms::DimmsResults>,
+    /// Row-buffer study (thorough level).
+    #[serde(default)]
+    pub rowbuffer: Option<rowbuffer::RowbufferResults>,
     /// Suites not run, with the reason.
     pub skipped: Vec<String>,
     /// Headline figures, one line each.
@@ -216,6 +221,29 @@ pub fn rest(
         }
     };
 
+    let rowbuffer = if level != "thorough" {
+        skipped.push("row-buffer study: thorough runs only (memsight rowbuffer)".to_string());
+        None
+    } else if memsight_core::cancel::requested() {
+        None
+    } else {
+        let mut ra: RowbufferArgs = args(&[
+            "--offsets",
+            "0..512K/16K",
+            "--kernels",
+            "copy",
+            "--reps",
+            "1",
+            "--samples",
+            "3",
+        ]);
+        ra.dmidecode = a.dmidecode.clone();
+        let cfg = rowbuffer::Config::from_args(&ra, env)?;
+        let (r, done) = rowbuffer::run(&ra, &cfg, env, tick)?;
+        complete &= done;
+        Some(r)
+    };
+
     let summary = summary(
         &latency,
         &bandwidth,
@@ -232,6 +260,7 @@ pub fn rest(
             numa,
             c2c,
             dimms,
+            rowbuffer,
             skipped,
             summary,
             directory: None,

@@ -1,5 +1,6 @@
 //! Human output: tables and formatted figures. JSON output is the serialised result envelope.
 
+pub mod alloc;
 pub mod bandwidth;
 pub mod c2c;
 pub mod dimms;
@@ -7,6 +8,7 @@ pub mod env;
 pub mod latency;
 pub mod loaded;
 pub mod numa;
+pub mod rowbuffer;
 pub mod stream;
 
 use comfy_table::{ContentArrangement, Table, presets};

@@ -70,9 +70,282 @@ pub fn render(doc: &RunDocument) -> String {
     if let Some(c) = &r.c2c {
         page.raw(&c2c(c));
     }
+    if let Some(rb) = &r.rowbuffer {
+        page.raw(&rowbuffer(rb));
+    }
     page.raw(&dimms(r.dimms.as_ref()));
     page.raw(&environment(doc));
     page.finish()
+}
+
+/// A page holding only a `memsight rowbuffer` result.
+pub fn render_rowbuffer(
+    rb: &crate::rowbuffer::RowbufferResults,
+    env: &memsight_core::env::Environment,
+    started: &str,
+) -> String {
+    let host = env
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "unknown host".into());
+    let mut page = html::Page::new(&format!("memsight rowbuffer: {host}"));
+    page.header(&[
+        env.cpu
+            .model_name
+            .clone()
+            .unwrap_or_else(|| "unknown CPU".into()),
+        format!("started {started}"),
+    ]);
+    page.raw(&rowbuffer(rb));
+    page.finish()
+}
+
+/// A page holding only a `memsight alloc` result.
+pub fn render_alloc(
+    r: &crate::alloc::AllocResults,
+    env: &memsight_core::env::Environment,
+    started: &str,
+) -> String {
+    let host = env
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "unknown host".into());
+    let mut page = html::Page::new(&format!("memsight alloc: {host}"));
+    page.header(&[
+        env.cpu
+            .model_name
+            .clone()
+            .unwrap_or_else(|| "unknown CPU".into()),
+        format!("started {started}"),
+    ]);
+    page.raw(&alloc(r));
+    page.finish()
+}
+
+fn alloc(r: &crate::alloc::AllocResults) -> String {
+    let mut s = method(&r.method);
+    let mut series: Vec<Series> = r
+        .configs
+        .iter()
+        .filter_map(|c| c.runs.first().map(|run| (c, run)))
+        .map(|(c, run)| Series {
+            name: c.config.name.clone(),
+            points: run
+                .rss
+                .iter()
+                .map(|x| (x.seconds, x.rss_bytes as f64 / (1u64 << 20) as f64))
+                .collect(),
+            ..Default::default()
+        })
+        .collect();
+    if let Some(run) = r.configs.first().and_then(|c| c.runs.first())
+        && !run.phases.is_empty()
+    {
+        series.push(Series {
+            name: "live heap (workload)".into(),
+            points: run
+                .phases
+                .iter()
+                .map(|p| (p.seconds, p.live_bytes as f64 / (1u64 << 20) as f64))
+                .collect(),
+            dashed: true,
+            ..Default::default()
+        });
+    }
+    s.push_str(&chart(
+        &charts::lines(&Lines {
+            title: "Resident memory over time".into(),
+            x_desc: "seconds since start".into(),
+            y_desc: "RSS, MiB".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series,
+            x_marks: Vec::new(),
+            y_marks: Vec::new(),
+            y_from_zero: true,
+        }),
+        "VmRSS of the child, first run of each configuration; dashed: the live heap the workload held at each phase end.",
+    ));
+    let fmt_ratio = |x: &Option<memsight_core::stats::Summary>| {
+        x.as_ref().map_or("-".into(), |s| {
+            format!("{:.2}× ({:.2}–{:.2}, n={})", s.median, s.min, s.max, s.n)
+        })
+    };
+    let fmt_bytes = |x: &Option<memsight_core::stats::Summary>| {
+        x.as_ref()
+            .map_or("-".into(), |s| format_bytes(s.median as u64))
+    };
+    let rows: Vec<Vec<Cell>> = r
+        .configs
+        .iter()
+        .map(|c| {
+            vec![
+                Cell::Text(c.config.name.clone()),
+                Cell::Num(fmt_bytes(&c.peak_rss)),
+                Cell::Num(fmt_ratio(&c.rss_over_live)),
+                Cell::Num(fmt_ratio(&c.peak_rss_over_peak_live)),
+                Cell::Num(fmt_bytes(&c.after_free_rss)),
+                Cell::Num(
+                    c.ops_per_s
+                        .as_ref()
+                        .map_or("-".into(), |s| format!("{:.2}", s.median / 1e6)),
+                ),
+                Cell::Num(
+                    c.wall_s
+                        .as_ref()
+                        .map_or("-".into(), |s| format!("{:.2}", s.median)),
+                ),
+                Cell::Text(c.problems.join("; ")),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &[
+            "configuration",
+            "peak RSS",
+            "RSS ÷ live (end)",
+            "peak RSS ÷ peak live",
+            "RSS after free",
+            "Mops/s",
+            "wall s",
+            "problems",
+        ],
+        &rows,
+    ));
+    let mut notes = r.recommendation.clone();
+    notes.extend(r.findings.iter().cloned());
+    notes.extend(r.skipped.iter().map(|x| format!("skipped: {x}")));
+    s.push_str(&list("findings", &notes));
+    section("alloc", "Allocators: memory held vs live heap", &s)
+}
+
+fn rowbuffer(rb: &crate::rowbuffer::RowbufferResults) -> String {
+    use crate::rowbuffer::Memory;
+    let mut s = method(&rb.method);
+    for &op in &rb.config.kernels {
+        let mut series = Vec::new();
+        for memory in [Memory::Contiguous, Memory::Paged4k, Memory::Fragmented4k] {
+            let curves: Vec<_> = rb
+                .curves
+                .iter()
+                .filter(|c| c.kernel == op && c.memory == memory)
+                .collect();
+            if curves.is_empty() {
+                continue;
+            }
+            // One line per layout: the median over repetitions at each offset, whiskers from the
+            // lowest to the highest repetition.
+            let mut points = Vec::new();
+            let mut whiskers = Vec::new();
+            for &off in &rb.config.offsets {
+                let v: Vec<f64> = curves
+                    .iter()
+                    .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == off))
+                    .map(|p| p.gbs.median)
+                    .collect();
+                if v.is_empty() {
+                    continue;
+                }
+                let s = memsight_core::stats::summarize(&v);
+                let x = off as f64 / 1024.0;
+                points.push((x, s.median));
+                if v.len() > 1 {
+                    whiskers.push((x, s.min, s.max));
+                }
+            }
+            series.push(Series {
+                name: format!(
+                    "{} ({}, {} rep.)",
+                    memory.name(),
+                    curves[0].buffer.kind,
+                    curves.len()
+                ),
+                points,
+                whiskers,
+                dashed: memory != Memory::Contiguous,
+            });
+        }
+        let marks: Vec<Mark> = rb
+            .prediction
+            .iter()
+            .flat_map(|p| {
+                let period = p.offset_period_bytes as f64 / 1024.0;
+                let last = rb.config.offsets.last().copied().unwrap_or(0) as f64 / 1024.0;
+                (1..)
+                    .map(move |k| k as f64 * period)
+                    .take_while(move |x| *x <= last && period > 0.0)
+                    .take(16)
+                    .map(|x| Mark {
+                        at: x,
+                        label: "model".into(),
+                    })
+            })
+            .collect();
+        s.push_str(&chart(
+            &charts::lines(&Lines {
+                title: format!("STREAM {} bandwidth vs array offset", op.name()),
+                x_desc: "OFFSET, KiB (padding between arrays)".into(),
+                y_desc: "GB/s (program bytes)".into(),
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                series,
+                x_marks: marks,
+                y_marks: Vec::new(),
+                y_from_zero: true,
+            }),
+            "Median GB/s per offset over the repetitions (whiskers: lowest to highest repetition); solid: contiguous (huge pages), dashed: demand-paged 4 KiB. Grey lines: dips the DIMM model predicts under linear bank interleaving.",
+        ));
+    }
+    let rows: Vec<Vec<Cell>> = rb
+        .summaries
+        .iter()
+        .map(|x| {
+            vec![
+                Cell::Text(x.kernel.name().into()),
+                Cell::Text(x.memory.name().into()),
+                Cell::Num(num(x.peak_gbs)),
+                Cell::Num(num(x.median_gbs)),
+                Cell::Num(num(x.worst_gbs)),
+                Cell::Num(format!("{:.1}%", x.cv * 100.0)),
+                Cell::Num(x.points.to_string()),
+                Cell::Num(x.dips.to_string()),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &[
+            "kernel",
+            "memory",
+            "peak GB/s",
+            "median",
+            "worst",
+            "CV",
+            "points",
+            "dips",
+        ],
+        &rows,
+    ));
+    let mut notes = Vec::new();
+    if let Some(p) = &rb.prediction {
+        notes.push(format!(
+            "Prediction ({}): bank cycle {} → COPY dips every {} of OFFSET. {}",
+            p.source,
+            format_bytes(p.bank_cycle_bytes),
+            format_bytes(p.offset_period_bytes),
+            p.verdict
+        ));
+    }
+    if let Some(p) = &rb.probe {
+        notes.push(format!(
+            "Row-conflict probe ({}): {}",
+            p.page_kind, p.message
+        ));
+    }
+    notes.extend(rb.advice.iter().cloned());
+    notes.extend(rb.findings.iter().cloned());
+    notes.extend(rb.skipped.iter().map(|x| format!("skipped: {x}")));
+    s.push_str(&list("findings", &notes));
+    section("rowbuffer", "Row-buffer conflicts and page mapping", &s)
 }
 
 fn summary(doc: &RunDocument) -> String {

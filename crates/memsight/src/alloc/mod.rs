@@ -1,0 +1,599 @@
+//! `memsight alloc`: how much memory an allocator holds for a given live heap (the DDR4/TCMalloc
+//! seed: glibc's per-thread arenas made a service's RSS 2.5–3× its live heap; TCMalloc fixed it).
+//!
+//! The built-in workload (`memsight_kernels::allocwork`) runs in a child process — memsight
+//! itself, as the hidden `alloc-worker` command — once per allocator configuration (LD_PRELOAD
+//! and environment), `--repeat` times each. memsight samples the child's RSS every few
+//! milliseconds while the child reports its live bytes after every phase, its operation count and
+//! its allocator's own statistics; after the child has freed everything memsight samples the RSS
+//! once more (what the allocator keeps). `memsight alloc -- CMD ARGS…` runs the user's program the
+//! same way and compares RSS over time and wall time.
+
+pub mod child;
+pub mod configs;
+
+use std::process::Command;
+use std::time::Duration;
+
+use memsight_core::env::Environment;
+use memsight_core::stats::{Summary, summarize};
+use memsight_core::units::{format_bytes, parse_size};
+use memsight_core::{Error, Result, cancel};
+use memsight_kernels::allocstats;
+use memsight_kernels::allocwork::{self, Preset, Workload};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{AllocArgs, AllocWorkerArgs};
+use child::{Ending, Limits, RssSample};
+use configs::AllocConfig;
+
+/// The workload's parameters as recorded in the results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct WorkloadSpec {
+    pub preset: String,
+    pub threads: usize,
+    pub live_bytes: u64,
+    pub min_size: usize,
+    pub max_size: usize,
+    pub phases: usize,
+    pub churn: u64,
+    pub survivors: u64,
+    pub seed: u64,
+}
+
+/// Live bytes at a phase end, and the RSS around it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PhasePoint {
+    pub phase: usize,
+    pub seconds: f64,
+    pub live_bytes: i64,
+    /// RSS at the phase end, read by the workload itself while every thread waits.
+    pub rss_bytes: Option<u64>,
+}
+
+/// One run of one configuration.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Run {
+    pub ending: Ending,
+    pub seconds: f64,
+    /// The allocator the child found serving malloc (checks the preload took effect).
+    pub allocator_seen: Option<String>,
+    pub rss: Vec<RssSample>,
+    pub phases: Vec<PhasePoint>,
+    pub peak_rss_bytes: u64,
+    /// RSS at the last phase end, with the final live set still held.
+    pub final_rss_bytes: Option<u64>,
+    pub final_live_bytes: Option<i64>,
+    pub peak_live_bytes: Option<i64>,
+    /// RSS after the program freed everything.
+    pub after_free_rss_bytes: Option<u64>,
+    pub ops: Option<u64>,
+    pub ops_per_s: Option<f64>,
+    /// The allocator's own statistics at the last phase end.
+    pub stats: Vec<(String, f64)>,
+}
+
+/// One configuration over its repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ConfigResult {
+    pub config: AllocConfig,
+    pub runs: Vec<Run>,
+    /// Peak RSS, bytes, over the runs.
+    pub peak_rss: Option<Summary>,
+    /// RSS ÷ live at the last phase end (workload), over the runs.
+    pub rss_over_live: Option<Summary>,
+    /// Peak RSS ÷ peak live bytes.
+    pub peak_rss_over_peak_live: Option<Summary>,
+    pub after_free_rss: Option<Summary>,
+    pub ops_per_s: Option<Summary>,
+    pub wall_s: Option<Summary>,
+    pub problems: Vec<String>,
+}
+
+/// The command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct AllocResults {
+    pub method: String,
+    pub workload: Option<WorkloadSpec>,
+    /// The user's command, when one was given.
+    pub command: Option<Vec<String>>,
+    pub configs: Vec<ConfigResult>,
+    pub skipped: Vec<String>,
+    pub recommendation: Vec<String>,
+    pub findings: Vec<String>,
+}
+
+/// Defaults per preset: (threads, live, min, max, phases, churn).
+fn preset_defaults(p: Preset) -> (usize, u64, usize, usize, usize, u64) {
+    match p {
+        Preset::Bursty => (8, 256 << 20, 64, 16 << 10, 8, 20_000),
+        Preset::Pinning => (4, 128 << 20, 32, 64 << 10, 8, 5_000),
+        Preset::SizePhases => (4, 128 << 20, 32, 64 << 10, 6, 20_000),
+        Preset::Steady | Preset::CrossThread => (4, 128 << 20, 32, 16 << 10, 4, 50_000),
+    }
+}
+
+/// The workload from the command line (shared by `alloc` and `alloc-worker`).
+pub fn workload(a: &AllocWorkerArgs) -> Result<Workload> {
+    let preset = Preset::parse(&a.preset).ok_or_else(|| {
+        Error::input(format!(
+            "unknown preset '{}': {}",
+            a.preset,
+            Preset::ALL.map(|p| p.name()).join(", ")
+        ))
+    })?;
+    let (threads, live, lo, hi, phases, churn) = preset_defaults(preset);
+    let w = Workload {
+        preset,
+        threads: a.threads.unwrap_or(threads),
+        live_bytes: a
+            .live
+            .as_deref()
+            .map(parse_size)
+            .transpose()?
+            .unwrap_or(live),
+        min_size: a
+            .min_size
+            .as_deref()
+            .map(parse_size)
+            .transpose()?
+            .map_or(lo, |v| v as usize),
+        max_size: a
+            .max_size
+            .as_deref()
+            .map(parse_size)
+            .transpose()?
+            .map_or(hi, |v| v as usize),
+        phases: a.phases.unwrap_or(phases),
+        churn: a.churn.unwrap_or(churn),
+        survivors: a.survivors,
+        seed: a.seed,
+    };
+    if !(1..=1024).contains(&w.threads) {
+        return Err(Error::input("--threads must be 1 … 1024"));
+    }
+    if w.min_size == 0 || w.min_size > w.max_size || w.max_size > (1 << 30) {
+        return Err(Error::input(format!(
+            "object sizes {} … {}: need 1 B ≤ min ≤ max ≤ 1 GiB",
+            w.min_size, w.max_size
+        )));
+    }
+    if w.live_bytes < w.max_size as u64 * w.threads as u64 {
+        return Err(Error::input(format!(
+            "--live {} is too small for {} threads of objects up to {}",
+            format_bytes(w.live_bytes),
+            w.threads,
+            format_bytes(w.max_size as u64)
+        )));
+    }
+    if !(1..=10_000).contains(&w.phases) || w.survivors == 0 || w.churn > 100_000_000 {
+        return Err(Error::input(
+            "--phases must be 1 … 10000, --survivors at least 1, --churn at most 1e8",
+        ));
+    }
+    Ok(w)
+}
+
+fn spec(w: &Workload) -> WorkloadSpec {
+    WorkloadSpec {
+        preset: w.preset.name().into(),
+        threads: w.threads,
+        live_bytes: w.live_bytes,
+        min_size: w.min_size,
+        max_size: w.max_size,
+        phases: w.phases,
+        churn: w.churn,
+        survivors: w.survivors,
+        seed: w.seed,
+    }
+}
+
+/// `memsight alloc-worker`: runs the workload in this process and reports on stdout as JSON
+/// lines; waits for a line on stdin after freeing everything so the parent can measure.
+pub fn worker(a: &AllocWorkerArgs) -> Result<()> {
+    let w = workload(a)?;
+    let out = std::io::stdout();
+    let say = |v: serde_json::Value| {
+        use std::io::Write;
+        let mut o = out.lock();
+        let _ = writeln!(o, "{v}");
+        let _ = o.flush();
+    };
+    say(serde_json::json!({"event": "start", "allocator": allocstats::allocator_name()}));
+    let stats = std::sync::Mutex::new(Vec::new());
+    let totals = allocwork::run(
+        &w,
+        &|e| {
+            if a.trim {
+                allocstats::trim();
+            }
+            if e.phase + 1 == w.phases {
+                *stats.lock().expect("stats") = allocstats::allocator_stats();
+            }
+            // Measured here, with every thread waiting at the barrier: no race with the next
+            // phase's frees (the parent's sampling could land after them).
+            let rss = child::rss_bytes(std::process::id());
+            say(
+                serde_json::json!({"event": "phase", "phase": e.phase, "live": e.live_bytes, "rss": rss, "t": e.seconds}),
+            );
+        },
+        &|| false,
+    );
+    if a.trim {
+        allocstats::trim();
+    }
+    say(serde_json::json!({
+        "event": "done",
+        "ops": totals.ops,
+        "seconds": totals.seconds,
+        "peak_live": totals.peak_live_bytes,
+        "failed": totals.failed_allocations,
+        "stats": stats.into_inner().expect("stats"),
+    }));
+    say(serde_json::json!({"event": "freed", "final_live": totals.final_live_bytes}));
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+    Ok(())
+}
+
+fn run_once(cmd: Command, config: &AllocConfig, limits: &Limits, capture: bool) -> Result<Run> {
+    let w = child::watch(cmd, config, limits, capture)?;
+    let mut run = Run {
+        ending: w.ending.clone(),
+        seconds: w.seconds,
+        allocator_seen: None,
+        peak_rss_bytes: w.samples.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
+        rss: w.samples.clone(),
+        phases: Vec::new(),
+        final_rss_bytes: None,
+        final_live_bytes: None,
+        peak_live_bytes: None,
+        after_free_rss_bytes: w.rss_after_free,
+        ops: None,
+        ops_per_s: None,
+        stats: Vec::new(),
+    };
+    for (t, line) in &w.lines {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        match v["event"].as_str() {
+            Some("start") => run.allocator_seen = v["allocator"].as_str().map(String::from),
+            Some("phase") => {
+                let rss = v["rss"].as_u64().or_else(|| {
+                    w.samples
+                        .iter()
+                        .find(|s| s.seconds >= *t)
+                        .map(|s| s.rss_bytes)
+                });
+                run.phases.push(PhasePoint {
+                    phase: v["phase"].as_u64().unwrap_or(0) as usize,
+                    seconds: *t,
+                    live_bytes: v["live"].as_i64().unwrap_or(0),
+                    rss_bytes: rss,
+                });
+            }
+            Some("done") => {
+                run.ops = v["ops"].as_u64();
+                let secs = v["seconds"].as_f64().unwrap_or(0.0);
+                run.ops_per_s = run.ops.filter(|_| secs > 0.0).map(|o| o as f64 / secs);
+                run.peak_live_bytes = v["peak_live"].as_i64();
+                run.stats = serde_json::from_value(v["stats"].clone()).unwrap_or_default();
+            }
+            _ => {}
+        }
+    }
+    if let Some(last) = run.phases.last() {
+        run.final_live_bytes = Some(last.live_bytes);
+        run.final_rss_bytes = last.rss_bytes;
+    }
+    Ok(run)
+}
+
+fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResult {
+    let ok: Vec<&Run> = runs
+        .iter()
+        .filter(|r| r.ending == Ending::Exited(0))
+        .collect();
+    let stat = |f: &dyn Fn(&Run) -> Option<f64>| {
+        let v: Vec<f64> = ok.iter().filter_map(|r| f(r)).collect();
+        (!v.is_empty()).then(|| summarize(&v))
+    };
+    let mut problems = Vec::new();
+    for r in &runs {
+        if r.ending != Ending::Exited(0) {
+            problems.push(format!("a run ended {:?}", r.ending));
+        }
+        if workload && let Some(seen) = &r.allocator_seen {
+            let expected = if config.preload.is_some() {
+                config.name.split('-').next().unwrap_or("")
+            } else {
+                "glibc"
+            };
+            if ["glibc", "tcmalloc", "jemalloc", "mimalloc"].contains(&expected) && seen != expected
+            {
+                problems.push(format!(
+                    "the child's malloc was served by {seen}, not {expected}: the preload did not take"
+                ));
+            }
+        }
+    }
+    problems.dedup();
+    ConfigResult {
+        peak_rss: stat(&|r| Some(r.peak_rss_bytes as f64)),
+        rss_over_live: stat(&|r| match (r.final_rss_bytes, r.final_live_bytes) {
+            (Some(rss), Some(live)) if live > 0 => Some(rss as f64 / live as f64),
+            _ => None,
+        }),
+        peak_rss_over_peak_live: stat(&|r| match r.peak_live_bytes {
+            Some(live) if live > 0 => Some(r.peak_rss_bytes as f64 / live as f64),
+            _ => None,
+        }),
+        after_free_rss: stat(&|r| r.after_free_rss_bytes.map(|b| b as f64)),
+        ops_per_s: stat(&|r| r.ops_per_s),
+        wall_s: stat(&|r| Some(r.seconds)),
+        config,
+        runs,
+        problems,
+    }
+}
+
+/// Runs every configuration; returns results and whether all ran.
+pub fn run(
+    a: &AllocArgs,
+    env: &Environment,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(AllocResults, bool)> {
+    let mut skipped = Vec::new();
+    let mut configs: Vec<AllocConfig> = Vec::new();
+    let wanted: Option<Vec<String>> = a
+        .configs
+        .as_ref()
+        .map(|l| l.split(',').map(|s| s.trim().to_string()).collect());
+    let builtin = configs::builtin();
+    if let Some(w) = &wanted {
+        for name in w {
+            if !builtin.iter().any(|(c, _)| &c.name == name)
+                && !a
+                    .allocator
+                    .iter()
+                    .any(|s| s.starts_with(&format!("{name}=")))
+            {
+                return Err(Error::input(format!(
+                    "unknown configuration '{name}': {}",
+                    builtin
+                        .iter()
+                        .map(|(c, _)| c.name.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+    }
+    for (c, reason) in builtin {
+        if wanted.as_ref().is_some_and(|w| !w.contains(&c.name)) {
+            continue;
+        }
+        match reason {
+            Some(r) => skipped.push(r),
+            None => configs.push(c),
+        }
+    }
+    for spec in &a.allocator {
+        configs.push(configs::custom(spec)?);
+    }
+    let user = (!a.command.is_empty()).then(|| a.command.clone());
+    if user.is_some() {
+        configs.retain(|c| {
+            if c.trim_each_phase {
+                skipped.push(format!(
+                    "{}: malloc_trim can only be called inside the built-in workload",
+                    c.name
+                ));
+                false
+            } else {
+                true
+            }
+        });
+    }
+    let w = match &user {
+        None => Some(workload(&a.worker)?),
+        Some(_) => None,
+    };
+    let available = env.memory.available_bytes.unwrap_or(u64::MAX);
+    if let Some(w) = &w
+        && w.live_bytes > available / 2
+    {
+        return Err(Error::input(format!(
+            "--live {} is more than half the available memory ({}): allocators may hold several times the live heap",
+            format_bytes(w.live_bytes),
+            format_bytes(available)
+        )));
+    }
+    let max_rss = match &a.max_rss {
+        Some(s) => parse_size(s)?,
+        None => match &w {
+            Some(w) => (w.live_bytes * 8 + (1 << 30)).min(available / 10 * 9),
+            None => available / 10 * 9,
+        },
+    };
+    let limits = Limits {
+        interval: Duration::from_millis(a.interval_ms.max(1)),
+        timeout: Duration::from_secs_f64(a.timeout_s.max(0.1)),
+        max_rss,
+    };
+    if a.repeat == 0 {
+        return Err(Error::input("--repeat must be at least 1"));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::system(format!("cannot find memsight's own binary: {e}")))?;
+    let mut results = Vec::new();
+    let mut complete = true;
+    'outer: for c in &configs {
+        let mut runs = Vec::new();
+        for rep in 0..a.repeat {
+            if cancel::requested() {
+                complete = false;
+                break 'outer;
+            }
+            tick(&format!("{} run {}", c.name, rep + 1));
+            let cmd = match &user {
+                Some(argv) => {
+                    let mut cmd = Command::new(&argv[0]);
+                    cmd.args(&argv[1..]);
+                    cmd
+                }
+                None => {
+                    let mut cmd = Command::new(&exe);
+                    cmd.arg("alloc-worker").args(worker_args(&a.worker));
+                    if c.trim_each_phase {
+                        cmd.arg("--trim");
+                    }
+                    cmd
+                }
+            };
+            let r = run_once(cmd, c, &limits, user.is_none())?;
+            if r.ending == Ending::Interrupted {
+                complete = false;
+                runs.push(r);
+                results.push(summarise(c.clone(), runs, user.is_none()));
+                break 'outer;
+            }
+            runs.push(r);
+        }
+        results.push(summarise(c.clone(), runs, user.is_none()));
+    }
+    let (recommendation, findings) = judge(&results, user.is_some());
+    let method = match &w {
+        Some(w) => format!(
+            "built-in workload '{}' ({} threads, live set {}, sizes {} … {} log-uniform, {} phases, {} churn pairs per thread per phase, seed {}) in a child process per configuration, {} run(s) each; RSS (VmRSS) sampled every {} ms; live bytes reported by the workload after each phase; RSS after free sampled 50 ms after the workload freed everything; ops = mallocs + frees; figures are medians over runs with min–max",
+            w.preset.name(),
+            w.threads,
+            format_bytes(w.live_bytes),
+            format_bytes(w.min_size as u64),
+            format_bytes(w.max_size as u64),
+            w.phases,
+            w.churn,
+            w.seed,
+            a.repeat,
+            limits.interval.as_millis()
+        ),
+        None => format!(
+            "the user's command under each configuration (LD_PRELOAD / environment), {} run(s) each; RSS (VmRSS of the command's main process) sampled every {} ms; wall time to exit; time limit {:.0} s, memory cap {}",
+            a.repeat,
+            limits.interval.as_millis(),
+            limits.timeout.as_secs_f64(),
+            format_bytes(limits.max_rss)
+        ),
+    };
+    Ok((
+        AllocResults {
+            method,
+            workload: w.as_ref().map(spec),
+            command: user,
+            configs: results,
+            skipped,
+            recommendation,
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// The worker's arguments, passed through to the child.
+fn worker_args(a: &AllocWorkerArgs) -> Vec<String> {
+    let mut v = vec!["--preset".to_string(), a.preset.clone()];
+    let mut opt = |name: &str, val: Option<String>| {
+        if let Some(x) = val {
+            v.push(name.into());
+            v.push(x);
+        }
+    };
+    opt("--threads", a.threads.map(|x| x.to_string()));
+    opt("--live", a.live.clone());
+    opt("--min-size", a.min_size.clone());
+    opt("--max-size", a.max_size.clone());
+    opt("--phases", a.phases.map(|x| x.to_string()));
+    opt("--churn", a.churn.map(|x| x.to_string()));
+    opt("--survivors", Some(a.survivors.to_string()));
+    opt("--seed", Some(a.seed.to_string()));
+    v
+}
+
+fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<String>) {
+    let mut rec = Vec::new();
+    let mut findings = Vec::new();
+    let ratio = |c: &ConfigResult| {
+        if user {
+            c.peak_rss.as_ref().map(|s| s.median)
+        } else {
+            c.peak_rss_over_peak_live.as_ref().map(|s| s.median)
+        }
+    };
+    let speed = |c: &ConfigResult| {
+        if user {
+            c.wall_s.as_ref().map(|s| 1.0 / s.median)
+        } else {
+            c.ops_per_s.as_ref().map(|s| s.median)
+        }
+    };
+    let ok: Vec<&ConfigResult> = results
+        .iter()
+        .filter(|c| c.problems.is_empty() && ratio(c).is_some())
+        .collect();
+    let fastest = ok.iter().filter_map(|c| speed(c)).fold(0.0, f64::max);
+    let best = ok
+        .iter()
+        .filter(|c| speed(c).is_some_and(|s| s >= 0.5 * fastest))
+        .min_by(|a, b| ratio(a).unwrap().total_cmp(&ratio(b).unwrap()));
+    let glibc = ok.iter().find(|c| c.config.name == "glibc");
+    if let Some(b) = best {
+        let what = if user {
+            "peak RSS"
+        } else {
+            "peak RSS ÷ peak live heap"
+        };
+        let show = |c: &ConfigResult| {
+            let r = ratio(c).unwrap_or(f64::NAN);
+            if user {
+                format_bytes(r as u64)
+            } else {
+                format!("{r:.2}×")
+            }
+        };
+        rec.push(format!(
+            "use {} ({}): lowest {what} among configurations at least half as fast as the fastest: {}{}",
+            b.config.name,
+            b.config.description,
+            show(b),
+            glibc
+                .filter(|g| g.config.name != b.config.name)
+                .map_or(String::new(), |g| format!(" vs {} with glibc defaults", show(g)))
+        ));
+    }
+    if !user {
+        for c in &ok {
+            if let (Some(r), Some(after)) = (&c.rss_over_live, &c.after_free_rss) {
+                findings.push(format!(
+                    "{}: RSS {:.2}× the live heap at the end of the workload (min–max {:.2}–{:.2}, n = {}); {} still resident after everything was freed",
+                    c.config.name,
+                    r.median,
+                    r.min,
+                    r.max,
+                    r.n,
+                    format_bytes(after.median as u64)
+                ));
+            }
+        }
+        if let Some(g) = glibc.and_then(|g| g.rss_over_live.as_ref())
+            && g.median >= 2.0
+        {
+            findings.push(format!(
+                "glibc's defaults hold {:.1}× the live heap: per-thread arenas keep memory one thread freed where another thread cannot use it (the seed's 2.5–3× on RocksDB)",
+                g.median
+            ));
+        }
+    }
+    (rec, findings)
+}

@@ -1,0 +1,680 @@
+//! `memsight rowbuffer`: DRAM row-buffer conflicts and physical page mapping (the Catamount
+//! study as a command).
+//!
+//! 1. Physical mapping: how contiguous each buffer is, from `/proc/self/pagemap` (root), with the
+//!    run-length distribution; without root the frames are hidden and said to be.
+//! 2. Offset sweep: STREAM COPY and TRIAD with the arrays `N + OFFSET` apart, OFFSET swept finely,
+//!    on contiguous memory (hugetlb 1 GiB/2 MiB, else THP with a warning) and on demand-paged
+//!    4 KiB memory, several repetitions each (a fresh buffer every time); dips are detected
+//!    (`detect`) and their period compared with the linear-interleave model of the DIMMs.
+//! 3. Row-conflict probe (`probe`): row hit vs row conflict latency, and bank bits when clear.
+//! 4. Fragmentation (`--fragment`): the 4 KiB sweep again after scattering free memory.
+//! 5. Advice: offsets to avoid, a safe padding, and huge vs 4 KiB pages (peak vs worst case).
+
+pub mod detect;
+pub mod probe;
+pub mod sweep;
+
+use memsight_core::buffer::{Buffer, BufferReport, BufferRequest, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::hugepool::Reservation;
+use memsight_core::stats::summarize;
+use memsight_core::units::{format_bytes, parse_size};
+use memsight_core::{Error, Result, cancel};
+use memsight_kernels::bandwidth::{Isa, StreamOp};
+use memsight_model::rowbuffer::Interleave;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::RowbufferArgs;
+
+/// One memory layout the sweep runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Memory {
+    /// Huge pages: physically contiguous within each page (1 GiB or 2 MiB, THP as fallback).
+    Contiguous,
+    /// Demand-paged 4 KiB pages.
+    Paged4k,
+    /// 4 KiB pages allocated after free memory was scattered (`--fragment`).
+    Fragmented4k,
+}
+
+impl Memory {
+    pub fn name(self) -> &'static str {
+        match self {
+            Memory::Contiguous => "contiguous",
+            Memory::Paged4k => "4k",
+            Memory::Fragmented4k => "4k-fragmented",
+        }
+    }
+}
+
+/// The study's settings.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Config {
+    pub kernels: Vec<StreamOp>,
+    pub offsets: Vec<u64>,
+    pub array_bytes: u64,
+    pub reps: usize,
+    pub samples: usize,
+    pub cpus: Vec<usize>,
+    pub isa: Isa,
+    pub fragment_bytes: Option<u64>,
+    pub probe: bool,
+    pub probe_bases: usize,
+    pub reserve_huge: bool,
+    pub seed: u64,
+}
+
+/// One sweep: a kernel on one buffer.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Curve {
+    pub kernel: StreamOp,
+    pub memory: Memory,
+    pub rep: usize,
+    pub buffer: BufferReport,
+    pub points: Vec<sweep::Point>,
+    pub detection: detect::Detection,
+}
+
+/// A kernel on one memory layout, over all repetitions and offsets.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LayoutSummary {
+    pub kernel: StreamOp,
+    pub memory: Memory,
+    /// Highest, median and lowest point medians, GB/s.
+    pub peak_gbs: f64,
+    pub median_gbs: f64,
+    pub worst_gbs: f64,
+    /// Coefficient of variation of the point medians over offsets and repetitions.
+    pub cv: f64,
+    pub points: usize,
+    pub dips: usize,
+}
+
+/// What the DIMM model predicts.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Prediction {
+    pub model: Interleave,
+    pub source: String,
+    /// Bank cycle in the address space, bytes.
+    pub bank_cycle_bytes: u64,
+    /// Expected dip period in OFFSET (COPY's arrays are two strides apart), bytes.
+    pub offset_period_bytes: u64,
+    /// How the measured period compares, in words.
+    pub verdict: String,
+}
+
+/// Scattering free memory before the fragmented sweep.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Fragmentation {
+    pub held_bytes: u64,
+    pub released_bytes: u64,
+}
+
+/// The command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RowbufferResults {
+    pub method: String,
+    pub config: Config,
+    pub curves: Vec<Curve>,
+    pub summaries: Vec<LayoutSummary>,
+    pub prediction: Option<Prediction>,
+    pub probe: Option<probe::ProbeResults>,
+    pub fragmentation: Option<Fragmentation>,
+    pub advice: Vec<String>,
+    pub findings: Vec<String>,
+    /// What could not run here, with the reason.
+    pub skipped: Vec<String>,
+}
+
+/// Parses `START..END/STEP` (sizes with units; STEP a multiple of 64 B).
+pub fn parse_offsets(text: &str) -> Result<Vec<u64>> {
+    let bad = || {
+        Error::input(format!(
+            "--offsets '{text}': write START..END/STEP, e.g. 0..1M/8K (multiples of 64 B)"
+        ))
+    };
+    let (range, step) = text.split_once('/').ok_or_else(bad)?;
+    let (start, end) = range.split_once("..").ok_or_else(bad)?;
+    let start = if matches!(start.trim(), "" | "0") {
+        0
+    } else {
+        parse_size(start)?
+    };
+    let end = parse_size(end)?;
+    let step = parse_size(step)?;
+    if step == 0 || step % 64 != 0 || start % 64 != 0 || end < start {
+        return Err(bad());
+    }
+    let n = (end - start) / step + 1;
+    if n > 4096 {
+        return Err(Error::input(format!(
+            "--offsets '{text}' gives {n} points; at most 4096 (use a larger step)"
+        )));
+    }
+    Ok((0..n).map(|i| start + i * step).collect())
+}
+
+impl Config {
+    pub fn from_args(a: &RowbufferArgs, env: &Environment) -> Result<Self> {
+        let offsets = parse_offsets(&a.offsets)?;
+        let llc = env
+            .topology
+            .caches
+            .iter()
+            .map(|c| c.size_bytes * c.instances as u64)
+            .max()
+            .unwrap_or(32 << 20);
+        let array_bytes = match &a.array_size {
+            Some(s) => parse_size(s)?,
+            None => (2 * llc).max(64 << 20),
+        };
+        if array_bytes < (1 << 20) || array_bytes % 64 != 0 {
+            return Err(Error::input(format!(
+                "--array-size {}: at least 1 MiB and a multiple of 64 B (and larger than the caches to reach DRAM)",
+                format_bytes(array_bytes)
+            )));
+        }
+        let max_off = *offsets.last().expect("at least one offset");
+        let need = sweep::buffer_bytes((array_bytes / 8) as usize, max_off);
+        let fragment_bytes = a.fragment.as_deref().map(parse_size).transpose()?;
+        memsight_core::buffer::check_size(need + fragment_bytes.unwrap_or(0), env)?;
+        let cpus = match &a.cpus {
+            Some(list) => memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
+            None => env.allowed_cpus.clone(),
+        };
+        let kernels = a
+            .kernels
+            .split(',')
+            .map(|k| match k.trim() {
+                "copy" => Ok(StreamOp::Copy),
+                "triad" => Ok(StreamOp::Triad),
+                other => Err(Error::input(format!(
+                    "unknown kernel '{other}' in --kernels: copy, triad"
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if a.reps == 0 || a.samples == 0 {
+            return Err(Error::input("--reps and --samples must be at least 1"));
+        }
+        Ok(Config {
+            kernels,
+            offsets,
+            array_bytes,
+            reps: a.reps,
+            samples: a.samples,
+            cpus,
+            isa: Isa::widest(),
+            fragment_bytes,
+            probe: !a.no_probe,
+            probe_bases: a.probe_bases,
+            reserve_huge: a.reserve_huge,
+            seed: a.seed,
+        })
+    }
+
+    fn elements(&self) -> usize {
+        (self.array_bytes / 8) as usize
+    }
+
+    fn buffer_bytes(&self) -> u64 {
+        sweep::buffer_bytes(self.elements(), *self.offsets.last().expect("offsets"))
+    }
+
+    /// Sweep steps in total, for the progress bar.
+    pub fn total_steps(&self) -> u64 {
+        let layouts = 2 + self.fragment_bytes.is_some() as u64;
+        layouts * self.reps as u64 * self.kernels.len() as u64 * self.offsets.len() as u64
+    }
+}
+
+/// The linear-interleave model from the arguments or the DIMM inventory.
+fn model(a: &RowbufferArgs) -> Option<(Interleave, String)> {
+    if let (Some(banks), Some(ranks), Some(channels), Some(row)) =
+        (a.banks, a.ranks, a.channels, a.row_bytes.as_deref())
+    {
+        let row = parse_size(row).ok()?;
+        return Some((
+            Interleave {
+                banks_per_rank: banks,
+                ranks_per_channel: ranks,
+                channels,
+                rank_row_bytes: row,
+            },
+            "--banks/--ranks/--channels/--row-bytes".into(),
+        ));
+    }
+    let d = crate::dimms::run(&crate::cli::DimmsArgs {
+        dmidecode: a.dmidecode.clone(),
+        bandwidth: None,
+        ccds: None,
+        fclk: None,
+    })
+    .ok()?;
+    let m = d.modules.iter().find_map(|m| m.decoded.as_ref())?;
+    let generation = m.generation;
+    let module = memsight_model::ddr::Module {
+        device: memsight_model::ddr::Device {
+            generation,
+            density_gbit: m.density_gbit,
+            width: m.device_width,
+        },
+        ranks: m.ranks,
+        ecc: true,
+    };
+    let socket = d.ceilings.sockets.first()?;
+    let channels = socket.channels_used.max(1);
+    let dpc = (socket.dimms / channels).max(1);
+    let i = Interleave::from_module(&module, dpc, channels)?;
+    Some((
+        i,
+        format!(
+            "{}: {} × {} ({} DIMM(s) per channel, {} channels on the first socket)",
+            d.source,
+            m.organisation(),
+            format_bytes(m.capacity_bytes),
+            dpc,
+            channels
+        ),
+    ))
+}
+
+fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
+    let req = BufferRequest {
+        bytes: cfg.buffer_bytes(),
+        kind: match memory {
+            Memory::Contiguous => PageKind::Huge1G,
+            _ => PageKind::Base4K,
+        },
+        node: None,
+    };
+    let mut b = match memory {
+        Memory::Contiguous => Buffer::allocate_preferring(req, env)?,
+        _ => Buffer::allocate(req, env)?,
+    };
+    b.touch();
+    Ok(b)
+}
+
+/// Runs the study; returns results and whether it completed.
+pub fn run(
+    a: &RowbufferArgs,
+    cfg: &Config,
+    env: &Environment,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(RowbufferResults, bool)> {
+    let mut skipped = Vec::new();
+    let mut findings = Vec::new();
+    // Contiguous memory: reserve 2 MiB pages for the run when asked (and released at the end).
+    let _reservation = if cfg.reserve_huge {
+        let pages = cfg.buffer_bytes().div_ceil(2 << 20) + 2;
+        match Reservation::ensure(PageKind::Huge2M, pages) {
+            Ok(r) => r,
+            Err(e) => {
+                skipped.push(format!("huge page reservation: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let probe = if cfg.probe {
+        let p = probe::run(env, cfg.probe_bases, cfg.seed)?;
+        Some(p)
+    } else {
+        skipped.push("row-conflict probe: --no-probe".into());
+        None
+    };
+    let mut curves = Vec::new();
+    let mut fragmentation = None;
+    let mut layouts = vec![Memory::Contiguous, Memory::Paged4k];
+    let mut fragmenter = None;
+    if let Some(bytes) = cfg.fragment_bytes {
+        layouts.push(Memory::Fragmented4k);
+        let _ = bytes;
+    }
+    'reps: for rep in 0..cfg.reps {
+        for &memory in &layouts {
+            if memory == Memory::Fragmented4k && fragmenter.is_none() {
+                let bytes = cfg.fragment_bytes.expect("fragment size");
+                let mut f = Buffer::allocate(
+                    BufferRequest {
+                        bytes,
+                        kind: PageKind::Base4K,
+                        node: None,
+                    },
+                    env,
+                )?;
+                f.touch();
+                let released = f.release_every_other_page()?;
+                fragmentation = Some(Fragmentation {
+                    held_bytes: bytes - released,
+                    released_bytes: released,
+                });
+                fragmenter = Some(f);
+            }
+            let mut buf = allocate(memory, cfg, env)?;
+            for &op in &cfg.kernels {
+                if cancel::requested() {
+                    break 'reps;
+                }
+                let plan = sweep::Plan {
+                    op,
+                    isa: cfg.isa,
+                    cpus: &cfg.cpus,
+                    elements: cfg.elements(),
+                    offsets: &cfg.offsets,
+                    samples: cfg.samples,
+                };
+                let points = sweep::run(&plan, &mut buf, tick)?;
+                let offs: Vec<u64> = points.iter().map(|p| p.offset_bytes).collect();
+                let gbs: Vec<f64> = points.iter().map(|p| p.gbs.median).collect();
+                let detection = detect::detect(&offs, &gbs);
+                curves.push(Curve {
+                    kernel: op,
+                    memory,
+                    rep,
+                    buffer: buf.report().clone(),
+                    points,
+                    detection,
+                });
+            }
+        }
+    }
+    drop(fragmenter);
+    let complete = !cancel::requested();
+    if let Some(c) = curves.iter().find(|c| c.memory == Memory::Contiguous) {
+        if !c.buffer.kind.is_huge() || c.buffer.kind == PageKind::Thp {
+            findings.push(format!(
+                "contiguous memory fell back to {} ({}): physically contiguous only within 2 MiB; for the seed's setting reserve hugetlb pages (--reserve-huge as root)",
+                c.buffer.kind,
+                c.buffer.warnings.join("; ")
+            ));
+        }
+        if let Some(p) = &c.buffer.physical
+            && !p.frames_visible
+        {
+            findings.push("physical frame numbers are hidden (not root): contiguity is not reported, and the probe used only bits inside one huge page".into());
+        }
+    }
+    let summaries = summarise(&curves, cfg);
+    let prediction = model(a).map(|(m, source)| predict(m, source, &curves));
+    if prediction.is_none() {
+        skipped.push("period prediction: no DIMM inventory (SMBIOS unreadable here): pass --dmidecode FILE or --banks/--ranks/--channels/--row-bytes".into());
+    }
+    let advice = advise(&summaries, &curves, cfg);
+    findings.extend(variance_findings(&summaries));
+    let method = format!(
+        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps; {} thread(s) on CPUs {:?}, {} ISA; per offset one warm-up pass and {} timed passes (slowest thread), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
+        cfg.kernels
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(" and "),
+        format_bytes(cfg.array_bytes),
+        format_bytes(cfg.offsets[0]),
+        format_bytes(*cfg.offsets.last().expect("offsets")),
+        cfg.offsets.get(1).map_or(0, |o| o - cfg.offsets[0]),
+        cfg.cpus.len(),
+        cfg.cpus,
+        cfg.isa.name(),
+        cfg.samples,
+        cfg.reps
+    );
+    Ok((
+        RowbufferResults {
+            method,
+            config: cfg.clone(),
+            curves,
+            summaries,
+            prediction,
+            probe,
+            fragmentation,
+            advice,
+            findings,
+            skipped,
+        },
+        complete,
+    ))
+}
+
+fn summarise(curves: &[Curve], cfg: &Config) -> Vec<LayoutSummary> {
+    let mut out = Vec::new();
+    for &op in &cfg.kernels {
+        for memory in [Memory::Contiguous, Memory::Paged4k, Memory::Fragmented4k] {
+            let set: Vec<&Curve> = curves
+                .iter()
+                .filter(|c| c.kernel == op && c.memory == memory)
+                .collect();
+            let values: Vec<f64> = set
+                .iter()
+                .flat_map(|c| c.points.iter().map(|p| p.gbs.median))
+                .collect();
+            if values.is_empty() {
+                continue;
+            }
+            let s = summarize(&values);
+            out.push(LayoutSummary {
+                kernel: op,
+                memory,
+                peak_gbs: s.max,
+                median_gbs: s.median,
+                worst_gbs: s.min,
+                cv: s.cv,
+                points: values.len(),
+                dips: set.iter().map(|c| c.detection.dips.len()).sum(),
+            });
+        }
+    }
+    out
+}
+
+fn predict(model: Interleave, source: String, curves: &[Curve]) -> Prediction {
+    let period = model.offset_period(2);
+    let measured: Vec<u64> = curves
+        .iter()
+        .filter(|c| c.kernel == StreamOp::Copy && c.memory == Memory::Contiguous)
+        .filter_map(|c| c.detection.period_bytes.filter(|_| c.detection.regular))
+        .collect();
+    let verdict = match measured.first() {
+        Some(&m) => {
+            let ratio = m as f64 / period as f64;
+            if (ratio - ratio.round()).abs() < 0.15 && ratio.round() >= 1.0 {
+                format!(
+                    "measured COPY dip period {} = {:.0} × the predicted {}: the linear-interleave model explains the dips",
+                    format_bytes(m),
+                    ratio.round(),
+                    format_bytes(period)
+                )
+            } else {
+                format!(
+                    "measured COPY dip period {} does not match the predicted {}: the controller maps addresses differently (bank-address hashing, other interleave)",
+                    format_bytes(m),
+                    format_bytes(period)
+                )
+            }
+        }
+        None => format!(
+            "no regular dips on contiguous memory to compare with the predicted {}: the controller's bank hashing (or the hypervisor's page mapping) spreads the conflicts",
+            format_bytes(period)
+        ),
+    };
+    Prediction {
+        bank_cycle_bytes: model.bank_cycle_bytes(),
+        offset_period_bytes: period,
+        model,
+        source,
+        verdict,
+    }
+}
+
+fn advise(summaries: &[LayoutSummary], curves: &[Curve], cfg: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for &op in &cfg.kernels {
+        let get = |m: Memory| summaries.iter().find(|s| s.kernel == op && s.memory == m);
+        // Offsets to avoid: dips that recur at the same offset (± one step) in at least two
+        // repetitions on contiguous memory; a dip seen once is noise until it repeats.
+        let step = cfg.offsets.get(1).map_or(64, |o| o - cfg.offsets[0]);
+        let reps: Vec<Vec<u64>> = curves
+            .iter()
+            .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
+            .map(|c| c.detection.dips.iter().map(|d| d.offset_bytes).collect())
+            .collect();
+        let recurring = recurring_dips(&reps, step);
+        let seen: usize = reps.iter().map(Vec::len).sum();
+        if !recurring.is_empty() {
+            // The safe padding: the offset with the best worst-case over repetitions, away from
+            // every recurring dip.
+            let best = cfg
+                .offsets
+                .iter()
+                .filter(|o| recurring.iter().all(|d| d.abs_diff(**o) > 2 * step))
+                .filter_map(|&o| {
+                    let v: Vec<f64> = curves
+                        .iter()
+                        .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
+                        .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == o))
+                        .map(|p| p.gbs.median)
+                        .collect();
+                    (!v.is_empty()).then(|| (o, summarize(&v).min))
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            out.push(format!(
+                "{}: on contiguous memory avoid OFFSET {} (dips in ≥ 2 repetitions){}",
+                op.name(),
+                recurring
+                    .iter()
+                    .take(12)
+                    .map(|&d| format_bytes(d))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                best.map_or(String::new(), |(o, v)| format!(
+                    "; a safe padding is {} ({v:.1} GB/s at worst over the repetitions)",
+                    format_bytes(o)
+                ))
+            ));
+        } else if seen > 0 {
+            out.push(format!(
+                "{}: {seen} dip(s) on contiguous memory, none at the same offset in two repetitions: noise, not row-buffer conflicts{}",
+                op.name(),
+                if cfg.reps < 2 { " (run --reps 2 or more to confirm dips)" } else { "" }
+            ));
+        }
+        if let (Some(c), Some(p)) = (get(Memory::Contiguous), get(Memory::Paged4k)) {
+            let peak = c.peak_gbs / p.peak_gbs - 1.0;
+            let worst = c.worst_gbs / p.worst_gbs - 1.0;
+            let sign = |x: f64| {
+                if x > 0.02 {
+                    1
+                } else if x < -0.02 {
+                    -1
+                } else {
+                    0
+                }
+            };
+            let verdict = match (sign(peak), sign(worst)) {
+                (0, 0) => "no difference beyond ±2% in the best or the worst case here",
+                (1, -1) => {
+                    "huge pages win the best case but lose the worst case: pick them when you can control array offsets, 4 KiB pages when you cannot"
+                }
+                (-1, 1) => {
+                    "4 KiB pages have the higher peak and huge pages the steadier floor here"
+                }
+                (p, w) if p >= 0 && w >= 0 => {
+                    "huge pages are at least as good in both the best and the worst case here"
+                }
+                _ => "4 KiB pages are at least as good in both the best and the worst case here",
+            };
+            out.push(format!(
+                "{}: huge vs 4 KiB pages: peak {:.1} vs {:.1} GB/s ({:+.0}%), worst {:.1} vs {:.1} GB/s ({:+.0}%), median {:.1} vs {:.1} GB/s: {verdict}",
+                op.name(),
+                c.peak_gbs,
+                p.peak_gbs,
+                peak * 100.0,
+                c.worst_gbs,
+                p.worst_gbs,
+                worst * 100.0,
+                c.median_gbs,
+                p.median_gbs
+            ));
+        }
+    }
+    out
+}
+
+/// Offsets where dips appear in at least two repetitions (within one step).
+pub fn recurring_dips(reps: &[Vec<u64>], step: u64) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for (i, dips) in reps.iter().enumerate() {
+        for &d in dips {
+            let again = reps
+                .iter()
+                .enumerate()
+                .any(|(j, other)| j != i && other.iter().any(|o| o.abs_diff(d) <= step));
+            if again && out.iter().all(|o| o.abs_diff(d) > step) {
+                out.push(d);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn variance_findings(summaries: &[LayoutSummary]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in summaries
+        .iter()
+        .filter(|s| s.memory == Memory::Fragmented4k)
+    {
+        if let Some(fresh) = summaries
+            .iter()
+            .find(|x| x.kernel == s.kernel && x.memory == Memory::Paged4k)
+        {
+            out.push(format!(
+                "{}: fragmenting free memory first changed the spread over offsets and repetitions from CV {:.1}% to {:.1}% and the worst case from {:.1} to {:.1} GB/s (the seed saw more variance long after boot)",
+                s.kernel.name(),
+                fresh.cv * 100.0,
+                s.cv * 100.0,
+                fresh.worst_gbs,
+                s.worst_gbs
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_recurring_dips_count() {
+        let step = 8192;
+        let reps = vec![
+            vec![120 << 10, 640 << 10],
+            vec![128 << 10, 920 << 10],
+            vec![248 << 10],
+        ];
+        // 120 KiB and 128 KiB are one step apart: the same dip seen twice; the rest once.
+        assert_eq!(recurring_dips(&reps, step), vec![120 << 10]);
+        assert!(
+            recurring_dips(&[vec![1 << 20]], step).is_empty(),
+            "one repetition confirms nothing"
+        );
+    }
+
+    #[test]
+    fn offsets_parse() {
+        assert_eq!(
+            parse_offsets("0..16K/4K").unwrap(),
+            vec![0, 4096, 8192, 12288, 16384]
+        );
+        assert_eq!(parse_offsets("..128/64").unwrap(), vec![0, 64, 128]);
+        assert!(parse_offsets("0..1M/100").is_err(), "not a multiple of 64");
+        assert!(parse_offsets("1M..0/4K").is_err());
+        assert!(parse_offsets("0..1G/64").is_err(), "too many points");
+        assert!(parse_offsets("nonsense").is_err());
+    }
+}

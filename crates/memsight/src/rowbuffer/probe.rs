@@ -1,0 +1,405 @@
+//! Row-conflict latency probe (DRAMA-style): time rounds of "load x, load y, flush both" for
+//! address pairs that differ in one physical address bit, inside one huge page (so virtual and
+//! physical address bits below the page size are the same, root or not).
+//!
+//! Pairs in different rows of the same bank take longer per round (precharge + activate) than
+//! pairs in the same row or in different banks. The round times of all pairs are split into two
+//! clusters (Otsu's threshold); the signal is called clear only when the slow cluster sits well
+//! above the fast one (at least 5 ns and 4 robust spreads) and both hold a real share of the
+//! pairs. Then each bit is classed by how many of its pairs are slow: a bit whose flip always
+//! conflicts is a row bit outside every bank function; flipping it together with a bit that
+//! selects the bank (or channel) makes the pair fast again, which finds the bank bits; and a
+//! fast high bit that turns slow when flipped together with a bank bit is XORed with it in a
+//! bank-address function.
+//!
+//! Every pair is accessed at most [`MAX_ROUNDS_PER_PAIR`] times, spread over the whole probe —
+//! far below published RowHammer thresholds (≥ ~4.8 k activations in a 64 ms window).
+
+use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::{Result, cancel};
+use memsight_kernels::rowconflict;
+use rand::RngExt;
+use rand::seq::SliceRandom;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rand_xoshiro::rand_core::SeedableRng;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Upper bound on rounds per address pair over a whole probe.
+pub const MAX_ROUNDS_PER_PAIR: u64 = 1000;
+const SAMPLES: u64 = 5;
+const ROUNDS: u64 = MAX_ROUNDS_PER_PAIR / SAMPLES;
+
+/// How one address bit behaves.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct BitResult {
+    pub bit: u32,
+    /// Median ns per round over the bit's pairs.
+    pub ns: f64,
+    /// Share of its pairs in the slow cluster.
+    pub slow_share: f64,
+    /// `row` (always conflicts: a row bit outside the bank functions), `bank` (a bank or channel
+    /// selector), `column` (same bank and row: a row hit), `fast` (not classified further),
+    /// `mixed` (depends on the base address: hashed).
+    pub class: String,
+}
+
+/// The probe's outcome.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeResults {
+    pub method: String,
+    /// Page kind of the probe buffer and the bits it could flip (below its page size).
+    pub page_kind: PageKind,
+    pub max_bit: u32,
+    pub bases: usize,
+    pub pairs_timed: usize,
+    /// Median ns per round of the fast cluster (row hit or different bank).
+    pub fast_ns: Option<f64>,
+    /// Median ns per round of the slow cluster (row conflict).
+    pub slow_ns: Option<f64>,
+    /// Robust spreads (1.4826 × MAD) of the clusters, ns.
+    pub fast_spread_ns: Option<f64>,
+    pub slow_spread_ns: Option<f64>,
+    pub clear: bool,
+    /// The verdict in words (what was found, or why nothing can be said).
+    pub message: String,
+    pub bits: Vec<BitResult>,
+    /// Bank-address functions found: each a set of bits XORed together.
+    pub bank_functions: Vec<Vec<u32>>,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+fn spread(v: &[f64]) -> f64 {
+    let m = median(&mut v.to_vec());
+    let mut d: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    1.4826 * median(&mut d)
+}
+
+/// Otsu's threshold for a 1-D sample: the cut maximising the between-class variance.
+pub fn otsu(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n < 4 {
+        return None;
+    }
+    let total: f64 = v.iter().sum();
+    let mut left = 0.0;
+    let mut best = (f64::NEG_INFINITY, None);
+    for i in 1..n {
+        left += v[i - 1];
+        if v[i] == v[i - 1] {
+            continue;
+        }
+        let (w0, w1) = (i as f64, (n - i) as f64);
+        let (m0, m1) = (left / w0, (total - left) / w1);
+        let between = w0 * w1 * (m0 - m1).powi(2);
+        if between > best.0 {
+            best = (between, Some(0.5 * (v[i - 1] + v[i])));
+        }
+    }
+    best.1
+}
+
+/// The two clusters of round times and whether they are clearly apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clusters {
+    pub threshold: f64,
+    pub fast: f64,
+    pub slow: f64,
+    pub fast_spread: f64,
+    pub slow_spread: f64,
+    pub slow_share: f64,
+    pub clear: bool,
+}
+
+/// Splits round times into fast and slow and judges the separation.
+pub fn clusters(values: &[f64]) -> Option<Clusters> {
+    let t = otsu(values)?;
+    let fast: Vec<f64> = values.iter().copied().filter(|v| *v <= t).collect();
+    let slow: Vec<f64> = values.iter().copied().filter(|v| *v > t).collect();
+    if fast.is_empty() || slow.is_empty() {
+        return None;
+    }
+    let (f, s) = (median(&mut fast.clone()), median(&mut slow.clone()));
+    let (fs, ss) = (spread(&fast), spread(&slow));
+    let share = slow.len() as f64 / values.len() as f64;
+    let gap = s - f;
+    let clear = gap >= 5.0 && gap >= 4.0 * fs.max(ss).max(0.5) && (0.03..=0.97).contains(&share);
+    Some(Clusters {
+        threshold: t,
+        fast: f,
+        slow: s,
+        fast_spread: fs,
+        slow_spread: ss,
+        slow_share: share,
+        clear,
+    })
+}
+
+/// Times pairs `(base, base ^ mask)` for every base and mask; returns ns per round, indexed
+/// `[mask][base]`. Pairs are visited in a shuffled order, sample by sample.
+fn time_pairs(
+    buf: &[u8],
+    bases: &[usize],
+    masks: &[usize],
+    rng: &mut Xoshiro256PlusPlus,
+) -> Option<Vec<Vec<f64>>> {
+    let mut order: Vec<(usize, usize)> = (0..masks.len())
+        .flat_map(|m| (0..bases.len()).map(move |b| (m, b)))
+        .collect();
+    let mut samples = vec![vec![Vec::with_capacity(SAMPLES as usize); bases.len()]; masks.len()];
+    for _ in 0..SAMPLES {
+        order.shuffle(rng);
+        for &(m, b) in &order {
+            if cancel::requested() {
+                return None;
+            }
+            let (x, y) = (bases[b], bases[b] ^ masks[m]);
+            let t = std::time::Instant::now();
+            rowconflict::pair_rounds_in(buf, x, y, ROUNDS);
+            samples[m][b].push(t.elapsed().as_nanos() as f64 / ROUNDS as f64);
+        }
+    }
+    Some(
+        samples
+            .into_iter()
+            .map(|per_base| per_base.into_iter().map(|mut s| median(&mut s)).collect())
+            .collect(),
+    )
+}
+
+/// Runs the probe with `bases` base addresses.
+pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
+    let method = format!(
+        "pairs of addresses differing in one (then two) address bits inside one huge page; per pair {SAMPLES} samples of {ROUNDS} rounds of load-load-clflush-clflush-mfence (≤ {MAX_ROUNDS_PER_PAIR} activations per pair, shuffled), median ns per round; fast/slow split by Otsu's threshold"
+    );
+    if !rowconflict::supported() {
+        return Ok(ProbeResults {
+            method,
+            page_kind: PageKind::Base4K,
+            max_bit: 0,
+            bases: 0,
+            pairs_timed: 0,
+            fast_ns: None,
+            slow_ns: None,
+            fast_spread_ns: None,
+            slow_spread_ns: None,
+            clear: false,
+            message: "the probe needs an unprivileged cache-line flush (x86_64 clflush): skipped on this architecture".into(),
+            bits: Vec::new(),
+            bank_functions: Vec::new(),
+        });
+    }
+    // One huge page is enough: the flipped bits must stay inside it.
+    let mut buf = Buffer::allocate_preferring(
+        BufferRequest {
+            bytes: 4 << 20,
+            kind: PageKind::Huge1G,
+            node: None,
+        },
+        env,
+    )?;
+    buf.touch();
+    let report = buf.report().clone();
+    let huge = report.kind.is_huge() && report.huge_fraction.unwrap_or(0.0) > 0.99
+        || matches!(report.kind, PageKind::Huge2M | PageKind::Huge1G);
+    let page = if huge {
+        report.kind.page_bytes().max(2 << 20)
+    } else {
+        4096
+    };
+    let max_bit = page.trailing_zeros();
+    let region = (page as usize).min(buf.len());
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let base_offsets: Vec<usize> = (0..bases.max(2))
+        .map(|_| rng.random_range(0..region / 64) * 64)
+        .collect();
+    let bytes: &[u8] = buf.as_mut_slice();
+    let bits: Vec<u32> = (6..max_bit).collect();
+    let masks: Vec<usize> = bits.iter().map(|b| 1usize << b).collect();
+    let mut out = ProbeResults {
+        method,
+        page_kind: report.kind,
+        max_bit,
+        bases: base_offsets.len(),
+        pairs_timed: 0,
+        fast_ns: None,
+        slow_ns: None,
+        fast_spread_ns: None,
+        slow_spread_ns: None,
+        clear: false,
+        message: String::new(),
+        bits: Vec::new(),
+        bank_functions: Vec::new(),
+    };
+    if !huge {
+        out.message = "no huge page could be had (hugetlb pool empty and THP unavailable): a 4 KiB page holds no row or bank bits, so the probe did not run; reserve huge pages (--reserve-huge as root)".into();
+        return Ok(out);
+    }
+    let Some(single) = time_pairs(bytes, &base_offsets, &masks, &mut rng) else {
+        out.message = "interrupted".into();
+        return Ok(out);
+    };
+    out.pairs_timed = masks.len() * base_offsets.len();
+    let all: Vec<f64> = single.iter().flatten().copied().collect();
+    let Some(c) = clusters(&all) else {
+        out.message = "the round times do not split into two groups: no row-conflict signal".into();
+        return Ok(out);
+    };
+    out.fast_ns = Some(c.fast);
+    out.slow_ns = Some(c.slow);
+    out.fast_spread_ns = Some(c.fast_spread);
+    out.slow_spread_ns = Some(c.slow_spread);
+    out.clear = c.clear;
+    for (i, &bit) in bits.iter().enumerate() {
+        let share =
+            single[i].iter().filter(|v| **v > c.threshold).count() as f64 / single[i].len() as f64;
+        out.bits.push(BitResult {
+            bit,
+            ns: median(&mut single[i].clone()),
+            slow_share: share,
+            class: if share >= 0.75 {
+                "row"
+            } else if share <= 0.25 {
+                "fast"
+            } else {
+                "mixed"
+            }
+            .into(),
+        });
+    }
+    if !c.clear {
+        out.message = format!(
+            "signal too weak to call: fast {:.0} ns vs slow {:.0} ns per round (spreads {:.1} / {:.1} ns, {:.0}% slow). Typical in a VM (guest-physical is not host-physical beyond the host's page, and other guests share the banks) or under a controller that hashes bank bits with many address bits; no bank bits are claimed",
+            c.fast,
+            c.slow,
+            c.fast_spread,
+            c.slow_spread,
+            100.0 * c.slow_share
+        );
+        return Ok(out);
+    }
+    // Two-bit flips: (fast bit j, lowest row bit r): fast again ⇒ j selects the bank/channel.
+    let row_bits: Vec<u32> = out
+        .bits
+        .iter()
+        .filter(|b| b.class == "row")
+        .map(|b| b.bit)
+        .collect();
+    let fast_bits: Vec<u32> = out
+        .bits
+        .iter()
+        .filter(|b| b.class == "fast")
+        .map(|b| b.bit)
+        .collect();
+    if let Some(&r) = row_bits.first() {
+        let masks: Vec<usize> = fast_bits
+            .iter()
+            .map(|&j| (1usize << j) | (1usize << r))
+            .collect();
+        if let Some(t) = time_pairs(bytes, &base_offsets, &masks, &mut rng) {
+            out.pairs_timed += masks.len() * base_offsets.len();
+            for (k, &j) in fast_bits.iter().enumerate() {
+                let slow =
+                    t[k].iter().filter(|v| **v > c.threshold).count() as f64 / t[k].len() as f64;
+                if let Some(b) = out.bits.iter_mut().find(|b| b.bit == j) {
+                    b.class = if slow <= 0.25 {
+                        "bank"
+                    } else if slow >= 0.75 {
+                        "column"
+                    } else {
+                        "mixed"
+                    }
+                    .into();
+                }
+            }
+        }
+        // Fast bits above the lowest row bit that turn slow together with a bank bit share a
+        // bank function with it.
+        let bank: Vec<u32> = out
+            .bits
+            .iter()
+            .filter(|b| b.class == "bank")
+            .map(|b| b.bit)
+            .collect();
+        let high: Vec<u32> = bank.iter().copied().filter(|&h| h > r).collect();
+        let low: Vec<u32> = bank.iter().copied().filter(|&l| l < r).collect();
+        let pairs: Vec<(u32, u32)> = high
+            .iter()
+            .flat_map(|&h| low.iter().map(move |&l| (h, l)))
+            .collect();
+        if !pairs.is_empty() {
+            let masks: Vec<usize> = pairs
+                .iter()
+                .map(|&(h, l)| (1usize << h) | (1usize << l))
+                .collect();
+            if let Some(t) = time_pairs(bytes, &base_offsets, &masks, &mut rng) {
+                out.pairs_timed += masks.len() * base_offsets.len();
+                for (k, &(h, l)) in pairs.iter().enumerate() {
+                    let slow = t[k].iter().filter(|v| **v > c.threshold).count() as f64
+                        / t[k].len() as f64;
+                    if slow >= 0.75 {
+                        out.bank_functions.push(vec![l, h]);
+                    }
+                }
+            }
+        }
+    }
+    out.message = format!(
+        "row hit or other bank {:.0} ns, row conflict {:.0} ns per round (+{:.0} ns: precharge + activate); {} row bit(s) {:?}, bank/channel bits {:?}{}",
+        c.fast,
+        c.slow,
+        c.slow - c.fast,
+        row_bits.len(),
+        row_bits,
+        out.bits
+            .iter()
+            .filter(|b| b.class == "bank")
+            .map(|b| b.bit)
+            .collect::<Vec<_>>(),
+        if out.bank_functions.is_empty() {
+            String::new()
+        } else {
+            format!(", XOR functions {:?}", out.bank_functions)
+        }
+    );
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn otsu_splits_two_groups() {
+        let mut v: Vec<f64> = (0..50).map(|i| 200.0 + (i % 5) as f64).collect();
+        v.extend((0..20).map(|i| 260.0 + (i % 4) as f64));
+        let c = clusters(&v).unwrap();
+        assert!(c.threshold > 204.0 && c.threshold < 260.0);
+        assert_eq!(c.fast, 202.0);
+        assert!((c.slow - 261.5).abs() < 1.0);
+        assert!(c.clear);
+        assert!((c.slow_share - 20.0 / 70.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn one_noisy_group_is_not_clear() {
+        // A unimodal spread (a VM): Otsu still cuts somewhere, but the groups are not apart.
+        let v: Vec<f64> = (0..200).map(|i| 300.0 + ((i * 37) % 41) as f64).collect();
+        let c = clusters(&v).unwrap();
+        assert!(!c.clear, "{c:?}");
+    }
+}

@@ -1,0 +1,145 @@
+//! The offset sweep: STREAM's COPY or TRIAD over three arrays laid out as STREAM lays them out
+//! (`a`, `b`, `c`, each `N + OFFSET` elements apart), for every offset of the sweep, in one
+//! buffer, so the physical mapping stays fixed while only the arrays' relative placement moves.
+//!
+//! Per offset: one warm-up pass, then `samples` timed passes on every thread at once (each thread
+//! its own slice of all three arrays, started together at a barrier); a sample is the slowest
+//! thread's time. Bytes are STREAM's count (COPY 16 B, TRIAD 24 B per element: program bytes; the
+//! DRAM also reads each destination line for ownership: +8 B per element).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use memsight_core::buffer::Buffer;
+use memsight_core::stats::{Summary, summarize};
+use memsight_core::{Result, cancel};
+use memsight_kernels::bandwidth::{self as k, Isa, Store, StreamOp};
+
+/// One point of a sweep.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Point {
+    pub offset_bytes: u64,
+    /// GB/s of program bytes (STREAM counting), over the samples.
+    pub gbs: Summary,
+}
+
+/// What one sweep needs.
+pub struct Plan<'a> {
+    pub op: StreamOp,
+    pub isa: Isa,
+    pub cpus: &'a [usize],
+    /// Elements per array.
+    pub elements: usize,
+    pub offsets: &'a [u64],
+    pub samples: usize,
+}
+
+/// Program bytes of one pass.
+pub fn pass_bytes(op: StreamOp, elements: usize) -> u64 {
+    (op.arrays() * 8 * elements) as u64
+}
+
+/// Buffer bytes the sweep needs: three arrays and two of the largest offset.
+pub fn buffer_bytes(elements: usize, max_offset: u64) -> u64 {
+    3 * (elements as u64 * 8 + max_offset) + 4096
+}
+
+type Chunk<'a> = (&'a mut [f64], &'a mut [f64], &'a mut [f64]);
+
+/// Runs the sweep in `buf`; `tick` after each offset. Returns the points measured (fewer when
+/// interrupted). Each offset gets a fresh pinned team, handed disjoint slices of the arrays.
+pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Result<Vec<Point>> {
+    let threads = plan.cpus.len();
+    let n = plan.elements;
+    let chunk = n.div_ceil(threads);
+    let nsamples = plan.samples.max(1);
+    let bytes = pass_bytes(plan.op, n) as f64;
+    let mut points = Vec::new();
+    for &off in plan.offsets {
+        if cancel::requested() {
+            break;
+        }
+        let stride = n + off as usize / 8;
+        let all = buf.as_f64_mut();
+        assert!(2 * stride + n <= all.len(), "the buffer holds every offset");
+        let (a, rest) = all.split_at_mut(stride);
+        let (b, c) = rest.split_at_mut(stride);
+        let parts: Vec<Option<Chunk>> = a[..n]
+            .chunks_mut(chunk)
+            .zip(b[..n].chunks_mut(chunk))
+            .zip(c[..n].chunks_mut(chunk))
+            .map(|((a, b), c)| Some((a, b, c)))
+            .collect();
+        let parts = Mutex::new(parts);
+        // durations[sample][thread], ns.
+        let durations: Vec<AtomicU64> =
+            (0..nsamples * threads).map(|_| AtomicU64::new(0)).collect();
+        memsight_core::pin::run_team(plan.cpus, |i, _, barrier| {
+            // A thread without a slice (fewer elements than threads) still meets every barrier.
+            let mut part = parts
+                .lock()
+                .expect("parts")
+                .get_mut(i)
+                .and_then(Option::take);
+            let pass = |part: &mut Option<Chunk>| {
+                if let Some((a, b, c)) = part {
+                    k::stream(plan.isa, Store::Regular, plan.op, a, b, c, 3.0);
+                }
+            };
+            if let Some((a, b, c)) = &mut part {
+                a.fill(1.0);
+                b.fill(2.0);
+                c.fill(0.5);
+            }
+            barrier.wait();
+            pass(&mut part);
+            for s in 0..nsamples {
+                barrier.wait();
+                let t = Instant::now();
+                pass(&mut part);
+                durations[s * threads + i]
+                    .store(t.elapsed().as_nanos().max(1) as u64, Ordering::SeqCst);
+            }
+        })?;
+        // STREAM-style check that the kernel computed what it claims, on a sample of elements of
+        // this offset's arrays: COPY leaves c = a = 1, TRIAD leaves a = b + 3c = 3.5.
+        {
+            let all = buf.as_f64_mut();
+            let (a, rest) = all.split_at(stride);
+            let (b, c) = rest.split_at(stride);
+            let (got, want, name) = match plan.op {
+                StreamOp::Copy => (&c[..n], 1.0, "c"),
+                _ => (&a[..n], 2.0 + 3.0 * 0.5, "a"),
+            };
+            let _ = b;
+            if let Some(i) = (0..n)
+                .step_by(4099)
+                .chain(std::iter::once(n - 1))
+                .find(|&i| got[i] != want)
+            {
+                return Err(memsight_core::Error::system(format!(
+                    "{} at offset {off} B computed {name}[{i}] = {} instead of {want}: the kernel is broken",
+                    plan.op.name(),
+                    got[i]
+                )));
+            }
+        }
+        let rates: Vec<f64> = (0..nsamples)
+            .map(|s| {
+                let ns = (0..threads)
+                    .map(|t| durations[s * threads + t].load(Ordering::SeqCst))
+                    .max()
+                    .unwrap_or(1)
+                    .max(1) as f64;
+                bytes / ns
+            })
+            .collect();
+        points.push(Point {
+            offset_bytes: off,
+            gbs: summarize(&rates),
+        });
+        tick(&format!("offset {off} B"));
+    }
+    Ok(points)
+}

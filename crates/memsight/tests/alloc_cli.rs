@@ -1,0 +1,206 @@
+//! `memsight alloc`: the seed's effect on the built-in workload, user commands, timeouts, the
+//! memory cap, child reaping and bad input.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::memsight;
+
+fn installed(lib: &str) -> bool {
+    [
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib",
+    ]
+    .iter()
+    .any(|d| std::path::Path::new(d).join(lib).exists())
+}
+
+#[test]
+fn bursty_workload_shows_glibc_arenas_holding_several_times_the_live_heap() {
+    let _serial = common::measuring();
+    let mut configs = vec!["glibc", "glibc-arena-1"];
+    let tcmalloc = installed("libtcmalloc_minimal.so.4");
+    if tcmalloc {
+        configs.push("tcmalloc");
+    } else if std::env::var_os("CI").is_some() {
+        panic!("CI must install libtcmalloc-minimal4");
+    }
+    let doc = common::json(memsight().args([
+        "alloc",
+        "--json",
+        "--no-progress",
+        "--repeat",
+        "1",
+        "--live",
+        "64M",
+        "--configs",
+        &configs.join(","),
+    ]));
+    common::assert_valid(&doc);
+    let r = &doc["results"];
+    let get = |name: &str| {
+        r["configs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["config"]["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let ratio = |c: &serde_json::Value| c["peak_rss_over_peak_live"]["median"].as_f64().unwrap();
+    let glibc = get("glibc");
+    assert_eq!(glibc["runs"][0]["allocator_seen"], "glibc");
+    assert_eq!(glibc["runs"][0]["ending"], serde_json::json!({"exited": 0}));
+    // Every phase reported its live bytes: the bursty total stays near the live set.
+    let phases = glibc["runs"][0]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 8);
+    for p in phases {
+        let live = p["live_bytes"].as_f64().unwrap();
+        assert!((live / (64u64 << 20) as f64 - 1.0).abs() < 0.1, "{p}");
+    }
+    assert!(ratio(&glibc) > 2.0, "glibc defaults: {}", ratio(&glibc));
+    assert!(ratio(&get("glibc-arena-1")) < ratio(&glibc));
+    if tcmalloc {
+        let t = get("tcmalloc");
+        assert_eq!(
+            t["runs"][0]["allocator_seen"], "tcmalloc",
+            "the preload took"
+        );
+        assert!(
+            ratio(&t) < ratio(&glibc) / 1.5,
+            "tcmalloc {} vs glibc {}",
+            ratio(&t),
+            ratio(&glibc)
+        );
+    }
+    assert!(!r["recommendation"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_command_that_never_exits_is_stopped_and_reaped() {
+    let t = Instant::now();
+    let out = memsight()
+        .args([
+            "alloc",
+            "--json",
+            "--no-progress",
+            "--repeat",
+            "1",
+            "--configs",
+            "glibc",
+            "--timeout-s",
+            "1",
+            "--",
+            "sleep",
+            "37.25",
+        ])
+        .output()
+        .unwrap();
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &doc["results"]["configs"][0]["runs"][0];
+    assert_eq!(run["ending"], "timed-out");
+    // Nothing left behind.
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .any(|c| String::from_utf8_lossy(&c).contains("37.25"));
+    assert!(!left, "the child was reaped");
+}
+
+#[test]
+fn failing_commands_and_the_memory_cap_are_reported() {
+    let out = memsight()
+        .args([
+            "alloc",
+            "--json",
+            "--no-progress",
+            "--repeat",
+            "1",
+            "--configs",
+            "glibc",
+            "--",
+            "false",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["results"]["configs"][0]["runs"][0]["ending"],
+        serde_json::json!({"exited": 1})
+    );
+    // A program that grows past the cap is killed there.
+    let out = memsight()
+        .args([
+            "alloc",
+            "--json",
+            "--no-progress",
+            "--repeat",
+            "1",
+            "--configs",
+            "glibc",
+            "--max-rss",
+            "64M",
+            "--",
+        ])
+        .arg(env!("CARGO_BIN_EXE_memsight"))
+        .args([
+            "alloc-worker",
+            "--preset",
+            "steady",
+            "--threads",
+            "1",
+            "--live",
+            "1G",
+            "--max-size",
+            "4K",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &doc["results"]["configs"][0]["runs"][0];
+    assert_eq!(run["ending"], "memory-cap");
+    assert!(run["peak_rss_bytes"].as_u64().unwrap() > 64 << 20);
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line() {
+    for (args, needle) in [
+        (vec!["--preset", "nope"], "unknown preset"),
+        (vec!["--threads", "0"], "--threads"),
+        (vec!["--live", "100T"], "available memory"),
+        (
+            vec!["--min-size", "64K", "--max-size", "1K"],
+            "object sizes",
+        ),
+        (
+            vec!["--allocator", "x=/nonexistent/libx.so"],
+            "does not exist",
+        ),
+        (vec!["--configs", "glibc,nosuch"], "unknown configuration"),
+        (vec!["--repeat", "0"], "--repeat"),
+    ] {
+        let out = memsight().arg("alloc").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // A command that does not exist.
+    let out = memsight()
+        .args(["alloc", "--configs", "glibc", "--", "/nonexistent/program"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot start"));
+}

@@ -1,0 +1,141 @@
+//! `memsight rowbuffer`: sweeps on both memory layouts, detection, prediction from a recorded
+//! inventory, the probe, fragmentation, the HTML page, and bad input.
+
+mod common;
+
+use common::memsight;
+
+/// A short study: 5 offsets, 8 MiB arrays, one repetition, one sample.
+const SHORT: [&str; 11] = [
+    "rowbuffer",
+    "--offsets",
+    "0..64K/16K",
+    "--array-size",
+    "8M",
+    "--reps",
+    "1",
+    "--samples",
+    "1",
+    "--no-progress",
+    "--json",
+];
+
+#[test]
+fn short_study_covers_both_layouts_and_predicts_from_the_inventory() {
+    let _serial = common::measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let dmi = common::fixtures()
+        .join("dmidecode/dell-poweredge-r7525-2s-epyc7742-ddr4-rdimm-hynix-hmaa8gr7ajr4n.txt");
+    let html = dir.path().join("rb.html");
+    let doc = common::json(
+        memsight()
+            .args(SHORT)
+            .arg("--dmidecode")
+            .arg(&dmi)
+            .arg("--html")
+            .arg(&html),
+    );
+    common::assert_valid(&doc);
+    let r = &doc["results"];
+    let curves = r["curves"].as_array().unwrap();
+    assert_eq!(
+        curves.len(),
+        4,
+        "copy and triad on contiguous and 4 KiB memory"
+    );
+    for c in curves {
+        let points = c["points"].as_array().unwrap();
+        assert_eq!(points.len(), 5);
+        let offsets: Vec<u64> = points
+            .iter()
+            .map(|p| p["offset_bytes"].as_u64().unwrap())
+            .collect();
+        assert_eq!(offsets, vec![0, 16384, 32768, 49152, 65536]);
+        for p in points {
+            assert!(p["gbs"]["median"].as_f64().unwrap() > 0.1);
+        }
+        assert!(c["detection"]["baseline_gbs"].as_f64().unwrap() > 0.1);
+    }
+    let kinds: Vec<&str> = curves
+        .iter()
+        .map(|c| c["memory"].as_str().unwrap())
+        .collect();
+    assert!(kinds.contains(&"contiguous") && kinds.contains(&"paged4k"));
+    assert_eq!(r["summaries"].as_array().unwrap().len(), 4);
+    // The R7525's 2Rx4 DDR4 RDIMMs, 8 channels: 16 banks × 2 ranks × 8 ch × 8 KiB = 2 MiB cycle.
+    let p = &r["prediction"];
+    assert_eq!(p["bank_cycle_bytes"], 2u64 << 20);
+    assert_eq!(p["offset_period_bytes"], 1u64 << 20);
+    // The probe ran (x86_64) and gave a verdict either way.
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            r["probe"]["pairs_timed"].as_u64().unwrap() > 0
+                || !r["probe"]["message"].as_str().unwrap().is_empty()
+        );
+    }
+    assert!(
+        !r["advice"].as_array().unwrap().is_empty(),
+        "huge vs 4 KiB advice"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_eq!(
+        page.matches("<figure class=\"chart\">").count(),
+        2,
+        "one sweep plot per kernel"
+    );
+}
+
+#[test]
+fn fragmentation_adds_a_scattered_layout() {
+    let _serial = common::measuring();
+    let doc = common::json(memsight().args(SHORT).args([
+        "--kernels",
+        "copy",
+        "--no-probe",
+        "--fragment",
+        "64M",
+    ]));
+    let r = &doc["results"];
+    let curves = r["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 3);
+    let frag = curves
+        .iter()
+        .find(|c| c["memory"] == "fragmented4k")
+        .unwrap();
+    assert_eq!(r["fragmentation"]["released_bytes"], 32u64 << 20);
+    // As root the frames are visible: the fragmented buffer is made of short runs.
+    let phys = &frag["buffer"]["physical"];
+    if phys["frames_visible"] == true {
+        assert!(
+            phys["median_run_bytes"].as_u64().unwrap() <= 64 << 10,
+            "{phys}"
+        );
+    }
+    assert!(
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.as_str().unwrap().contains("fragmenting")),
+        "the variance change is reported"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line() {
+    for (args, needle) in [
+        (vec!["--offsets", "0..1M/100"], "multiples of 64"),
+        (vec!["--offsets", "junk"], "START..END/STEP"),
+        (vec!["--kernels", "scale"], "unknown kernel"),
+        (vec!["--array-size", "100T"], "MemAvailable"),
+        (vec!["--cpus", "999"], "CPU"),
+        (vec!["--reps", "0"], "at least 1"),
+        (vec!["--banks", "16"], "required"),
+    ] {
+        let out = memsight().arg("rowbuffer").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
+        assert!(!err.contains("panicked"));
+    }
+}
