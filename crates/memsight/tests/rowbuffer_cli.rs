@@ -83,6 +83,29 @@ fn short_study_covers_both_layouts_and_predicts_from_the_inventory() {
         2,
         "one sweep plot per kernel"
     );
+    // In a run's report (as `memsight run --thorough` stores it) the sweep plots join the rest.
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json");
+    let mut run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
+    run["results"]["rowbuffer"] = r.clone();
+    let f = dir.path().join("run.json");
+    std::fs::write(&f, serde_json::to_string(&run).unwrap()).unwrap();
+    let out = memsight()
+        .arg("report")
+        .arg(&f)
+        .arg("--html")
+        .arg(dir.path().join("r.html"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert_eq!(page.matches("<figure class=\"chart\">").count(), 13);
+    assert!(page.contains("Row-buffer conflicts and page mapping"));
 }
 
 #[test]
