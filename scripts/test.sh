@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # chromium: the HTML report is rendered headless and checked (tests/report_browser.rs);
-# the allocators: memsight alloc compares them (tests/alloc_cli.rs).
-MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0"
+# the allocators: memsight alloc compares them (tests/alloc_cli.rs); PMDK: memsight pmem.
+MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools"
 . scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings

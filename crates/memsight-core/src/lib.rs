@@ -15,6 +15,7 @@ pub mod hugepool;
 pub mod pagemap;
 pub mod pin;
 pub mod plan;
+pub mod pmemobj;
 pub mod report;
 pub mod stats;
 pub mod sysfs;

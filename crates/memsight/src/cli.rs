@@ -64,6 +64,12 @@ pub enum Command {
     /// (internal) The allocator workload, run in a child process by `memsight alloc`.
     #[command(hide = true)]
     AllocWorker(AllocWorkerArgs),
+    /// Persistent-memory pool study (PMDK libpmemobj): utilisation by object size, allocation
+    /// class search, concurrent allocation failures by arena strategy.
+    Pmem(PmemArgs),
+    /// (internal) One PMDK task in a child process, run by `memsight pmem`.
+    #[command(hide = true)]
+    PmemWorker(PmemWorkerArgs),
     /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors.
     Dimms(DimmsArgs),
     /// List the runs stored in the history database.
@@ -201,6 +207,92 @@ pub struct AllocArgs {
     /// Your program and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PmemArgs {
+    /// Directory for the temporary pools: a DAX-mounted PMEM file system, or any file system
+    /// (emulated; default /dev/shm). Pools are always removed.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// The pool file to use (must not exist; created and removed for every fill), e.g. on a
+    /// DAX-mounted file system. Default: a file in --dir.
+    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
+    pub pool: Option<PathBuf>,
+    /// Pool size (the seed used 4225761280).
+    #[arg(long, value_name = "SIZE", default_value = "1G")]
+    pub pool_size: String,
+    /// Object sizes for the utilisation sweep (default: the seed's seven).
+    #[arg(long, value_name = "LIST", default_value = "512,4K,16K,64K,256K,1M,2M")]
+    pub sizes: String,
+    /// Search custom allocation classes for each size and verify the best by a fill.
+    #[arg(long)]
+    pub search: bool,
+    /// Candidates verified by a real fill per size.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub verify: usize,
+    /// Run the concurrency study (arena strategies).
+    #[arg(long)]
+    pub concurrency: bool,
+    /// Strategies: default, single, per-class, retry.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "default,single,per-class,retry"
+    )]
+    pub strategies: String,
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub alloc_threads: usize,
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub free_threads: usize,
+    /// Object sizes of the concurrency study.
+    #[arg(long, value_name = "LIST", default_value = "4K,64K,256K,1M")]
+    pub mixed_sizes: String,
+    /// Live bytes kept, as a fraction of the pool.
+    #[arg(long, value_name = "F", default_value_t = 0.6)]
+    pub live_fraction: f64,
+    /// Seconds per strategy.
+    #[arg(long, value_name = "S", default_value_t = 3.0)]
+    pub seconds: f64,
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the study as an HTML page (utilisation chart, tables, findings).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PmemWorkerArgs {
+    #[arg(long)]
+    pub task: String,
+    #[arg(long)]
+    pub pool: PathBuf,
+    #[arg(long)]
+    pub pool_size: u64,
+    #[arg(long, default_value_t = 0)]
+    pub object_size: usize,
+    #[arg(long)]
+    pub class_unit: Option<usize>,
+    #[arg(long, default_value_t = 0)]
+    pub class_alignment: usize,
+    #[arg(long, default_value_t = 0)]
+    pub class_units_per_block: u32,
+    #[arg(long, default_value_t = 2)]
+    pub class_header: u32,
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<usize>,
+    #[arg(long, default_value = "default")]
+    pub strategy: String,
+    #[arg(long, default_value_t = 1)]
+    pub alloc_threads: usize,
+    #[arg(long, default_value_t = 0)]
+    pub free_threads: usize,
+    #[arg(long, default_value_t = 0.5)]
+    pub live_fraction: f64,
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Where the run history lives.

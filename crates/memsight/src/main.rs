@@ -11,6 +11,7 @@ mod latency;
 mod loaded;
 mod numa;
 mod output;
+mod pmem;
 mod progress;
 mod report;
 mod results;
@@ -78,6 +79,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
                 "rowbuffer": schemars::schema_for!(rowbuffer::RowbufferResults),
                 "alloc": schemars::schema_for!(alloc::AllocResults),
+                "pmem": schemars::schema_for!(pmem::PmemResults),
                 "run": schemars::schema_for!(run::RunResults),
             }
         });
@@ -92,6 +94,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(a) => return stored::export(a),
         Command::AllocWorker(a) => {
             alloc::worker(a)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::PmemWorker(a) => {
+            pmem::worker::main(a)?;
             return Ok(ExitCode::SUCCESS);
         }
         _ => {}
@@ -264,6 +270,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Envelope::new("loaded-latency", started, env, results, complete),
             )
         }
+        Command::Pmem(a) => {
+            if let Some(path) = &a.html {
+                std::fs::File::create(path)
+                    .map_err(|e| Error::input(format!("cannot write '{}': {e}", path.display())))?;
+            }
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| pmem::run(a, &env, tick))?;
+            if !g.json {
+                output::pmem::print(&results);
+            }
+            if let Some(path) = &a.html {
+                let started_text = humantime::format_rfc3339_seconds(started).to_string();
+                std::fs::write(path, report::render_pmem(&results, &env, &started_text))
+                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+            }
+            emit(g, Envelope::new("pmem", started, env, results, complete))
+        }
         Command::Alloc(a) => {
             require_live(&env)?;
             if let Some(path) = &a.html {
@@ -330,7 +353,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Compare(_)
         | Command::Report(_)
         | Command::Export(_)
-        | Command::AllocWorker(_) => unreachable!("handled above"),
+        | Command::AllocWorker(_)
+        | Command::PmemWorker(_) => unreachable!("handled above"),
     }
 }
 

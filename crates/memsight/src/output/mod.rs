@@ -8,6 +8,7 @@ pub mod env;
 pub mod latency;
 pub mod loaded;
 pub mod numa;
+pub mod pmem;
 pub mod rowbuffer;
 pub mod stream;
 

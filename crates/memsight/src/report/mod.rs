@@ -100,6 +100,157 @@ pub fn render_rowbuffer(
     page.finish()
 }
 
+/// A page holding only a `memsight pmem` result.
+pub fn render_pmem(
+    r: &crate::pmem::PmemResults,
+    env: &memsight_core::env::Environment,
+    started: &str,
+) -> String {
+    let host = env
+        .hostname
+        .clone()
+        .unwrap_or_else(|| "unknown host".into());
+    let mut page = html::Page::new(&format!("memsight pmem: {host}"));
+    page.header(&[
+        env.cpu
+            .model_name
+            .clone()
+            .unwrap_or_else(|| "unknown CPU".into()),
+        format!("started {started}"),
+    ]);
+    page.raw(&pmem(r));
+    page.finish()
+}
+
+fn pmem(r: &crate::pmem::PmemResults) -> String {
+    let mut s = method(&r.method);
+    let bars: Vec<Bar> = r
+        .fills
+        .iter()
+        .map(|f| {
+            let custom = r
+                .search
+                .iter()
+                .find(|x| x.object_bytes == f.object_bytes)
+                .and_then(|x| x.best.as_ref())
+                .map(|b| b.utilisation * 100.0);
+            Bar {
+                label: format_bytes(f.object_bytes),
+                value: f.utilisation * 100.0,
+                low: f.utilisation * 100.0,
+                high: f.utilisation * 100.0,
+                secondary: custom,
+            }
+        })
+        .collect();
+    s.push_str(&chart(
+        &charts::bars(
+            &format!(
+                "Pool utilisation by object size ({} pool)",
+                format_bytes(r.pool_bytes)
+            ),
+            "% of the pool holding objects",
+            (
+                "PMDK's allocation class",
+                "best custom class (verified by a fill)",
+            ),
+            &bars,
+            &[Mark {
+                at: 100.0,
+                label: "whole pool".into(),
+            }],
+        ),
+        "One fresh pool per fill, filled until PMDK refuses; custom classes from --search.",
+    ));
+    let pct = |x: u64| format!("{:.1}%", 100.0 * x as f64 / r.pool_bytes.max(1) as f64);
+    let rows: Vec<Vec<Cell>> = r
+        .fills
+        .iter()
+        .map(|f| {
+            let b = &f.breakdown;
+            vec![
+                Cell::Text(format_bytes(f.object_bytes)),
+                Cell::Num(f.objects.to_string()),
+                Cell::Num(format!("{:.1}%", f.utilisation * 100.0)),
+                Cell::Text(f.class.as_ref().map_or("-".into(), |c| {
+                    format!(
+                        "{}: {} B × {}, {} header",
+                        c.id, c.unit_size, c.units_per_block, c.header
+                    )
+                })),
+                Cell::Num(pct(b.header_bytes)),
+                Cell::Num(pct(b.rounding_bytes)),
+                Cell::Num(b.run_metadata_bytes.map_or("-".into(), pct)),
+                Cell::Num(b.empty_slot_bytes.map_or("-".into(), pct)),
+                Cell::Num(b.free_chunk_bytes.map_or("-".into(), pct)),
+                Cell::Num(pct(b.other_bytes)),
+            ]
+        })
+        .collect();
+    s.push_str(&table(
+        &[
+            "object",
+            "objects",
+            "utilisation",
+            "class",
+            "headers",
+            "rounding",
+            "run metadata",
+            "empty slots",
+            "free chunks",
+            "other",
+        ],
+        &rows,
+    ));
+    if !r.concurrency.is_empty() {
+        let rows: Vec<Vec<Cell>> = r
+            .concurrency
+            .iter()
+            .map(|c| {
+                vec![
+                    Cell::Text(c.strategy.clone()),
+                    Cell::Num(c.allocations.to_string()),
+                    Cell::Num(c.failures.to_string()),
+                    Cell::Num(format!("{:.3}%", c.failure_rate * 100.0)),
+                    Cell::Num(c.rescued.to_string()),
+                    Cell::Num(format!("{:.0}", c.allocations_per_s)),
+                    Cell::Text(c.error.clone().unwrap_or_default()),
+                ]
+            })
+            .collect();
+        s.push_str(&table(
+            &[
+                "strategy",
+                "allocations",
+                "failures",
+                "failure rate",
+                "rescued",
+                "allocations/s",
+                "error",
+            ],
+            &rows,
+        ));
+    }
+    let mut notes: Vec<String> = r
+        .search
+        .iter()
+        .filter(|x| x.best.is_some())
+        .filter_map(|x| {
+            x.ctl_set
+                .as_ref()
+                .map(|c| format!("{}: {c}", format_bytes(x.object_bytes)))
+        })
+        .collect();
+    notes.extend(r.search.iter().flat_map(|x| {
+        x.quirks
+            .iter()
+            .map(move |q| format!("{} quirk: {q}", format_bytes(x.object_bytes)))
+    }));
+    notes.extend(r.findings.iter().cloned());
+    s.push_str(&list("findings", &notes));
+    section("pmem", "Persistent-memory pool utilisation", &s)
+}
+
 /// A page holding only a `memsight alloc` result.
 pub fn render_alloc(
     r: &crate::alloc::AllocResults,
