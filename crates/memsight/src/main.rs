@@ -144,32 +144,39 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if !g.json {
                 output::env::print(&env);
             }
-            let (latency, lat_done) = run_latency(&run::latency_args(a), &env, g)?;
-            if !g.json {
-                output::latency::print(&latency);
-            }
-            let (mut results, done) = if lat_done {
-                progress::with_progress(None, g.no_progress, |tick| {
+            // One progress display for the whole run; tables are printed when it is over.
+            require_live(&env)?;
+            let lat_cfg = latency::LadderConfig::from_args(&run::latency_args(a), &env)?;
+            let clock = timer::calibrate();
+            let (mut results, done) = progress::with_progress(None, g.no_progress, |tick| {
+                let lat_tick = |m: &str| tick(&format!("latency ladder: {m}"));
+                let (latency, lat_done) = latency::run(&lat_cfg, &env, clock, &lat_tick)?;
+                if lat_done {
                     run::rest(a, &env, latency, tick)
-                })?
-            } else {
-                (
-                    run::RunResults {
-                        level: "interrupted".into(),
-                        latency,
-                        bandwidth: None,
-                        loaded_latency: None,
-                        numa: None,
-                        c2c: None,
-                        dimms: None,
-                        rowbuffer: None,
-                        skipped: vec!["every suite after the latency ladder: interrupted".into()],
-                        summary: Vec::new(),
-                        directory: None,
-                    },
-                    false,
-                )
-            };
+                } else {
+                    Ok((
+                        run::RunResults {
+                            level: "interrupted".into(),
+                            latency,
+                            bandwidth: None,
+                            loaded_latency: None,
+                            numa: None,
+                            c2c: None,
+                            dimms: None,
+                            rowbuffer: None,
+                            skipped: vec![
+                                "every suite after the latency ladder: interrupted".into(),
+                            ],
+                            summary: Vec::new(),
+                            directory: None,
+                        },
+                        false,
+                    ))
+                }
+            })?;
+            if !g.json {
+                output::latency::print(&results.latency);
+            }
             results.directory = Some(dir.display().to_string());
             if !g.json {
                 if let Some(b) = &results.bandwidth {
@@ -195,7 +202,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     println!("  skipped: {s}");
                 }
             }
-            let envelope = Envelope::new("run", started, env, results, lat_done && done);
+            let envelope = Envelope::new("run", started, env, results, done);
             run::save(&envelope, &dir, history.as_mut(), g.json)?;
             emit(g, envelope)
         }

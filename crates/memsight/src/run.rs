@@ -152,7 +152,7 @@ pub fn rest(
     };
     let bw: BandwidthArgs = args(&bw_words);
     let cfg = bandwidth::BandwidthConfig::from_args(&bw, env)?;
-    let (bandwidth, done) = bandwidth::run(&cfg, env, tick)?;
+    let (bandwidth, done) = bandwidth::run(&cfg, env, &|m: &str| tick(&format!("bandwidth: {m}")))?;
     complete &= done;
 
     let loaded_latency = if ncpu < 2 {
@@ -179,7 +179,7 @@ pub fn rest(
             vec![]
         };
         let la: LoadedArgs = args(&words);
-        let (r, done) = loaded::run(&la, env, tick)?;
+        let (r, done) = loaded::run(&la, env, &|m: &str| tick(&format!("loaded latency: {m}")))?;
         complete &= done;
         Some(r)
     };
@@ -189,7 +189,7 @@ pub fn rest(
         None
     } else {
         let na: NumaArgs = args(&["--min-samples", "5", "--point-budget", "0.3"]);
-        let (r, done) = numa::run(&na, env, tick)?;
+        let (r, done) = numa::run(&na, env, &|m: &str| tick(&format!("NUMA: {m}")))?;
         complete &= done;
         Some(r)
     };
@@ -206,7 +206,7 @@ pub fn rest(
         None
     } else {
         let ca: C2cArgs = args(&["--point-budget", "0.3"]);
-        let (r, done) = c2c::run(&ca, env, tick)?;
+        let (r, done) = c2c::run(&ca, env, &|m: &str| tick(&format!("core to core: {m}")))?;
         complete &= done;
         Some(r)
     };
@@ -239,7 +239,8 @@ pub fn rest(
         ]);
         ra.dmidecode = a.dmidecode.clone();
         let cfg = rowbuffer::Config::from_args(&ra, env)?;
-        let (r, done) = rowbuffer::run(&ra, &cfg, env, tick)?;
+        let (r, done) =
+            rowbuffer::run(&ra, &cfg, env, &|m: &str| tick(&format!("row buffer: {m}")))?;
         complete &= done;
         Some(r)
     };
