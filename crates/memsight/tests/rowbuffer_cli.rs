@@ -151,6 +151,7 @@ fn bad_input_is_refused_in_one_line() {
         (vec!["--offsets", "junk"], "START..END/STEP"),
         (vec!["--kernels", "scale"], "unknown kernel"),
         (vec!["--array-size", "100T"], "MemAvailable"),
+        (vec!["--offsets", "0..64T/1T"], "MemAvailable"),
         (vec!["--cpus", "999"], "CPU"),
         (vec!["--reps", "0"], "at least 1"),
         (vec!["--banks", "16"], "required"),
@@ -161,4 +162,52 @@ fn bad_input_is_refused_in_one_line() {
         assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
         assert!(!err.contains("panicked"));
     }
+}
+
+#[test]
+fn without_root_it_runs_what_it_can_and_says_what_was_skipped() {
+    let _serial = common::measuring();
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    if !root
+        || std::process::Command::new("setpriv")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        eprintln!("needs root and setpriv to drop to an unprivileged user: skipping");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.path().join("memsight");
+    std::fs::copy(env!("CARGO_BIN_EXE_memsight"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .current_dir(dir.path())
+        .args(SHORT)
+        .args(["--kernels", "copy", "--reserve-huge"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["results"];
+    assert_eq!(
+        r["curves"].as_array().unwrap().len(),
+        2,
+        "both layouts still swept"
+    );
+    let skipped = r["skipped"].to_string();
+    assert!(skipped.contains("huge page reservation"), "{skipped}");
+    let findings = r["findings"].to_string();
+    assert!(findings.contains("are hidden (not root)"), "{findings}");
 }
