@@ -278,38 +278,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )
         }
         Command::Pmem(a) => {
-            if let Some(path) = &a.html {
-                std::fs::File::create(path)
-                    .map_err(|e| Error::input(format!("cannot write '{}': {e}", path.display())))?;
-            }
+            check_html(a.html.as_deref())?;
             let (results, complete) =
                 progress::with_progress(None, g.no_progress, |tick| pmem::run(a, &env, tick))?;
             if !g.json {
                 output::pmem::print(&results);
             }
-            if let Some(path) = &a.html {
-                let started_text = humantime::format_rfc3339_seconds(started).to_string();
-                std::fs::write(path, report::render_pmem(&results, &env, &started_text))
-                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
-            }
+            write_html(a.html.as_deref(), || {
+                report::study_page("pmem", &env, started, &report::pmem(&results))
+            })?;
             emit(g, Envelope::new("pmem", started, env, results, complete))
         }
         Command::Alloc(a) => {
             require_live(&env)?;
-            if let Some(path) = &a.html {
-                std::fs::File::create(path)
-                    .map_err(|e| Error::input(format!("cannot write '{}': {e}", path.display())))?;
-            }
+            check_html(a.html.as_deref())?;
             let (results, complete) =
                 progress::with_progress(None, g.no_progress, |tick| alloc::run(a, &env, tick))?;
             if !g.json {
                 output::alloc::print(&results);
             }
-            if let Some(path) = &a.html {
-                let started_text = humantime::format_rfc3339_seconds(started).to_string();
-                std::fs::write(path, report::render_alloc(&results, &env, &started_text))
-                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
-            }
+            write_html(a.html.as_deref(), || {
+                report::study_page("alloc", &env, started, &report::alloc(&results))
+            })?;
             let failed = results.configs.iter().any(|c| !c.problems.is_empty());
             let code = emit(g, Envelope::new("alloc", started, env, results, complete))?;
             if failed && code == ExitCode::SUCCESS {
@@ -322,10 +312,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Rowbuffer(a) => {
             require_live(&env)?;
-            if let Some(path) = &a.html {
-                std::fs::File::create(path)
-                    .map_err(|e| Error::input(format!("cannot write '{}': {e}", path.display())))?;
-            }
+            check_html(a.html.as_deref())?;
             let cfg = rowbuffer::Config::from_args(a, &env)?;
             let (results, complete) =
                 progress::with_progress(Some(cfg.total_steps()), g.no_progress, |tick| {
@@ -335,14 +322,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 output::env::print_warnings(&env);
                 output::rowbuffer::print(&results);
             }
-            if let Some(path) = &a.html {
-                let started_text = humantime::format_rfc3339_seconds(started).to_string();
-                std::fs::write(
-                    path,
-                    report::render_rowbuffer(&results, &env, &started_text),
-                )
-                .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
-            }
+            write_html(a.html.as_deref(), || {
+                report::study_page("rowbuffer", &env, started, &report::rowbuffer(&results))
+            })?;
             emit(
                 g,
                 Envelope::new("rowbuffer", started, env, results, complete),
@@ -363,6 +345,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::AllocWorker(_)
         | Command::PmemWorker(_) => unreachable!("handled above"),
     }
+}
+
+/// Refuses an unwritable `--html` path now, not after minutes of measuring.
+fn check_html(path: Option<&std::path::Path>) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        std::fs::File::create(path)
+            .map_err(|e| Error::input(format!("cannot write '{}': {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Writes the page `html` renders to `path`, if one was asked for.
+fn write_html(path: Option<&std::path::Path>, html: impl FnOnce() -> String) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        std::fs::write(path, html())
+            .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
 fn environment(g: &GlobalArgs) -> anyhow::Result<Environment> {

@@ -78,51 +78,32 @@ pub fn render(doc: &RunDocument) -> String {
     page.finish()
 }
 
-/// A page holding only a `memsight rowbuffer` result.
-pub fn render_rowbuffer(
-    rb: &crate::rowbuffer::RowbufferResults,
+/// A page holding one study written with `--html` (`rowbuffer`, `alloc`, `pmem`): its section
+/// under a header naming the machine and the start time.
+pub fn study_page(
+    command: &str,
     env: &memsight_core::env::Environment,
-    started: &str,
+    started: std::time::SystemTime,
+    section: &str,
 ) -> String {
     let host = env
         .hostname
         .clone()
         .unwrap_or_else(|| "unknown host".into());
-    let mut page = html::Page::new(&format!("memsight rowbuffer: {host}"));
+    let mut page = html::Page::new(&format!("memsight {command}: {host}"));
     page.header(&[
         env.cpu
             .model_name
             .clone()
             .unwrap_or_else(|| "unknown CPU".into()),
-        format!("started {started}"),
+        format!("started {}", humantime::format_rfc3339_seconds(started)),
     ]);
-    page.raw(&rowbuffer(rb));
+    page.raw(section);
     page.finish()
 }
 
-/// A page holding only a `memsight pmem` result.
-pub fn render_pmem(
-    r: &crate::pmem::PmemResults,
-    env: &memsight_core::env::Environment,
-    started: &str,
-) -> String {
-    let host = env
-        .hostname
-        .clone()
-        .unwrap_or_else(|| "unknown host".into());
-    let mut page = html::Page::new(&format!("memsight pmem: {host}"));
-    page.header(&[
-        env.cpu
-            .model_name
-            .clone()
-            .unwrap_or_else(|| "unknown CPU".into()),
-        format!("started {started}"),
-    ]);
-    page.raw(&pmem(r));
-    page.finish()
-}
-
-fn pmem(r: &crate::pmem::PmemResults) -> String {
+/// The `memsight pmem` section.
+pub fn pmem(r: &crate::pmem::PmemResults) -> String {
     let mut s = method(&r.method);
     let bars: Vec<Bar> = r
         .fills
@@ -251,29 +232,8 @@ fn pmem(r: &crate::pmem::PmemResults) -> String {
     section("pmem", "Persistent-memory pool utilisation", &s)
 }
 
-/// A page holding only a `memsight alloc` result.
-pub fn render_alloc(
-    r: &crate::alloc::AllocResults,
-    env: &memsight_core::env::Environment,
-    started: &str,
-) -> String {
-    let host = env
-        .hostname
-        .clone()
-        .unwrap_or_else(|| "unknown host".into());
-    let mut page = html::Page::new(&format!("memsight alloc: {host}"));
-    page.header(&[
-        env.cpu
-            .model_name
-            .clone()
-            .unwrap_or_else(|| "unknown CPU".into()),
-        format!("started {started}"),
-    ]);
-    page.raw(&alloc(r));
-    page.finish()
-}
-
-fn alloc(r: &crate::alloc::AllocResults) -> String {
+/// The `memsight alloc` section.
+pub fn alloc(r: &crate::alloc::AllocResults) -> String {
     let mut s = method(&r.method);
     let mut series: Vec<Series> = r
         .configs
@@ -370,7 +330,8 @@ fn alloc(r: &crate::alloc::AllocResults) -> String {
     section("alloc", "Allocators: memory held vs live heap", &s)
 }
 
-fn rowbuffer(rb: &crate::rowbuffer::RowbufferResults) -> String {
+/// The `memsight rowbuffer` section (also part of a thorough run's report).
+pub fn rowbuffer(rb: &crate::rowbuffer::RowbufferResults) -> String {
     use crate::rowbuffer::Memory;
     let mut s = method(&rb.method);
     for &op in &rb.config.kernels {
