@@ -7,6 +7,17 @@ use std::time::{Duration, Instant};
 
 use common::memsight;
 
+/// One run of glibc's default configuration, JSON out.
+const ONE_GLIBC_RUN: [&str; 7] = [
+    "alloc",
+    "--json",
+    "--no-progress",
+    "--repeat",
+    "1",
+    "--configs",
+    "glibc",
+];
+
 fn installed(lib: &str) -> bool {
     [
         "/usr/lib/x86_64-linux-gnu",
@@ -82,20 +93,8 @@ fn bursty_workload_shows_glibc_arenas_holding_several_times_the_live_heap() {
 fn a_command_that_never_exits_is_stopped_and_reaped() {
     let t = Instant::now();
     let out = memsight()
-        .args([
-            "alloc",
-            "--json",
-            "--no-progress",
-            "--repeat",
-            "1",
-            "--configs",
-            "glibc",
-            "--timeout-s",
-            "1",
-            "--",
-            "sleep",
-            "37.25",
-        ])
+        .args(ONE_GLIBC_RUN)
+        .args(["--timeout-s", "1", "--", "sleep", "37.25"])
         .output()
         .unwrap();
     assert!(t.elapsed() < Duration::from_secs(20));
@@ -119,17 +118,8 @@ fn a_command_that_never_exits_is_stopped_and_reaped() {
 #[test]
 fn failing_commands_and_the_memory_cap_are_reported() {
     let out = memsight()
-        .args([
-            "alloc",
-            "--json",
-            "--no-progress",
-            "--repeat",
-            "1",
-            "--configs",
-            "glibc",
-            "--",
-            "false",
-        ])
+        .args(ONE_GLIBC_RUN)
+        .args(["--", "false"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -140,18 +130,8 @@ fn failing_commands_and_the_memory_cap_are_reported() {
     );
     // A program that grows past the cap is killed there.
     let out = memsight()
-        .args([
-            "alloc",
-            "--json",
-            "--no-progress",
-            "--repeat",
-            "1",
-            "--configs",
-            "glibc",
-            "--max-rss",
-            "64M",
-            "--",
-        ])
+        .args(ONE_GLIBC_RUN)
+        .args(["--max-rss", "64M", "--"])
         .arg(env!("CARGO_BIN_EXE_memsight"))
         .args([
             "alloc-worker",
@@ -190,11 +170,11 @@ fn bad_input_is_refused_in_one_line() {
         (vec!["--configs", "glibc,nosuch"], "unknown configuration"),
         (vec!["--repeat", "0"], "--repeat"),
     ] {
-        let out = memsight().arg("alloc").args(&args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: '{needle}' not in {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        eprintln!("alloc {args:?}");
+        common::refused(
+            &memsight().arg("alloc").args(&args).output().unwrap(),
+            needle,
+        );
     }
     // A command that does not exist.
     let out = memsight()

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::memsight;
+use common::{memsight, refused};
 
 /// A real `run` document (thorough level, DIMMs from a recorded Dell R7525) measured on the
 /// project's VM: every chart of the report has data.
@@ -23,15 +23,6 @@ fn ok(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn refused(out: &Output, needle: &str) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "exit 2 expected: {err}");
-    assert!(err.contains(needle), "'{needle}' not in: {err}");
-    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-    assert!(!err.contains("panicked"));
-    err
 }
 
 fn read_json(p: &Path) -> serde_json::Value {
@@ -392,30 +383,15 @@ fn unwritable_results_directory_is_refused_before_measuring() {
         "cannot write results",
     );
     // A read-only directory, for an unprivileged user (root writes anywhere).
-    let root = std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-    if !root
-        || std::process::Command::new("setpriv")
-            .arg("--version")
-            .output()
-            .is_err()
-    {
-        eprintln!("read-only case needs root and setpriv: skipped");
+    let Some(nobody) = common::Unprivileged::new() else {
         return;
-    }
+    };
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let ro = dir.path().join("ro");
+    let ro = nobody.dir.path().join("ro");
     std::fs::create_dir(&ro).unwrap();
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
-    let bin = dir.path().join("memsight");
-    std::fs::copy(env!("CARGO_BIN_EXE_memsight"), &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&bin)
+    let out = nobody
+        .memsight()
         .args(["run", "--quick", "--no-history", "--no-progress", "--out"])
         .arg(&ro)
         .output()

@@ -6,26 +6,23 @@ use std::time::Duration;
 
 use common::memsight;
 
-#[test]
-fn sigint_writes_partial_results_and_exits_130() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("partial.json");
-    // Points that never converge and have a long budget: the run would take minutes.
-    let child = memsight()
-        .args([
-            "latency",
-            "--no-progress",
-            "--max-size",
-            "1M",
-            "--target-ci",
-            "0.0000001",
-            "--min-samples",
-            "5",
-            "--point-budget",
-            "30",
-            "-o",
-        ])
-        .arg(&file)
+/// Ladder settings whose points never converge under a long budget: the run would take minutes.
+const NEVER_CONVERGES: [&str; 9] = [
+    "--no-progress",
+    "--max-size",
+    "1M",
+    "--target-ci",
+    "0.0000001",
+    "--min-samples",
+    "5",
+    "--point-budget",
+    "30",
+];
+
+/// Starts `cmd`, sends it SIGINT after 2.5 s, and returns its output; asserts it stopped
+/// within 10 s of the signal with exit code 130.
+fn interrupted(cmd: &mut std::process::Command) -> std::process::Output {
+    let child = cmd
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -45,6 +42,20 @@ fn sigint_writes_partial_results_and_exits_130() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+#[test]
+fn sigint_writes_partial_results_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("partial.json");
+    interrupted(
+        memsight()
+            .arg("latency")
+            .args(NEVER_CONVERGES)
+            .arg("-o")
+            .arg(&file),
+    );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(doc["complete"], false);
     let points = doc["results"]["ladders"][0]["main"]["points"]
@@ -60,39 +71,14 @@ fn sigint_during_run_keeps_a_partial_run_in_files_and_history() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
     let out_dir = dir.path().join("r");
-    let child = memsight()
-        .args([
-            "run",
-            "--no-progress",
-            "--max-size",
-            "1M",
-            "--target-ci",
-            "0.0000001",
-            "--min-samples",
-            "5",
-            "--point-budget",
-            "30",
-            "--db",
-        ])
-        .arg(&db)
-        .arg("--out")
-        .arg(&out_dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    interrupted(
+        memsight()
+            .arg("run")
+            .args(NEVER_CONVERGES)
+            .arg("--db")
+            .arg(&db)
+            .arg("--out")
+            .arg(&out_dir),
     );
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out_dir.join("run.json")).unwrap()).unwrap();

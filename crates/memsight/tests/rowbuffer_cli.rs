@@ -167,29 +167,11 @@ fn bad_input_is_refused_in_one_line() {
 #[test]
 fn without_root_it_runs_what_it_can_and_says_what_was_skipped() {
     let _serial = common::measuring();
-    let root = std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-    if !root
-        || std::process::Command::new("setpriv")
-            .arg("--version")
-            .output()
-            .is_err()
-    {
-        eprintln!("needs root and setpriv to drop to an unprivileged user: skipping");
+    let Some(nobody) = common::Unprivileged::new() else {
         return;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = dir.path().join("memsight");
-    std::fs::copy(env!("CARGO_BIN_EXE_memsight"), &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&bin)
-        .current_dir(dir.path())
+    };
+    let out = nobody
+        .memsight()
         .args(SHORT)
         .args(["--kernels", "copy", "--reserve-huge"])
         .output()

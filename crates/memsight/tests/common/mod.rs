@@ -128,3 +128,51 @@ pub const QUICK: [&str; 7] = [
     "--point-budget",
     "0.05",
 ];
+
+/// memsight run as an unprivileged user (uid 65534) through `setpriv`, from a copy of the binary
+/// in a world-readable temporary directory (the checkout may sit below a directory that user
+/// cannot enter).
+pub struct Unprivileged {
+    pub dir: tempfile::TempDir,
+}
+
+impl Unprivileged {
+    /// `None`, with a message, unless the tests run as root and `setpriv` exists.
+    pub fn new() -> Option<Self> {
+        use std::os::unix::fs::PermissionsExt;
+        let root = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+        if !root || Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("needs root and setpriv to drop to an unprivileged user: skipping");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = dir.path().join("memsight");
+        std::fs::copy(env!("CARGO_BIN_EXE_memsight"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        Some(Unprivileged { dir })
+    }
+
+    /// The command, working in the copy's directory.
+    pub fn memsight(&self) -> Command {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(self.dir.path().join("memsight"))
+            .current_dir(self.dir.path());
+        c
+    }
+}
+
+/// Asserts that a run was refused as bad input: exit 2, one line on stderr naming `needle`, no
+/// panic. Returns the message.
+pub fn refused(out: &std::process::Output, needle: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "exit 2 expected: {err}");
+    assert!(err.contains(needle), "'{needle}' not in: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"));
+    err
+}
