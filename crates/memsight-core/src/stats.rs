@@ -90,6 +90,24 @@ fn median_sorted(s: &[f64]) -> f64 {
     }
 }
 
+/// Median of values in any order (NaN for none).
+pub fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = values.to_vec();
+    s.sort_by(f64::total_cmp);
+    median_sorted(&s)
+}
+
+/// Robust standard deviation: 1.4826 × the median absolute deviation from the median (equals
+/// the standard deviation for normal data, ignores rare outliers). NaN for no values.
+pub fn mad_sigma(values: &[f64]) -> f64 {
+    let m = median(values);
+    let dev: Vec<f64> = values.iter().map(|x| (x - m).abs()).collect();
+    1.4826 * median(&dev)
+}
+
 /// Summarises samples (any order). Panics on an empty slice: callers always have a sample.
 pub fn summarize(samples: &[f64]) -> Summary {
     assert!(!samples.is_empty(), "summarize needs at least one sample");
@@ -246,6 +264,15 @@ mod tests {
         // Large n stays finite and near 0.95.
         let (_, _, c) = median_ci_ranks(5000, 0.95);
         assert!((0.95..0.96).contains(&c));
+    }
+
+    #[test]
+    fn median_and_robust_spread() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+        // Deviations from 3 are {2,1,0,1,97}: median 1, whatever the outlier.
+        assert!((mad_sigma(&[1.0, 2.0, 3.0, 4.0, 100.0]) - 1.4826).abs() < 1e-12);
     }
 
     #[test]

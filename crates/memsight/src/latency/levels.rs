@@ -12,6 +12,7 @@
 //! They can disagree for real: inside a VM on a shared EPYC the OS reports a 32 MiB L3, but one
 //! core's latency climbs past ~6–8 MiB. That is a finding, not an error.
 
+use memsight_core::stats::median;
 use memsight_core::topology::Topology;
 use memsight_core::units::format_bytes;
 use schemars::JsonSchema;
@@ -76,17 +77,6 @@ pub fn segment(latencies: &[f64]) -> Vec<std::ops::Range<usize>> {
         start = end;
     }
     out
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        0.5 * (s[n / 2 - 1] + s[n / 2])
-    }
 }
 
 /// Finds plateaus in the ladder and matches them with the topology's caches.

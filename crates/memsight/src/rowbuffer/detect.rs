@@ -7,6 +7,7 @@
 //! neighbours, called regular when there are at least three dips and every spacing lies within
 //! 20% of a whole multiple of it (two dips always look periodic).
 
+use memsight_core::stats::{mad_sigma, median};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -39,26 +40,12 @@ pub struct Detection {
     pub regular: bool,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
 /// Detects dips in `gbs` measured at `offsets` (ascending, same length).
 pub fn detect(offsets: &[u64], gbs: &[f64]) -> Detection {
     assert_eq!(offsets.len(), gbs.len());
-    let baseline = median(&mut gbs.to_vec());
-    let mut dev: Vec<f64> = gbs.iter().map(|x| (x - baseline).abs()).collect();
+    let baseline = if gbs.is_empty() { 0.0 } else { median(gbs) };
     let noise = if baseline > 0.0 {
-        1.4826 * median(&mut dev) / baseline
+        mad_sigma(gbs) / baseline
     } else {
         0.0
     };
@@ -98,7 +85,7 @@ pub fn detect(offsets: &[u64], gbs: &[f64]) -> Detection {
     let (period_bytes, regular) = if spacings.is_empty() {
         (None, false)
     } else {
-        let p = median(&mut spacings.clone());
+        let p = median(&spacings);
         let regular = spacings.len() >= 2
             && spacings.iter().all(|s| {
                 let k = (s / p).round().max(1.0);

@@ -17,6 +17,7 @@
 
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
+use memsight_core::stats::{mad_sigma, median};
 use memsight_core::{Result, cancel};
 use memsight_kernels::rowconflict;
 use rand::RngExt;
@@ -69,24 +70,6 @@ pub struct ProbeResults {
     pub bank_functions: Vec<Vec<u32>>,
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
-}
-
-fn spread(v: &[f64]) -> f64 {
-    let m = median(&mut v.to_vec());
-    let mut d: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
-    1.4826 * median(&mut d)
-}
-
 /// Otsu's threshold for a 1-D sample: the cut maximising the between-class variance.
 pub fn otsu(values: &[f64]) -> Option<f64> {
     let mut v = values.to_vec();
@@ -133,8 +116,8 @@ pub fn clusters(values: &[f64]) -> Option<Clusters> {
     if fast.is_empty() || slow.is_empty() {
         return None;
     }
-    let (f, s) = (median(&mut fast.clone()), median(&mut slow.clone()));
-    let (fs, ss) = (spread(&fast), spread(&slow));
+    let (f, s) = (median(&fast), median(&slow));
+    let (fs, ss) = (mad_sigma(&fast), mad_sigma(&slow));
     let share = slow.len() as f64 / values.len() as f64;
     let gap = s - f;
     let clear = gap >= 5.0 && gap >= 4.0 * fs.max(ss).max(0.5) && (0.03..=0.97).contains(&share);
@@ -176,7 +159,7 @@ fn time_pairs(
     Some(
         samples
             .into_iter()
-            .map(|per_base| per_base.into_iter().map(|mut s| median(&mut s)).collect())
+            .map(|per_base| per_base.iter().map(|s| median(s)).collect())
             .collect(),
     )
 }
@@ -269,7 +252,7 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
             single[i].iter().filter(|v| **v > c.threshold).count() as f64 / single[i].len() as f64;
         out.bits.push(BitResult {
             bit,
-            ns: median(&mut single[i].clone()),
+            ns: median(&single[i]),
             slow_share: share,
             class: if share >= 0.75 {
                 "row"
