@@ -389,8 +389,7 @@ pub fn run(
     }
     let findings = judge(&fills, &searches, &concurrency);
     let method = format!(
-        "libpmemobj {} pools of {} in {} ({}), one fresh pool per fill, removed afterwards; fill = pmemobj_xalloc until PMDK refuses; utilisation = objects × size ÷ pool size; the class is PMDK's (matched by the usable size) or the custom one; where the rest went: headers and unit rounding by arithmetic, runs and free chunks from `pmempool info` when installed",
-        "1.x",
+        "libpmemobj pools of {} in {} ({}), one fresh pool per fill, removed afterwards; fill = pmemobj_xalloc until PMDK refuses; utilisation = objects × size ÷ pool size; the class is PMDK's (matched by the usable size) or the custom one; where the rest went: headers and unit rounding by arithmetic, runs and free chunks from `pmempool info` when installed",
         format_bytes(pool),
         dir.display(),
         if emulated {

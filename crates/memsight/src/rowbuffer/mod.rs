@@ -331,9 +331,8 @@ pub fn run(
     let mut fragmentation = None;
     let mut layouts = vec![Memory::Contiguous, Memory::Paged4k];
     let mut fragmenter = None;
-    if let Some(bytes) = cfg.fragment_bytes {
+    if cfg.fragment_bytes.is_some() {
         layouts.push(Memory::Fragmented4k);
-        let _ = bytes;
     }
     'reps: for rep in 0..cfg.reps {
         for &memory in &layouts {

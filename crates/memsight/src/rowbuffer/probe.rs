@@ -197,13 +197,13 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
     )?;
     buf.touch();
     let report = buf.report().clone();
-    let huge = report.kind.is_huge() && report.huge_fraction.unwrap_or(0.0) > 0.99
-        || matches!(report.kind, PageKind::Huge2M | PageKind::Huge1G);
-    let page = if huge {
-        report.kind.page_bytes().max(2 << 20)
-    } else {
-        4096
+    // hugetlb pages always are huge; THP only where the kernel backed the whole buffer.
+    let huge = match report.kind {
+        PageKind::Huge2M | PageKind::Huge1G => true,
+        PageKind::Thp => report.huge_fraction.unwrap_or(0.0) > 0.99,
+        PageKind::Base4K => false,
     };
+    let page = if huge { report.kind.page_bytes() } else { 4096 };
     let max_bit = page.trailing_zeros();
     let region = (page as usize).min(buf.len());
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
