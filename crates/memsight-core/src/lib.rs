@@ -3,12 +3,14 @@
 //! - [`topology`] and [`env`]: the machine and its state, with warnings for what distorts results;
 //! - [`buffer`]: memory of a chosen page kind, optionally bound to a NUMA node, verified;
 //! - [`pin`]: pinned threads and a barrier-started team;
+//! - [`cpuclock`]: whether a measuring thread kept its CPU, and team spans;
 //! - [`timer`] and [`stats`]: one timing and statistics scheme for every mode;
 //! - [`report`]: the versioned JSON envelope every command writes.
 
 pub mod buffer;
 pub mod cancel;
 pub mod cpu;
+pub mod cpuclock;
 pub mod env;
 pub mod error;
 pub mod hugepool;

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::env::Environment;
+use crate::stats::SampleTally;
 
 /// Name of the result schema.
 pub const SCHEMA_NAME: &str = "memsight-result";
@@ -38,10 +39,13 @@ pub struct Envelope<T> {
     /// False when the run was interrupted: results then hold what was measured before the stop.
     pub complete: bool,
     pub environment: Environment,
+    /// Every figure's samples added up: kept, dropped as disturbed, figures short of clean ones.
+    #[serde(default)]
+    pub samples: SampleTally,
     pub results: T,
 }
 
-impl<T> Envelope<T> {
+impl<T: Serialize> Envelope<T> {
     /// Wraps results.
     pub fn new(
         command: &str,
@@ -63,6 +67,9 @@ impl<T> Envelope<T> {
             duration_s: started.elapsed().map_or(0.0, |d| d.as_secs_f64()),
             complete,
             environment,
+            samples: serde_json::to_value(&results)
+                .map(|v| SampleTally::of(&v))
+                .unwrap_or_default(),
             results,
         }
     }

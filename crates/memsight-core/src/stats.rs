@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::cpuclock::Disturbance;
+use crate::cpuclock::Lap;
+
 /// A sample set summarised.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
@@ -37,6 +40,74 @@ pub struct Summary {
     /// rank test (`memsight compare`). Absent from files written before schema version 2.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<f64>,
+    /// Samples taken but left out of this figure because the measurement was disturbed (a
+    /// measuring thread lost its CPU, or a team did not start together; see `cpuclock`).
+    /// Zero in files written before this field existed.
+    #[serde(default)]
+    pub dropped: usize,
+    /// Set when the figure rests on fewer clean samples than the stop rule asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortfall: Option<Shortfall>,
+}
+
+/// A figure with too few clean samples, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Shortfall {
+    /// Clean samples taken.
+    pub clean: usize,
+    /// Clean samples the stop rule wanted at least.
+    pub wanted: usize,
+    /// Disturbed samples kept in the figure because there were too few clean ones (they are
+    /// never faster than clean ones: disturbance only adds time).
+    pub disturbed_kept: usize,
+    /// What disturbed the most samples.
+    pub cause: Disturbance,
+}
+
+impl Shortfall {
+    pub fn describe(&self) -> String {
+        if self.disturbed_kept > 0 {
+            format!(
+                "{} clean of {} wanted ({}); {} disturbed samples kept",
+                self.clean,
+                self.wanted,
+                self.cause.describe(),
+                self.disturbed_kept
+            )
+        } else {
+            format!(
+                "only {} clean samples of {} wanted ({})",
+                self.clean,
+                self.wanted,
+                self.cause.describe()
+            )
+        }
+    }
+}
+
+/// One sample as a measurement returns it: the value and, when it was disturbed, how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Taken {
+    pub value: f64,
+    pub disturbed: Option<Disturbance>,
+}
+
+impl Taken {
+    /// A sample nothing is known to have disturbed (values that are not timings).
+    pub fn clean(value: f64) -> Self {
+        Taken {
+            value,
+            disturbed: None,
+        }
+    }
+
+    /// A value timed by `lap` on one thread.
+    pub fn timed(value: f64, lap: &Lap) -> Self {
+        Taken {
+            value,
+            disturbed: lap.disturbance(),
+        }
+    }
 }
 
 impl Summary {
@@ -153,6 +224,66 @@ pub fn summarize(samples: &[f64]) -> Summary {
         },
         outliers,
         samples: samples.to_vec(),
+        dropped: 0,
+        shortfall: None,
+    }
+}
+
+/// Samples behind every figure of one result, added up: what was kept, what was dropped as
+/// disturbed, and which figures rest on too few clean samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SampleTally {
+    /// Figures (sample summaries) in the result.
+    pub figures: usize,
+    /// Samples those figures are computed from.
+    pub kept: usize,
+    /// Samples taken but dropped as disturbed.
+    pub dropped: usize,
+    /// Figures marked with a shortfall of clean samples.
+    pub short: usize,
+}
+
+impl SampleTally {
+    /// Walks any serialised result and adds up every [`Summary`] in it (an object with `median`,
+    /// `n` and `ci_level`). Scaled copies of one measurement (e.g. program and DRAM bytes) count
+    /// once each, as they are printed.
+    pub fn of(value: &serde_json::Value) -> Self {
+        let mut t = SampleTally::default();
+        t.walk(value);
+        t
+    }
+
+    fn walk(&mut self, v: &serde_json::Value) {
+        use serde_json::Value;
+        match v {
+            Value::Object(m) => {
+                if m.contains_key("median") && m.contains_key("ci_level") {
+                    self.figures += 1;
+                    self.kept += m.get("n").and_then(Value::as_u64).unwrap_or(0) as usize;
+                    self.dropped += m.get("dropped").and_then(Value::as_u64).unwrap_or(0) as usize;
+                    self.short += usize::from(m.get("shortfall").is_some_and(|s| !s.is_null()));
+                    return;
+                }
+                m.values().for_each(|x| self.walk(x));
+            }
+            Value::Array(a) => a.iter().for_each(|x| self.walk(x)),
+            _ => {}
+        }
+    }
+
+    /// One line for people, e.g. under a command's tables.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} samples in {} figures; {} dropped (a measuring thread lost its CPU, or a team did not start together)",
+            self.kept, self.figures, self.dropped
+        );
+        if self.short > 0 {
+            s.push_str(&format!(
+                "; {} figures rest on too few clean samples (marked)",
+                self.short
+            ));
+        }
+        s
     }
 }
 
@@ -206,9 +337,14 @@ impl Sampled {
     }
 }
 
-/// Runs `warmup` unrecorded calls of `sample`, then records calls until `rule` says stop. Returns
-/// `None` only when interrupted before a single sample was recorded.
-pub fn sample_until(rule: &StopRule, mut sample: impl FnMut() -> f64) -> Option<Sampled> {
+/// Runs `warmup` unrecorded calls of `sample`, then records calls until `rule` says stop.
+/// Disturbed samples are dropped and counted; the rule is applied to clean samples only. When
+/// disturbance leaves too few clean samples, sampling goes on for up to twice the budget (and
+/// twice the sample cap), then the figure is marked with a [`Shortfall`]; with fewer than 3 clean
+/// samples the disturbed ones are kept in it (disturbance only ever adds time, so they can make a
+/// figure look worse, never better). Returns `None` only when interrupted before a single sample
+/// was taken.
+pub fn sample_until(rule: &StopRule, mut sample: impl FnMut() -> Taken) -> Option<Sampled> {
     let start = Instant::now();
     let budget = Duration::from_secs_f64(rule.budget_s.max(0.0));
     for _ in 0..rule.warmup {
@@ -217,33 +353,101 @@ pub fn sample_until(rule: &StopRule, mut sample: impl FnMut() -> f64) -> Option<
         }
         sample();
     }
-    let mut samples = Vec::with_capacity(rule.min_samples.max(8));
+    let want = rule.min_samples.max(1);
+    let mut clean = Vec::with_capacity(want.max(8));
+    let mut dropped: Vec<(f64, Disturbance)> = Vec::new();
     let stop = loop {
         if crate::cancel::requested() {
             break StopReason::Interrupted;
         }
-        samples.push(sample());
-        let n = samples.len();
-        if n >= rule.min_samples.max(1) {
-            if summarize(&samples).rel_ci() <= rule.target_rel_ci {
+        let t = sample();
+        match t.disturbed {
+            None => clean.push(t.value),
+            Some(d) => dropped.push((t.value, d)),
+        }
+        let taken = clean.len() + dropped.len();
+        let elapsed = start.elapsed();
+        if clean.len() >= want {
+            if summarize(&clean).rel_ci() <= rule.target_rel_ci {
                 break StopReason::Converged;
             }
-            if n >= rule.max_samples {
+            if clean.len() >= rule.max_samples {
                 break StopReason::MaxSamples;
             }
-            if start.elapsed() >= budget {
+            if elapsed >= budget {
                 break StopReason::Budget;
             }
+        } else if taken >= 2 * rule.max_samples.max(want) {
+            break StopReason::MaxSamples;
+        } else if elapsed >= 2 * budget {
+            break StopReason::Budget;
         }
     };
-    if samples.is_empty() {
+    if clean.is_empty() && dropped.is_empty() {
         return None;
     }
-    Some(Sampled {
-        summary: summarize(&samples),
+    Some(finish(clean, dropped, want, stop))
+}
+
+/// Summarises samples taken outside [`sample_until`] (a fixed number of them, e.g. STREAM's
+/// NTIMES): disturbed ones are dropped and counted as there, `want` is the clean count hoped for.
+pub fn summarize_taken(taken: &[Taken], want: usize) -> Summary {
+    assert!(!taken.is_empty(), "summarize needs at least one sample");
+    let clean = taken
+        .iter()
+        .filter(|t| t.disturbed.is_none())
+        .map(|t| t.value)
+        .collect();
+    let dropped = taken
+        .iter()
+        .filter_map(|t| t.disturbed.map(|d| (t.value, d)))
+        .collect();
+    finish(clean, dropped, want, StopReason::MaxSamples).summary
+}
+
+fn finish(
+    clean: Vec<f64>,
+    dropped: Vec<(f64, Disturbance)>,
+    want: usize,
+    stop: StopReason,
+) -> Sampled {
+    let cause = {
+        let lost = dropped
+            .iter()
+            .filter(|d| d.1 == Disturbance::LostCpu)
+            .count();
+        if 2 * lost >= dropped.len() {
+            Disturbance::LostCpu
+        } else {
+            Disturbance::Staggered
+        }
+    };
+    // Below 3 clean samples a median says little: keep the disturbed ones too.
+    let keep_disturbed = clean.len() < 3;
+    let values: Vec<f64> = if keep_disturbed {
+        clean
+            .iter()
+            .copied()
+            .chain(dropped.iter().map(|d| d.0))
+            .collect()
+    } else {
+        clean.clone()
+    };
+    let mut summary = summarize(&values);
+    summary.dropped = if keep_disturbed { 0 } else { dropped.len() };
+    if clean.len() < want && stop != StopReason::Interrupted && !dropped.is_empty() {
+        summary.shortfall = Some(Shortfall {
+            clean: clean.len(),
+            wanted: want,
+            disturbed_kept: if keep_disturbed { dropped.len() } else { 0 },
+            cause,
+        });
+    }
+    Sampled {
+        samples: values,
+        summary,
         stop,
-        samples,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -301,7 +505,7 @@ mod tests {
     #[test]
     fn constant_samples_converge_at_the_minimum() {
         let rule = StopRule::default();
-        let out = sample_until(&rule, || 42.0).unwrap();
+        let out = sample_until(&rule, || Taken::clean(42.0)).unwrap();
         assert_eq!(out.stop, StopReason::Converged);
         assert_eq!(out.summary.n, rule.min_samples);
         assert_eq!(out.summary.median, 42.0);
@@ -317,12 +521,67 @@ mod tests {
         let mut i = 0u64;
         let out = sample_until(&rule, || {
             i += 1;
-            if i.is_multiple_of(2) { 1.0 } else { 100.0 }
+            Taken::clean(if i.is_multiple_of(2) { 1.0 } else { 100.0 })
         })
         .unwrap();
         assert_eq!(out.stop, StopReason::MaxSamples);
         assert_eq!(out.summary.n, 20);
         assert!(out.is_noisy());
+    }
+
+    #[test]
+    fn disturbed_samples_are_dropped_and_counted() {
+        let rule = StopRule {
+            warmup: 0,
+            min_samples: 7,
+            max_samples: 7,
+            target_rel_ci: 0.0,
+            budget_s: 10.0,
+        };
+        let mut i = 0u64;
+        let out = sample_until(&rule, || {
+            i += 1;
+            // Every third sample lost its CPU and took 5× as long.
+            if i.is_multiple_of(3) {
+                Taken {
+                    value: 500.0,
+                    disturbed: Some(Disturbance::LostCpu),
+                }
+            } else {
+                Taken::clean(100.0)
+            }
+        })
+        .unwrap();
+        assert_eq!(out.summary.n, 7);
+        assert_eq!(out.summary.dropped, 3);
+        assert_eq!(out.summary.max, 100.0);
+        assert!(out.summary.shortfall.is_none());
+    }
+
+    #[test]
+    fn too_few_clean_samples_are_marked_with_the_cause() {
+        let rule = StopRule {
+            warmup: 0,
+            min_samples: 7,
+            max_samples: 10,
+            target_rel_ci: 0.0,
+            budget_s: 10.0,
+        };
+        // Only every tenth sample is clean: 2 of 20 taken, so the disturbed ones are kept.
+        let mut i = 0u64;
+        let out = sample_until(&rule, || {
+            i += 1;
+            Taken {
+                value: i as f64,
+                disturbed: (!i.is_multiple_of(10)).then_some(Disturbance::Staggered),
+            }
+        })
+        .unwrap();
+        let s = out.summary.shortfall.clone().expect("marked");
+        assert_eq!((s.clean, s.wanted, s.disturbed_kept), (2, 7, 18));
+        assert_eq!(s.cause, Disturbance::Staggered);
+        assert_eq!(out.summary.n, 20);
+        assert!(s.describe().contains("did not start together"));
     }
 
     proptest! {

@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use crate::chain::{Pattern, link, visit_order};
+use crate::chain::{Mixer, Pattern, link, visit_order};
 
 /// A set of `k` chains written into a buffer, ready to chase. Borrowing the buffer for `'a` keeps
 /// it alive and unmoved while the chains' absolute pointers are in use.
@@ -30,7 +30,7 @@ impl<'a> Chains<'a> {
         seed: u64,
     ) -> Self {
         let order = visit_order(elements, stride, pattern, seed);
-        let offsets = link(buf, stride, &order, k);
+        let offsets = link(buf, stride, &order, k, &Mixer::new(stride, seed));
         let buf: &'a [u8] = buf;
         let starts = offsets.iter().map(|&o| buf[o..].as_ptr()).collect();
         Chains {

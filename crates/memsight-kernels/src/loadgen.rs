@@ -1,8 +1,12 @@
 //! Background memory traffic at a controlled rate, for loaded-latency curves.
 //!
-//! A load thread walks its buffer one 64-byte line at a time, doing one 8-byte access per line
-//! (enough to move the whole line) in the pattern of its read:write mix, and spins `delay` cycles
-//! between lines. Delay 0 is the most traffic one thread can make; larger delays throttle it. The
+//! A load thread walks its buffer one 64-byte line at a time in the pattern of its read:write mix,
+//! and spins `delay` cycles between lines. A read or a regular store needs only one 8-byte access
+//! to move the whole line (the cache fills it, and a written line goes back whole, after its
+//! read for ownership). A non-temporal store bypasses the cache: it moves only the bytes it
+//! names, and a partial line costs the memory controller a partial write, so every NT visit
+//! writes the whole line (one 64-byte `vmovntdq` with AVX-512, else four 16-byte `movntdq` that the
+//! write-combining buffer merges into one full-line write), as MLC's NT traffic does. Delay 0 is the most traffic one thread can make; larger delays throttle it. The
 //! delay is a chain of dependent decrements (one per cycle), so it does not touch memory.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -81,7 +85,7 @@ pub fn delay(cycles: u64) {
     }
 }
 
-/// Generates traffic over `buf` (split into three regions: two read streams and one write
+/// Generates traffic over `buf` (split into three padded regions: two read streams and one write
 /// stream) until `stop` is set, adding the visits made to `visits` every 256 visits.
 pub fn generate(
     buf: &mut [u8],
@@ -90,12 +94,59 @@ pub fn generate(
     stop: &AtomicBool,
     visits: &AtomicU64,
 ) {
-    let third = buf.len() / 3 / 64 * 64;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F.
+        unsafe { generate_avx512(buf, mix, delay_cycles, stop, visits) };
+        return;
+    }
+    generate_with(buf, mix, delay_cycles, stop, visits, |p, v| {
+        // SAFETY: `generate_with` passes a 64-byte aligned line inside the buffer.
+        unsafe { nt_line_128(p, v) }
+    });
+}
+
+/// The generator compiled for AVX-512, so that its one-instruction line store inlines.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn generate_avx512(
+    buf: &mut [u8],
+    mix: TrafficMix,
+    delay_cycles: &AtomicU64,
+    stop: &AtomicBool,
+    visits: &AtomicU64,
+) {
+    use std::arch::x86_64::{_mm512_set1_epi64, _mm512_stream_si512};
+    generate_with(buf, mix, delay_cycles, stop, visits, |p, v| {
+        // SAFETY: `generate_with` passes a 64-byte aligned line inside the buffer; the feature
+        // is enabled for this function.
+        unsafe { _mm512_stream_si512(p.cast(), _mm512_set1_epi64(v as i64)) }
+    });
+}
+
+#[inline(always)]
+fn generate_with(
+    buf: &mut [u8],
+    mix: TrafficMix,
+    delay_cycles: &AtomicU64,
+    stop: &AtomicBool,
+    visits: &AtomicU64,
+    nt_line: impl Fn(*mut u64, u64),
+) {
+    // The three regions start PAD bytes further apart than their length, so that the same line
+    // of each never shares its low 12 address bits (a load behind a store to an address 4 KiB
+    // away waits for it: "4K aliasing") nor its L1 set; `bandwidth` pads its arrays the same way.
+    const PAD: usize = 2048 + 64;
+    let third = buf.len().saturating_sub(2 * PAD) / 3 / 64 * 64;
     assert!(
-        third >= 64 && (buf.as_ptr() as usize).is_multiple_of(8),
-        "load buffer too small or misaligned"
+        third >= 64 && (buf.as_ptr() as usize).is_multiple_of(64),
+        "load buffer too small or not 64-byte aligned"
     );
     let base = buf.as_mut_ptr();
+    let (second, last) = (third + PAD, 2 * (third + PAD));
     let lines = third / 64;
     let mut i = 0usize;
     let mut sum = 0u64;
@@ -103,20 +154,21 @@ pub fn generate(
         let d = delay_cycles.load(Ordering::Relaxed);
         for _ in 0..256 {
             let a = i * 64;
-            // SAFETY: a < third, so a, third + a and 2·third + a are inside `buf` (3·third ≤ len);
-            // all 8-byte aligned.
+            // SAFETY: a < third, so the lines at a, second + a and last + a are inside `buf`
+            // (last + third = 3·third + 2·PAD ≤ len); all 64-byte aligned (base is, and third,
+            // PAD and a are multiples of 64).
             unsafe {
                 let x = base.add(a).cast::<u64>();
-                let y = base.add(third + a).cast::<u64>();
-                let z = base.add(2 * third + a).cast::<u64>();
+                let y = base.add(second + a).cast::<u64>();
+                let z = base.add(last + a).cast::<u64>();
                 match mix {
                     TrafficMix::Reads => sum = sum.wrapping_add(x.read_volatile()),
                     TrafficMix::R3W1 => {
                         z.write_volatile(x.read_volatile().wrapping_add(y.read_volatile()))
                     }
                     TrafficMix::R2W1 => z.write_volatile(x.read_volatile()),
-                    TrafficMix::R1W1Nt => nt_store(z, x.read_volatile()),
-                    TrafficMix::NtWrites => nt_store(z, i as u64),
+                    TrafficMix::R1W1Nt => nt_line(z, x.read_volatile()),
+                    TrafficMix::NtWrites => nt_line(z, i as u64),
                 }
             }
             i = if i + 1 == lines { 0 } else { i + 1 };
@@ -128,18 +180,29 @@ pub fn generate(
     std::hint::black_box(sum);
 }
 
-#[inline(always)]
-unsafe fn nt_store(p: *mut u64, v: u64) {
+/// Writes the whole 64-byte line at `p` with four non-temporal 16-byte stores of `v`.
+///
+/// # Safety
+/// `p` must be 64-byte aligned with 64 writable bytes behind it.
+unsafe fn nt_line_128(p: *mut u64, v: u64) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: p is aligned and inside the caller's buffer; movnti is SSE2 (x86_64 baseline).
+    // SAFETY: the caller guarantees 64 aligned writable bytes; movntdq is SSE2 (x86_64 baseline).
     unsafe {
-        std::arch::x86_64::_mm_stream_si64(p.cast(), v as i64)
-    };
+        use std::arch::x86_64::{__m128i, _mm_set1_epi64x, _mm_stream_si128};
+        let x = _mm_set1_epi64x(v as i64);
+        let q = p.cast::<__m128i>();
+        _mm_stream_si128(q, x);
+        _mm_stream_si128(q.add(1), x);
+        _mm_stream_si128(q.add(2), x);
+        _mm_stream_si128(q.add(3), x);
+    }
     #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: as above; a regular store where no scalar NT store exists.
+    // SAFETY: as above; regular stores where no NT store is used.
     unsafe {
-        p.write_volatile(v)
-    };
+        for k in 0..8 {
+            p.add(k).write_volatile(v);
+        }
+    }
 }
 
 fn fence() {
@@ -154,6 +217,53 @@ fn fence() {
 mod tests {
     use super::*;
 
+    /// One cache line, 64-byte aligned.
+    #[derive(Clone, Copy, Debug)]
+    #[repr(C, align(64))]
+    struct Line([u64; 8]);
+
+    /// A 64-byte aligned buffer of `bytes`, every word 1 (Vec<u8> is only byte-aligned).
+    fn lines(bytes: usize) -> Vec<Line> {
+        vec![Line([1u64; 8]); bytes / 64]
+    }
+
+    fn as_bytes(v: &mut [Line]) -> &mut [u8] {
+        let n = std::mem::size_of_val(v);
+        // SAFETY: Line is plain old data without padding; the byte view covers the same memory.
+        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), n) }
+    }
+
+    #[test]
+    fn nt_visits_write_whole_lines() {
+        for mix in [TrafficMix::R1W1Nt, TrafficMix::NtWrites] {
+            // Three regions of 64 lines, 2112 B (33 lines) of padding between them.
+            let mut buf = lines(3 * 64 * 64 + 2 * 2112);
+            // The read regions hold 7s, so copying them (R1W1Nt) changes the 1s written over.
+            for l in &mut buf[..2 * (64 + 33)] {
+                l.0 = [7; 8];
+            }
+            let stop = AtomicBool::new(false);
+            let visits = AtomicU64::new(0);
+            let d = AtomicU64::new(0);
+            std::thread::scope(|s| {
+                let h = s.spawn(|| generate(as_bytes(&mut buf), mix, &d, &stop, &visits));
+                while visits.load(Ordering::Relaxed) < 1024 && !h.is_finished() {
+                    std::thread::yield_now();
+                }
+                stop.store(true, Ordering::Relaxed);
+            });
+            // The write region is the last third: every line visited holds one value in all
+            // eight words (a partial write would leave the initial 1s in some of them).
+            for line in &buf[128..] {
+                assert!(line.0.iter().all(|w| *w == line.0[0]), "{mix:?}: {line:?}");
+            }
+            assert!(
+                buf[128..].iter().any(|l| l.0[0] != 1),
+                "{mix:?} wrote nothing"
+            );
+        }
+    }
+
     #[test]
     fn every_mix_generates_visits_and_stops() {
         for mix in [
@@ -163,12 +273,12 @@ mod tests {
             TrafficMix::R1W1Nt,
             TrafficMix::NtWrites,
         ] {
-            let mut buf = vec![1u8; 1 << 20];
+            let mut buf = lines(1 << 20);
             let stop = AtomicBool::new(false);
             let visits = AtomicU64::new(0);
             let d = AtomicU64::new(10);
             std::thread::scope(|s| {
-                s.spawn(|| generate(&mut buf, mix, &d, &stop, &visits));
+                s.spawn(|| generate(as_bytes(&mut buf), mix, &d, &stop, &visits));
                 std::thread::sleep(std::time::Duration::from_millis(20));
                 stop.store(true, Ordering::Relaxed);
             });
@@ -179,12 +289,12 @@ mod tests {
     #[test]
     fn longer_delays_mean_fewer_visits() {
         let run = |cycles: u64| {
-            let mut buf = vec![1u8; 64 << 10];
+            let mut buf = lines(64 << 10);
             let stop = AtomicBool::new(false);
             let visits = AtomicU64::new(0);
             let d = AtomicU64::new(cycles);
             std::thread::scope(|s| {
-                s.spawn(|| generate(&mut buf, TrafficMix::Reads, &d, &stop, &visits));
+                s.spawn(|| generate(as_bytes(&mut buf), TrafficMix::Reads, &d, &stop, &visits));
                 std::thread::sleep(std::time::Duration::from_millis(50));
                 stop.store(true, Ordering::Relaxed);
             });

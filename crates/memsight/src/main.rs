@@ -411,6 +411,9 @@ fn emit<T: Serialize>(g: &GlobalArgs, envelope: Envelope<T>) -> anyhow::Result<E
         std::fs::write(path, format!("{text}\n"))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
+    if !g.json && envelope.samples.figures > 0 {
+        println!("\nSamples: {}", envelope.samples.describe());
+    }
     if envelope.complete {
         Ok(ExitCode::SUCCESS)
     } else {

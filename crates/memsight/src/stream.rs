@@ -15,11 +15,11 @@
 //! These are STREAM-compatible kernels run by memsight, not STREAM benchmark results.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
+use memsight_core::cpuclock::{SpinBarrier, TeamClock, TeamSpan, Watch};
 use memsight_core::env::Environment;
-use memsight_core::stats::{Summary, summarize};
+use memsight_core::stats::{Summary, Taken, summarize_taken};
 use memsight_core::timer::ClockInfo;
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::bandwidth::{self as k, Isa, Store, StreamOp};
@@ -196,10 +196,12 @@ pub fn run(
     let mut buf = Buffer::allocate(req, env)?;
     let threads = cfg.cpus.len();
     let chunk = n / threads;
-    // durations[iteration][kernel][thread], ns.
-    let durations: Vec<AtomicU64> = (0..cfg.ntimes * 4 * threads)
-        .map(|_| AtomicU64::new(0))
+    // One team clock per iteration and kernel: each timing spans the earliest start to the
+    // latest end over the threads, as STREAM times its parallel region.
+    let clocks: Vec<TeamClock> = (0..cfg.ntimes * 4)
+        .map(|_| TeamClock::new(threads))
         .collect();
+    let start = SpinBarrier::new(threads);
     let done = AtomicU64::new(0);
     {
         let all = buf.as_f64_mut();
@@ -225,11 +227,10 @@ pub fn run(
             }
             for it in 0..cfg.ntimes {
                 for (kk, op) in StreamOp::ALL.iter().enumerate() {
-                    barrier.wait();
-                    let t = Instant::now();
+                    start.wait();
+                    let w = Watch::start();
                     k::stream(cfg.isa, cfg.store, *op, a, b, c, SCALAR);
-                    durations[(it * 4 + kk) * threads + i]
-                        .store(t.elapsed().as_nanos() as u64, Ordering::SeqCst);
+                    clocks[it * 4 + kk].record(i, &w.stop());
                 }
                 barrier.wait();
                 if i == 0 {
@@ -249,16 +250,21 @@ pub fn run(
     let mut warnings = Vec::new();
     if iterations >= 2 {
         for (kk, op) in StreamOp::ALL.iter().enumerate() {
-            let times: Vec<f64> = (1..iterations)
-                .map(|it| {
-                    (0..threads)
-                        .map(|t| durations[(it * 4 + kk) * threads + t].load(Ordering::SeqCst))
-                        .max()
-                        .unwrap_or(0)
-                        .max(1) as f64
-                        * 1e-9
-                })
+            let spans: Vec<TeamSpan> = (1..iterations)
+                .map(|it| clocks[it * 4 + kk].span())
                 .collect();
+            // STREAM's best/avg/min/max over the iterations nothing disturbed (all of them when
+            // none was clean: disturbance only adds time).
+            let clean: Vec<f64> = spans
+                .iter()
+                .filter(|s| s.disturbance().is_none())
+                .map(|s| s.ns * 1e-9)
+                .collect();
+            let times = if clean.is_empty() {
+                spans.iter().map(|s| s.ns * 1e-9).collect()
+            } else {
+                clean
+            };
             let bytes = (op.arrays() * 8 * n) as u64;
             let rfo = if cfg.store == Store::Regular {
                 (8 * n) as u64
@@ -268,7 +274,13 @@ pub fn run(
             let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
             let max = times.iter().cloned().fold(0.0, f64::max);
             let avg = times.iter().sum::<f64>() / times.len() as f64;
-            let rates: Vec<f64> = times.iter().map(|t| bytes as f64 / t / 1e9).collect();
+            let rates: Vec<Taken> = spans
+                .iter()
+                .map(|s| Taken {
+                    value: bytes as f64 / s.ns,
+                    disturbed: s.disturbance(),
+                })
+                .collect();
             let min_ticks = min * 1e9 / clock.granularity_ns;
             if min_ticks < 20.0 {
                 warnings.push(format!(
@@ -284,7 +296,7 @@ pub fn run(
                 avg_time_s: avg,
                 min_time_s: min,
                 max_time_s: max,
-                gbs: summarize(&rates),
+                gbs: summarize_taken(&rates, rates.len()),
                 min_ticks,
             });
         }

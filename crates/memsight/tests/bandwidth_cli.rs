@@ -293,3 +293,49 @@ fn shared_buffer_option_runs_and_says_so() {
     );
     assert_eq!(points(&doc).len(), 2);
 }
+
+/// A competitor takes the second CPU 3 ms in every 10 ms while two threads read DRAM. With teams
+/// timed per thread, the late thread's bytes were divided by one thread's time and samples read
+/// up to 1.8× the undisturbed rate; timed over the team's span, disturbance only costs time. The
+/// disturbed run must notice (samples dropped, or a shortfall of clean ones) and no sample it
+/// keeps may exceed the undisturbed runs around it by a wide margin (machines here are shared).
+#[test]
+fn a_stolen_cpu_never_makes_memory_look_faster() {
+    let cpus = memsight_core::pin::current_affinity().unwrap();
+    if cpus.len() < 2 {
+        eprintln!("skipped: needs 2 CPUs");
+        return;
+    }
+    let list = format!("{},{}", cpus[0], cpus[1]);
+    let args = ["--test", "read", "--size", "64M", "--cpus", &list];
+    let median = |d: &Value| f(&points(d)[0]["program_gbs"]["median"]);
+    let before = bandwidth(&args);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stolen = std::thread::scope(|s| {
+        s.spawn(|| {
+            memsight_core::pin::pin_current_thread(cpus[1]).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = std::time::Instant::now();
+                while t.elapsed() < std::time::Duration::from_millis(3) {
+                    std::hint::spin_loop();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(7));
+            }
+        });
+        let doc = bandwidth(&args);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        doc
+    });
+    let after = bandwidth(&args);
+    let calm = median(&before).max(median(&after));
+    let g = &points(&stolen)[0]["program_gbs"];
+    let kept_disturbed = g["shortfall"]["disturbed_kept"].as_u64().unwrap_or(0);
+    assert!(
+        g["dropped"].as_u64().unwrap() + kept_disturbed > 0,
+        "the stolen CPU went unnoticed: {g}"
+    );
+    for s in g["samples"].as_array().unwrap() {
+        assert!(f(s) <= 1.5 * calm, "sample {s} vs undisturbed {calm}: {g}");
+    }
+    assert!(stolen["samples"]["dropped"].as_u64().unwrap() + kept_disturbed > 0);
+}

@@ -71,3 +71,77 @@ fn bad_loaded_input_is_refused() {
         );
     }
 }
+
+/// Each mix's saturation with one load thread (no delay) moves about what `bandwidth` moves with
+/// the same access pattern on the same CPU, in estimated DRAM bytes. The goal measured in
+/// bench/loadgen-vs-bandwidth.sh is 15%; here the margin is wide (2×) because the two run one
+/// after the other on a shared machine. NT mixes once wrote 8 bytes per line and counted 64,
+/// which read at a half to a fifth of `bandwidth --test write-nt`.
+#[test]
+fn saturation_agrees_with_bandwidth_for_every_mix() {
+    let cpus = memsight_core::pin::current_affinity().unwrap();
+    if cpus.len() < 2 {
+        return;
+    }
+    let _serial = common::measuring();
+    let pair = format!("{},{}", cpus[0], cpus[1]);
+    let load_cpu = cpus[1].to_string();
+    for (mix, test, arrays) in [
+        ("reads", "read", 1),
+        ("3:1", "3:1", 3),
+        ("2:1", "copy", 2),
+        ("1:1-nt", "1:1-nt", 2),
+        ("nt-writes", "write-nt", 1),
+    ] {
+        let loaded = json(memsight().args([
+            "loaded-latency",
+            "--json",
+            "--no-progress",
+            "--mix",
+            mix,
+            "--points",
+            "2",
+            "--cpus",
+            &pair,
+            "--size",
+            "32M",
+            "--load-size",
+            "192M",
+            "--settle-ms",
+            "20",
+            "--min-samples",
+            "3",
+            "--point-budget",
+            "0.2",
+        ]));
+        let sat = loaded["results"]["curves"][0]["saturation_gbs"]
+            .as_f64()
+            .unwrap();
+        let size = format!("{}M", 64 * arrays);
+        let bw = json(memsight().args([
+            "bandwidth",
+            "--json",
+            "--no-progress",
+            "--test",
+            test,
+            "--cpus",
+            &load_cpu,
+            "--size",
+            &size,
+            "--min-samples",
+            "3",
+            "--point-budget",
+            "0.2",
+            "--sample-ms",
+            "10",
+        ]));
+        let dram = bw["results"]["points"][0]["dram_gbs"]["median"]
+            .as_f64()
+            .unwrap();
+        let r = sat / dram;
+        assert!(
+            (0.5..2.0).contains(&r),
+            "{mix}: loaded-latency saturation {sat:.1} GB/s vs bandwidth {test} {dram:.1} GB/s"
+        );
+    }
+}

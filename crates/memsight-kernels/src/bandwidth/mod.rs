@@ -211,35 +211,66 @@ macro_rules! dispatch {
 }
 
 /// Sums the buffer as 64-bit words (wrapping). Reads every byte once.
-pub fn read(isa: Isa, buf: &[u8]) -> u64 {
+/// Runs a kernel `passes` times: x86 SIMD kernels loop inside (one call for all passes), the
+/// others are called once per pass.
+macro_rules! dispatch_passes {
+    ($isa:expr, $passes:expr, $f:ident ( $($arg:expr),* ), $fold:expr) => {{
+        require($isa);
+        match $isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `require` checked that the CPU has the feature the function is compiled for.
+            Isa::Sse2 => unsafe { x86::sse2::$f($($arg,)* $passes) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Isa::Avx2 => unsafe { x86::avx2::$f($($arg,)* $passes) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above.
+            Isa::Avx512 => unsafe { x86::avx512::$f($($arg,)* $passes) },
+            Isa::Scalar => (0..$passes).fold(Default::default(), |acc, _| $fold(acc, scalar::$f($($arg),*))),
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: as above.
+            Isa::Neon => (0..$passes).fold(Default::default(), |acc, _| $fold(acc, unsafe { neon::$f($($arg),*) })),
+            #[allow(unreachable_patterns)]
+            other => unreachable!("{} passed `require` but has no kernels here", other.name()),
+        }
+    }};
+}
+
+/// Sums the buffer as 64-bit words (wrapping), `passes` times. Reads every byte once per pass.
+pub fn read(isa: Isa, buf: &[u8], passes: u64) -> u64 {
     check(buf);
-    dispatch!(isa, read(buf))
+    dispatch_passes!(isa, passes, read(buf), u64::wrapping_add)
 }
 
 /// Fills the buffer with the 64-bit `pattern` (native byte order), using `store`.
 /// `Store::Clzero` requires `pattern == 0` and a CPU with `clzero`.
-pub fn write(isa: Isa, store: Store, buf: &mut [u8], pattern: u64) {
+/// `passes` times over the buffer.
+pub fn write(isa: Isa, store: Store, buf: &mut [u8], pattern: u64, passes: u64) {
     check(buf);
+    let keep = |(), ()| ();
     match store {
         Store::Clzero => {
             assert_eq!(pattern, 0, "clzero writes zeros only");
             assert!(has_clzero(), "this CPU has no clzero");
             #[cfg(target_arch = "x86_64")]
-            x86::clzero_fill(buf);
+            for _ in 0..passes {
+                x86::clzero_fill(buf);
+            }
         }
-        Store::Regular => dispatch!(isa, write(buf, pattern)),
-        Store::Nt => dispatch!(isa, write_nt(buf, pattern)),
+        Store::Regular => dispatch_passes!(isa, passes, write(buf, pattern), keep),
+        Store::Nt => dispatch_passes!(isa, passes, write_nt(buf, pattern), keep),
     }
 }
 
-/// Copies `src` into `dst` (equal lengths).
-pub fn copy(isa: Isa, store: Store, dst: &mut [u8], src: &[u8]) {
+/// Copies `src` into `dst` (equal lengths), `passes` times.
+pub fn copy(isa: Isa, store: Store, dst: &mut [u8], src: &[u8], passes: u64) {
     check(dst);
     check(src);
     assert_eq!(dst.len(), src.len());
+    let keep = |(), ()| ();
     match store {
-        Store::Regular => dispatch!(isa, copy(dst, src)),
-        Store::Nt => dispatch!(isa, copy_nt(dst, src)),
+        Store::Regular => dispatch_passes!(isa, passes, copy(dst, src), keep),
+        Store::Nt => dispatch_passes!(isa, passes, copy_nt(dst, src), keep),
         Store::Clzero => panic!("copy cannot use clzero"),
     }
 }

@@ -47,14 +47,14 @@ fn fills_write_every_byte() {
         for store in stores(isa) {
             let mut v = aligned(LEN, 0x11);
             let b = window(&mut v, LEN);
-            write(isa, store, b, 0xefef_efef_efef_efef);
+            write(isa, store, b, 0xefef_efef_efef_efef, 2);
             assert!(b.iter().all(|&x| x == 0xef), "{isa:?} {store:?}");
         }
     }
     if has_clzero() {
         let mut v = aligned(LEN, 0xff);
         let b = window(&mut v, LEN);
-        write(Isa::Scalar, Store::Clzero, b, 0);
+        write(Isa::Scalar, Store::Clzero, b, 0, 1);
         assert!(b.iter().all(|&x| x == 0));
     }
 }
@@ -65,7 +65,7 @@ fn fills_stay_inside_their_buffer() {
         let mut v = vec![0x55u8; LEN + 256];
         let off = v.as_ptr().align_offset(64);
         let start = off + 64;
-        write(isa, Store::Regular, &mut v[start..start + LEN - 256], 0);
+        write(isa, Store::Regular, &mut v[start..start + LEN - 256], 0, 3);
         assert!(
             v[..start].iter().all(|&x| x == 0x55),
             "{isa:?} wrote before"
@@ -84,7 +84,15 @@ fn reads_sum_every_word() {
     fill_words(b, |i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let want = words(b).iter().fold(0u64, |a, &w| a.wrapping_add(w));
     for isa in Isa::available() {
-        assert_eq!(read(isa, b), want, "{isa:?}");
+        assert_eq!(read(isa, b, 1), want, "{isa:?}");
+        // Several passes inside one call read every word once per pass.
+        assert_eq!(read(isa, b, 3), want.wrapping_mul(3), "{isa:?}");
+    }
+    // A length that is an odd multiple of 256 B exercises the kernels' half-iteration tail.
+    let short = &b[..LEN - 256];
+    let want = words(short).iter().fold(0u64, |a, &w| a.wrapping_add(w));
+    for isa in Isa::available() {
+        assert_eq!(read(isa, short, 2), want.wrapping_mul(2), "{isa:?} tail");
     }
 }
 
@@ -96,7 +104,7 @@ fn copies_reproduce_every_byte() {
             let s = window(&mut vs, LEN);
             fill_words(s, |i| i as u64 ^ 0xdead_beef);
             let d = window(&mut vd, LEN);
-            copy(isa, store, d, s);
+            copy(isa, store, d, s, 2);
             assert_eq!(d, s, "{isa:?} {store:?}");
         }
     }

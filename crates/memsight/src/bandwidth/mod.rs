@@ -234,7 +234,65 @@ pub struct BandwidthResults {
     pub config: BandwidthConfig,
     pub points: Vec<Point>,
     pub sweep: Vec<Point>,
+    /// The first single-thread L1-resident read, in bytes per core cycle against the load ports'
+    /// limit (absent when no such point was measured).
+    #[serde(default)]
+    pub l1_read: Option<L1Read>,
     pub findings: Vec<String>,
+}
+
+/// An L1-resident read in bytes per core cycle.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct L1Read {
+    pub cpu: usize,
+    pub bytes: u64,
+    /// Median GB/s of the read point.
+    pub gbs: f64,
+    /// Core clock measured on the same CPU right after (dependent adds, 1 per cycle).
+    pub core_ghz: Summary,
+    pub bytes_per_cycle: f64,
+    /// Two loads per cycle of the load width: the vector width, except on Zen 4, whose 512-bit
+    /// loads are carried as two 256-bit halves (so 64 B per cycle with AVX2 or AVX-512).
+    pub limit_bytes_per_cycle: f64,
+    /// bytes_per_cycle ÷ limit.
+    pub fraction: f64,
+}
+
+/// Bytes per load the load ports carry for `isa` on this CPU.
+fn load_bytes(isa: Isa, env: &Environment) -> u64 {
+    let zen4 = env.cpu.vendor.as_deref() == Some("AuthenticAMD") && env.cpu.family == Some(0x19);
+    let width = isa.vector_bytes() as u64;
+    if zen4 { width.min(32) } else { width }
+}
+
+/// Measures the core clock on the CPU of the first single-thread L1-resident read point.
+fn l1_read(points: &[Point], sweep: &[Point], env: &Environment) -> Result<Option<L1Read>> {
+    let Some(l1) = env.topology.cache(1).map(|c| c.size_bytes) else {
+        return Ok(None);
+    };
+    let Some(p) = points
+        .iter()
+        .chain(sweep)
+        .find(|p| p.test.name == "read" && p.threads == 1 && p.bytes_per_thread <= l1)
+    else {
+        return Ok(None);
+    };
+    let cpu = p.cpus[0];
+    let clock =
+        memsight_core::pin::run_team(&[cpu], |_, _, _| crate::latency::ladder::core_clock())?
+            .remove(0);
+    let ghz = clock.ghz.median;
+    let limit = 2.0 * load_bytes(p.isa, env) as f64;
+    let per_cycle = p.program_gbs.median / ghz;
+    Ok(Some(L1Read {
+        cpu,
+        bytes: p.bytes_per_thread,
+        gbs: p.program_gbs.median,
+        core_ghz: clock.ghz,
+        bytes_per_cycle: per_cycle,
+        limit_bytes_per_cycle: limit,
+        fraction: per_cycle / limit,
+    }))
 }
 
 fn scale(s: &Summary, k: f64) -> Summary {
@@ -340,7 +398,7 @@ fn setup<'a>(
         z.fill(0.0);
     } else {
         for arr in a.split(spec.arrays()) {
-            k::write(Isa::Scalar, Store::Regular, arr, 0x0123_4567_89ab_cdef);
+            k::write(Isa::Scalar, Store::Regular, arr, 0x0123_4567_89ab_cdef, 1);
         }
     }
     Ok(a)
@@ -352,15 +410,11 @@ fn work(spec: &TestSpec, isa: Isa, pattern: u64, a: &mut Arrays, passes: u64) {
     match spec.op {
         Op::Read => {
             let v = a.split(1);
-            for _ in 0..passes {
-                std::hint::black_box(k::read(isa, v[0]));
-            }
+            std::hint::black_box(k::read(isa, v[0], passes));
         }
         Op::Write => {
             let mut v = a.split(1);
-            for _ in 0..passes {
-                k::write(isa, spec.store, v[0], pattern);
-            }
+            k::write(isa, spec.store, v[0], pattern, passes);
             std::hint::black_box(&mut v);
         }
         Op::Rmw => {
@@ -372,9 +426,7 @@ fn work(spec: &TestSpec, isa: Isa, pattern: u64, a: &mut Arrays, passes: u64) {
         Op::Copy => {
             let mut v = a.split(2);
             let dst = v.pop().expect("two arrays");
-            for _ in 0..passes {
-                k::copy(isa, spec.store, dst, v[0]);
-            }
+            k::copy(isa, spec.store, dst, v[0], passes);
         }
         Op::Mix { reads, writes } => {
             let mut v = a.split(reads + writes);
@@ -529,9 +581,26 @@ pub fn run(
             }
         }
     }
-    let findings = findings(cfg, &points, &sweep);
+    let mut findings = findings(cfg, &points, &sweep);
+    let l1_read = if complete {
+        l1_read(&points, &sweep, env)?
+    } else {
+        None
+    };
+    if let Some(l) = &l1_read {
+        findings.push(format!(
+            "L1 read ({} on CPU {}): {:.1} GB/s = {:.1} B per core cycle at {:.2} GHz, {:.0}% of the load ports' {:.0} B/cycle",
+            format_bytes(l.bytes),
+            l.cpu,
+            l.gbs,
+            l.bytes_per_cycle,
+            l.core_ghz.median,
+            100.0 * l.fraction,
+            l.limit_bytes_per_cycle
+        ));
+    }
     let method = format!(
-        "{} kernels ({} B vectors), {} pinned thread(s) on CPUs {}, each with {} buffer of {} ({} pages{}), first-touched by {}; samples of ≥{:.0} ms timed on the slowest thread, repeated until the median's 95% CI is within {:.1}% (≥{} samples, ≤{:.1} s). GB/s = 10^9 B/s. Program bytes count what the kernel loads and stores; DRAM bytes add a read-for-ownership for every regular store (none for NT stores, CLZERO or read-modify-write).",
+        "{} kernels ({} B vectors), {} pinned thread(s) on CPUs {}, each with {} buffer of {} ({} pages{}), first-touched by {}; samples of ≥{:.0} ms, each timed from the earliest thread's start to the latest thread's end (samples in which a thread lost its CPU, or the threads started apart, are dropped and counted), repeated until the median's 95% CI is within {:.1}% (≥{} samples, ≤{:.1} s). GB/s = 10^9 B/s. Program bytes count what the kernel loads and stores; DRAM bytes add a read-for-ownership for every regular store (none for NT stores, CLZERO or read-modify-write).",
         cfg.isa.name(),
         cfg.isa.vector_bytes(),
         cfg.cpus.len(),
@@ -561,6 +630,7 @@ pub fn run(
             config: cfg.clone(),
             points,
             sweep,
+            l1_read,
             findings,
         },
         complete,

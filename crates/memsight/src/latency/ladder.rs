@@ -1,8 +1,9 @@
 //! Running the ladder on one CPU: buffers, chains, samples, the TLB pair and the MLP sweep.
 
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
+use memsight_core::cpuclock::timed;
 use memsight_core::env::Environment;
-use memsight_core::stats::{StopReason, StopRule, sample_until};
+use memsight_core::stats::{StopReason, StopRule, Taken, sample_until};
 use memsight_core::{Result, cancel};
 use memsight_kernels::chase::Chains;
 use memsight_kernels::{clock, flush};
@@ -34,7 +35,11 @@ pub fn core_clock() -> CoreClock {
         target_rel_ci: 0.005,
         budget_s: 0.3,
     };
-    let s = sample_until(&rule, || clock::sample_ghz(2e6)).map_or_else(
+    let s = sample_until(&rule, || {
+        let (ghz, lap) = timed(|| clock::sample_ghz(2e6));
+        Taken::timed(ghz, &lap)
+    })
+    .map_or_else(
         || memsight_core::stats::summarize(&[clock::sample_ghz(1e6)]),
         |s| s.summary,
     );
@@ -180,7 +185,8 @@ fn measure_point(
         cfg.sample_ns.max(min_sample_ns),
     );
     let sampled = sample_until(&cfg.rule, || {
-        chains.time(loads).as_nanos() as f64 / loads as f64
+        let ((), lap) = timed(|| chains.run(loads));
+        Taken::timed(lap.wall_ns as f64 / loads as f64, &lap)
     })?;
     Some(Point::new(size, elements as u64, loads, sampled, ghz))
 }
@@ -243,7 +249,8 @@ fn mlp_sweep(
             cfg.sample_ns.max(min_sample_ns),
         );
         let Some(s) = sample_until(&cfg.rule, || {
-            chains.time(rounds).as_nanos() as f64 / rounds as f64
+            let ((), lap) = timed(|| chains.run(rounds));
+            Taken::timed(lap.wall_ns as f64 / rounds as f64, &lap)
         }) else {
             return (out, false);
         };

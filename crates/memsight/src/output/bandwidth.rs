@@ -56,7 +56,7 @@ fn rows(points: &[Point], sweep: bool) -> comfy_table::Table {
                 Some(x) => x.to_string(),
             },
             format!("{:.2}", 100.0 * p.program_gbs.cv),
-            p.program_gbs.n.to_string(),
+            super::count(&p.program_gbs),
         ]);
         t.add_row(row);
     }

@@ -46,7 +46,7 @@ pub fn print(r: &C2cResults) {
             format!("{} ↔ {}", p.a, p.b),
             num(p.modified_ns.median),
             ci(&p.modified_ns),
-            p.modified_ns.n.to_string(),
+            super::count(&p.modified_ns),
             p.clean_a_from_b_ns
                 .as_ref()
                 .map_or("-".into(), |s| format!("{} ({})", num(s.median), ci(s))),

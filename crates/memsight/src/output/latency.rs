@@ -74,7 +74,7 @@ fn print_cpu(l: &CpuLadder) {
             format!("{:.2}", 100.0 * p.ns.cv),
             format!("{:.2}", 100.0 * p.ns.robust_cv),
             p.ns.outliers.to_string(),
-            p.ns.n.to_string(),
+            super::count(&p.ns),
         ];
         if let Some(tlb) = l.tlb.iter().find(|t| t.size_bytes == p.size_bytes) {
             row.push(num(tlb.huge_ns));
@@ -125,7 +125,7 @@ fn print_cpu(l: &CpuLadder) {
                 ci(&p.round_ns),
                 num(p.ns_per_load),
                 format!("{:.2}", p.overlap),
-                p.round_ns.n.to_string(),
+                super::count(&p.round_ns),
             ]);
         }
         println!(

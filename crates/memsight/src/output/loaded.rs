@@ -28,7 +28,7 @@ pub fn print(r: &LoadedResults) {
                 num(p.bandwidth_gbs),
                 num(p.latency_ns.median),
                 ci(&p.latency_ns),
-                p.latency_ns.n.to_string(),
+                super::count(&p.latency_ns),
                 p.p50_ns.map_or("-".into(), num),
                 p.p90_ns.map_or("-".into(), num),
                 p.p99_ns.map_or("-".into(), num),

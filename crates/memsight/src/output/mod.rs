@@ -43,6 +43,19 @@ pub fn ci(s: &Summary) -> String {
     format!("{}–{}", num(s.ci_low), num(s.ci_high))
 }
 
+/// A figure's sample count, with the samples dropped as disturbed and a mark when too few clean
+/// samples were left (the reason is in the JSON and the HTML report).
+pub fn count(s: &Summary) -> String {
+    let mut out = s.n.to_string();
+    if s.dropped > 0 {
+        out.push_str(&format!(" (−{} dropped)", s.dropped));
+    }
+    if let Some(short) = &s.shortfall {
+        out.push_str(&format!(" ⚠ {} clean", short.clean));
+    }
+    out
+}
+
 /// Prints a section heading.
 pub fn heading(title: &str) {
     println!("\n{title}\n{}", "─".repeat(title.chars().count()));

@@ -46,7 +46,7 @@ pub fn print(r: &StreamResults) {
             format!("{:.6}", k.max_time_s),
             num(k.gbs.median),
             ci(&k.gbs),
-            k.gbs.n.to_string(),
+            super::count(&k.gbs),
             num(k.dram_bytes as f64 / k.min_time_s / 1e9),
         ]);
     }

@@ -57,6 +57,7 @@ pub fn render(doc: &RunDocument) -> String {
     }
     page.raw(&summary(doc));
     page.raw(&findings(doc));
+    page.raw(&samples(doc));
     page.raw(&latency(doc));
     if let Some(b) = &r.bandwidth {
         page.raw(&bandwidth(b, r.dimms.as_ref()));
@@ -76,6 +77,75 @@ pub fn render(doc: &RunDocument) -> String {
     page.raw(&dimms(r.dimms.as_ref()));
     page.raw(&environment(doc));
     page.finish()
+}
+
+/// Samples per suite: kept, dropped as disturbed, figures short of clean samples.
+fn samples(doc: &RunDocument) -> String {
+    use memsight_core::stats::SampleTally;
+    let r = &doc.results;
+    let tally = |v: Option<serde_json::Value>| v.map(|v| SampleTally::of(&v));
+    let suites = [
+        ("latency", tally(serde_json::to_value(&r.latency).ok())),
+        (
+            "bandwidth",
+            tally(
+                r.bandwidth
+                    .as_ref()
+                    .and_then(|x| serde_json::to_value(x).ok()),
+            ),
+        ),
+        (
+            "loaded latency",
+            tally(
+                r.loaded_latency
+                    .as_ref()
+                    .and_then(|x| serde_json::to_value(x).ok()),
+            ),
+        ),
+        (
+            "numa",
+            tally(r.numa.as_ref().and_then(|x| serde_json::to_value(x).ok())),
+        ),
+        (
+            "c2c",
+            tally(r.c2c.as_ref().and_then(|x| serde_json::to_value(x).ok())),
+        ),
+        (
+            "rowbuffer",
+            tally(
+                r.rowbuffer
+                    .as_ref()
+                    .and_then(|x| serde_json::to_value(x).ok()),
+            ),
+        ),
+    ];
+    let rows: Vec<Vec<Cell>> = suites
+        .iter()
+        .filter_map(|(name, t)| {
+            let t = t.as_ref().filter(|t| t.figures > 0)?;
+            Some(vec![
+                Cell::Text(name.to_string()),
+                Cell::Num(t.figures.to_string()),
+                Cell::Num(t.kept.to_string()),
+                Cell::Num(t.dropped.to_string()),
+                Cell::Num(t.short.to_string()),
+            ])
+        })
+        .collect();
+    let mut s = method(
+        "Every figure is a median over samples. A sample is dropped, and counted here, when a measuring thread lost its CPU during it (its CPU time fell short of the wall time: preemption by the guest, or host steal where the guest accounts it) or when a team's threads did not start together. A figure with too few clean samples is marked in the JSON (shortfall) and the terminal (⚠).",
+    );
+    s.push_str(&table(
+        &[
+            "suite",
+            "figures",
+            "samples kept",
+            "dropped",
+            "short of clean samples",
+        ],
+        &rows,
+    ));
+    section("samples", "Samples", &s)
 }
 
 /// A page holding one study written with `--html` (`rowbuffer`, `alloc`, `pmem`): its section
@@ -756,7 +826,7 @@ fn bandwidth(
                     num(p.program_gbs.min),
                     num(p.program_gbs.max)
                 )),
-                Cell::Num(p.program_gbs.n.to_string()),
+                Cell::Num(crate::output::count(&p.program_gbs)),
                 Cell::Num(num(p.dram_gbs.median)),
                 Cell::Text(p.dram_ratio.clone()),
             ]

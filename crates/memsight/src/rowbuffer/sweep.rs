@@ -3,16 +3,16 @@
 //! buffer, so the physical mapping stays fixed while only the arrays' relative placement moves.
 //!
 //! Per offset: one warm-up pass, then `samples` timed passes on every thread at once (each thread
-//! its own slice of all three arrays, started together at a barrier); a sample is the slowest
-//! thread's time. Bytes are STREAM's count (COPY 16 B, TRIAD 24 B per element: program bytes; the
+//! its own slice of all three arrays, started together at a spinning barrier); a sample is timed from the
+//! earliest thread's start to the latest thread's end, and samples in which a thread lost its CPU
+//! are dropped and counted. Bytes are STREAM's count (COPY 16 B, TRIAD 24 B per element: program bytes; the
 //! DRAM also reads each destination line for ownership: +8 B per element).
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use memsight_core::buffer::Buffer;
-use memsight_core::stats::{Summary, summarize};
+use memsight_core::cpuclock::{SpinBarrier, TeamClock, Watch};
+use memsight_core::stats::{Summary, Taken, summarize_taken};
 use memsight_core::{Result, cancel};
 use memsight_kernels::bandwidth::{self as k, Isa, Store, StreamOp};
 
@@ -72,9 +72,9 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
             .map(|((a, b), c)| Some((a, b, c)))
             .collect();
         let parts = Mutex::new(parts);
-        // durations[sample][thread], ns.
-        let durations: Vec<AtomicU64> =
-            (0..nsamples * threads).map(|_| AtomicU64::new(0)).collect();
+        // One team clock per sample: each spans the earliest start to the latest end.
+        let clocks: Vec<TeamClock> = (0..nsamples).map(|_| TeamClock::new(threads)).collect();
+        let start = SpinBarrier::new(threads);
         memsight_core::pin::run_team(plan.cpus, |i, _, barrier| {
             // A thread without a slice (fewer elements than threads) still meets every barrier.
             let mut part = parts
@@ -94,12 +94,11 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
             }
             barrier.wait();
             pass(&mut part);
-            for s in 0..nsamples {
-                barrier.wait();
-                let t = Instant::now();
+            for clock in &clocks {
+                start.wait();
+                let w = Watch::start();
                 pass(&mut part);
-                durations[s * threads + i]
-                    .store(t.elapsed().as_nanos().max(1) as u64, Ordering::SeqCst);
+                clock.record(i, &w.stop());
             }
         })?;
         // STREAM-style check that the kernel computed what it claims, on a sample of elements of
@@ -122,19 +121,19 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
                 )));
             }
         }
-        let rates: Vec<f64> = (0..nsamples)
-            .map(|s| {
-                let ns = (0..threads)
-                    .map(|t| durations[s * threads + t].load(Ordering::SeqCst))
-                    .max()
-                    .unwrap_or(1)
-                    .max(1) as f64;
-                bytes / ns
+        let rates: Vec<Taken> = clocks
+            .iter()
+            .map(|c| {
+                let span = c.span();
+                Taken {
+                    value: bytes / span.ns,
+                    disturbed: span.disturbance(),
+                }
             })
             .collect();
         points.push(Point {
             offset_bytes: off,
-            gbs: summarize(&rates),
+            gbs: summarize_taken(&rates, nsamples),
         });
         tick(&format!("offset {off} B"));
     }
