@@ -529,15 +529,20 @@ mod tests {
         assert!(out.is_noisy());
     }
 
-    #[test]
-    fn disturbed_samples_are_dropped_and_counted() {
-        let rule = StopRule {
+    /// A rule that never converges: it stops on counts alone.
+    fn counting(min_samples: usize, max_samples: usize) -> StopRule {
+        StopRule {
             warmup: 0,
-            min_samples: 7,
-            max_samples: 7,
+            min_samples,
+            max_samples,
             target_rel_ci: 0.0,
             budget_s: 10.0,
-        };
+        }
+    }
+
+    #[test]
+    fn disturbed_samples_are_dropped_and_counted() {
+        let rule = counting(7, 7);
         let mut i = 0u64;
         let out = sample_until(&rule, || {
             i += 1;
@@ -560,13 +565,7 @@ mod tests {
 
     #[test]
     fn too_few_clean_samples_are_marked_with_the_cause() {
-        let rule = StopRule {
-            warmup: 0,
-            min_samples: 7,
-            max_samples: 10,
-            target_rel_ci: 0.0,
-            budget_s: 10.0,
-        };
+        let rule = counting(7, 10);
         // Only every tenth sample is clean: 2 of 20 taken, so the disturbed ones are kept.
         let mut i = 0u64;
         let out = sample_until(&rule, || {

@@ -406,7 +406,7 @@ pub fn run(
     let advice = advise(&summaries, &curves, cfg);
     findings.extend(variance_findings(&summaries));
     let method = format!(
-        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps; {} thread(s) on CPUs {:?}, {} ISA; per offset one warm-up pass and {} timed passes (slowest thread), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
+        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps; {} thread(s) on CPUs {:?}, {} ISA; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
         cfg.kernels
             .iter()
             .map(|k| k.name())
