@@ -106,6 +106,8 @@ CLASSES = [
      {"likwid copy_mem_" + ISA: lambda: likwid("copy_mem_" + ISA, f"{NCPU * 512}MB", NCPU)}),
     ("DRAM copy, all CPUs", "GB/s", True, lambda: ms_bw("copy", "512M", ALL),
      {"likwid copy_" + ISA: lambda: likwid("copy_" + ISA, f"{NCPU * 512}MB", NCPU)}),
+    ("STREAM Copy (best), 80M elements", "GB/s", True, lambda: ms_stream("Copy"),
+     {"STREAM 5.10": lambda: stream_best("Copy")}),
     ("STREAM Triad (best), 80M elements", "GB/s", True, lambda: ms_stream("Triad"),
      {"STREAM 5.10": lambda: stream_best("Triad")}),
     ("DRAM latency, 128 B stride, 256 KiB windows, 1 GiB", "ns", False, lambda: ms_latency("window", 128),

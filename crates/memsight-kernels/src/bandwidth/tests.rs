@@ -219,3 +219,52 @@ fn widest_is_available_and_support_checks_explain() {
         assert!(supports(w, Store::Clzero).unwrap_err().contains("clzero"));
     }
 }
+
+/// No kernel may hand its work to libc: LLVM recognises a plain copy loop as a memcpy idiom (and
+/// a fill as memset), and glibc's versions switch to non-temporal stores for large buffers, so a
+/// "regular store" figure would silently measure NT stores. Reads this test binary's own code
+/// (built with the kernels' optimisation level) with objdump; skipped where objdump is missing.
+/// x86_64 only: the host's objdump cannot read the aarch64 build run under qemu.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn no_kernel_calls_libc_mem_functions() {
+    let exe = std::env::current_exe().unwrap();
+    let Ok(out) = std::process::Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn", "-C"])
+        .arg(&exe)
+        .output()
+    else {
+        eprintln!("skipped: objdump not found");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut function = "";
+    let mut offenders = std::collections::BTreeSet::new();
+    let mut kernels = 0;
+    for line in text.lines() {
+        if line.ends_with(">:") {
+            function = line.split_once('<').map_or("", |(_, f)| f);
+            if function.starts_with("memsight_kernels::bandwidth::")
+                && !function.contains("::tests::")
+            {
+                kernels += 1;
+            }
+            continue;
+        }
+        let kernel = function.starts_with("memsight_kernels::bandwidth::")
+            && !function.contains("::tests::");
+        if kernel
+            && ["<memcpy", "<memset", "<memmove"]
+                .iter()
+                .any(|m| line.contains(m))
+        {
+            offenders.insert(function.to_string());
+        }
+    }
+    assert!(
+        kernels > 10,
+        "no kernel functions found in {}",
+        exe.display()
+    );
+    assert!(offenders.is_empty(), "kernels calling libc: {offenders:?}");
+}

@@ -157,7 +157,7 @@ macro_rules! kernels {
         $modname:ident, $feature:literal, $V:ty, $D:ty, lanes = $lanes:literal,
         load = $load:ident, store = $store:ident, stream = $stream:ident,
         add = $add:ident, xor = $xor:ident, set1 = $set1:ident, zero = $zero:ident,
-        loadd = $loadd:ident, stored = $stored:ident, streamd = $streamd:ident,
+        loadd = $loadd:ident, streamd = $streamd:ident,
         addd = $addd:ident, muld = $muld:ident, set1d = $set1d:ident
     ) => {
         pub mod $modname {
@@ -203,11 +203,16 @@ macro_rules! kernels {
                 unsafe { $loadd(p.cast()) }
             }
 
+            /// A regular f64-vector store, volatile: without it LLVM recognises STREAM's Copy
+            /// loop (`c[j] = a[j]`) as a memcpy idiom and calls glibc's memcpy, which switches
+            /// to non-temporal stores for large copies (gcc does the same to STREAM's own Copy
+            /// unless built with -fno-tree-loop-distribute-patterns). A volatile vector store
+            /// is still one aligned `vmovapd`.
             #[target_feature(enable = $feature)]
             #[inline]
             unsafe fn std_(p: *mut f64, v: $D) {
-                // SAFETY: as above.
-                unsafe { $stored(p.cast(), v) }
+                // SAFETY: as above: aligned, inside the caller's array.
+                unsafe { p.cast::<$D>().write_volatile(v) }
             }
 
             #[target_feature(enable = $feature)]
@@ -344,7 +349,6 @@ kernels!(
     set1 = _mm_set1_epi64x,
     zero = _mm_setzero_si128,
     loadd = _mm_load_pd,
-    stored = _mm_store_pd,
     streamd = _mm_stream_pd,
     addd = _mm_add_pd,
     muld = _mm_mul_pd,
@@ -365,7 +369,6 @@ kernels!(
     set1 = _mm256_set1_epi64x,
     zero = _mm256_setzero_si256,
     loadd = _mm256_load_pd,
-    stored = _mm256_store_pd,
     streamd = _mm256_stream_pd,
     addd = _mm256_add_pd,
     muld = _mm256_mul_pd,
@@ -386,7 +389,6 @@ kernels!(
     set1 = _mm512_set1_epi64,
     zero = _mm512_setzero_si512,
     loadd = _mm512_load_pd,
-    stored = _mm512_store_pd,
     streamd = _mm512_stream_pd,
     addd = _mm512_add_pd,
     muld = _mm512_mul_pd,
