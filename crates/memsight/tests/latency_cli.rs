@@ -53,7 +53,11 @@ fn ladder_json_is_valid_and_ordered() {
             s["ci_high"].as_f64().unwrap(),
         );
         assert!(lo <= med && med <= hi, "{p}");
-        assert!(s["n"].as_u64().unwrap() >= 5);
+        // At least the minimum of clean samples, or a figure that says why not.
+        assert!(
+            s["n"].as_u64().unwrap() >= 5 || s["shortfall"].is_object(),
+            "{s}"
+        );
         assert!(p["cycles"].as_f64().unwrap() > 0.0);
     }
     // A 64 MiB working set (beyond any LLC of this machine kind) is far slower than 4 KiB (L1).
