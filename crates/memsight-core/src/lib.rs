@@ -14,6 +14,7 @@ pub mod cpuclock;
 pub mod env;
 pub mod error;
 pub mod hugepool;
+pub mod input;
 pub mod pagemap;
 pub mod pin;
 pub mod plan;

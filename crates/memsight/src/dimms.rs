@@ -110,12 +110,11 @@ fn view(d: &MemoryDevice) -> ModuleView {
 fn read_inventory(a: &DimmsArgs) -> Result<(Inventory, String)> {
     use memsight_model::smbios::{decode_table, entry_point_version, split_dump_bin};
     if let Some(path) = &a.dmidecode {
-        let bytes = std::fs::read(path).map_err(|e| {
-            Error::input(format!(
-                "cannot read '{}': {e}; give dmidecode's text output or a --dump-bin file",
-                path.display()
-            ))
-        })?;
+        let bytes = memsight_core::input::read_bounded(
+            path,
+            memsight_core::input::MAX_INPUT_BYTES,
+            "--dmidecode file",
+        )?;
         if [&b"_SM3_"[..], b"_SM_", b"_DMI_"]
             .iter()
             .any(|m| bytes.starts_with(m))
@@ -336,8 +335,11 @@ fn efficiency(
     path: &std::path::Path,
     c: &memsight_model::platform::Ceilings,
 ) -> Result<Vec<Efficiency>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::input(format!("cannot read '{}': {e}", path.display())))?;
+    let text = memsight_core::input::read_text(
+        path,
+        memsight_core::input::MAX_INPUT_BYTES,
+        "--bandwidth file",
+    )?;
     let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         Error::input(format!(
             "'{}' is not a memsight JSON result: {e}",

@@ -59,7 +59,10 @@ pub fn parse_run(text: &str, origin: &str) -> Result<RunDocument, Error> {
 /// Reads a run document from a file or run directory.
 pub fn read_run(path: &Path) -> Result<RunDocument, Error> {
     let file = resolve(path);
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| Error::input(format!("cannot read {}: {e}", file.display())))?;
+    let text = memsight_core::input::read_text(
+        &file,
+        memsight_core::input::MAX_INPUT_BYTES,
+        "result file",
+    )?;
     parse_run(&text, &file.display().to_string())
 }

@@ -216,3 +216,54 @@ fn optane_mode_and_timings() {
     assert!((m["tfaw_ns"].as_f64().unwrap() - 21.25).abs() < 1e-9);
     assert_eq!(m["timings"]["trfc1_ns"], 550.0);
 }
+
+/// Devices and directories are refused at once (`/dev/zero` once read forever); standard input
+/// (`-`) and named pipes are read, up to a size limit.
+#[test]
+fn endless_and_non_file_inputs_are_refused_and_stdin_is_read() {
+    use std::io::Write;
+    use std::process::Stdio;
+    // Runs with a deadline, so a regression fails instead of hanging the suite.
+    let bounded = |args: &[&str]| {
+        let mut child = memsight()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > std::time::Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!("memsight {args:?} did not return within 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    };
+    for (path, needle) in [("/dev/zero", "not a regular file"), ("/", "a directory")] {
+        common::refused(&bounded(&["dimms", "--dmidecode", path]), needle);
+    }
+    common::refused(
+        &bounded(&["compare", "/dev/zero", "/dev/zero"]),
+        "not a regular file",
+    );
+    let f = fixtures()
+        .join("dmidecode/dell-poweredge-r6515-epyc7502p-ddr4-rdimm-samsung-m393a4g43bb4.txt");
+    let mut child = memsight()
+        .args(["dimms", "--json", "--dmidecode", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&std::fs::read(&f).unwrap())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"]["populated"].as_u64(), Some(4));
+}
