@@ -177,10 +177,20 @@ pub fn socket_of(d: &crate::dmidecode::MemoryDevice) -> Option<String> {
 }
 
 /// The channel a slot is on, from its name: `CHANNEL A` in the bank locator, or `DIMM_A1`/`DIMM A1`.
+/// Where the bank locator also names the memory controller (Supermicro/Intel Xeon SP:
+/// `P0_Node1_Channel0_Dimm0` is socket 0, controller 1, its channel 0), the controller is part of
+/// the channel's identity: each controller numbers its channels from 0.
 pub fn channel_of(d: &crate::dmidecode::MemoryDevice) -> Option<String> {
-    let bank = Regex::new(r"(?i)CHANNEL\s*([A-Z0-9]+)").ok()?;
+    let bank = Regex::new(r"(?i)(?:NODE\s*(\d+)[ _-]*)?CHANNEL\s*([A-Z0-9]+)").ok()?;
     if let Some(c) = d.bank_locator.as_deref().and_then(|b| bank.captures(b)) {
-        return Some(format!("{}{}", socket_of(d).unwrap_or_default(), &c[1]));
+        let controller = c
+            .get(1)
+            .map_or(String::new(), |n| format!("IMC{}-", n.as_str()));
+        return Some(format!(
+            "{}{controller}{}",
+            socket_of(d).unwrap_or_default(),
+            &c[2]
+        ));
     }
     let slot = Regex::new(r"(?i)DIMM[ _]?([A-Z])\d").ok()?;
     d.locator

@@ -19,7 +19,18 @@ pub struct DimmsResults {
     pub inventory: Inventory,
     pub populated: usize,
     pub slots: usize,
+    /// Everything installed: DRAM and persistent memory.
     pub total_bytes: u64,
+    /// Installed DRAM.
+    #[serde(default)]
+    pub dram_bytes: u64,
+    /// Installed persistent memory (Optane DC PMM, NVDIMM) as SMBIOS reports it.
+    #[serde(default)]
+    pub persistent_bytes: u64,
+    /// Persistent memory in Memory Mode: the OS sees the persistent capacity as memory and the
+    /// DRAM serves as its cache.
+    #[serde(default)]
+    pub memory_mode: bool,
     /// What each populated DIMM's part number says, and how it compares with the BIOS.
     pub modules: Vec<ModuleView>,
     /// Theoretical ceilings per socket and system, and the fabric limit where known.
@@ -160,11 +171,50 @@ fn read_inventory(a: &DimmsArgs) -> Result<(Inventory, String)> {
     }
 }
 
+impl DimmsResults {
+    /// Installed capacity for people: DRAM and persistent memory apart, and in Memory Mode which
+    /// one the OS sees.
+    pub fn capacity(&self) -> String {
+        use memsight_core::units::format_bytes;
+        if self.persistent_bytes == 0 {
+            return format!("{} DRAM installed", format_bytes(self.dram_bytes));
+        }
+        let visible = if self.memory_mode {
+            format!(
+                "Memory Mode: the OS sees the {} persistent capacity as memory, the DRAM is its cache",
+                format_bytes(self.persistent_bytes)
+            )
+        } else {
+            format!(
+                "the OS sees the {} DRAM as memory; the persistent memory is separate (App Direct or unconfigured)",
+                format_bytes(self.dram_bytes)
+            )
+        };
+        format!(
+            "{} DRAM + {} persistent installed ({visible})",
+            format_bytes(self.dram_bytes),
+            format_bytes(self.persistent_bytes)
+        )
+    }
+}
+
 /// Reads and summarises the inventory.
 pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
     let (inventory, source) = read_inventory(a)?;
     let populated = inventory.populated().count();
     let total_bytes = inventory.populated().filter_map(|d| d.size_bytes).sum();
+    let persistent_bytes = inventory
+        .populated()
+        .filter(|d| d.non_volatile)
+        .filter_map(|d| d.size_bytes)
+        .sum();
+    let memory_mode = inventory.populated().any(|d| d.non_volatile)
+        && inventory.populated().any(|d| {
+            !d.non_volatile
+                && d.type_detail
+                    .as_deref()
+                    .is_some_and(|t| t.contains("Cache"))
+        });
     let mut findings = Vec::new();
     let slow: Vec<String> = inventory
         .populated()
@@ -230,12 +280,6 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
         ));
     }
     if inventory.populated().any(|d| d.non_volatile) {
-        let memory_mode = inventory.populated().any(|d| {
-            !d.non_volatile
-                && d.type_detail
-                    .as_deref()
-                    .is_some_and(|t| t.contains("Cache"))
-        });
         findings.push(if memory_mode {
             "persistent memory (Optane) in Memory Mode: the DRAM DIMMs serve as its cache (\"Cache DRAM\"), so the OS sees the persistent capacity and DRAM misses cost persistent-memory latency".to_string()
         } else {
@@ -306,6 +350,9 @@ pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
         populated,
         slots: inventory.devices.len(),
         total_bytes,
+        dram_bytes: total_bytes - persistent_bytes,
+        persistent_bytes,
+        memory_mode,
         inventory,
         modules,
         ceilings,

@@ -267,3 +267,39 @@ fn endless_and_non_file_inputs_are_refused_and_stdin_is_read() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["results"]["populated"].as_u64(), Some(4));
 }
+
+/// Xeon SP boards name the memory controller in the bank locator (`P0_Node1_Channel0_Dimm0`):
+/// each controller numbers its channels from 0, so controller and channel together are the
+/// channel. Counting `ChannelN` alone merged both controllers' channel 0 (Cascade Lake with
+/// Optane: 3 of 6 channels and 127968 MB/s instead of 4 and 170624).
+#[test]
+fn xeon_sp_channels_count_both_memory_controllers() {
+    for (file, channels, system_mbs) in [
+        (
+            "supermicro-sys-2029u-xeon-gold6240-ddr4-rdimm-plus-optane-pmem.txt",
+            4,
+            170624,
+        ),
+        (
+            "supermicro-sys-751a-xeon-silver4410y-ddr5-rdimm-samsung-m321r4ga3bb6-at-4000.txt",
+            8,
+            512000,
+        ),
+        (
+            "supermicro-x11dpi-n-xeon-gold6248r-ddr4-lrdimm-samsung-m386aag40am3-128gb.txt",
+            2,
+            93888,
+        ),
+    ] {
+        let doc = json(
+            memsight()
+                .args(["dimms", "--json", "--dmidecode"])
+                .arg(fixtures().join("dmidecode").join(file)),
+        );
+        let c = &doc["results"]["ceilings"];
+        for s in c["sockets"].as_array().unwrap() {
+            assert_eq!(s["channels_used"].as_u64(), Some(channels), "{file}");
+        }
+        assert_eq!(c["system_dram_mbs"].as_u64(), Some(system_mbs), "{file}");
+    }
+}

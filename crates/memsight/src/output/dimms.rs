@@ -9,11 +9,11 @@ use crate::dimms::DimmsResults;
 pub fn print(r: &DimmsResults) {
     heading("DIMM inventory");
     println!(
-        "source: {} · {} of {} slots populated · {} installed",
+        "source: {} · {} of {} slots populated · {}",
         r.source,
         r.populated,
         r.slots,
-        format_bytes(r.total_bytes)
+        r.capacity()
     );
     let mut t = table(&[
         "locator",

@@ -111,7 +111,7 @@ pub fn draw(d: &DimmsResults) -> String {
                 "DIMM map: {} of {} slots populated, {}",
                 d.populated,
                 d.slots,
-                format_bytes(d.total_bytes)
+                d.capacity()
             ),
             (10, 8),
             ("sans-serif", 17)
