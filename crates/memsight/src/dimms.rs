@@ -186,7 +186,7 @@ impl DimmsResults {
             )
         } else {
             format!(
-                "the OS sees the {} DRAM as memory; the persistent memory is separate (App Direct or unconfigured)",
+                "the OS sees the {} DRAM as memory; the persistent memory is separate: App Direct or unconfigured",
                 format_bytes(self.dram_bytes)
             )
         };

@@ -303,3 +303,58 @@ fn xeon_sp_channels_count_both_memory_controllers() {
         assert_eq!(c["system_dram_mbs"].as_u64(), Some(system_mbs), "{file}");
     }
 }
+
+/// DRAM and persistent capacity are reported apart, and in Memory Mode the persistent capacity
+/// is what the OS sees.
+#[test]
+fn dram_and_persistent_capacity_apart() {
+    for (file, dram_gib, pmem_gib, memory_mode, says) in [
+        (
+            "supermicro-sys-2029u-xeon-gold6240-ddr4-rdimm-plus-optane-pmem.txt",
+            128,
+            1011,
+            false,
+            "the OS sees the 128 GiB DRAM",
+        ),
+        (
+            "dell-precision-7920-xeon-platinum8280-ddr4-rdimm-optane-memory-mode.txt",
+            192,
+            1011,
+            true,
+            "Memory Mode: the OS sees the 1011 GiB persistent",
+        ),
+        (
+            "dell-poweredge-r6515-epyc7502p-ddr4-rdimm-samsung-m393a4g43bb4.txt",
+            128,
+            0,
+            false,
+            "128 GiB DRAM installed",
+        ),
+    ] {
+        let path = fixtures().join("dmidecode").join(file);
+        let doc = json(
+            memsight()
+                .args(["dimms", "--json", "--dmidecode"])
+                .arg(&path),
+        );
+        let r = &doc["results"];
+        let gib = |k: &str| r[k].as_u64().unwrap() >> 30;
+        assert_eq!(
+            (gib("dram_bytes"), gib("persistent_bytes")),
+            (dram_gib, pmem_gib),
+            "{file}"
+        );
+        assert_eq!(
+            r["dram_bytes"].as_u64().unwrap() + r["persistent_bytes"].as_u64().unwrap(),
+            r["total_bytes"].as_u64().unwrap()
+        );
+        assert_eq!(r["memory_mode"].as_bool(), Some(memory_mode), "{file}");
+        let out = memsight()
+            .args(["dimms", "--dmidecode"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(says), "{file}: {text}");
+    }
+}

@@ -111,7 +111,16 @@ pub fn draw(d: &DimmsResults) -> String {
                 "DIMM map: {} of {} slots populated, {}",
                 d.populated,
                 d.slots,
-                d.capacity()
+                if d.persistent_bytes > 0 {
+                    format!(
+                        "{} DRAM + {} persistent{}",
+                        format_bytes(d.dram_bytes),
+                        format_bytes(d.persistent_bytes),
+                        if d.memory_mode { " (Memory Mode)" } else { "" }
+                    )
+                } else {
+                    format!("{} DRAM", format_bytes(d.dram_bytes))
+                }
             ),
             (10, 8),
             ("sans-serif", 17)

@@ -1063,7 +1063,7 @@ fn dimms(d: Option<&crate::dimms::DimmsResults>) -> String {
             "<p>The DIMM inventory was not readable (no SMBIOS tables, or not root): no DIMM map and no theoretical ceilings. <code>memsight run --dmidecode FILE</code> takes a saved <code>dmidecode</code> output.</p>",
         );
     };
-    let mut s = method(&format!("Source: {}", d.source));
+    let mut s = method(&format!("Source: {} · {}", d.source, d.capacity()));
     s.push_str(&chart(
         &dimm_map::draw(d),
         "Slots by socket and channel, as the slot names say; darker = larger module.",
