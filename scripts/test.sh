@@ -2,8 +2,8 @@
 # The whole test suite: formatting, lints, the kernel tests for aarch64 under qemu (best effort:
 # skipped with a message where the cross toolchain cannot be had), then unit, property and
 # integration tests.
-# The integration tests read hwloc's recorded machines from ../shared/fixtures (found by walking
-# up from the crate) or from $MEMSIGHT_FIXTURES.
+# The tests read recorded machines (dmidecode dumps, hwloc XML and sysfs snapshots) from
+# testdata/ in this repository; nothing outside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # chromium: the HTML report is rendered headless and checked (tests/report_browser.rs);

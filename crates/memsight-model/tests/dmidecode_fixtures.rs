@@ -4,21 +4,9 @@ use std::path::{Path, PathBuf};
 
 use memsight_model::dmidecode::parse;
 
+/// `testdata/dmidecode` at the top of this repository (sources in its INDEX.md).
 fn fixtures() -> PathBuf {
-    if let Some(p) = std::env::var_os("MEMSIGHT_FIXTURES") {
-        return PathBuf::from(p).join("dmidecode");
-    }
-    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    loop {
-        let cand = dir.join("shared/fixtures/dmidecode");
-        if cand.join("INDEX.md").is_file() {
-            return cand;
-        }
-        assert!(
-            dir.pop(),
-            "shared/fixtures/dmidecode not found: set MEMSIGHT_FIXTURES"
-        );
-    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/dmidecode")
 }
 
 /// (file, populated, total) rows of INDEX.md's table.

@@ -15,25 +15,10 @@ pub fn memsight() -> Command {
     c
 }
 
-/// `shared/fixtures` of the workplace: found by walking up from this crate (CI clones the project
-/// with `shared/` beside it), or named by `MEMSIGHT_FIXTURES`.
+/// The recorded machines the tests read: `testdata/` at the top of this repository (dmidecode
+/// dumps, hwloc XML and sysfs snapshots; sources and licences in `testdata/README.md`).
 pub fn fixtures() -> PathBuf {
-    if let Some(p) = std::env::var_os("MEMSIGHT_FIXTURES") {
-        return PathBuf::from(p);
-    }
-    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    loop {
-        let cand = dir.join("shared/fixtures");
-        if cand.join("hwloc").is_dir() {
-            return cand;
-        }
-        if !dir.pop() {
-            panic!(
-                "shared/fixtures not found above {}: set MEMSIGHT_FIXTURES",
-                env!("CARGO_MANIFEST_DIR")
-            );
-        }
-    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 /// Unpacks an hwloc sysfs snapshot (`linux/NAME.tar.bz2`) and returns its root directory.
