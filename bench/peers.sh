@@ -3,18 +3,19 @@
 # (a benchmark, not a test: it prints machine-dependent timings).
 #
 # Installs likwid with apt when missing, builds memsight, builds multichase and STREAM from their
-# sources (PEERS_DIR, default ../shared/peers beside the checkout: unmodified snapshots of
-# github.com/google/multichase and github.com/jeffhammond/STREAM; point PEERS_DIR at your own
-# clones of those two repositories elsewhere), then runs bench/peers.py: every class ROUNDS times
-# (default 5), memsight and the peer alternately, and a table of medians and ratios.
-# Usage: [ROUNDS=5] [ONLY=latency,L1] [PEERS_DIR=...] bench/peers.sh
+# sources in PEERS_DIR (a folder holding multichase/, a clone of github.com/google/multichase, and
+# stream/, a clone of github.com/jeffhammond/STREAM; their code is not part of this repository),
+# then runs bench/peers.py: every class ROUNDS times (default 5), memsight and the peer
+# alternately, and a table of medians and ratios.
+# Usage: PEERS_DIR=DIR [ROUNDS=5] [ONLY=latency,L1] bench/peers.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-peers=${PEERS_DIR:-../shared/peers}
-if [[ ! -f $peers/multichase/multichase.c || ! -f $peers/stream/stream.c ]]; then
-  echo "bench/peers.sh: no multichase and STREAM sources under $peers: set PEERS_DIR to a folder holding multichase/ (github.com/google/multichase) and stream/ (github.com/jeffhammond/STREAM)" >&2
+peers=${PEERS_DIR:-}
+if [[ -z $peers || ! -f $peers/multichase/multichase.c || ! -f $peers/stream/stream.c ]]; then
+  echo "bench/peers.sh: set PEERS_DIR to a folder holding multichase/ (github.com/google/multichase) and stream/ (github.com/jeffhammond/STREAM)" >&2
   exit 2
 fi
+peers=$(cd "$peers" && pwd)
+cd "$(dirname "$0")/.."
 need=()
 command -v likwid-bench >/dev/null || need+=(likwid)
 command -v gcc >/dev/null || need+=(build-essential)
