@@ -168,6 +168,13 @@ impl TeamClock {
         }
     }
 
+    /// Runs `f` on thread `i` and records its lap as that thread's part of the current sample.
+    pub fn time(&self, i: usize, f: impl FnOnce()) {
+        let w = Watch::start();
+        f();
+        self.record(i, &w.stop());
+    }
+
     /// Stores thread `i`'s lap of the current sample.
     pub fn record(&self, i: usize, lap: &Lap) {
         let start = lap.start.saturating_duration_since(self.origin).as_nanos() as u64;

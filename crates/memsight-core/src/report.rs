@@ -67,9 +67,7 @@ impl<T: Serialize> Envelope<T> {
             duration_s: started.elapsed().map_or(0.0, |d| d.as_secs_f64()),
             complete,
             environment,
-            samples: serde_json::to_value(&results)
-                .map(|v| SampleTally::of(&v))
-                .unwrap_or_default(),
+            samples: SampleTally::of_result(&results),
             results,
         }
     }

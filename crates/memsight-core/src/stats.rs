@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::cpuclock::Disturbance;
-use crate::cpuclock::Lap;
+use crate::cpuclock::{Lap, TeamSpan};
 
 /// A sample set summarised.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -106,6 +106,14 @@ impl Taken {
         Taken {
             value,
             disturbed: lap.disturbance(),
+        }
+    }
+
+    /// A value timed by a team over `span`.
+    pub fn spanned(value: f64, span: &TeamSpan) -> Self {
+        Taken {
+            value,
+            disturbed: span.disturbance(),
         }
     }
 }
@@ -251,6 +259,13 @@ impl SampleTally {
         let mut t = SampleTally::default();
         t.walk(value);
         t
+    }
+
+    /// [`SampleTally::of`] any serialisable result (an empty tally if it cannot be serialised).
+    pub fn of_result<T: Serialize>(result: &T) -> Self {
+        serde_json::to_value(result)
+            .map(|v| Self::of(&v))
+            .unwrap_or_default()
     }
 
     fn walk(&mut self, v: &serde_json::Value) {

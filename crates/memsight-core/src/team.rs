@@ -13,7 +13,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::cpuclock::{SpinBarrier, TeamClock, TeamSpan, Watch};
+use crate::cpuclock::{SpinBarrier, TeamClock, TeamSpan};
 use crate::error::Result;
 use crate::stats::{Sampled, StopRule, Taken, sample_until};
 
@@ -55,9 +55,7 @@ pub fn sample_team<S>(
         let run = |state: &mut S| {
             let p = passes.load(Ordering::SeqCst);
             start.wait();
-            let w = Watch::start();
-            work(state, p);
-            clock.record(i, &w.stop());
+            clock.time(i, || work(state, p));
         };
         if i == 0 {
             let round = |state: &mut S| -> TeamSpan {
@@ -74,10 +72,7 @@ pub fn sample_team<S>(
             passes.store(p, Ordering::SeqCst);
             let sampled = sample_until(rule, || {
                 let span = round(&mut state);
-                Taken {
-                    value: value(p, span.ns),
-                    disturbed: span.disturbance(),
-                }
+                Taken::spanned(value(p, span.ns), &span)
             });
             go.store(false, Ordering::SeqCst);
             barrier.wait();

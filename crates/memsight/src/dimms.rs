@@ -177,7 +177,7 @@ impl DimmsResults {
     pub fn capacity(&self) -> String {
         use memsight_core::units::format_bytes;
         if self.persistent_bytes == 0 {
-            return format!("{} DRAM installed", format_bytes(self.dram_bytes));
+            return format!("{} installed", self.installed());
         }
         let visible = if self.memory_mode {
             format!(
@@ -190,11 +190,21 @@ impl DimmsResults {
                 format_bytes(self.dram_bytes)
             )
         };
-        format!(
-            "{} DRAM + {} persistent installed ({visible})",
-            format_bytes(self.dram_bytes),
-            format_bytes(self.persistent_bytes)
-        )
+        format!("{} installed ({visible})", self.installed())
+    }
+
+    /// Installed capacity in short: `128 GiB DRAM` or `192 GiB DRAM + 1011 GiB persistent`.
+    pub fn installed(&self) -> String {
+        use memsight_core::units::format_bytes;
+        let dram = format!("{} DRAM", format_bytes(self.dram_bytes));
+        if self.persistent_bytes == 0 {
+            dram
+        } else {
+            format!(
+                "{dram} + {} persistent",
+                format_bytes(self.persistent_bytes)
+            )
+        }
     }
 }
 

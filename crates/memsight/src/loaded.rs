@@ -17,9 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use memsight_core::buffer::{Buffer, BufferRequest};
-use memsight_core::cpuclock::timed;
 use memsight_core::env::Environment;
-use memsight_core::stats::{Summary, Taken, sample_until};
+use memsight_core::stats::{Summary, sample_until};
 use memsight_core::units::{MIB, parse_size};
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::chain::Pattern;
@@ -244,8 +243,7 @@ pub fn run(
                     let mut chase_loads = 0u64;
                     let sampled = sample_until(&rule, || {
                         chase_loads += per_sample;
-                        let ((), lap) = timed(|| chains.run(per_sample));
-                        Taken::timed(lap.wall_ns as f64 / per_sample as f64, &lap)
+                        crate::latency::ladder::chase_sample(&mut chains, per_sample)
                     })?;
                     let ns = t0.elapsed().as_nanos() as f64;
                     let dv = traffic.visits() - v0;

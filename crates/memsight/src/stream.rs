@@ -17,7 +17,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
-use memsight_core::cpuclock::{SpinBarrier, TeamClock, TeamSpan, Watch};
+use memsight_core::cpuclock::{SpinBarrier, TeamClock, TeamSpan};
 use memsight_core::env::Environment;
 use memsight_core::stats::{Summary, Taken, summarize_taken};
 use memsight_core::timer::ClockInfo;
@@ -228,9 +228,8 @@ pub fn run(
             for it in 0..cfg.ntimes {
                 for (kk, op) in StreamOp::ALL.iter().enumerate() {
                     start.wait();
-                    let w = Watch::start();
-                    k::stream(cfg.isa, cfg.store, *op, a, b, c, SCALAR);
-                    clocks[it * 4 + kk].record(i, &w.stop());
+                    clocks[it * 4 + kk]
+                        .time(i, || k::stream(cfg.isa, cfg.store, *op, a, b, c, SCALAR));
                 }
                 barrier.wait();
                 if i == 0 {
@@ -276,10 +275,7 @@ pub fn run(
             let avg = times.iter().sum::<f64>() / times.len() as f64;
             let rates: Vec<Taken> = spans
                 .iter()
-                .map(|s| Taken {
-                    value: bytes as f64 / s.ns,
-                    disturbed: s.disturbance(),
-                })
+                .map(|s| Taken::spanned(bytes as f64 / s.ns, s))
                 .collect();
             let min_ticks = min * 1e9 / clock.granularity_ns;
             if min_ticks < 20.0 {

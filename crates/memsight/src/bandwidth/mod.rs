@@ -5,8 +5,8 @@
 //! first-touched on its CPU (or bound to `--node`), split into the test's arrays. Threads start
 //! each sample on a spinning barrier; a sample is timed from the earliest thread's start to the
 //! latest thread's end ([`memsight_core::team`]) and runs enough passes over the buffer to take
-//! ≥ `--sample-ms`; samples in which a thread lost its CPU are dropped and counted. Samples continue until the median's 95% CI is within
-//! the target ([`memsight_core::stats`]). Figures are GB/s = 10⁹ B/s of program bytes, with the
+//! ≥ `--sample-ms`; samples in which a thread lost its CPU are dropped and counted. Samples
+//! continue until the median's 95% CI is within the target ([`memsight_core::stats`]). Figures are GB/s = 10⁹ B/s of program bytes, with the
 //! estimated DRAM bytes beside them ([`spec`]); "best" is the fastest sample (STREAM reports the
 //! best time). Kernels use the widest vector width the CPU has unless `--isa` says otherwise.
 

@@ -26,6 +26,13 @@ pub fn total_steps(cfg: &LadderConfig) -> u64 {
     (cfg.sizes.len() as u64 * per_size + mlp) * cfg.cpus.len() as u64
 }
 
+/// One chase sample: `steps` rounds of every chain, in ns per round, marked when the chasing
+/// thread lost its CPU during it.
+pub fn chase_sample(chains: &mut Chains, steps: u64) -> Taken {
+    let ((), lap) = timed(|| chains.run(steps));
+    Taken::timed(lap.wall_ns as f64 / steps as f64, &lap)
+}
+
 /// Measures the core clock on the current (pinned) thread.
 pub fn core_clock() -> CoreClock {
     let rule = StopRule {
@@ -184,10 +191,7 @@ fn measure_point(
         elements as u64,
         cfg.sample_ns.max(min_sample_ns),
     );
-    let sampled = sample_until(&cfg.rule, || {
-        let ((), lap) = timed(|| chains.run(loads));
-        Taken::timed(lap.wall_ns as f64 / loads as f64, &lap)
-    })?;
+    let sampled = sample_until(&cfg.rule, || chase_sample(&mut chains, loads))?;
     Some(Point::new(size, elements as u64, loads, sampled, ghz))
 }
 
@@ -248,10 +252,7 @@ fn mlp_sweep(
             (elements / k) as u64,
             cfg.sample_ns.max(min_sample_ns),
         );
-        let Some(s) = sample_until(&cfg.rule, || {
-            let ((), lap) = timed(|| chains.run(rounds));
-            Taken::timed(lap.wall_ns as f64 / rounds as f64, &lap)
-        }) else {
+        let Some(s) = sample_until(&cfg.rule, || chase_sample(&mut chains, rounds)) else {
             return (out, false);
         };
         tick(&format!("MLP k={k}"));

@@ -108,19 +108,11 @@ pub fn draw(d: &DimmsResults) -> String {
         let small = ("sans-serif", 11).into_font();
         root.draw(&Text::new(
             format!(
-                "DIMM map: {} of {} slots populated, {}",
+                "DIMM map: {} of {} slots populated, {}{}",
                 d.populated,
                 d.slots,
-                if d.persistent_bytes > 0 {
-                    format!(
-                        "{} DRAM + {} persistent{}",
-                        format_bytes(d.dram_bytes),
-                        format_bytes(d.persistent_bytes),
-                        if d.memory_mode { " (Memory Mode)" } else { "" }
-                    )
-                } else {
-                    format!("{} DRAM", format_bytes(d.dram_bytes))
-                }
+                d.installed(),
+                if d.memory_mode { " (Memory Mode)" } else { "" }
             ),
             (10, 8),
             ("sans-serif", 17)

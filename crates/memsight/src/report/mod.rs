@@ -83,40 +83,21 @@ pub fn render(doc: &RunDocument) -> String {
 fn samples(doc: &RunDocument) -> String {
     use memsight_core::stats::SampleTally;
     let r = &doc.results;
-    let tally = |v: Option<serde_json::Value>| v.map(|v| SampleTally::of(&v));
     let suites = [
-        ("latency", tally(serde_json::to_value(&r.latency).ok())),
+        ("latency", Some(SampleTally::of_result(&r.latency))),
         (
             "bandwidth",
-            tally(
-                r.bandwidth
-                    .as_ref()
-                    .and_then(|x| serde_json::to_value(x).ok()),
-            ),
+            r.bandwidth.as_ref().map(SampleTally::of_result),
         ),
         (
             "loaded latency",
-            tally(
-                r.loaded_latency
-                    .as_ref()
-                    .and_then(|x| serde_json::to_value(x).ok()),
-            ),
+            r.loaded_latency.as_ref().map(SampleTally::of_result),
         ),
-        (
-            "numa",
-            tally(r.numa.as_ref().and_then(|x| serde_json::to_value(x).ok())),
-        ),
-        (
-            "c2c",
-            tally(r.c2c.as_ref().and_then(|x| serde_json::to_value(x).ok())),
-        ),
+        ("numa", r.numa.as_ref().map(SampleTally::of_result)),
+        ("c2c", r.c2c.as_ref().map(SampleTally::of_result)),
         (
             "rowbuffer",
-            tally(
-                r.rowbuffer
-                    .as_ref()
-                    .and_then(|x| serde_json::to_value(x).ok()),
-            ),
+            r.rowbuffer.as_ref().map(SampleTally::of_result),
         ),
     ];
     let rows: Vec<Vec<Cell>> = suites

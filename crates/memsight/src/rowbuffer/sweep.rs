@@ -3,15 +3,16 @@
 //! buffer, so the physical mapping stays fixed while only the arrays' relative placement moves.
 //!
 //! Per offset: one warm-up pass, then `samples` timed passes on every thread at once (each thread
-//! its own slice of all three arrays, started together at a spinning barrier); a sample is timed from the
-//! earliest thread's start to the latest thread's end, and samples in which a thread lost its CPU
-//! are dropped and counted. Bytes are STREAM's count (COPY 16 B, TRIAD 24 B per element: program bytes; the
-//! DRAM also reads each destination line for ownership: +8 B per element).
+//! its own slice of all three arrays, started together at a spinning barrier); a sample is timed
+//! from the earliest thread's start to the latest thread's end, and samples in which a thread
+//! lost its CPU are dropped and counted. Bytes are STREAM's count (COPY 16 B, TRIAD 24 B per
+//! element: program bytes; the DRAM also reads each destination line for ownership: +8 B per
+//! element).
 
 use std::sync::Mutex;
 
 use memsight_core::buffer::Buffer;
-use memsight_core::cpuclock::{SpinBarrier, TeamClock, Watch};
+use memsight_core::cpuclock::{SpinBarrier, TeamClock};
 use memsight_core::stats::{Summary, Taken, summarize_taken};
 use memsight_core::{Result, cancel};
 use memsight_kernels::bandwidth::{self as k, Isa, Store, StreamOp};
@@ -96,9 +97,7 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
             pass(&mut part);
             for clock in &clocks {
                 start.wait();
-                let w = Watch::start();
-                pass(&mut part);
-                clock.record(i, &w.stop());
+                clock.time(i, || pass(&mut part));
             }
         })?;
         // STREAM-style check that the kernel computed what it claims, on a sample of elements of
@@ -125,10 +124,7 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
             .iter()
             .map(|c| {
                 let span = c.span();
-                Taken {
-                    value: bytes / span.ns,
-                    disturbed: span.disturbance(),
-                }
+                Taken::spanned(bytes / span.ns, &span)
             })
             .collect();
         points.push(Point {
