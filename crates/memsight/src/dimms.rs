@@ -459,38 +459,7 @@ fn diagnose(c: &memsight_model::platform::Ceilings) -> Vec<String> {
         return out;
     };
     for (i, s) in c.sockets.iter().enumerate() {
-        let ch = p.channels_per_socket;
-        if s.dimms < ch {
-            out.push(format!(
-                "socket {}: {} DIMM(s) for {} channels ({}): at most {} of {} channels carry traffic, so the peak is {:.0}% of what the socket can do ({} of {} MB/s)",
-                i + 1, s.dimms, ch, p.name, s.channels_used, ch,
-                100.0 * s.channels_used as f64 / ch as f64,
-                s.dram_mbs,
-                memsight_model::ddr::peak_mbs(ch, s.mts)
-            ));
-        } else if s.dimms > ch {
-            out.push(format!(
-                "socket {}: {} DIMMs on {} channels: {} DIMMs per channel{}",
-                i + 1,
-                s.dimms,
-                ch,
-                s.dimms.div_ceil(ch),
-                if s.mts < p.max_mts {
-                    format!(
-                        ", which explains running at {} instead of {} MT/s",
-                        s.mts, p.max_mts
-                    )
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        if s.dimms <= ch && s.mts < p.max_mts {
-            out.push(format!(
-                "socket {}: memory runs at {} MT/s, below the platform's {} MT/s at one DIMM per channel: the CPU SKU or the DIMMs limit it",
-                i + 1, s.mts, p.max_mts
-            ));
-        }
+        out.extend(socket_findings(i + 1, s, p));
     }
     let counts: std::collections::BTreeSet<u32> = c.sockets.iter().map(|s| s.dimms).collect();
     if counts.len() > 1 {
@@ -506,12 +475,71 @@ fn diagnose(c: &memsight_model::platform::Ceilings) -> Vec<String> {
     out.push(format!(
         "theoretical DRAM peak: {} MB/s for the system ({}){}",
         c.system_dram_mbs,
-        c.sockets.iter().map(|s| format!("{} ch × 8 B × {} MT/s = {} MB/s", s.channels_used, s.mts, s.dram_mbs)).collect::<Vec<_>>().join("; "),
+        c.sockets.iter().map(|s| format!("{} ch × {} B × {} MT/s = {} MB/s", s.channels_used, s.channel_bits / 8, s.mts, s.dram_mbs)).collect::<Vec<_>>().join("; "),
         match (c.fabric_read_mbs, c.fabric_write_mbs) {
             (Some(r), Some(w)) => format!("; CCD→IOD fabric per socket {r} MB/s read, {w} MB/s write, so reads bind at {} and writes at {} MB/s", c.binding_read_mbs.unwrap_or(0), c.binding_write_mbs.unwrap_or(0)),
             _ => String::new(),
         }
     ));
     out.extend(c.notes.iter().cloned());
+    out
+}
+
+/// One socket's population against its platform: empty channels, DIMMs per channel and the
+/// speed that population allows.
+fn socket_findings(
+    i: usize,
+    s: &memsight_model::platform::SocketCeiling,
+    p: &memsight_model::platform::Platform,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let ch = p.channels_per_socket;
+    let equivalent = s.channels_used * s.channel_bits / 64;
+    if equivalent < ch {
+        out.push(format!(
+            "socket {i}: {} DIMM(s) fill {} of {} channels ({}), so the peak is {:.0}% of what the socket can do ({} of {} MB/s)",
+            s.dimms, equivalent, ch, p.name,
+            100.0 * equivalent as f64 / ch as f64,
+            s.dram_mbs,
+            memsight_model::ddr::peak_mbs(ch, s.mts)
+        ));
+    }
+    let dpc = if s.max_dimms_per_channel > 0 {
+        s.max_dimms_per_channel
+    } else {
+        s.dimms.div_ceil(ch.max(1))
+    };
+    let lpddr = s.channel_bits < 64;
+    let allowed = p.supported_mts(dpc, lpddr);
+    if dpc >= 2 {
+        out.push(format!(
+            "socket {i}: {dpc} DIMMs on a channel: {}",
+            match p.max_mts_2dpc {
+                Some(m) if m < p.max_mts => format!(
+                    "the platform supports {m} MT/s at 2 DIMMs per channel instead of {} ({:.0}% less bandwidth per channel)",
+                    p.max_mts,
+                    100.0 * (1.0 - m as f64 / p.max_mts as f64)
+                ),
+                Some(_) => "the platform keeps its full speed at 2 DIMMs per channel".to_string(),
+                None => "the platform's speed at 2 DIMMs per channel is not recorded".to_string(),
+            }
+        ));
+    }
+    if let Some(a) = allowed
+        && s.mts < a
+    {
+        out.push(format!(
+            "socket {i}: memory runs at {} MT/s, below the {a} MT/s the platform supports with this population: the CPU SKU, the DIMMs or the BIOS limit it",
+            s.mts
+        ));
+    }
+    if let Some(a) = allowed
+        && s.mts > a
+    {
+        out.push(format!(
+            "socket {i}: memory runs at {} MT/s, above the platform's {a} MT/s: an overclocking profile (XMP/EXPO) or a newer platform than the table knows",
+            s.mts
+        ));
+    }
     out
 }

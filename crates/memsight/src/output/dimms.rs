@@ -93,6 +93,7 @@ pub fn print(r: &DimmsResults) {
             "socket",
             "DIMMs",
             "channels used / platform",
+            "slot names read as",
             "MT/s (slowest configured)",
             "DRAM peak MB/s",
             "fabric read / write MB/s",
@@ -103,10 +104,16 @@ pub fn print(r: &DimmsResults) {
                 s.array.clone(),
                 s.dimms.to_string(),
                 format!(
-                    "{} / {}",
+                    "{}{} / {}",
                     s.channels_used,
+                    if s.channel_bits == 64 {
+                        String::new()
+                    } else {
+                        format!(" × {}-bit", s.channel_bits)
+                    },
                     s.channels.map_or("?".into(), |c| c.to_string())
                 ),
+                s.scheme.describe().to_string(),
                 s.mts.to_string(),
                 s.dram_mbs.to_string(),
                 match (c.fabric_read_mbs, c.fabric_write_mbs) {
@@ -124,8 +131,15 @@ pub fn print(r: &DimmsResults) {
             c.platform
                 .as_ref()
                 .map_or("platform not identified".to_string(), |p| format!(
-                    "{}, {} channels, {} MT/s max; source {}",
-                    p.name, p.channels_per_socket, p.max_mts, p.source
+                    "{}, {} channels of {}, {} MT/s at 1 DIMM per channel{}; source {}{}",
+                    p.name,
+                    p.channels_per_socket,
+                    p.memory,
+                    p.max_mts,
+                    p.max_mts_2dpc
+                        .map_or(String::new(), |m| format!(", {m} at 2")),
+                    p.source,
+                    if p.verified { "" } else { " (unverified)" }
                 )),
             c.system_dram_mbs
         );
