@@ -8,6 +8,7 @@
 pub mod ddr;
 pub mod dmidecode;
 pub mod partnum;
+pub mod plan;
 pub mod platform;
 pub mod rowbuffer;
 pub mod smbios;

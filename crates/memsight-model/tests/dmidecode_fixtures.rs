@@ -13,7 +13,10 @@ fn fixtures() -> PathBuf {
 fn index() -> Vec<(String, usize, usize)> {
     let text = std::fs::read_to_string(fixtures().join("INDEX.md")).unwrap();
     // The first table only: the second ("Expected channels and peaks") is fixture_channels.rs's.
-    let first = text.split("## Expected channels").next().unwrap_or_default();
+    let first = text
+        .split("## Expected channels")
+        .next()
+        .unwrap_or_default();
     first
         .lines()
         .filter(|l| l.starts_with("| `"))

@@ -60,7 +60,12 @@ fn every_fixture_gives_its_channels_and_peak() {
             .map(|s| s.channels_used.to_string())
             .collect();
         let got = if c.sockets.is_empty() {
-            ("-".to_string(), "-".to_string(), "-".to_string(), "-".to_string())
+            (
+                "-".to_string(),
+                "-".to_string(),
+                "-".to_string(),
+                "-".to_string(),
+            )
         } else {
             (
                 format!("{:?}", c.sockets[0].scheme),
@@ -70,8 +75,20 @@ fn every_fixture_gives_its_channels_and_peak() {
             )
         };
         assert_eq!(
-            (got.0.as_str(), got.1.as_str(), got.2.as_str(), got.3.as_str(), c.system_dram_mbs),
-            (r.scheme.as_str(), r.channels.as_str(), r.bits.as_str(), r.mts.as_str(), r.peak),
+            (
+                got.0.as_str(),
+                got.1.as_str(),
+                got.2.as_str(),
+                got.3.as_str(),
+                c.system_dram_mbs
+            ),
+            (
+                r.scheme.as_str(),
+                r.channels.as_str(),
+                r.bits.as_str(),
+                r.mts.as_str(),
+                r.peak
+            ),
             "{}",
             r.file
         );

@@ -208,6 +208,22 @@ impl DimmsResults {
     }
 }
 
+/// `dimms --plan`: what-if configurations, side by side.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PlanResults {
+    pub plans: Vec<memsight_model::plan::Plan>,
+}
+
+/// Plans every --plan alternative; the first that cannot be planned is the error.
+pub fn plans(a: &DimmsArgs) -> Result<PlanResults> {
+    let plans = a
+        .plans
+        .iter()
+        .map(|r| memsight_model::plan::plan(r).map_err(Error::input))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(PlanResults { plans })
+}
+
 /// Reads and summarises the inventory.
 pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
     let (inventory, source) = read_inventory(a)?;

@@ -25,7 +25,7 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use memsight_core::env::Environment;
 use memsight_core::report::Envelope;
 use memsight_core::sysfs::FsRoot;
@@ -43,7 +43,19 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_INTERRUPTED: u8 = 130;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let mut cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    // `dimms --plan A --dimm … --plan B --dimm …`: which --dimm belongs to which --plan is only
+    // known from the positions on the command line.
+    if let (Command::Dimms(a), Some(("dimms", m))) = (&mut cli.command, matches.subcommand())
+        && let Err(e) = a.group_plans(m)
+    {
+        eprintln!("memsight: error: {e}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -76,6 +88,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "c2c": schemars::schema_for!(c2c::C2cResults),
                 "numa": schemars::schema_for!(numa::NumaResults),
                 "dimms": schemars::schema_for!(dimms::DimmsResults),
+                "dimms-plan": schemars::schema_for!(dimms::PlanResults),
                 "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
                 "rowbuffer": schemars::schema_for!(rowbuffer::RowbufferResults),
                 "alloc": schemars::schema_for!(alloc::AllocResults),
@@ -329,6 +342,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 g,
                 Envelope::new("rowbuffer", started, env, results, complete),
             )
+        }
+        Command::Dimms(a) if !a.plans.is_empty() => {
+            let results = dimms::plans(a)?;
+            if !g.json {
+                output::dimms::print_plans(&results);
+            }
+            emit(g, Envelope::new("dimms-plan", started, env, results, true))
         }
         Command::Dimms(a) => {
             let results = dimms::run(a)?;

@@ -358,3 +358,126 @@ fn dram_and_persistent_capacity_apart() {
         assert!(text.contains(says), "{file}: {text}");
     }
 }
+
+/// The DDR4 seed's question without hardware: 8 × 32 GB 2Rx4 against 8 × 32 GB 2Rx8 on a
+/// 2-socket Xeon, side by side, each --dimm with the --plan before it.
+#[test]
+fn plans_compare_alternatives_side_by_side() {
+    let args = [
+        "dimms",
+        "--plan",
+        "2x Xeon Gold 6248",
+        "--dimm",
+        "M393A4K40EB3-CWE=8",
+        "--plan",
+        "2x Intel(R) Xeon(R) Gold 6248 CPU @ 2.50GHz",
+        "--dimm",
+        "M393A4G43BB4-CWE=4",
+        "--dimm",
+        "M393A4K40EB3-CWE=8",
+    ];
+    let doc = json(memsight().arg("--json").args(args));
+    assert_valid(&doc);
+    assert_eq!(doc["command"], "dimms-plan");
+    let plans = doc["results"]["plans"].as_array().unwrap();
+    assert_eq!(plans.len(), 2);
+    assert_eq!(plans[0]["dimms"], 8);
+    assert_eq!(plans[1]["dimms"], 12);
+    assert_eq!(plans[1]["parts"].as_array().unwrap().len(), 2);
+    assert_eq!(plans[0]["parts"][0]["decoded"]["device_width"], 4);
+    assert_eq!(plans[0]["peak_mbs"], 8 * 8 * 2933);
+    assert_eq!(plans[1]["peak_mbs"], 12 * 8 * 2933);
+    let text = memsight().args(args).output().unwrap();
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(text.status.success());
+    for needle in [
+        "plan 1: 2x Xeon Gold 6248",
+        "2Rx4",
+        "2Rx8",
+        "4 of 6 channels",
+        "x4 and x8",
+    ] {
+        assert!(out.contains(needle), "{needle} missing:\n{out}");
+    }
+}
+
+#[test]
+fn bad_plans_are_refused_in_one_line() {
+    for (args, needle) in [
+        (
+            &[
+                "dimms",
+                "--plan",
+                "Pentium 4",
+                "--dimm",
+                "M393A4K40EB3-CWE=1",
+            ][..],
+            "no platform known",
+        ),
+        (
+            &["dimms", "--plan", "EPYC 7713", "--dimm", "NOT-A-PART=2"][..],
+            "can decode",
+        ),
+        (
+            &[
+                "dimms",
+                "--plan",
+                "EPYC 7713",
+                "--dimm",
+                "M393A4K40EB3-CWE=0",
+            ][..],
+            "count from 1",
+        ),
+        (
+            &["dimms", "--plan", "EPYC 7713", "--dimm", "M393A4K40EB3-CWE"][..],
+            "PART=COUNT",
+        ),
+        (
+            &[
+                "dimms",
+                "--plan",
+                "EPYC 7713",
+                "--dimm",
+                "M393A4K40EB3-CWE=17",
+            ][..],
+            "do not fit",
+        ),
+        (
+            &[
+                "dimms",
+                "--plan",
+                "EPYC 9654",
+                "--dimm",
+                "M393A4K40EB3-CWE=4",
+            ][..],
+            "takes DDR5",
+        ),
+        (&["dimms", "--plan", "EPYC 7713"][..], "--dimm PART=COUNT"),
+        (
+            &[
+                "dimms",
+                "--plan",
+                "Core Ultra 7 258V",
+                "--dimm",
+                "M393A4K40EB3-CWE=1",
+            ][..],
+            "soldered",
+        ),
+        (
+            &[
+                "dimms",
+                "--dimm",
+                "M393A4K40EB3-CWE=1",
+                "--plan",
+                "EPYC 7713",
+            ][..],
+            "before any --plan",
+        ),
+    ] {
+        let out = memsight().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(err.trim_end().lines().count() <= 3, "{args:?}: {err}");
+    }
+}

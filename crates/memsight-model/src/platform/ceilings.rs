@@ -190,8 +190,17 @@ fn socket_ceiling(
         let used = channels.map_or(n, |c| n.min(c));
         note = Some(format!(
             "{key}: slot names ({}) do not say which channel a DIMM is on{}: one DIMM per channel assumed, so the ceiling is an upper bound",
-            unresolved.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
-            if scheme.needs_platform() { " without the platform's channel count" } else { "" }
+            unresolved
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if scheme.needs_platform() {
+                " without the platform's channel count"
+            } else {
+                ""
+            }
         ));
         (used, used * 64, 0)
     };
@@ -204,7 +213,7 @@ fn socket_ceiling(
     } else {
         bus_bits
     };
-    let channel_bits = if used == 0 { 64 } else { bus_bits / used };
+    let channel_bits = bus_bits.checked_div(used).unwrap_or(64);
     Some((
         SocketCeiling {
             array: key,
@@ -212,7 +221,11 @@ fn socket_ceiling(
             channels_used: used,
             channels,
             channel_bits,
-            scheme: if unresolved.is_empty() { scheme } else { LocatorScheme::Unknown },
+            scheme: if unresolved.is_empty() {
+                scheme
+            } else {
+                LocatorScheme::Unknown
+            },
             max_dimms_per_channel: max_dpc,
             mts,
             dram_mbs: bus_bits as u64 / 8 * mts as u64,
@@ -235,9 +248,8 @@ pub fn ceilings(inv: &Inventory, ccds: Option<u32>, fclk_mhz: Option<u32>) -> Ce
         (None, Some(c)) => notes.push(format!(
             "no platform limits known for '{c}': channel counts are not checked"
         )),
-        (None, None) => notes.push(
-            "the SMBIOS text names no processor: channel counts are not checked".to_string(),
-        ),
+        (None, None) => notes
+            .push("the SMBIOS text names no processor: channel counts are not checked".to_string()),
         (Some(p), _) if !p.verified => notes.push(format!(
             "platform row '{}' is not confirmed by a retrieved document: {}",
             p.name, p.source

@@ -126,12 +126,24 @@ pub fn locate(d: &MemoryDevice) -> Located {
     }
     if let Some(c) = AMD.captures(bank) {
         let ch = c[2].to_ascii_uppercase();
-        return found(LocatorScheme::AmdChannel, Some(c[1].to_string()), Some(ch), None);
+        return found(
+            LocatorScheme::AmdChannel,
+            Some(c[1].to_string()),
+            Some(ch),
+            None,
+        );
     }
     if let Some(c) = CLIENT.captures(loc) {
-        let letter = c.get(2).map_or(String::new(), |m| m.as_str().to_ascii_uppercase());
+        let letter = c
+            .get(2)
+            .map_or(String::new(), |m| m.as_str().to_ascii_uppercase());
         let channel = Some(format!("C{}{letter}", &c[1]));
-        return found(LocatorScheme::ClientController, Some("0".into()), channel, None);
+        return found(
+            LocatorScheme::ClientController,
+            Some("0".into()),
+            channel,
+            None,
+        );
     }
     if let Some(c) = CHANNEL_DIMM.captures(loc) {
         let ch = c[1].to_ascii_uppercase();
@@ -173,7 +185,13 @@ pub fn channel_of(d: &MemoryDevice) -> Option<String> {
 
 /// Turns a slot number into a channel index within its socket. `base` is the lowest slot number
 /// the board uses (0 or 1), `slots` the socket's slot count and `channels` the platform's.
-pub fn channel_of_slot(scheme: LocatorScheme, slot: u32, base: u32, slots: u32, channels: u32) -> u32 {
+pub fn channel_of_slot(
+    scheme: LocatorScheme,
+    slot: u32,
+    base: u32,
+    slots: u32,
+    channels: u32,
+) -> u32 {
     let i = slot.saturating_sub(base);
     match scheme {
         LocatorScheme::DellSlot => i % channels.max(1),
@@ -196,29 +214,151 @@ mod tests {
         }
     }
 
+    /// Locator, bank locator, and the scheme, socket, channel and slot they give.
+    type Case = (
+        &'static str,
+        &'static str,
+        LocatorScheme,
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<u32>,
+    );
+
     #[test]
     fn every_known_scheme_is_read() {
         use LocatorScheme::*;
-        let cases: &[(&str, &str, LocatorScheme, Option<&str>, Option<&str>, Option<u32>)] = &[
-            ("P1-DIMMD1", "P0_Node1_Channel0_Dimm0", XeonNodeChannel, Some("0"), Some("IMC1/0"), None),
-            ("CPU1_A0", "_Node1_Channel3_Dimm0", XeonNodeChannel, Some("1"), Some("IMC1/3"), None),
-            ("DIMM 0", "P1 CHANNEL L", AmdChannel, Some("1"), Some("L"), None),
-            ("CPU2_DIMM_A1", "P1 CHANNEL A", AmdChannel, Some("1"), Some("A"), None),
-            ("Controller1-ChannelA-DIMM1", "BANK 0", ClientController, Some("0"), Some("C1A"), None),
-            ("Controller0-DIMM1", "BANK 0", ClientController, Some("0"), Some("C0"), None),
-            ("Controller1-ChannelD", "BANK 3", ClientController, Some("0"), Some("C1D"), None),
-            ("ChannelK-DIMM0", "NODE 5", ChannelDimm, None, Some("K"), None),
-            ("CPU1_DIMM_A1", "", ChannelLetter, Some("1"), Some("A"), None),
-            ("P2-DIMMF1", "NO DIMM", ChannelLetter, Some("2"), Some("F"), None),
-            ("CPU0.G0", "BANK 6", ChannelLetter, Some("0"), Some("G"), None),
-            ("CPU1_DIMM_L", "BANK 23", ChannelLetter, Some("1"), Some("L"), None),
-            ("DIMM_P0_H1", "BANK 1", ChannelLetter, Some("0"), Some("H"), None),
+        let cases: &[Case] = &[
+            (
+                "P1-DIMMD1",
+                "P0_Node1_Channel0_Dimm0",
+                XeonNodeChannel,
+                Some("0"),
+                Some("IMC1/0"),
+                None,
+            ),
+            (
+                "CPU1_A0",
+                "_Node1_Channel3_Dimm0",
+                XeonNodeChannel,
+                Some("1"),
+                Some("IMC1/3"),
+                None,
+            ),
+            (
+                "DIMM 0",
+                "P1 CHANNEL L",
+                AmdChannel,
+                Some("1"),
+                Some("L"),
+                None,
+            ),
+            (
+                "CPU2_DIMM_A1",
+                "P1 CHANNEL A",
+                AmdChannel,
+                Some("1"),
+                Some("A"),
+                None,
+            ),
+            (
+                "Controller1-ChannelA-DIMM1",
+                "BANK 0",
+                ClientController,
+                Some("0"),
+                Some("C1A"),
+                None,
+            ),
+            (
+                "Controller0-DIMM1",
+                "BANK 0",
+                ClientController,
+                Some("0"),
+                Some("C0"),
+                None,
+            ),
+            (
+                "Controller1-ChannelD",
+                "BANK 3",
+                ClientController,
+                Some("0"),
+                Some("C1D"),
+                None,
+            ),
+            (
+                "ChannelK-DIMM0",
+                "NODE 5",
+                ChannelDimm,
+                None,
+                Some("K"),
+                None,
+            ),
+            (
+                "CPU1_DIMM_A1",
+                "",
+                ChannelLetter,
+                Some("1"),
+                Some("A"),
+                None,
+            ),
+            (
+                "P2-DIMMF1",
+                "NO DIMM",
+                ChannelLetter,
+                Some("2"),
+                Some("F"),
+                None,
+            ),
+            (
+                "CPU0.G0",
+                "BANK 6",
+                ChannelLetter,
+                Some("0"),
+                Some("G"),
+                None,
+            ),
+            (
+                "CPU1_DIMM_L",
+                "BANK 23",
+                ChannelLetter,
+                Some("1"),
+                Some("L"),
+                None,
+            ),
+            (
+                "DIMM_P0_H1",
+                "BANK 1",
+                ChannelLetter,
+                Some("0"),
+                Some("H"),
+                None,
+            ),
             ("DIMM_B2", "BANK 3", ChannelLetter, None, Some("B"), None),
-            ("DIMM J1", "Secondary Main Board/CPU 3", ChannelLetter, Some("3"), Some("J"), None),
+            (
+                "DIMM J1",
+                "Secondary Main Board/CPU 3",
+                ChannelLetter,
+                Some("3"),
+                Some("J"),
+                None,
+            ),
             ("B12", "Not Specified", DellSlot, Some("B"), None, Some(12)),
             ("DIMM11_CPU1", "", DellSlot, Some("1"), None, Some(11)),
-            ("PROC 2 DIMM 14", "", NumberedSlot, Some("2"), None, Some(14)),
-            ("Socket 0 DIMM 4", "Bank 4", NumberedSlot, Some("0"), None, Some(4)),
+            (
+                "PROC 2 DIMM 14",
+                "",
+                NumberedSlot,
+                Some("2"),
+                None,
+                Some(14),
+            ),
+            (
+                "Socket 0 DIMM 4",
+                "Bank 4",
+                NumberedSlot,
+                Some("0"),
+                None,
+                Some(4),
+            ),
             ("DIMM 7", "", NumberedSlot, None, None, Some(7)),
             ("Motherboard", "", Unknown, None, None, None),
         ];

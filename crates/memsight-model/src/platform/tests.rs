@@ -74,24 +74,89 @@ fn cpu_names_match_however_they_are_printed() {
     for (cpu, family, channels, mts) in [
         ("Intel(R) Xeon(R) Gold 6526Y", "Emerald Rapids", 8, 5600),
         ("INTEL(R) XEON(R) GOLD 6526Y", "Emerald Rapids", 8, 5600),
-        ("Intel® Xeon® Gold 6526Y Processor", "Emerald Rapids", 8, 5600),
+        (
+            "Intel® Xeon® Gold 6526Y Processor",
+            "Emerald Rapids",
+            8,
+            5600,
+        ),
         ("AMD Ryzen 9 7950X 16-Core Processor", "Ryzen 7000", 2, 5200),
-        ("AMD Ryzen 7 PRO 8840HS w/ Radeon 780M Graphics", "Hawk Point", 2, 5600),
-        ("AMD Ryzen 9 5900X 12-Core Processor", "Ryzen 3000/5000", 2, 3200),
-        ("13th Gen Intel(R) Core(TM) i7-13700K", "13th/14th gen (Raptor Lake, LGA1700)", 2, 5600),
-        ("13th Gen Intel(R) Core(TM) i7-1360P", "Raptor Lake-P", 2, 5200),
-        ("12th Gen Intel(R) Core(TM) i9-12900H", "Alder Lake-P", 2, 4800),
-        ("11th Gen Intel(R) Core(TM) i5-1135G7 @ 2.40GHz", "Tiger Lake", 2, 3200),
-        ("Intel(R) Core(TM) Ultra 9 285K", "Arrow Lake, LGA1851", 2, 6400),
+        (
+            "AMD Ryzen 7 PRO 8840HS w/ Radeon 780M Graphics",
+            "Hawk Point",
+            2,
+            5600,
+        ),
+        (
+            "AMD Ryzen 9 5900X 12-Core Processor",
+            "Ryzen 3000/5000",
+            2,
+            3200,
+        ),
+        (
+            "13th Gen Intel(R) Core(TM) i7-13700K",
+            "13th/14th gen (Raptor Lake, LGA1700)",
+            2,
+            5600,
+        ),
+        (
+            "13th Gen Intel(R) Core(TM) i7-1360P",
+            "Raptor Lake-P",
+            2,
+            5200,
+        ),
+        (
+            "12th Gen Intel(R) Core(TM) i9-12900H",
+            "Alder Lake-P",
+            2,
+            4800,
+        ),
+        (
+            "11th Gen Intel(R) Core(TM) i5-1135G7 @ 2.40GHz",
+            "Tiger Lake",
+            2,
+            3200,
+        ),
+        (
+            "Intel(R) Core(TM) Ultra 9 285K",
+            "Arrow Lake, LGA1851",
+            2,
+            6400,
+        ),
         ("Intel(R) Core(TM) Ultra 7 155H", "Meteor Lake", 2, 5600),
         ("Intel(R) Core(TM) Ultra 7 258V", "Lunar Lake", 2, 8533),
-        ("AMD Ryzen Threadripper PRO 3995WX 64-Cores", "PRO 3000WX/5000WX", 8, 3200),
-        ("AMD Ryzen Threadripper 7970X 32-Cores", "Threadripper 7000", 4, 5200),
-        ("AMD EPYC 9754 128-Core Processor", "Genoa/Bergamo", 12, 4800),
+        (
+            "AMD Ryzen Threadripper PRO 3995WX 64-Cores",
+            "PRO 3000WX/5000WX",
+            8,
+            3200,
+        ),
+        (
+            "AMD Ryzen Threadripper 7970X 32-Cores",
+            "Threadripper 7000",
+            4,
+            5200,
+        ),
+        (
+            "AMD EPYC 9754 128-Core Processor",
+            "Genoa/Bergamo",
+            12,
+            4800,
+        ),
         ("AMD EPYC 8534P 64-Core Processor", "Siena", 6, 4800),
         ("AMD EPYC 9965 192-Core Processor", "Turin", 12, 6000),
-        ("Intel(R) Xeon(R) CPU E5-2695 v3 @ 2.30GHz", "Haswell-EP", 4, 2133),
-        ("Intel(R) Xeon(R) Platinum 8380H CPU @ 2.90GHz", "Cooper Lake", 6, 3200),
+        (
+            "Intel(R) Xeon(R) CPU E5-2695 v3 @ 2.30GHz",
+            "Haswell-EP",
+            4,
+            2133,
+        ),
+        (
+            "Intel(R) Xeon(R) Platinum 8380H CPU @ 2.90GHz",
+            "Cooper Lake",
+            6,
+            3200,
+        ),
         ("Intel(R) Xeon(R) 6710E", "Sierra Forest", 8, 6400),
         ("Ampere(R) Altra(R) Processor", "Altra", 8, 3200),
         ("AmpereOne A192-32X", "AmpereOne", 8, 5200),
@@ -153,7 +218,11 @@ fn hpe_numbered_slots_pair_up_on_channels() {
     let used: Vec<u32> = c.sockets.iter().map(|s| s.channels_used).collect();
     assert_eq!(used, [4, 4]);
     assert_eq!(c.system_dram_mbs, 8 * 8 * 5200);
-    assert!(c.sockets.iter().all(|s| s.scheme == LocatorScheme::NumberedSlot));
+    assert!(
+        c.sockets
+            .iter()
+            .all(|s| s.scheme == LocatorScheme::NumberedSlot)
+    );
 }
 
 /// Names no scheme explains, on a known platform: one DIMM per channel, and a note says so.
@@ -179,5 +248,11 @@ fn unknown_names_fall_back_to_the_platform_rule_and_say_so() {
     let c = ceilings(&inv, None, None);
     assert_eq!(c.sockets[0].channels_used, 8);
     assert_eq!(c.sockets[0].scheme, LocatorScheme::Unknown);
-    assert!(c.notes.iter().any(|n| n.contains("one DIMM per channel assumed")), "{:?}", c.notes);
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("one DIMM per channel assumed")),
+        "{:?}",
+        c.notes
+    );
 }

@@ -165,3 +165,128 @@ pub fn print(r: &DimmsResults) {
     }
     super::findings(&r.findings);
 }
+
+/// `dimms --plan`: the alternatives side by side, one column each, then each one's findings.
+pub fn print_plans(r: &crate::dimms::PlanResults) {
+    use memsight_model::plan::Plan;
+    let mut header = vec!["".to_string()];
+    header.extend(
+        r.plans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("plan {}: {}", i + 1, p.asked)),
+    );
+    let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = table(&refs);
+    let row = |name: &str, f: &dyn Fn(&Plan) -> String| {
+        let mut v = vec![name.to_string()];
+        // One column per plan.
+        v.extend(r.plans.iter().map(f));
+        v
+    };
+    t.add_row(row("platform", &|p| {
+        format!(
+            "{} × {}{}",
+            p.sockets,
+            p.platform.name,
+            if p.platform.verified {
+                ""
+            } else {
+                " (unverified row)"
+            }
+        )
+    }));
+    t.add_row(row("takes", &|p| {
+        format!(
+            "{} channels/socket of {}",
+            p.platform.channels_per_socket, p.platform.memory
+        )
+    }));
+    t.add_row(row("DIMMs", &|p| {
+        p.parts
+            .iter()
+            .map(|x| format!("{} × {}", x.count, x.part))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }));
+    t.add_row(row("organisation", &|p| {
+        p.parts.iter().map(part_line).collect::<Vec<_>>().join("\n")
+    }));
+    t.add_row(row("population", &population));
+    t.add_row(row("speed", &|p| {
+        format!(
+            "{} MT/s at {} DIMM(s) per channel",
+            p.mts, p.dimms_per_channel
+        )
+    }));
+    t.add_row(row("theoretical peak", &|p| {
+        format!(
+            "{:.1} GB/s (all channels at {} MT/s: {:.1})",
+            p.peak_mbs as f64 / 1000.0,
+            p.platform.max_mts,
+            p.platform_peak_mbs as f64 / 1000.0
+        )
+    }));
+    t.add_row(row("capacity", &|p| format_bytes(p.capacity_bytes)));
+    heading("DIMM plan (no hardware: part-number decoder, JEDEC tables, platform table)");
+    println!("{t}");
+    for (i, p) in r.plans.iter().enumerate() {
+        println!("\nFindings, plan {} ({})", i + 1, p.asked);
+        for f in &p.findings {
+            println!("  • {f}");
+        }
+        println!("  • platform source: {}", p.platform.source);
+        if i > 0 {
+            let first = &r.plans[0];
+            println!(
+                "  • against plan 1: peak ×{:.2}, capacity ×{:.2}, DRAM chips ×{:.2}",
+                p.peak_mbs as f64 / first.peak_mbs.max(1) as f64,
+                p.capacity_bytes as f64 / first.capacity_bytes.max(1) as f64,
+                chips(p) as f64 / chips(first).max(1) as f64
+            );
+        }
+    }
+}
+
+/// DRAM devices in a plan: what its power scales with (the seed quotes Micron: 2Rx8 32 GB
+/// modules of 16 Gb devices draw 31% less than 2Rx4 32 GB modules of 8 Gb devices).
+fn chips(p: &memsight_model::plan::Plan) -> u32 {
+    p.parts.iter().map(|x| x.count * x.chips).sum()
+}
+
+fn part_line(x: &memsight_model::plan::PlannedPart) -> String {
+    let d = &x.decoded;
+    format!(
+        "{} {} {}: {} Gb x{}, {} chips, page {}, tFAW {}",
+        format_bytes(d.capacity_bytes),
+        d.module_type,
+        d.organisation(),
+        d.density_gbit,
+        d.device_width,
+        x.chips,
+        x.page_bytes.map_or("?".into(), format_bytes),
+        x.tfaw_ns
+            .map_or("? (no JEDEC bin)".into(), |t| format!("{t:.1} ns"))
+    )
+}
+
+/// Per socket: DIMMs on each channel, e.g. `socket 0: 1 1 1 1 0 0 (4 of 6 channels)`.
+fn population(p: &memsight_model::plan::Plan) -> String {
+    (0..p.sockets)
+        .map(|s| {
+            let chans: Vec<&memsight_model::plan::ChannelFill> =
+                p.channels.iter().filter(|c| c.socket == s).collect();
+            let used = chans.iter().filter(|c| !c.parts.is_empty()).count();
+            format!(
+                "socket {s}: {} ({used} of {} channels)",
+                chans
+                    .iter()
+                    .map(|c| c.parts.len().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                chans.len()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1058,10 +1058,16 @@ fn dimms(d: Option<&crate::dimms::DimmsResults>) -> String {
                 Cell::Text(sc.array.clone()),
                 Cell::Num(sc.dimms.to_string()),
                 Cell::Num(format!(
-                    "{}{}",
+                    "{}{}{}",
                     sc.channels_used,
+                    if sc.channel_bits == 64 {
+                        String::new()
+                    } else {
+                        format!(" × {}-bit", sc.channel_bits)
+                    },
                     sc.channels.map_or(String::new(), |c| format!(" of {c}"))
                 )),
+                Cell::Text(sc.scheme.describe().to_string()),
                 Cell::Num(sc.mts.to_string()),
                 Cell::Num(format!("{:.1}", sc.dram_mbs as f64 / 1000.0)),
             ]
@@ -1072,10 +1078,18 @@ fn dimms(d: Option<&crate::dimms::DimmsResults>) -> String {
         Cell::Num(d.populated.to_string()),
         Cell::Text(String::new()),
         Cell::Text(String::new()),
+        Cell::Text(String::new()),
         Cell::Num(format!("{:.1}", c.system_dram_mbs as f64 / 1000.0)),
     ]);
     s.push_str(&table(
-        &["socket", "DIMMs", "channels used", "MT/s", "DRAM peak GB/s"],
+        &[
+            "socket",
+            "DIMMs",
+            "channels used",
+            "slot names read as",
+            "MT/s",
+            "DRAM peak GB/s",
+        ],
         &rows,
     ));
     if !c.notes.is_empty() {

@@ -251,6 +251,9 @@ fn model(a: &RowbufferArgs) -> Option<(Interleave, String)> {
         bandwidth: None,
         ccds: None,
         fclk: None,
+        plan: Vec::new(),
+        dimm: Vec::new(),
+        plans: Vec::new(),
     })
     .ok()?;
     let m = d.modules.iter().find_map(|m| m.decoded.as_ref())?;

@@ -1,0 +1,374 @@
+//! A what-if planner for people choosing memory: a platform (CPU name, optionally `2x …`) and
+//! DIMM part numbers with counts become the organisation of each part, the population per
+//! channel, the speed the platform runs it at, the theoretical peak, the capacity and findings.
+//! No hardware is needed: everything comes from the part-number decoder, the DDR tables and the
+//! platform table.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::ddr::{Device, Generation, Module, peak_mbs, timings};
+use crate::partnum::{Decoded, decode};
+use crate::platform::{Platform, PlatformClass, identify, parse_sockets};
+
+/// One alternative to plan: a platform and the DIMMs to put in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanRequest {
+    /// `"2x Xeon Gold 6248"`, `"EPYC 7713"`, `"Ryzen 9 7950X"` …
+    pub platform: String,
+    /// Part numbers and how many of each.
+    pub dimms: Vec<(String, u32)>,
+}
+
+/// What one part number is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlannedPart {
+    pub part: String,
+    pub count: u32,
+    pub decoded: Decoded,
+    /// Devices on the module, ECC included for registered and ECC modules.
+    pub chips: u32,
+    /// Bytes one ACTIVATE opens in a device.
+    pub page_bytes: Option<u64>,
+    /// tFAW at the planned speed, ns (JEDEC tables; DDR4 speed bins only).
+    pub tfaw_ns: Option<f64>,
+}
+
+/// The DIMMs on one channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChannelFill {
+    pub socket: u32,
+    pub channel: u32,
+    /// Part numbers, one per DIMM on the channel.
+    pub parts: Vec<String>,
+    /// Ranks on the channel (sum over its DIMMs).
+    pub ranks: u32,
+}
+
+/// One planned configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Plan {
+    /// The platform as asked.
+    pub asked: String,
+    pub platform: Platform,
+    pub sockets: u32,
+    pub parts: Vec<PlannedPart>,
+    /// Every channel of every socket, populated or not, in population order.
+    pub channels: Vec<ChannelFill>,
+    pub dimms: u32,
+    /// Most DIMMs on one channel.
+    pub dimms_per_channel: u32,
+    /// The speed the platform runs this population at, MT/s: the slowest part's bin, capped by
+    /// the platform's speed for this many DIMMs per channel.
+    pub mts: u32,
+    /// Populated channels × 8 B × MT/s over all sockets, MB/s.
+    pub peak_mbs: u64,
+    /// What the platform would give with every channel populated at its 1-DIMM-per-channel speed.
+    pub platform_peak_mbs: u64,
+    pub capacity_bytes: u64,
+    pub findings: Vec<String>,
+}
+
+/// Plans one alternative. Errors are one line for the user: an unknown platform or part, DIMMs
+/// that do not fit, or a generation the platform does not take.
+pub fn plan(req: &PlanRequest) -> Result<Plan, String> {
+    let (sockets, cpu) = parse_sockets(&req.platform);
+    if sockets == 0 || sockets > 16 {
+        return Err(format!("--plan '{}': 1 to 16 sockets", req.platform));
+    }
+    let platform = identify(cpu).ok_or_else(|| {
+        format!(
+            "--plan '{}': no platform known for '{cpu}' (give the CPU model as /proc/cpuinfo or SMBIOS prints it, e.g. \"2x Xeon Gold 6248\" or \"EPYC 7713\")",
+            req.platform
+        )
+    })?;
+    if platform.class == PlatformClass::OnPackage {
+        return Err(format!(
+            "--plan '{}': {} has its memory soldered on the package ({}): there are no DIMMs to choose",
+            req.platform, platform.name, platform.memory
+        ));
+    }
+    if req.dimms.is_empty() {
+        return Err(format!(
+            "--plan '{}': give the DIMMs with --dimm PART=COUNT after it",
+            req.platform
+        ));
+    }
+    let mut parts = Vec::new();
+    for (part, count) in &req.dimms {
+        let decoded = decode(part).ok_or_else(|| {
+            format!("--dimm {part}: not a Samsung, Micron or SK hynix DDR4/DDR5 part number memsight can decode")
+        })?;
+        check_generation(&platform, &decoded, part)?;
+        parts.push((part.clone(), *count, decoded));
+    }
+    // Larger modules first: vendors populate the heaviest DIMM in each channel's first slot.
+    parts.sort_by_key(|b| std::cmp::Reverse(b.2.capacity_bytes));
+    let dimms: u32 = parts.iter().map(|p| p.1).sum();
+    let per_socket = platform.channels_per_socket;
+    let slots_per_channel = match platform.class {
+        PlatformClass::Laptop => 1,
+        _ => 2,
+    };
+    let capacity_slots = sockets * per_socket * slots_per_channel;
+    if dimms == 0 || dimms > capacity_slots {
+        return Err(format!(
+            "{dimms} DIMMs do not fit {sockets} socket(s) × {per_socket} channels × {slots_per_channel} slot(s) per channel = {capacity_slots} slots on {}",
+            platform.name
+        ));
+    }
+    let channels = populate(&parts, sockets, per_socket);
+    let dpc = channels
+        .iter()
+        .map(|c| c.parts.len() as u32)
+        .max()
+        .unwrap_or(0);
+    let bin = parts.iter().filter_map(|p| p.2.speed_mts).min();
+    let allowed = platform.supported_mts(dpc, false);
+    let mts = match (bin, allowed) {
+        (Some(b), Some(a)) => b.min(a),
+        (None, Some(a)) => a,
+        (Some(b), None) => b.min(platform.max_mts),
+        (None, None) => platform.max_mts,
+    };
+    let used = channels.iter().filter(|c| !c.parts.is_empty()).count() as u32;
+    let planned: Vec<PlannedPart> = parts
+        .iter()
+        .map(|(part, count, d)| planned_part(part, *count, d, mts))
+        .collect();
+    let mut plan = Plan {
+        asked: req.platform.clone(),
+        sockets,
+        dimms,
+        dimms_per_channel: dpc,
+        mts,
+        peak_mbs: peak_mbs(used, mts),
+        platform_peak_mbs: peak_mbs(sockets * per_socket, platform.max_mts),
+        capacity_bytes: parts.iter().map(|p| p.1 as u64 * p.2.capacity_bytes).sum(),
+        parts: planned,
+        channels,
+        platform,
+        findings: Vec::new(),
+    };
+    plan.findings = findings(&plan, bin, allowed);
+    Ok(plan)
+}
+
+fn check_generation(p: &Platform, d: &Decoded, part: &str) -> Result<(), String> {
+    let wants = if p.memory.contains("DDR5") {
+        Generation::Ddr5
+    } else {
+        Generation::Ddr4
+    };
+    if d.generation != wants {
+        return Err(format!(
+            "--dimm {part} is {:?} but {} takes {}",
+            d.generation, p.name, p.memory
+        ));
+    }
+    Ok(())
+}
+
+/// Balanced population: one DIMM on every channel of every socket in turn (socket 0 channel 0,
+/// socket 1 channel 0, socket 0 channel 1 …), then the second slots in the same order.
+fn populate(parts: &[(String, u32, Decoded)], sockets: u32, per_socket: u32) -> Vec<ChannelFill> {
+    let mut channels: Vec<ChannelFill> = (0..per_socket)
+        .flat_map(|ch| {
+            (0..sockets).map(move |s| ChannelFill {
+                socket: s,
+                channel: ch,
+                parts: Vec::new(),
+                ranks: 0,
+            })
+        })
+        .collect();
+    let n = channels.len();
+    let mut i = 0;
+    for (part, count, d) in parts {
+        for _ in 0..*count {
+            let c = &mut channels[i % n];
+            c.parts.push(part.clone());
+            c.ranks += d.ranks;
+            i += 1;
+        }
+    }
+    channels.sort_by_key(|c| (c.socket, c.channel));
+    channels
+}
+
+fn planned_part(part: &str, count: u32, d: &Decoded, mts: u32) -> PlannedPart {
+    let device = Device {
+        generation: d.generation,
+        density_gbit: d.density_gbit,
+        width: d.device_width,
+    };
+    let ecc = ["RDIMM", "LRDIMM", "ECC", "MRDIMM"]
+        .iter()
+        .any(|k| d.module_type.contains(k));
+    let module = Module {
+        device,
+        ranks: d.ranks,
+        ecc,
+    };
+    let t = timings(&device, mts);
+    PlannedPart {
+        part: part.to_string(),
+        count,
+        decoded: d.clone(),
+        chips: module.chips(),
+        page_bytes: device.organisation().map(|o| o.page_bytes),
+        tfaw_ns: t.map(|t| t.tfaw.ns_at(t.mts)),
+    }
+}
+
+/// What a buyer should know about the population.
+fn findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
+    let mut out = Vec::new();
+    let per_socket = p.platform.channels_per_socket;
+    let total = p.sockets * per_socket;
+    let used = p.channels.iter().filter(|c| !c.parts.is_empty()).count() as u32;
+    if used < total {
+        out.push(format!(
+            "{used} of {total} channels populated: the peak is {:.0}% of what the platform can do; fill every channel for full bandwidth",
+            100.0 * used as f64 / total as f64
+        ));
+    }
+    let counts: std::collections::BTreeSet<usize> = p
+        .channels
+        .iter()
+        .filter(|c| !c.parts.is_empty())
+        .map(|c| c.parts.len())
+        .collect();
+    if counts.len() > 1 || (used < total && !used.is_multiple_of(p.sockets)) {
+        out.push("unbalanced channels: some channels hold more DIMMs than others, so interleaving across channels is uneven (the fuller channels become the bottleneck)".to_string());
+    }
+    if p.dimms_per_channel >= 2 {
+        out.push(match (p.platform.max_mts_2dpc, allowed) {
+            (Some(two), _) if two < p.platform.max_mts => format!(
+                "2 DIMMs per channel: {} runs {two} MT/s instead of {} ({:.0}% less bandwidth per channel)",
+                p.platform.name,
+                p.platform.max_mts,
+                100.0 * (1.0 - two as f64 / p.platform.max_mts as f64)
+            ),
+            (Some(_), _) => format!("2 DIMMs per channel: {} keeps its full speed", p.platform.name),
+            (None, _) => format!(
+                "2 DIMMs per channel: the platform table has no 2DPC speed for {}; {} MT/s assumed, expect less",
+                p.platform.name, p.mts
+            ),
+        });
+    }
+    if let Some(b) = bin.filter(|&b| b > p.mts) {
+        out.push(format!(
+            "the DIMMs are rated {b} MT/s but run at {} MT/s on this platform: a cheaper bin would do",
+            p.mts
+        ));
+    }
+    let mut ranks: Vec<u32> = p.parts.iter().map(|x| x.decoded.ranks).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    if ranks.len() > 1 {
+        out.push(format!("mixed rank counts ({ranks:?}): channels end up with different rank counts, and some platforms lower the speed for mixed ranks"));
+    }
+    let mut vendors: Vec<&str> = p.parts.iter().map(|x| x.decoded.vendor.as_str()).collect();
+    vendors.sort_unstable();
+    vendors.dedup();
+    if vendors.len() > 1 {
+        out.push(format!(
+            "mixed vendors ({}): supported, but validated configurations use one",
+            vendors.join(", ")
+        ));
+    }
+    let widths: std::collections::BTreeSet<u32> =
+        p.parts.iter().map(|x| x.decoded.device_width).collect();
+    if widths.len() > 1 {
+        out.push("x4 and x8 modules mixed: x4 devices have the smaller page and tFAW, x8 modules use fewer chips (less power); the DDR4 seed measured < 4% bandwidth difference between 2Rx4 and 2Rx8".to_string());
+    }
+    if p.channels
+        .iter()
+        .filter(|c| !c.parts.is_empty())
+        .all(|c| c.ranks == 1)
+    {
+        out.push("one rank per channel: fewer banks to interleave and no rank-to-rank turnaround hiding, so sustained bandwidth is lower than with 2 ranks (the DDR4 seed measured 1Rx8 below 2Rx8 and 2Rx4)".to_string());
+    }
+    let kind = |t: &str| ["RDIMM", "LRDIMM", "MRDIMM"].iter().any(|k| t.contains(k));
+    for x in &p.parts {
+        let registered = kind(&x.decoded.module_type);
+        let server = p.platform.class == PlatformClass::Server;
+        if registered != server {
+            out.push(format!(
+                "{} is a {} but {} takes {}",
+                x.part, x.decoded.module_type, p.platform.name, p.platform.memory
+            ));
+        }
+    }
+    if !p.platform.verified {
+        out.push(format!(
+            "platform row '{}' is not confirmed by a retrieved document: {}",
+            p.platform.name, p.platform.source
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(platform: &str, dimms: &[(&str, u32)]) -> PlanRequest {
+        PlanRequest {
+            platform: platform.into(),
+            dimms: dimms.iter().map(|(p, n)| (p.to_string(), *n)).collect(),
+        }
+    }
+
+    /// The DDR4 seed's two test cases on a 2-socket Cascade Lake: 8 × 32 GB 2Rx4 (8 Gb x4)
+    /// and 8 × 32 GB 2Rx8 (16 Gb x8) give the same peak and capacity; the x8 part has half the
+    /// chips and twice the page.
+    #[test]
+    fn seed_2rx4_and_2rx8_compare() {
+        let a = plan(&req("2x Xeon Gold 6248", &[("M393A4K40EB3-CWE", 8)])).unwrap();
+        let b = plan(&req("2x Xeon Gold 6248", &[("M393A4G43BB4-CWE", 8)])).unwrap();
+        for p in [&a, &b] {
+            assert_eq!((p.sockets, p.dimms, p.mts), (2, 8, 2933));
+            assert_eq!(p.capacity_bytes, 256 << 30);
+            // 8 DIMMs over 12 channels: 4 per socket.
+            assert_eq!(p.peak_mbs, peak_mbs(8, 2933));
+            assert!(
+                p.findings.iter().any(|f| f.contains("8 of 12 channels")),
+                "{:?}",
+                p.findings
+            );
+            assert!(p.findings.iter().any(|f| f.contains("rated 3200")));
+        }
+        assert_eq!((a.parts[0].chips, b.parts[0].chips), (36, 18));
+        assert_eq!(a.parts[0].page_bytes, Some(512));
+        assert_eq!(b.parts[0].page_bytes, Some(1024));
+    }
+
+    #[test]
+    fn two_dimms_per_channel_derate_and_one_rank_is_flagged() {
+        let p = plan(&req("Ryzen 9 7950X", &[("M323R2GA3BB0-CQKOD", 4)])).unwrap();
+        assert_eq!((p.dimms_per_channel, p.mts), (2, 3600));
+        assert!(
+            p.findings.iter().any(|f| f.contains("instead of 5200")),
+            "{:?}",
+            p.findings
+        );
+        let e = plan(&req("2x Xeon Gold 6248", &[("M393A4K40EB3-CWE", 25)])).unwrap_err();
+        assert!(e.contains("do not fit"), "{e}");
+        let e = plan(&req("EPYC 9654", &[("M393A4K40EB3-CWE", 12)])).unwrap_err();
+        assert!(e.contains("takes DDR5"), "{e}");
+        let e = plan(&req("Pentium 4", &[("M393A4K40EB3-CWE", 1)])).unwrap_err();
+        assert!(e.contains("no platform known"), "{e}");
+        let one = plan(&req("EPYC 7713", &[("9ASF1G72PZ-3G2E2", 8)])).unwrap();
+        assert!(
+            one.findings
+                .iter()
+                .any(|f| f.contains("one rank per channel")),
+            "{:?}",
+            one.findings
+        );
+        let full = plan(&req("EPYC 7713", &[("M393A4G43BB4-CWE", 16)])).unwrap();
+        assert_eq!((full.dimms_per_channel, full.mts), (2, 2933));
+    }
+}
