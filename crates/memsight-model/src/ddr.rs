@@ -1,4 +1,4 @@
-//! DDR4/DDR5 organisation and timing (source: `shared/reference/jedec-ddr.md`, which cites JESD79-4/5
+//! DDR4/DDR5 organisation and timing (source: `docs/reference/jedec-ddr.md`, which cites JESD79-4/5
 //! and vendor datasheets; the DDR4 seed's worked examples are its tests).
 
 use schemars::JsonSchema;

@@ -1,5 +1,5 @@
 //! DIMM part-number decoding for Samsung, Micron and SK hynix DDR4/DDR5 modules, following
-//! `shared/reference/dimm-part-numbers.md` (vendor layouts where published, rules checked against
+//! `docs/reference/dimm-part-numbers.md` (vendor layouts where published, rules checked against
 //! the linuxhw/DMI corpus otherwise). Each result carries the reference's confidence.
 
 use regex::Regex;

@@ -1,6 +1,6 @@
 //! What the platform allows: memory channels and speeds per socket by CPU family ([`table`]),
 //! where each DIMM sits ([`locator`]), and the resulting ceilings for an inventory
-//! ([`ceilings`]). The AMD CCD→IOD fabric figures come from `shared/reference/platform-limits.md`.
+//! ([`ceilings`]). The AMD CCD→IOD fabric figures come from `docs/reference/platform-limits.md`.
 
 mod ceilings;
 pub mod locator;

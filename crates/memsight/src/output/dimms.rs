@@ -85,7 +85,7 @@ pub fn print(r: &DimmsResults) {
                 d.confidence.clone(),
             ]);
         }
-        println!("Decoded from part numbers (shared/reference/dimm-part-numbers.md)\n{t}");
+        println!("Decoded from part numbers (docs/reference/dimm-part-numbers.md)\n{t}");
     }
     let c = &r.ceilings;
     if !c.sockets.is_empty() {
