@@ -139,6 +139,58 @@ fn group<'a>(inv: &'a Inventory, platform: Option<&Platform>) -> Grouping<'a> {
     Grouping { groups, notes }
 }
 
+/// A slot's channel within its socket: named by the slot, or its slot number turned into a
+/// channel with the platform's channel count (`#3`), or its own for an LPDDR record; `None`
+/// when nothing says.
+fn channel_id(
+    d: &MemoryDevice,
+    l: &Located,
+    slots: u32,
+    channels: Option<u32>,
+    base: u32,
+) -> Option<String> {
+    match (&l.channel, l.slot, channels) {
+        (Some(c), _, _) => Some(c.clone()),
+        (None, Some(s), Some(ch)) => Some(format!(
+            "#{}",
+            channel_of_slot(l.scheme, s, base, slots, ch)
+        )),
+        _ if is_lpddr(d) => Some(format!("lpddr {}", d.handle)),
+        _ => None,
+    }
+}
+
+/// Where every slot of an inventory sits, by handle: the socket (as `ceilings` groups them) and
+/// the channel when known, resolved exactly as the ceilings are (for the DIMM map).
+pub fn slot_places(inv: &Inventory) -> BTreeMap<String, (String, Option<String>)> {
+    let platform = inv
+        .processors
+        .iter()
+        .filter(|p| p.populated)
+        .find_map(|p| p.version.as_deref())
+        .and_then(identify);
+    let base = slot_base(inv);
+    let channels = platform.as_ref().map(|p| p.channels_per_socket);
+    let mut out = BTreeMap::new();
+    for (key, slots) in group(inv, platform.as_ref()).groups {
+        for (d, l) in &slots {
+            let ch = channel_id(d, l, slots.len() as u32, channels, base);
+            out.insert(d.handle.clone(), (key.clone(), ch));
+        }
+    }
+    out
+}
+
+/// The lowest slot number a board uses (0 or 1).
+fn slot_base(inv: &Inventory) -> u32 {
+    inv.devices
+        .iter()
+        .filter_map(|d| locate(d).slot)
+        .min()
+        .unwrap_or(1)
+        .min(1)
+}
+
 /// Counts one socket's channels. Returns the ceiling and, when the names said nothing usable,
 /// a note saying which rule replaced them.
 fn socket_ceiling(
@@ -162,16 +214,7 @@ fn socket_ceiling(
     let mut named: BTreeMap<String, (u32, u32)> = BTreeMap::new();
     let mut unresolved = Vec::new();
     for (d, l) in &dimms {
-        let id = match (&l.channel, l.slot, channels) {
-            (Some(c), _, _) => Some(c.clone()),
-            (None, Some(s), Some(ch)) => Some(format!(
-                "#{}",
-                channel_of_slot(l.scheme, s, base, slots.len() as u32, ch)
-            )),
-            _ if is_lpddr(d) => Some(format!("lpddr {}", d.handle)),
-            _ => None,
-        };
-        match id {
+        match channel_id(d, l, slots.len() as u32, channels, base) {
             Some(id) => {
                 let e = named.entry(id).or_insert((record_bits(d), 0));
                 e.1 += 1;
@@ -256,13 +299,7 @@ pub fn ceilings(inv: &Inventory, ccds: Option<u32>, fclk_mhz: Option<u32>) -> Ce
         )),
         _ => {}
     }
-    let base = inv
-        .devices
-        .iter()
-        .filter_map(|d| locate(d).slot)
-        .min()
-        .unwrap_or(1)
-        .min(1);
+    let base = slot_base(inv);
     let g = group(inv, platform.as_ref());
     notes.extend(g.notes);
     let mut sockets = Vec::new();

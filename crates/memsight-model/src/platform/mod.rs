@@ -12,7 +12,7 @@ use regex::Regex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use ceilings::{Ceilings, SocketCeiling, ceilings};
+pub use ceilings::{Ceilings, SocketCeiling, ceilings, slot_places};
 pub use locator::{LocatorScheme, channel_of, socket_of};
 
 /// What memory a platform takes.

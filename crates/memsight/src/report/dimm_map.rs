@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use memsight_core::units::format_bytes;
 use memsight_model::dmidecode::MemoryDevice;
-use memsight_model::platform::{channel_of, socket_of};
+use memsight_model::platform::{channel_of, slot_places, socket_of};
 
 use super::charts;
 use crate::dimms::DimmsResults;
@@ -51,19 +51,27 @@ type Layout<'a> = BTreeMap<Natural, BTreeMap<Natural, Vec<&'a MemoryDevice>>>;
 
 fn layout(d: &DimmsResults) -> Layout<'_> {
     let mut out: Layout = BTreeMap::new();
+    // Sockets and channels as the ceilings resolve them (Dell and HPE slot numbers become
+    // channels with the platform's channel count); slots outside those groups by their names.
+    let places = slot_places(&d.inventory);
     for (i, dev) in d.inventory.devices.iter().enumerate() {
-        let socket =
-            Natural::new(&socket_of(dev).map_or("system".to_string(), |s| format!("socket {s}")));
-        let channel = Natural::new(&channel_of(dev).map_or_else(
+        let (socket, channel) = match places.get(&dev.handle) {
+            Some((s, c)) => (s.clone(), c.clone()),
+            None => (
+                socket_of(dev).map_or("system".to_string(), |s| format!("socket {s}")),
+                channel_of(dev),
+            ),
+        };
+        let channel = Natural::new(&channel.map_or_else(
             || {
                 format!(
                     "slot {}",
                     dev.locator.clone().unwrap_or_else(|| i.to_string())
                 )
             },
-            |c| format!("channel {c}"),
+            |c| format!("channel {}", c.trim_start_matches('#')),
         ));
-        out.entry(socket)
+        out.entry(Natural::new(&socket))
             .or_default()
             .entry(channel)
             .or_default()
