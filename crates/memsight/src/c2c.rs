@@ -15,7 +15,36 @@ use memsight_kernels::pingpong::{Line, pingpong};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::C2cArgs;
+use crate::sampling::Sampling;
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// CPUs of the matrix; `None`: one per last-level-cache domain, or one per core when there
+    /// is one domain.
+    pub cpus: Option<Vec<usize>>,
+    /// Only the modified-line ping-pong (skip the clean-line probe).
+    pub modified_only: bool,
+    pub sampling: Sampling,
+}
+
+/// Sampling per pair unless told otherwise.
+pub const SAMPLING: Sampling = Sampling {
+    target_ci: 0.02,
+    min_samples: 7,
+    point_budget: 0.5,
+    sample_ms: 5.0,
+};
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cpus: None,
+            modified_only: false,
+            sampling: SAMPLING,
+        }
+    }
+}
 
 /// Turns per pass of the ping-pong.
 const TURNS: u64 = 1000;
@@ -55,17 +84,13 @@ pub struct C2cResults {
 
 /// Measures the matrix. Returns results and whether every pair was measured.
 pub fn run(
-    a: &C2cArgs,
+    a: &Config,
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(C2cResults, bool)> {
-    let (rule, sample_ns) =
-        crate::sampling::stop_rule(a.target_ci, a.min_samples, a.point_budget, a.sample_ms)?;
+    let (rule, sample_ns) = a.sampling.rule()?;
     let (cpus, selection) = match &a.cpus {
-        Some(list) => (
-            memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
-            "as given".to_string(),
-        ),
+        Some(list) => (list.clone(), "as given".to_string()),
         None => (
             memsight_core::plan::c2c_cpus(&env.topology, &env.allowed_cpus),
             "one per last-level-cache domain, or one per core when there is one domain".to_string(),

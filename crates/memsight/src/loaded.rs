@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use memsight_core::buffer::{Buffer, BufferRequest};
 use memsight_core::env::Environment;
 use memsight_core::stats::{Summary, sample_until};
-use memsight_core::units::{MIB, parse_size};
+use memsight_core::units::MIB;
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::chain::Pattern;
 use memsight_kernels::chase::Chains;
@@ -27,7 +27,50 @@ use memsight_kernels::loadgen::{TrafficMix, generate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::LoadedArgs;
+use memsight_core::buffer::PageKind;
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Traffic mixes, one curve each; empty: all five.
+    pub mixes: Vec<TrafficMix>,
+    /// Points per curve, idle and saturation included.
+    pub points: u32,
+    /// The knee is where latency first reaches this multiple of idle latency.
+    pub knee: f64,
+    /// The first chases, the others load; `None`: every allowed CPU.
+    pub cpus: Option<Vec<usize>>,
+    /// Bind the buffers to this node; `None`: the chasing CPU's node.
+    pub node: Option<usize>,
+    /// Chase working set; `None`: max(4 × LLC, 256 MiB).
+    pub chase_bytes: Option<u64>,
+    /// Buffer per load thread.
+    pub load_bytes: u64,
+    pub page_kind: PageKind,
+    /// Time the traffic runs before each point is sampled.
+    pub settle_ms: u64,
+    pub min_samples: u32,
+    /// Seconds per point.
+    pub point_budget: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mixes: Vec::new(),
+            points: 8,
+            knee: 2.0,
+            cpus: None,
+            node: None,
+            chase_bytes: None,
+            load_bytes: 96 * MIB,
+            page_kind: PageKind::Thp,
+            settle_ms: 100,
+            min_samples: 7,
+            point_budget: 0.4,
+        }
+    }
+}
 
 /// One point of a curve.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -66,7 +109,8 @@ pub struct LoadedResults {
     pub findings: Vec<String>,
 }
 
-fn parse_mix(s: &str) -> Result<TrafficMix> {
+/// A mix by the name the CLI and the reports use.
+pub fn parse_mix(s: &str) -> Result<TrafficMix> {
     Ok(match s.trim() {
         "reads" | "all-reads" => TrafficMix::Reads,
         "3:1" => TrafficMix::R3W1,
@@ -125,35 +169,31 @@ impl Traffic {
 
 /// Runs every curve. Returns results and whether it completed.
 pub fn run(
-    a: &LoadedArgs,
+    a: &Config,
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(LoadedResults, bool)> {
-    let mixes: Vec<TrafficMix> = if a.mix.is_empty() {
+    let mixes: Vec<TrafficMix> = if a.mixes.is_empty() {
         MIXES.to_vec()
     } else {
-        a.mix.iter().map(|m| parse_mix(m)).collect::<Result<_>>()?
+        a.mixes.clone()
     };
-    let cpus = match &a.cpus {
-        Some(l) => memsight_core::pin::parse_cpus(l, &env.allowed_cpus)?,
-        None => env.allowed_cpus.clone(),
-    };
+    let cpus = a.cpus.clone().unwrap_or_else(|| env.allowed_cpus.clone());
     let plan = memsight_core::plan::loaded_plan(&env.topology, &cpus, a.node)?;
     env.check_node(plan.node.filter(|_| a.node.is_some()))?;
     if !(a.knee > 1.0 && a.knee.is_finite()) {
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
     }
     let (rule, _) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 2.0)?;
-    let size = match &a.size {
-        Some(s) => parse_size(s)?,
-        None => (4 * env.llc_bytes()).max(256 * MIB),
-    };
-    let load_size = parse_size(&a.load_size)?;
+    let size = a
+        .chase_bytes
+        .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 * MIB));
+    let load_size = a.load_bytes;
     if load_size < 3 * 4096 {
         return Err(Error::input("--load-size must be at least 12K"));
     }
     memsight_core::buffer::check_size(size + load_size * plan.load_cpus.len() as u64, env)?;
-    let page_kind = a.page_kind.parse()?;
+    let page_kind = a.page_kind;
     let node = a.node;
     let traffic = Traffic {
         delay: AtomicU64::new(0),
@@ -315,7 +355,7 @@ pub fn run(
     let method = format!(
         "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
         memsight_core::units::format_bytes(size),
-        a.page_kind,
+        a.page_kind.name(),
         plan.chase_cpu,
         plan.load_cpus.len(),
         memsight_core::units::format_list(&plan.load_cpus),

@@ -259,8 +259,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::C2c(a) => {
             require_live(&env)?;
-            let (results, complete) =
-                progress::with_progress(None, g.no_progress, |tick| c2c::run(a, &env, tick))?;
+            let (results, complete) = {
+                let cfg = a.config(&env)?;
+                progress::with_progress(None, g.no_progress, |tick| c2c::run(&cfg, &env, tick))?
+            };
             if !g.json {
                 output::env::print_warnings(&env);
                 output::c2c::print(&results);
@@ -269,8 +271,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Numa(a) => {
             require_live(&env)?;
-            let (results, complete) =
-                progress::with_progress(None, g.no_progress, |tick| numa::run(a, &env, tick))?;
+            let (results, complete) = {
+                let cfg = a.config()?;
+                progress::with_progress(None, g.no_progress, |tick| numa::run(&cfg, &env, tick))?
+            };
             if !g.json {
                 output::env::print_warnings(&env);
                 output::numa::print(&results);
@@ -279,8 +283,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::LoadedLatency(a) => {
             require_live(&env)?;
-            let (results, complete) =
-                progress::with_progress(None, g.no_progress, |tick| loaded::run(a, &env, tick))?;
+            let (results, complete) = {
+                let cfg = a.config(&env)?;
+                progress::with_progress(None, g.no_progress, |tick| loaded::run(&cfg, &env, tick))?
+            };
             if !g.json {
                 output::env::print_warnings(&env);
                 output::loaded::print(&results);

@@ -12,14 +12,42 @@ use memsight_core::env::Environment;
 use memsight_core::plan::{NumaPlan, numa_plan};
 use memsight_core::stats::Summary;
 use memsight_core::sysfs::FsRoot;
-use memsight_core::units::{MIB, parse_size};
+use memsight_core::units::MIB;
 use memsight_core::{Error, Result};
 use memsight_kernels::chain::Pattern;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::bandwidth::{BandwidthConfig, NONZERO, spec::parse_test};
-use crate::cli::NumaArgs;
+use memsight_core::buffer::PageKind;
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Working set of each latency cell; `None`: max(4 × LLC, 256 MiB).
+    pub latency_bytes: Option<u64>,
+    /// Working set per thread of each bandwidth cell.
+    pub bandwidth_bytes: u64,
+    /// Measure the bandwidth matrix too.
+    pub bandwidth: bool,
+    pub page_kind: PageKind,
+    pub min_samples: u32,
+    /// Seconds per cell.
+    pub point_budget: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            latency_bytes: None,
+            bandwidth_bytes: 128 * MIB,
+            bandwidth: true,
+            page_kind: PageKind::Thp,
+            min_samples: 7,
+            point_budget: 0.5,
+        }
+    }
+}
 use crate::latency::LadderConfig;
 
 /// A column: a memory node, or the interleaved placement.
@@ -95,7 +123,7 @@ pub fn read_claim(fs: &FsRoot, node: usize) -> Option<Claim> {
 
 /// Measures the matrices. Returns results and whether every cell was measured.
 pub fn run(
-    a: &NumaArgs,
+    a: &Config,
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(NumaResults, bool)> {
@@ -106,12 +134,11 @@ pub fn run(
         ));
     }
     let (rule, sample_ns) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 20.0)?;
-    let latency_size = match &a.latency_size {
-        Some(s) => parse_size(s)?,
-        None => (4 * env.llc_bytes()).max(256 * MIB),
-    };
-    let bw_size = parse_size(&a.bandwidth_size)?;
-    let page_kind = a.page_kind.parse()?;
+    let latency_size = a
+        .latency_bytes
+        .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 * MIB));
+    let bw_size = a.bandwidth_bytes;
+    let page_kind = a.page_kind;
     memsight_core::buffer::check_size(latency_size, env)?;
     let max_cpus = plan
         .initiators
@@ -119,7 +146,7 @@ pub fn run(
         .map(|i| i.cpus.len())
         .max()
         .unwrap_or(1) as u64;
-    if !a.no_bandwidth {
+    if a.bandwidth {
         memsight_core::buffer::check_size(bw_size * max_cpus, env)?;
     }
     let mut columns: Vec<Column> = plan
@@ -171,7 +198,7 @@ pub fn run(
                 .and_then(|l| l.main.points.first())
                 .map(|p| p.ns.clone());
             let mut bandwidth_gbs = None;
-            if done && !a.no_bandwidth {
+            if done && a.bandwidth {
                 let bw_cfg = BandwidthConfig {
                     tests: vec![parse_test("read")?],
                     isa: memsight_kernels::bandwidth::Isa::widest(),
@@ -244,7 +271,7 @@ pub fn run(
     let method = format!(
         "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the read kernel on every allowed CPU of the row's node, {} per thread, GB/s of program bytes. Firmware claims: ACPI HMAT access class 0 from sysfs.",
         memsight_core::units::format_bytes(latency_size),
-        a.page_kind,
+        a.page_kind.name(),
         memsight_core::units::format_bytes(bw_size)
     );
     Ok((

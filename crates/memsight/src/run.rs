@@ -12,9 +12,7 @@ use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{
-    BandwidthArgs, C2cArgs, DimmsArgs, LatencyArgs, LoadedArgs, NumaArgs, RowbufferArgs, RunArgs,
-};
+use crate::cli::{BandwidthArgs, DimmsArgs, LatencyArgs, RowbufferArgs, RunArgs};
 use crate::results::RunDocument;
 use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
 
@@ -162,23 +160,21 @@ pub fn rest(
         skipped.push("loaded latency: not in a quick run".to_string());
         None
     } else {
-        let words: Vec<&str> = if level == "default" {
-            vec![
-                "--mix",
-                "reads,2:1",
-                "--points",
-                "5",
-                "--settle-ms",
-                "50",
-                "--min-samples",
-                "5",
-                "--point-budget",
-                "0.2",
-            ]
+        let la = if level == "default" {
+            loaded::Config {
+                mixes: vec![
+                    memsight_kernels::loadgen::TrafficMix::Reads,
+                    memsight_kernels::loadgen::TrafficMix::R2W1,
+                ],
+                points: 5,
+                settle_ms: 50,
+                min_samples: 5,
+                point_budget: 0.2,
+                ..Default::default()
+            }
         } else {
-            vec![]
+            loaded::Config::default()
         };
-        let la: LoadedArgs = args(&words);
         let (r, done) = loaded::run(&la, env, &|m: &str| tick(&format!("loaded latency: {m}")))?;
         complete &= done;
         Some(r)
@@ -188,7 +184,11 @@ pub fn rest(
         skipped.push("NUMA matrices: not in a quick run".to_string());
         None
     } else {
-        let na: NumaArgs = args(&["--min-samples", "5", "--point-budget", "0.3"]);
+        let na = numa::Config {
+            min_samples: 5,
+            point_budget: 0.3,
+            ..Default::default()
+        };
         let (r, done) = numa::run(&na, env, &|m: &str| tick(&format!("NUMA: {m}")))?;
         complete &= done;
         Some(r)
@@ -205,7 +205,13 @@ pub fn rest(
         ));
         None
     } else {
-        let ca: C2cArgs = args(&["--point-budget", "0.3"]);
+        let ca = c2c::Config {
+            sampling: crate::sampling::Sampling {
+                point_budget: 0.3,
+                ..c2c::SAMPLING
+            },
+            ..Default::default()
+        };
         let (r, done) = c2c::run(&ca, env, &|m: &str| tick(&format!("core to core: {m}")))?;
         complete &= done;
         Some(r)

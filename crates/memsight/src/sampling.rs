@@ -3,6 +3,31 @@
 use memsight_core::stats::StopRule;
 use memsight_core::{Error, Result};
 
+/// How long and how often a suite samples each point: the `--target-ci`, `--min-samples`,
+/// `--point-budget` and `--sample-ms` options every measuring command takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    /// Stop once the median's 95% CI is within this fraction of it.
+    pub target_ci: f64,
+    pub min_samples: u32,
+    /// Seconds per point.
+    pub point_budget: f64,
+    /// Target duration of one timed sample, ms.
+    pub sample_ms: f64,
+}
+
+impl Sampling {
+    /// The validated stop rule and the sample duration in ns.
+    pub fn rule(&self) -> Result<(StopRule, f64)> {
+        stop_rule(
+            self.target_ci,
+            self.min_samples,
+            self.point_budget,
+            self.sample_ms,
+        )
+    }
+}
+
 /// `--target-ci`, `--min-samples`, `--point-budget` and `--sample-ms` as a stop rule and a sample
 /// duration in ns. One warm-up sample is always taken and thrown away; at most 51 are kept.
 pub fn stop_rule(

@@ -4,6 +4,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod c2c;
+mod loaded;
+mod numa;
+pub use c2c::C2cArgs;
+pub use loaded::LoadedArgs;
+pub use numa::NumaArgs;
+
 /// Measure, model and explain a computer's memory system.
 #[derive(Debug, Parser)]
 #[command(name = "memsight", version, about, long_about = None, propagate_version = true)]
@@ -564,87 +571,6 @@ pub struct StreamArgs {
     /// Bind the arrays to this NUMA node.
     #[arg(long, value_name = "NODE")]
     pub node: Option<usize>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct C2cArgs {
-    /// CPUs of the matrix (default: one per last-level-cache domain, or one per core up to 16).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Only the modified-line ping-pong (skip the clean-line probe).
-    #[arg(long)]
-    pub modified_only: bool,
-    /// Stop a pair once the median's 95% CI is within this fraction of it.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
-    pub target_ci: f64,
-    /// Minimum samples per pair.
-    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per pair in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]
-    pub point_budget: f64,
-    /// Target duration of one timed sample in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 5.0)]
-    pub sample_ms: f64,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct NumaArgs {
-    /// Working set of each latency cell (default: max(4 × LLC, 256 MiB)).
-    #[arg(long, value_name = "SIZE")]
-    pub latency_size: Option<String>,
-    /// Working set per thread of each bandwidth cell.
-    #[arg(long, value_name = "SIZE", default_value = "128M")]
-    pub bandwidth_size: String,
-    /// Skip the bandwidth matrix.
-    #[arg(long)]
-    pub no_bandwidth: bool,
-    /// Page kind of the buffers: 4k, thp, 2m or 1g.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub page_kind: String,
-    /// Minimum samples per cell.
-    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per cell in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.5)]
-    pub point_budget: f64,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct LoadedArgs {
-    /// Traffic mixes, comma-separated: reads, 3:1, 2:1, 1:1-nt, nt-writes (default: all).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub mix: Vec<String>,
-    /// Points per curve, idle and saturation included (spread evenly in bandwidth).
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=64))]
-    pub points: u32,
-    /// The knee is where latency first reaches this multiple of idle latency.
-    #[arg(long, value_name = "FACTOR", default_value_t = 2.0)]
-    pub knee: f64,
-    /// CPUs to use: the first chases, the others load (default: all allowed).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Bind the chase and load buffers to this node (default: the chasing CPU's node).
-    #[arg(long, value_name = "NODE")]
-    pub node: Option<usize>,
-    /// Chase working set (default: max(4 × LLC, 256 MiB)).
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
-    /// Buffer per load thread.
-    #[arg(long, value_name = "SIZE", default_value = "96M")]
-    pub load_size: String,
-    /// Page kind of the buffers: 4k, thp, 2m or 1g.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub page_kind: String,
-    /// Time the traffic runs before each point is sampled, ms.
-    #[arg(long, value_name = "MS", default_value_t = 100)]
-    pub settle_ms: u64,
-    /// Minimum latency samples per point.
-    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per point in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.4)]
-    pub point_budget: f64,
 }
 
 #[derive(Debug, Clone, Args)]
