@@ -9,7 +9,18 @@ use memsight_model::partnum::{Decoded, decode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::DimmsArgs;
+/// Where the inventory comes from and what to compare it with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    /// A `dmidecode` text or `--dump-bin` file; `None`: this machine's SMBIOS tables (root).
+    pub dmidecode: Option<std::path::PathBuf>,
+    /// A `memsight bandwidth --json` result measured on this machine.
+    pub bandwidth: Option<std::path::PathBuf>,
+    /// AMD chiplet parts: CCDs per socket, for the CCD→IOD fabric limit.
+    pub ccds: Option<u32>,
+    /// AMD chiplet parts: fabric clock, MHz (default: half the memory transfer rate).
+    pub fclk: Option<u32>,
+}
 
 /// The `dimms` command's results.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -118,7 +129,7 @@ fn view(d: &MemoryDevice) -> ModuleView {
 
 /// The inventory from `--dmidecode FILE` (dmidecode text, or a `dmidecode --dump-bin` file) or
 /// from this machine's `/sys/firmware/dmi/tables` (root).
-fn read_inventory(a: &DimmsArgs) -> Result<(Inventory, String)> {
+fn read_inventory(a: &Config) -> Result<(Inventory, String)> {
     use memsight_model::smbios::{decode_table, entry_point_version, split_dump_bin};
     if let Some(path) = &a.dmidecode {
         let bytes = memsight_core::input::read_bounded(
@@ -214,10 +225,9 @@ pub struct PlanResults {
     pub plans: Vec<memsight_model::plan::Plan>,
 }
 
-/// Plans every --plan alternative; the first that cannot be planned is the error.
-pub fn plans(a: &DimmsArgs) -> Result<PlanResults> {
-    let plans = a
-        .plans
+/// Plans every alternative; the first that cannot be planned is the error.
+pub fn plans(requests: &[memsight_model::plan::PlanRequest]) -> Result<PlanResults> {
+    let plans = requests
         .iter()
         .map(|r| memsight_model::plan::plan(r).map_err(Error::input))
         .collect::<Result<Vec<_>>>()?;
@@ -225,7 +235,7 @@ pub fn plans(a: &DimmsArgs) -> Result<PlanResults> {
 }
 
 /// Reads and summarises the inventory.
-pub fn run(a: &DimmsArgs) -> Result<DimmsResults> {
+pub fn run(a: &Config) -> Result<DimmsResults> {
     let (inventory, source) = read_inventory(a)?;
     let populated = inventory.populated().count();
     let total_bytes = inventory.populated().filter_map(|d| d.size_bytes).sum();

@@ -159,7 +159,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             // One progress display for the whole run; tables are printed when it is over.
             require_live(&env)?;
-            let lat_cfg = latency::LadderConfig::from_args(&run::latency_args(a), &env)?;
+            let lat_cfg = run::latency_args(a).config(&env)?;
             let clock = timer::calibrate();
             let (mut results, done) = progress::with_progress(None, g.no_progress, |tick| {
                 let lat_tick = |m: &str| tick(&format!("latency ladder: {m}"));
@@ -221,7 +221,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Bandwidth(a) => {
             require_live(&env)?;
-            let cfg = bandwidth::BandwidthConfig::from_args(a, &env)?;
+            let cfg = a.config(&env)?;
             let (results, complete) =
                 progress::with_progress(Some(cfg.total_points()), g.no_progress, |tick| {
                     bandwidth::run(&cfg, &env, tick)
@@ -237,7 +237,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Stream(a) => {
             require_live(&env)?;
-            let cfg = stream::StreamConfig::from_args(a, &env)?;
+            let cfg = a.config(&env)?;
             let clock = timer::calibrate();
             let (results, complete) =
                 progress::with_progress(Some(cfg.ntimes as u64), g.no_progress, |tick| {
@@ -332,10 +332,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Rowbuffer(a) => {
             require_live(&env)?;
             check_html(a.html.as_deref())?;
-            let cfg = rowbuffer::Config::from_args(a, &env)?;
+            let cfg = a.config(&env)?;
+            let source = a.model_source()?;
             let (results, complete) =
                 progress::with_progress(Some(cfg.total_steps()), g.no_progress, |tick| {
-                    rowbuffer::run(a, &cfg, &env, tick)
+                    rowbuffer::run(&source, &cfg, &env, tick)
                 })?;
             if !g.json {
                 output::env::print_warnings(&env);
@@ -350,14 +351,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             )
         }
         Command::Dimms(a) if !a.plans.is_empty() => {
-            let results = dimms::plans(a)?;
+            let results = dimms::plans(&a.plans)?;
             if !g.json {
                 output::dimms::print_plans(&results);
             }
             emit(g, Envelope::new("dimms-plan", started, env, results, true))
         }
         Command::Dimms(a) => {
-            let results = dimms::run(a)?;
+            let results = dimms::run(&a.config())?;
             if !g.json {
                 output::dimms::print(&results);
             }
@@ -406,7 +407,7 @@ fn run_latency(
     g: &GlobalArgs,
 ) -> anyhow::Result<(latency::LatencyResults, bool)> {
     require_live(env)?;
-    let cfg = latency::LadderConfig::from_args(a, env)?;
+    let cfg = a.config(env)?;
     let timer = timer::calibrate();
     let out = progress::with_progress(
         Some(latency::ladder::total_steps(&cfg)),

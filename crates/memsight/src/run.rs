@@ -12,7 +12,7 @@ use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{BandwidthArgs, DimmsArgs, LatencyArgs, RowbufferArgs, RunArgs};
+use crate::cli::{BandwidthArgs, LatencyArgs, RowbufferArgs, RunArgs};
 use crate::results::RunDocument;
 use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
 
@@ -149,7 +149,7 @@ pub fn rest(
         _ => vec!["--scaling", "--pattern", "both", "--sweep"],
     };
     let bw: BandwidthArgs = args(&bw_words);
-    let cfg = bandwidth::BandwidthConfig::from_args(&bw, env)?;
+    let cfg = bw.config(env)?;
     let (bandwidth, done) = bandwidth::run(&cfg, env, &|m: &str| tick(&format!("bandwidth: {m}")))?;
     complete &= done;
 
@@ -217,9 +217,10 @@ pub fn rest(
         Some(r)
     };
 
-    let mut da: DimmsArgs = args(&[]);
-    da.dmidecode = a.dmidecode.clone();
-    let dimms = match dimms::run(&da) {
+    let dimms = match dimms::run(&dimms::Config {
+        dmidecode: a.dmidecode.clone(),
+        ..Default::default()
+    }) {
         Ok(r) => Some(r),
         Err(e) => {
             skipped.push(format!("DIMM inventory: {e}"));
@@ -233,7 +234,7 @@ pub fn rest(
     } else if memsight_core::cancel::requested() {
         None
     } else {
-        let mut ra: RowbufferArgs = args(&[
+        let ra: RowbufferArgs = args(&[
             "--offsets",
             "0..512K/16K",
             "--kernels",
@@ -243,10 +244,11 @@ pub fn rest(
             "--samples",
             "3",
         ]);
-        ra.dmidecode = a.dmidecode.clone();
-        let cfg = rowbuffer::Config::from_args(&ra, env)?;
-        let (r, done) =
-            rowbuffer::run(&ra, &cfg, env, &|m: &str| tick(&format!("row buffer: {m}")))?;
+        let cfg = ra.config(env)?;
+        let (r, done) = rowbuffer::run(
+            &rowbuffer::ModelSource::Inventory(a.dmidecode.clone()),
+            &cfg,
+            env, &|m: &str| tick(&format!("row buffer: {m}")))?;
         complete &= done;
         Some(r)
     };

@@ -21,13 +21,11 @@ use memsight_core::cpuclock::{SpinBarrier, TeamClock, TeamSpan};
 use memsight_core::env::Environment;
 use memsight_core::stats::{Summary, Taken, summarize_taken};
 use memsight_core::timer::ClockInfo;
-use memsight_core::{Error, Result, cancel};
+use memsight_core::{Result, cancel};
 use memsight_kernels::bandwidth::{self as k, Isa, Store, StreamOp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::bandwidth::{choose_threads, llc_total, parse_isa};
-use crate::cli::StreamArgs;
 
 /// STREAM's scalar.
 pub const SCALAR: f64 = 3.0;
@@ -47,52 +45,6 @@ pub struct StreamConfig {
     pub node: Option<usize>,
 }
 
-impl StreamConfig {
-    pub fn from_args(a: &StreamArgs, env: &Environment) -> Result<Self> {
-        let isa = parse_isa(a.isa.as_deref())?;
-        let store = match a.store.as_str() {
-            "regular" => Store::Regular,
-            "nt" => Store::Nt,
-            other => {
-                return Err(Error::input(format!(
-                    "unknown store kind '{other}': use regular or nt"
-                )));
-            }
-        };
-        k::supports(isa, store).map_err(Error::input)?;
-        let cpus = choose_threads(&a.threads, a.cpus.as_deref(), env)?;
-        // Each thread's chunk is a multiple of 32 elements (4 AVX-512 vectors).
-        let unit = 32 * cpus.len();
-        let want = a
-            .elements
-            .unwrap_or_else(|| 10_000_000usize.max((4 * llc_total(env) / 8) as usize));
-        if want == 0 {
-            return Err(Error::input("--elements must be at least 1"));
-        }
-        let elements = want.div_ceil(unit) * unit;
-        if !a.offset.is_multiple_of(8) {
-            return Err(Error::input(format!(
-                "--offset {} is not a multiple of 8 elements (64 bytes): the kernels use aligned vector loads; use {} or {}",
-                a.offset,
-                a.offset / 8 * 8,
-                a.offset.div_ceil(8) * 8
-            )));
-        }
-        let bytes = 3 * (elements + a.offset) as u64 * 8;
-        memsight_core::buffer::check_size(bytes, env)?;
-        env.check_node(a.node)?;
-        Ok(StreamConfig {
-            elements,
-            ntimes: a.ntimes as usize,
-            offset: a.offset,
-            cpus,
-            isa,
-            store,
-            page_kind: a.page_kind.parse()?,
-            node: a.node,
-        })
-    }
-}
 
 /// One kernel's figures.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

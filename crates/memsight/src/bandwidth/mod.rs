@@ -16,14 +16,13 @@ use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::stats::{StopReason, StopRule, Summary};
 use memsight_core::team::sample_team;
-use memsight_core::units::{MIB, format_bytes, parse_size};
+use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{BandwidthArgs, DataArg};
-use spec::{DEFAULT_TESTS, Op, TestSpec, parse_test};
+use spec::{Op, TestSpec, parse_test};
 
 /// The byte every non-zero write writes (as 0xefefefefefefefef words).
 pub const NONZERO: u64 = 0xefef_efef_efef_efef;
@@ -108,86 +107,7 @@ pub struct BandwidthConfig {
 }
 
 impl BandwidthConfig {
-    pub fn from_args(a: &BandwidthArgs, env: &Environment) -> Result<Self> {
-        let isa = parse_isa(a.isa.as_deref())?;
-        let mut skipped = Vec::new();
-        let tests = if a.test.is_empty() {
-            let mut v = Vec::new();
-            for name in DEFAULT_TESTS {
-                let t = parse_test(name)?;
-                match k::supports(isa, t.store) {
-                    Ok(()) => v.push(t),
-                    Err(why) => skipped.push(format!("{name}: {why}")),
-                }
-            }
-            v
-        } else {
-            let mut v = Vec::new();
-            for name in &a.test {
-                let t = parse_test(name.trim())?;
-                k::supports(isa, t.store)
-                    .map_err(|why| Error::input(format!("test '{name}': {why}")))?;
-                v.push(t);
-            }
-            v
-        };
-        let cpus = choose_threads(&a.threads, a.cpus.as_deref(), env)?;
-        let n = cpus.len();
-        let llc_total = llc_total(env);
-        let bytes_per_thread = match &a.size {
-            Some(s) => parse_size(s)?,
-            None => (128 * MIB).max((4 * llc_total).div_ceil(n as u64)),
-        };
-        let max_arrays = tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);
-        if bytes_per_thread < max_arrays * GRANULE as u64 {
-            return Err(Error::input(format!(
-                "--size {bytes_per_thread} B is too small: each thread needs at least {} for its {max_arrays} arrays",
-                max_arrays * GRANULE as u64
-            )));
-        }
-        memsight_core::buffer::check_size(bytes_per_thread * n as u64, env)?;
-        env.check_node(a.node)?;
-        let (rule, sample_ns) =
-            crate::sampling::stop_rule(a.target_ci, a.min_samples, a.point_budget, a.sample_ms)?;
-        let thread_counts = if a.scaling {
-            let mut v: Vec<usize> = std::iter::successors(Some(1usize), |x| Some(x * 2))
-                .take_while(|&x| x < n)
-                .collect();
-            v.push(n);
-            v
-        } else {
-            vec![n]
-        };
-        let sweep_sizes = if a.sweep {
-            crate::latency::log_sizes(16 * 1024, (4 * llc_total).max(256 * MIB), 2, 4096)
-        } else {
-            Vec::new()
-        };
-        if let Some(&max) = sweep_sizes.last() {
-            memsight_core::buffer::check_size(max, env)?;
-        }
-        let patterns = match a.pattern {
-            DataArg::Nonzero => vec![NONZERO],
-            DataArg::Zero => vec![0],
-            DataArg::Both => vec![NONZERO, 0],
-        };
-        Ok(BandwidthConfig {
-            tests,
-            isa,
-            cpus,
-            thread_counts,
-            bytes_per_thread,
-            shared: a.shared,
-            interleave: false,
-            sweep_sizes,
-            node: a.node,
-            page_kind: a.page_kind.parse()?,
-            patterns,
-            rule,
-            sample_ns,
-            skipped,
-        })
-    }
+
 
     /// Points the plan will measure, for a progress bar.
     pub fn total_points(&self) -> u64 {

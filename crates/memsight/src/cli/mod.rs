@@ -4,12 +4,22 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod bandwidth;
 mod c2c;
+mod dimms;
+mod latency;
 mod loaded;
 mod numa;
+mod rowbuffer;
+mod stream;
+pub use bandwidth::BandwidthArgs;
 pub use c2c::C2cArgs;
+pub use dimms::DimmsArgs;
+pub use latency::LatencyArgs;
 pub use loaded::LoadedArgs;
 pub use numa::NumaArgs;
+pub use rowbuffer::RowbufferArgs;
+pub use stream::StreamArgs;
 
 /// Measure, model and explain a computer's memory system.
 #[derive(Debug, Parser)]
@@ -90,65 +100,6 @@ pub enum Command {
     Export(ExportArgs),
     /// Print the JSON Schema of the result files.
     Schema,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct RowbufferArgs {
-    /// OFFSET range and step, STREAM's padding between arrays: START..END/STEP (multiples of
-    /// 64 B).
-    #[arg(long, value_name = "RANGE", default_value = "0..1M/8K")]
-    pub offsets: String,
-    /// Kernels: copy (two arrays), triad (three).
-    #[arg(long, value_name = "LIST", default_value = "copy,triad")]
-    pub kernels: String,
-    /// Bytes per array (default: max(64 MiB, 2 × the last-level cache)).
-    #[arg(long, value_name = "SIZE")]
-    pub array_size: Option<String>,
-    /// Repetitions per memory layout, a fresh buffer each.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub reps: usize,
-    /// Timed passes per offset (median reported).
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub samples: usize,
-    /// CPUs running the kernel (default: every allowed CPU).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Scatter this much free memory first (allocate, then free every other 4 KiB page) and
-    /// sweep 4 KiB memory again, as after long uptime.
-    #[arg(long, value_name = "SIZE")]
-    pub fragment: Option<String>,
-    /// As root: reserve the 2 MiB hugetlb pages the contiguous sweep needs for the run, and
-    /// release them afterwards.
-    #[arg(long)]
-    pub reserve_huge: bool,
-    /// Skip the row-conflict latency probe.
-    #[arg(long)]
-    pub no_probe: bool,
-    /// Base addresses per probed bit.
-    #[arg(long, value_name = "N", default_value_t = 16)]
-    pub probe_bases: usize,
-    /// DIMM inventory for the period prediction (dmidecode text or --dump-bin; default: this
-    /// machine's SMBIOS tables).
-    #[arg(long, value_name = "FILE")]
-    pub dmidecode: Option<PathBuf>,
-    /// Interleave model instead of the inventory: banks per rank.
-    #[arg(long, value_name = "N", requires_all = ["ranks", "channels", "row_bytes"])]
-    pub banks: Option<u32>,
-    /// Ranks per channel.
-    #[arg(long, value_name = "N")]
-    pub ranks: Option<u32>,
-    /// Channels interleaved (or ganged) below the row size.
-    #[arg(long, value_name = "N")]
-    pub channels: Option<u32>,
-    /// Bytes one ACTIVATE opens across a rank (device page × data devices).
-    #[arg(long, value_name = "SIZE")]
-    pub row_bytes: Option<String>,
-    /// Seed of the probe's address choice.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
-    /// Also write the study as an HTML page (sweep plots, tables, advice).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
 }
 
 /// The built-in allocator workload.
@@ -416,236 +367,3 @@ pub struct RunArgs {
     pub latency: LatencyArgs,
 }
 
-/// Order in which the chase visits lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PatternArg {
-    /// Random inside a window of pages, windows in random order (multichase; default).
-    Window,
-    /// Random over the whole working set (includes TLB misses with small pages).
-    Random,
-    /// Fixed stride, increasing addresses (lmbench lat_mem_rd; prefetchers hide latency).
-    Stride,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct LatencyArgs {
-    /// Smallest working set (e.g. 4K).
-    #[arg(long, value_name = "SIZE", default_value = "4K")]
-    pub min_size: String,
-    /// Largest working set (default: 4 × the last-level cache, at least 64 MiB).
-    #[arg(long, value_name = "SIZE")]
-    pub max_size: Option<String>,
-    /// Working-set sizes per doubling.
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=16))]
-    pub points_per_octave: u32,
-    /// Distance between chased elements in bytes (≥ 64; 128 avoids adjacent-line prefetch).
-    #[arg(long, value_name = "BYTES", default_value = "128")]
-    pub stride: String,
-    /// Visit order.
-    #[arg(long, value_enum, default_value_t = PatternArg::Window)]
-    pub pattern: PatternArg,
-    /// Window size for the window pattern, in 4 KiB pages.
-    #[arg(long, value_name = "PAGES", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=262144))]
-    pub window_pages: u32,
-    /// Page kind of the main ladder: 4k, thp, 2m (hugetlb) or 1g (hugetlb).
-    #[arg(long, value_name = "KIND", default_value = "4k")]
-    pub page_kind: String,
-    /// Skip the second ladder on huge pages (TLB cost).
-    #[arg(long)]
-    pub no_tlb: bool,
-    /// Largest number of parallel chases for the memory-level-parallelism sweep (1 = none).
-    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10))]
-    pub parallel: u32,
-    /// CPUs to measure from, one ladder each (default: the first allowed CPU), e.g. 0 or 0,8.
-    #[arg(long, value_name = "LIST")]
-    pub cpu: Option<String>,
-    /// Bind the buffers to this NUMA node (default: first touch, i.e. the CPU's local node).
-    #[arg(long, value_name = "NODE")]
-    pub node: Option<usize>,
-    /// Stop sampling a point once the median's 95% CI is within this fraction of it.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
-    pub target_ci: f64,
-    /// Minimum samples per point.
-    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per point in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.3)]
-    pub point_budget: f64,
-    /// Target duration of one timed sample in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 2.0)]
-    pub sample_ms: f64,
-    /// Seed of the chain permutations (runs are reproducible for a seed).
-    #[arg(long, default_value_t = 0x5eed)]
-    pub seed: u64,
-}
-
-/// What the writes write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DataArg {
-    /// 0xef bytes (default: real data never travels compressed).
-    Nonzero,
-    /// Zero bytes.
-    Zero,
-    /// Both, to show whether zero lines are cheaper (a finding).
-    Both,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct BandwidthArgs {
-    /// Tests to run, comma-separated: read, write, write-nt, write-clzero, copy, copy-nt, rmw,
-    /// all-reads, stream-triad, stream-triad-like, or DRAM read:write ratios R:W / R:W-nt
-    /// (default: all of the named ones and MLC's 3:1, 2:1, 1:1, 1:1-nt, 2:1-nt).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub test: Vec<String>,
-    /// Vector width: scalar, sse2, avx2, avx512, neon (default: the widest this CPU has).
-    #[arg(long, value_name = "ISA")]
-    pub isa: Option<String>,
-    /// Threads: a count, `all`, or a CPU list with --cpus.
-    #[arg(long, value_name = "N|all", default_value = "all")]
-    pub threads: String,
-    /// Run on exactly these CPUs (overrides --threads), e.g. 0-3,8.
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Also run every test at 1, 2, 4 … threads up to the chosen count.
-    #[arg(long)]
-    pub scaling: bool,
-    /// Working set per thread (default: max(128 MiB, 4 × the last-level caches ÷ threads)).
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
-    /// One buffer for all threads, each working on its own part, first-touched by the first
-    /// thread (all on its node: a program that initialises its data on one thread).
-    #[arg(long)]
-    pub shared: bool,
-    /// Also sweep the working set from inside L1 to DRAM for read, write and copy (one thread).
-    #[arg(long)]
-    pub sweep: bool,
-    /// Bind every buffer to this NUMA node (default: first touch by its thread).
-    #[arg(long, value_name = "NODE")]
-    pub node: Option<usize>,
-    /// Page kind of the buffers: 4k, thp, 2m or 1g.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub page_kind: String,
-    /// What writes write.
-    #[arg(long, value_enum, default_value_t = DataArg::Nonzero)]
-    pub pattern: DataArg,
-    /// Stop a point once the median's 95% CI is within this fraction of it.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
-    pub target_ci: f64,
-    /// Minimum samples per point.
-    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per point in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
-    pub point_budget: f64,
-    /// Target duration of one timed sample in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 20.0)]
-    pub sample_ms: f64,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct StreamArgs {
-    /// Elements per array (default: max(10 M, 4 × the sum of last-level caches ÷ 8 B)).
-    #[arg(long, value_name = "N")]
-    pub elements: Option<usize>,
-    /// Times each kernel runs; the first is excluded from the statistics (STREAM's NTIMES).
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(2..=100000))]
-    pub ntimes: u32,
-    /// Padding between the arrays in elements (STREAM's OFFSET); a multiple of 8 (64 bytes).
-    #[arg(long, value_name = "ELEMENTS", default_value_t = 0)]
-    pub offset: usize,
-    /// Threads: a count or `all`.
-    #[arg(long, value_name = "N|all", default_value = "all")]
-    pub threads: String,
-    /// Run on exactly these CPUs (overrides --threads).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// Vector width: scalar, sse2, avx2, avx512, neon (default: the widest).
-    #[arg(long, value_name = "ISA")]
-    pub isa: Option<String>,
-    /// Store kind: regular (STREAM's) or nt.
-    #[arg(long, value_name = "KIND", default_value = "regular")]
-    pub store: String,
-    /// Page kind of the arrays: 4k, thp, 2m or 1g.
-    #[arg(long, value_name = "KIND", default_value = "4k")]
-    pub page_kind: String,
-    /// Bind the arrays to this NUMA node.
-    #[arg(long, value_name = "NODE")]
-    pub node: Option<usize>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct DimmsArgs {
-    /// Read this `dmidecode` text or `dmidecode --dump-bin` file instead of this machine's
-    /// /sys/firmware/dmi/tables (root).
-    #[arg(long, value_name = "FILE")]
-    pub dmidecode: Option<PathBuf>,
-    /// A `memsight bandwidth --json` result measured on this machine: efficiency = measured ÷
-    /// ceiling per test.
-    #[arg(long, value_name = "FILE")]
-    pub bandwidth: Option<PathBuf>,
-    /// AMD chiplet parts: CCDs per socket, for the CCD→IOD fabric limit.
-    #[arg(long, value_name = "N")]
-    pub ccds: Option<u32>,
-    /// AMD chiplet parts: fabric clock (FCLK) in MHz (default: half the memory transfer rate,
-    /// i.e. coupled mode).
-    #[arg(long, value_name = "MHZ")]
-    pub fclk: Option<u32>,
-    /// What-if without hardware: a CPU model as /proc/cpuinfo or SMBIOS prints it, optionally
-    /// with a socket count ("2x Xeon Gold 6248"). Repeat for alternatives shown side by side;
-    /// the --dimm options after each --plan belong to it.
-    #[arg(long, value_name = "PLATFORM", conflicts_with_all = ["dmidecode", "bandwidth"])]
-    pub plan: Vec<String>,
-    /// A DIMM for the preceding --plan: part number and count (M393A4K40EB3-CWE=8).
-    #[arg(long, value_name = "PART=COUNT", requires = "plan", value_parser = parse_dimm)]
-    pub dimm: Vec<(String, u32)>,
-    /// The --plan alternatives with their --dimm options, grouped in command-line order (filled
-    /// in by main from the parser's argument positions).
-    #[arg(skip)]
-    pub plans: Vec<memsight_model::plan::PlanRequest>,
-}
-
-/// `PART=COUNT` with a count from 1 to 1024.
-fn parse_dimm(s: &str) -> Result<(String, u32), String> {
-    let (part, count) = s
-        .rsplit_once('=')
-        .ok_or_else(|| format!("'{s}': expected PART=COUNT, e.g. M393A4K40EB3-CWE=8"))?;
-    let n: u32 = count
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}': the count must be a whole number"))?;
-    if part.trim().is_empty() || !(1..=1024).contains(&n) {
-        return Err(format!("'{s}': a part number and a count from 1 to 1024"));
-    }
-    Ok((part.trim().to_string(), n))
-}
-
-impl DimmsArgs {
-    /// Pairs each --dimm with the --plan before it, from the positions clap recorded.
-    pub fn group_plans(&mut self, m: &clap::ArgMatches) -> Result<(), String> {
-        let plan_at: Vec<usize> = m
-            .indices_of("plan")
-            .map(|i| i.collect())
-            .unwrap_or_default();
-        let dimm_at: Vec<usize> = m
-            .indices_of("dimm")
-            .map(|i| i.collect())
-            .unwrap_or_default();
-        let mut plans: Vec<memsight_model::plan::PlanRequest> = self
-            .plan
-            .iter()
-            .map(|p| memsight_model::plan::PlanRequest {
-                platform: p.clone(),
-                dimms: Vec::new(),
-            })
-            .collect();
-        for (d, at) in self.dimm.iter().zip(dimm_at) {
-            let owner = plan_at
-                .iter()
-                .rposition(|&p| p < at)
-                .ok_or_else(|| format!("--dimm {}={} comes before any --plan", d.0, d.1))?;
-            plans[owner].dimms.push(d.clone());
-        }
-        self.plans = plans;
-        Ok(())
-    }
-}

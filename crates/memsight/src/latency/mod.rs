@@ -18,13 +18,12 @@ use memsight_core::buffer::{BufferReport, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::stats::{Sampled, StopRule, Summary};
 use memsight_core::timer::ClockInfo;
-use memsight_core::units::{MIB, parse_cpu_list, parse_size};
-use memsight_core::{Error, Result};
+
+use memsight_core::Result;
 use memsight_kernels::chain::Pattern;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{LatencyArgs, PatternArg};
 
 /// Everything the ladder needs, resolved and validated.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -47,69 +46,6 @@ pub struct LadderConfig {
     pub seed: u64,
 }
 
-impl LadderConfig {
-    /// Turns command-line arguments into a validated plan. Errors are input errors naming the fix.
-    pub fn from_args(a: &LatencyArgs, env: &Environment) -> Result<Self> {
-        let min = parse_size(&a.min_size)?;
-        let llc = env.llc_bytes();
-        let max = match &a.max_size {
-            Some(s) => parse_size(s)?,
-            None => (4 * llc).max(64 * MIB),
-        };
-        let stride = parse_size(&a.stride)? as usize;
-        if stride < 64 || !stride.is_power_of_two() {
-            return Err(Error::input(format!(
-                "stride {stride} B is not supported: use a power of two of at least 64 (a cache line), e.g. 128"
-            )));
-        }
-        if min < stride as u64 {
-            return Err(Error::input(format!(
-                "--min-size {min} B is smaller than the stride ({stride} B): use at least {stride}"
-            )));
-        }
-        if max < min {
-            return Err(Error::input(format!(
-                "--max-size ({max} B) is smaller than --min-size ({min} B): swap them or raise --max-size"
-            )));
-        }
-        let page_kind: PageKind = a.page_kind.parse()?;
-        let tlb_compare = !a.no_tlb && page_kind == PageKind::Base4K;
-        // Both ladders' buffers exist at once: check the total before allocating anything.
-        let buffers = if tlb_compare { 2 } else { 1 };
-        memsight_core::buffer::check_size(max * buffers, env)?;
-        let cpus = match &a.cpu {
-            Some(list) => parse_cpu_list(list)?,
-            None => vec![*env.allowed_cpus.first().ok_or_else(|| {
-                Error::input("this process may not run on any CPU (empty cpuset)")
-            })?],
-        };
-        memsight_core::pin::validate_cpus(&cpus, &env.allowed_cpus)?;
-        env.check_node(a.node)?;
-        let (rule, sample_ns) =
-            crate::sampling::stop_rule(a.target_ci, a.min_samples, a.point_budget, a.sample_ms)?;
-        let pattern = match a.pattern {
-            PatternArg::Window => Pattern::Window {
-                window_bytes: a.window_pages as usize * 4096,
-            },
-            PatternArg::Random => Pattern::Random,
-            PatternArg::Stride => Pattern::Stride,
-        };
-        Ok(LadderConfig {
-            sizes: log_sizes(min, max, a.points_per_octave, stride as u64),
-            stride,
-            pattern,
-            page_kind,
-            tlb_compare,
-            max_parallel: a.parallel as usize,
-            cpus,
-            node: a.node,
-            interleave: false,
-            rule,
-            sample_ns,
-            seed: a.seed,
-        })
-    }
-}
 
 /// Log-spaced sizes from `min` to `max` with `per_octave` points per doubling, each rounded to a
 /// multiple of `align`; powers of two between the ends are always included, and so is `max`.

@@ -26,7 +26,14 @@ use memsight_model::rowbuffer::Interleave;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::RowbufferArgs;
+/// Where the linear-interleave model comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelSource {
+    /// Given in full (banks, ranks, channels, rank row bytes).
+    Given(Interleave),
+    /// From the DIMM inventory: this dmidecode file, or this machine's SMBIOS tables.
+    Inventory(Option<std::path::PathBuf>),
+}
 
 /// One memory layout the sweep runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -158,62 +165,7 @@ pub fn parse_offsets(text: &str) -> Result<Vec<u64>> {
 }
 
 impl Config {
-    pub fn from_args(a: &RowbufferArgs, env: &Environment) -> Result<Self> {
-        let offsets = parse_offsets(&a.offsets)?;
-        let llc = env
-            .topology
-            .caches
-            .iter()
-            .map(|c| c.size_bytes * c.instances as u64)
-            .max()
-            .unwrap_or(32 << 20);
-        let array_bytes = match &a.array_size {
-            Some(s) => parse_size(s)?,
-            None => (2 * llc).max(64 << 20),
-        };
-        if array_bytes < (1 << 20) || array_bytes % 64 != 0 {
-            return Err(Error::input(format!(
-                "--array-size {}: at least 1 MiB and a multiple of 64 B (and larger than the caches to reach DRAM)",
-                format_bytes(array_bytes)
-            )));
-        }
-        let max_off = *offsets.last().expect("at least one offset");
-        let need = sweep::buffer_bytes((array_bytes / 8) as usize, max_off);
-        let fragment_bytes = a.fragment.as_deref().map(parse_size).transpose()?;
-        memsight_core::buffer::check_size(need + fragment_bytes.unwrap_or(0), env)?;
-        let cpus = match &a.cpus {
-            Some(list) => memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
-            None => env.allowed_cpus.clone(),
-        };
-        let kernels = a
-            .kernels
-            .split(',')
-            .map(|k| match k.trim() {
-                "copy" => Ok(StreamOp::Copy),
-                "triad" => Ok(StreamOp::Triad),
-                other => Err(Error::input(format!(
-                    "unknown kernel '{other}' in --kernels: copy, triad"
-                ))),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        if a.reps == 0 || a.samples == 0 {
-            return Err(Error::input("--reps and --samples must be at least 1"));
-        }
-        Ok(Config {
-            kernels,
-            offsets,
-            array_bytes,
-            reps: a.reps,
-            samples: a.samples,
-            cpus,
-            isa: Isa::widest(),
-            fragment_bytes,
-            probe: !a.no_probe,
-            probe_bases: a.probe_bases,
-            reserve_huge: a.reserve_huge,
-            seed: a.seed,
-        })
-    }
+
 
     fn elements(&self) -> usize {
         (self.array_bytes / 8) as usize
@@ -231,29 +183,16 @@ impl Config {
 }
 
 /// The linear-interleave model from the arguments or the DIMM inventory.
-fn model(a: &RowbufferArgs) -> Option<(Interleave, String)> {
-    if let (Some(banks), Some(ranks), Some(channels), Some(row)) =
-        (a.banks, a.ranks, a.channels, a.row_bytes.as_deref())
-    {
-        let row = parse_size(row).ok()?;
-        return Some((
-            Interleave {
-                banks_per_rank: banks,
-                ranks_per_channel: ranks,
-                channels,
-                rank_row_bytes: row,
-            },
-            "--banks/--ranks/--channels/--row-bytes".into(),
-        ));
-    }
-    let d = crate::dimms::run(&crate::cli::DimmsArgs {
-        dmidecode: a.dmidecode.clone(),
-        bandwidth: None,
-        ccds: None,
-        fclk: None,
-        plan: Vec::new(),
-        dimm: Vec::new(),
-        plans: Vec::new(),
+fn model(src: &ModelSource) -> Option<(Interleave, String)> {
+    let file = match src {
+        ModelSource::Given(i) => {
+            return Some((*i, "--banks/--ranks/--channels/--row-bytes".into()));
+        }
+        ModelSource::Inventory(file) => file,
+    };
+    let d = crate::dimms::run(&crate::dimms::Config {
+        dmidecode: file.clone(),
+        ..Default::default()
     })
     .ok()?;
     let m = d.modules.iter().find_map(|m| m.decoded.as_ref())?;
@@ -303,7 +242,7 @@ fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
 
 /// Runs the study; returns results and whether it completed.
 pub fn run(
-    a: &RowbufferArgs,
+    source: &ModelSource,
     cfg: &Config,
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
@@ -402,7 +341,7 @@ pub fn run(
         }
     }
     let summaries = summarise(&curves, cfg);
-    let prediction = model(a).map(|(m, source)| predict(m, source, &curves));
+    let prediction = model(source).map(|(m, source)| predict(m, source, &curves));
     if prediction.is_none() {
         skipped.push("period prediction: no DIMM inventory (SMBIOS unreadable here): pass --dmidecode FILE or --banks/--ranks/--channels/--row-bytes".into());
     }

@@ -1,0 +1,148 @@
+//! `memsight rowbuffer` flags, and their conversion into the suite's config.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use memsight_core::env::Environment;
+use memsight_core::units::{format_bytes, parse_size};
+use memsight_core::{Error, Result};
+use memsight_kernels::bandwidth::{Isa, StreamOp};
+use memsight_model::rowbuffer::Interleave;
+
+use crate::rowbuffer::{Config, ModelSource, parse_offsets, sweep};
+
+#[derive(Debug, Clone, Args)]
+pub struct RowbufferArgs {
+    /// OFFSET range and step, STREAM's padding between arrays: START..END/STEP (multiples of
+    /// 64 B).
+    #[arg(long, value_name = "RANGE", default_value = "0..1M/8K")]
+    pub offsets: String,
+    /// Kernels: copy (two arrays), triad (three).
+    #[arg(long, value_name = "LIST", default_value = "copy,triad")]
+    pub kernels: String,
+    /// Bytes per array (default: max(64 MiB, 2 × the last-level cache)).
+    #[arg(long, value_name = "SIZE")]
+    pub array_size: Option<String>,
+    /// Repetitions per memory layout, a fresh buffer each.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub reps: usize,
+    /// Timed passes per offset (median reported).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub samples: usize,
+    /// CPUs running the kernel (default: every allowed CPU).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Scatter this much free memory first (allocate, then free every other 4 KiB page) and
+    /// sweep 4 KiB memory again, as after long uptime.
+    #[arg(long, value_name = "SIZE")]
+    pub fragment: Option<String>,
+    /// As root: reserve the 2 MiB hugetlb pages the contiguous sweep needs for the run, and
+    /// release them afterwards.
+    #[arg(long)]
+    pub reserve_huge: bool,
+    /// Skip the row-conflict latency probe.
+    #[arg(long)]
+    pub no_probe: bool,
+    /// Base addresses per probed bit.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub probe_bases: usize,
+    /// DIMM inventory for the period prediction (dmidecode text or --dump-bin; default: this
+    /// machine's SMBIOS tables).
+    #[arg(long, value_name = "FILE")]
+    pub dmidecode: Option<PathBuf>,
+    /// Interleave model instead of the inventory: banks per rank.
+    #[arg(long, value_name = "N", requires_all = ["ranks", "channels", "row_bytes"])]
+    pub banks: Option<u32>,
+    /// Ranks per channel.
+    #[arg(long, value_name = "N")]
+    pub ranks: Option<u32>,
+    /// Channels interleaved (or ganged) below the row size.
+    #[arg(long, value_name = "N")]
+    pub channels: Option<u32>,
+    /// Bytes one ACTIVATE opens across a rank (device page × data devices).
+    #[arg(long, value_name = "SIZE")]
+    pub row_bytes: Option<String>,
+    /// Seed of the probe's address choice.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Also write the study as an HTML page (sweep plots, tables, advice).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+impl RowbufferArgs {
+    pub fn config(&self, env: &Environment) -> Result<Config> {
+        let a = self;
+        let offsets = parse_offsets(&a.offsets)?;
+        let llc = env
+            .topology
+            .caches
+            .iter()
+            .map(|c| c.size_bytes * c.instances as u64)
+            .max()
+            .unwrap_or(32 << 20);
+        let array_bytes = match &a.array_size {
+            Some(s) => parse_size(s)?,
+            None => (2 * llc).max(64 << 20),
+        };
+        if array_bytes < (1 << 20) || array_bytes % 64 != 0 {
+            return Err(Error::input(format!(
+                "--array-size {}: at least 1 MiB and a multiple of 64 B (and larger than the caches to reach DRAM)",
+                format_bytes(array_bytes)
+            )));
+        }
+        let max_off = *offsets.last().expect("at least one offset");
+        let need = sweep::buffer_bytes((array_bytes / 8) as usize, max_off);
+        let fragment_bytes = a.fragment.as_deref().map(parse_size).transpose()?;
+        memsight_core::buffer::check_size(need + fragment_bytes.unwrap_or(0), env)?;
+        let cpus = match &a.cpus {
+            Some(list) => memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
+            None => env.allowed_cpus.clone(),
+        };
+        let kernels = a
+            .kernels
+            .split(',')
+            .map(|k| match k.trim() {
+                "copy" => Ok(StreamOp::Copy),
+                "triad" => Ok(StreamOp::Triad),
+                other => Err(Error::input(format!(
+                    "unknown kernel '{other}' in --kernels: copy, triad"
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if a.reps == 0 || a.samples == 0 {
+            return Err(Error::input("--reps and --samples must be at least 1"));
+        }
+        Ok(Config {
+            kernels,
+            offsets,
+            array_bytes,
+            reps: a.reps,
+            samples: a.samples,
+            cpus,
+            isa: Isa::widest(),
+            fragment_bytes,
+            probe: !a.no_probe,
+            probe_bases: a.probe_bases,
+            reserve_huge: a.reserve_huge,
+            seed: a.seed,
+        })
+    }
+}
+
+impl RowbufferArgs {
+    /// Where the interleave model comes from: all four model flags, or the DIMM inventory.
+    pub fn model_source(&self) -> Result<ModelSource> {
+        match (self.banks, self.ranks, self.channels, self.row_bytes.as_deref()) {
+            (Some(banks), Some(ranks), Some(channels), Some(row)) => {
+                Ok(ModelSource::Given(Interleave {
+                    banks_per_rank: banks,
+                    ranks_per_channel: ranks,
+                    channels,
+                    rank_row_bytes: parse_size(row)?,
+                }))
+            }
+            _ => Ok(ModelSource::Inventory(self.dmidecode.clone())),
+        }
+    }
+}
