@@ -106,11 +106,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => return stored::report(a),
         Command::Export(a) => return stored::export(a),
         Command::AllocWorker(a) => {
-            alloc::worker(a)?;
+            alloc::worker(&a.workload()?, a.trim)?;
             return Ok(ExitCode::SUCCESS);
         }
         Command::PmemWorker(a) => {
-            pmem::worker::main(a)?;
+            pmem::worker::main(&a.task()?)?;
             return Ok(ExitCode::SUCCESS);
         }
         _ => {}
@@ -298,8 +298,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Pmem(a) => {
             check_html(a.html.as_deref())?;
-            let (results, complete) =
-                progress::with_progress(None, g.no_progress, |tick| pmem::run(a, &env, tick))?;
+            let (results, complete) = {
+                let cfg = a.config()?;
+                progress::with_progress(None, g.no_progress, |tick| pmem::run(&cfg, &env, tick))?
+            };
             if !g.json {
                 output::pmem::print(&results);
             }
@@ -311,8 +313,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Alloc(a) => {
             require_live(&env)?;
             check_html(a.html.as_deref())?;
-            let (results, complete) =
-                progress::with_progress(None, g.no_progress, |tick| alloc::run(a, &env, tick))?;
+            let (results, complete) = {
+                let cfg = a.config()?;
+                progress::with_progress(None, g.no_progress, |tick| alloc::run(&cfg, &env, tick))?
+            };
             if !g.json {
                 output::alloc::print(&results);
             }

@@ -248,7 +248,9 @@ pub fn rest(
         let (r, done) = rowbuffer::run(
             &rowbuffer::ModelSource::Inventory(a.dmidecode.clone()),
             &cfg,
-            env, &|m: &str| tick(&format!("row buffer: {m}")))?;
+            env,
+            &|m: &str| tick(&format!("row buffer: {m}")),
+        )?;
         complete &= done;
         Some(r)
     };

@@ -26,7 +26,6 @@ use memsight_kernels::bandwidth::{self as k, Isa, Store, StreamOp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-
 /// STREAM's scalar.
 pub const SCALAR: f64 = 3.0;
 /// STREAM's bound on the average relative error for f64.
@@ -44,7 +43,6 @@ pub struct StreamConfig {
     pub page_kind: PageKind,
     pub node: Option<usize>,
 }
-
 
 /// One kernel's figures.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -17,14 +17,33 @@ use std::time::Duration;
 
 use memsight_core::env::Environment;
 use memsight_core::stats::{Summary, summarize};
-use memsight_core::units::{format_bytes, parse_size};
+use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::allocstats;
 use memsight_kernels::allocwork::{self, Preset, Workload};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{AllocArgs, AllocWorkerArgs};
+/// What the allocator study runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The built-in workload; `None` when the user's command runs instead.
+    pub workload: Option<Workload>,
+    /// Configurations to run by name; `None`: all that are installed.
+    pub configs: Option<Vec<String>>,
+    /// More allocators to preload: NAME=PATH.
+    pub allocators: Vec<String>,
+    /// Runs per configuration.
+    pub repeat: usize,
+    /// RSS sampling interval.
+    pub interval_ms: u64,
+    /// Stop a run after this long.
+    pub timeout_s: f64,
+    /// Kill a run whose RSS exceeds this; `None`: 8 × live + 1 GiB, at most 90% of available.
+    pub max_rss: Option<u64>,
+    /// The user's program and its arguments (empty: the built-in workload).
+    pub command: Vec<String>,
+}
 use child::{Ending, Limits, RssSample};
 use configs::AllocConfig;
 
@@ -105,74 +124,13 @@ pub struct AllocResults {
 }
 
 /// Defaults per preset: (threads, live, min, max, phases, churn).
-fn preset_defaults(p: Preset) -> (usize, u64, usize, usize, usize, u64) {
+pub fn preset_defaults(p: Preset) -> (usize, u64, usize, usize, usize, u64) {
     match p {
         Preset::Bursty => (8, 256 << 20, 64, 16 << 10, 8, 20_000),
         Preset::Pinning => (4, 128 << 20, 32, 64 << 10, 8, 5_000),
         Preset::SizePhases => (4, 128 << 20, 32, 64 << 10, 6, 20_000),
         Preset::Steady | Preset::CrossThread => (4, 128 << 20, 32, 16 << 10, 4, 50_000),
     }
-}
-
-/// The workload from the command line (shared by `alloc` and `alloc-worker`).
-pub fn workload(a: &AllocWorkerArgs) -> Result<Workload> {
-    let preset = Preset::parse(&a.preset).ok_or_else(|| {
-        Error::input(format!(
-            "unknown preset '{}': {}",
-            a.preset,
-            Preset::ALL.map(|p| p.name()).join(", ")
-        ))
-    })?;
-    let (threads, live, lo, hi, phases, churn) = preset_defaults(preset);
-    let w = Workload {
-        preset,
-        threads: a.threads.unwrap_or(threads),
-        live_bytes: a
-            .live
-            .as_deref()
-            .map(parse_size)
-            .transpose()?
-            .unwrap_or(live),
-        min_size: a
-            .min_size
-            .as_deref()
-            .map(parse_size)
-            .transpose()?
-            .map_or(lo, |v| v as usize),
-        max_size: a
-            .max_size
-            .as_deref()
-            .map(parse_size)
-            .transpose()?
-            .map_or(hi, |v| v as usize),
-        phases: a.phases.unwrap_or(phases),
-        churn: a.churn.unwrap_or(churn),
-        survivors: a.survivors,
-        seed: a.seed,
-    };
-    if !(1..=1024).contains(&w.threads) {
-        return Err(Error::input("--threads must be 1 … 1024"));
-    }
-    if w.min_size == 0 || w.min_size > w.max_size || w.max_size > (1 << 30) {
-        return Err(Error::input(format!(
-            "object sizes {} … {}: need 1 B ≤ min ≤ max ≤ 1 GiB",
-            w.min_size, w.max_size
-        )));
-    }
-    if w.live_bytes < w.max_size as u64 * w.threads as u64 {
-        return Err(Error::input(format!(
-            "--live {} is too small for {} threads of objects up to {}",
-            format_bytes(w.live_bytes),
-            w.threads,
-            format_bytes(w.max_size as u64)
-        )));
-    }
-    if !(1..=10_000).contains(&w.phases) || w.survivors == 0 || w.churn > 100_000_000 {
-        return Err(Error::input(
-            "--phases must be 1 … 10000, --survivors at least 1, --churn at most 1e8",
-        ));
-    }
-    Ok(w)
 }
 
 fn spec(w: &Workload) -> WorkloadSpec {
@@ -191,8 +149,7 @@ fn spec(w: &Workload) -> WorkloadSpec {
 
 /// `memsight alloc-worker`: runs the workload in this process and reports on stdout as JSON
 /// lines; waits for a line on stdin after freeing everything so the parent can measure.
-pub fn worker(a: &AllocWorkerArgs) -> Result<()> {
-    let w = workload(a)?;
+pub fn worker(w: &Workload, trim: bool) -> Result<()> {
     let out = std::io::stdout();
     let say = |v: serde_json::Value| {
         use std::io::Write;
@@ -203,9 +160,9 @@ pub fn worker(a: &AllocWorkerArgs) -> Result<()> {
     say(serde_json::json!({"event": "start", "allocator": allocstats::allocator_name()}));
     let stats = std::sync::Mutex::new(Vec::new());
     let totals = allocwork::run(
-        &w,
+        w,
         &|e| {
-            if a.trim {
+            if trim {
                 allocstats::trim();
             }
             if e.phase + 1 == w.phases {
@@ -220,7 +177,7 @@ pub fn worker(a: &AllocWorkerArgs) -> Result<()> {
         },
         &|| false,
     );
-    if a.trim {
+    if trim {
         allocstats::trim();
     }
     say(serde_json::json!({
@@ -341,22 +298,19 @@ fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResul
 
 /// Runs every configuration; returns results and whether all ran.
 pub fn run(
-    a: &AllocArgs,
+    a: &Config,
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(AllocResults, bool)> {
     let mut skipped = Vec::new();
     let mut configs: Vec<AllocConfig> = Vec::new();
-    let wanted: Option<Vec<String>> = a
-        .configs
-        .as_ref()
-        .map(|l| l.split(',').map(|s| s.trim().to_string()).collect());
+    let wanted = a.configs.clone();
     let builtin = configs::builtin();
     if let Some(w) = &wanted {
         for name in w {
             if !builtin.iter().any(|(c, _)| &c.name == name)
                 && !a
-                    .allocator
+                    .allocators
                     .iter()
                     .any(|s| s.starts_with(&format!("{name}=")))
             {
@@ -380,7 +334,7 @@ pub fn run(
             None => configs.push(c),
         }
     }
-    for spec in &a.allocator {
+    for spec in &a.allocators {
         configs.push(configs::custom(spec)?);
     }
     let user = (!a.command.is_empty()).then(|| a.command.clone());
@@ -398,7 +352,11 @@ pub fn run(
         });
     }
     let w = match &user {
-        None => Some(workload(&a.worker)?),
+        None => Some(a.workload.clone().ok_or_else(|| {
+            Error::input(
+                "no workload and no command: give the built-in workload's options or `-- CMD ARGS`",
+            )
+        })?),
         Some(_) => None,
     };
     let available = env.memory.available_bytes.unwrap_or(u64::MAX);
@@ -411,8 +369,8 @@ pub fn run(
             format_bytes(available)
         )));
     }
-    let max_rss = match &a.max_rss {
-        Some(s) => parse_size(s)?,
+    let max_rss = match a.max_rss {
+        Some(s) => s,
         None => match &w {
             Some(w) => (w.live_bytes * 8 + (1 << 30)).min(available / 10 * 9),
             None => available / 10 * 9,
@@ -438,15 +396,17 @@ pub fn run(
                 break 'outer;
             }
             tick(&format!("{} run {}", c.name, rep + 1));
-            let cmd = match &user {
-                Some(argv) => {
+            let cmd = match (&user, &w) {
+                (Some(argv), _) => {
                     let mut cmd = Command::new(&argv[0]);
                     cmd.args(&argv[1..]);
                     cmd
                 }
-                None => {
+                // Without a user command the workload was resolved above.
+                (None, w) => {
+                    let w = w.as_ref().expect("a workload when no command is given");
                     let mut cmd = Command::new(&exe);
-                    cmd.arg("alloc-worker").args(worker_args(&a.worker));
+                    cmd.arg("alloc-worker").args(worker_args(w));
                     if c.trim_each_phase {
                         cmd.arg("--trim");
                     }
@@ -501,24 +461,23 @@ pub fn run(
     ))
 }
 
-/// The worker's arguments, passed through to the child.
-fn worker_args(a: &AllocWorkerArgs) -> Vec<String> {
-    let mut v = vec!["--preset".to_string(), a.preset.clone()];
-    let mut opt = |name: &str, val: Option<String>| {
-        if let Some(x) = val {
-            v.push(name.into());
-            v.push(x);
-        }
-    };
-    opt("--threads", a.threads.map(|x| x.to_string()));
-    opt("--live", a.live.clone());
-    opt("--min-size", a.min_size.clone());
-    opt("--max-size", a.max_size.clone());
-    opt("--phases", a.phases.map(|x| x.to_string()));
-    opt("--churn", a.churn.map(|x| x.to_string()));
-    opt("--survivors", Some(a.survivors.to_string()));
-    opt("--seed", Some(a.seed.to_string()));
-    v
+/// The resolved workload as `alloc-worker` arguments for the child: every value given, so
+/// the child runs exactly this workload.
+fn worker_args(w: &Workload) -> Vec<String> {
+    [
+        ("--preset", w.preset.name().to_string()),
+        ("--threads", w.threads.to_string()),
+        ("--live", w.live_bytes.to_string()),
+        ("--min-size", w.min_size.to_string()),
+        ("--max-size", w.max_size.to_string()),
+        ("--phases", w.phases.to_string()),
+        ("--churn", w.churn.to_string()),
+        ("--survivors", w.survivors.to_string()),
+        ("--seed", w.seed.to_string()),
+    ]
+    .into_iter()
+    .flat_map(|(k, v)| [k.to_string(), v])
+    .collect()
 }
 
 fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<String>) {

@@ -107,8 +107,6 @@ pub struct BandwidthConfig {
 }
 
 impl BandwidthConfig {
-
-
     /// Points the plan will measure, for a progress bar.
     pub fn total_points(&self) -> u64 {
         let writes = self

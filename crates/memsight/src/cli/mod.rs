@@ -4,20 +4,24 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod alloc;
 mod bandwidth;
 mod c2c;
 mod dimms;
 mod latency;
 mod loaded;
 mod numa;
+mod pmem;
 mod rowbuffer;
 mod stream;
+pub use alloc::{AllocArgs, AllocWorkerArgs};
 pub use bandwidth::BandwidthArgs;
 pub use c2c::C2cArgs;
 pub use dimms::DimmsArgs;
 pub use latency::LatencyArgs;
 pub use loaded::LoadedArgs;
 pub use numa::NumaArgs;
+pub use pmem::{PmemArgs, PmemWorkerArgs};
 pub use rowbuffer::RowbufferArgs;
 pub use stream::StreamArgs;
 
@@ -100,158 +104,6 @@ pub enum Command {
     Export(ExportArgs),
     /// Print the JSON Schema of the result files.
     Schema,
-}
-
-/// The built-in allocator workload.
-#[derive(Debug, Clone, Args)]
-pub struct AllocWorkerArgs {
-    /// Workload: steady, bursty, cross-thread, pinning, size-phases.
-    #[arg(long, value_name = "NAME", default_value = "bursty")]
-    pub preset: String,
-    /// Threads (default per preset: bursty 8, others 4).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
-    /// Live heap the workload holds in total (default per preset: bursty 256M, others 128M).
-    #[arg(long, value_name = "SIZE")]
-    pub live: Option<String>,
-    /// Smallest object (sizes are log-uniform between the two).
-    #[arg(long, value_name = "SIZE")]
-    pub min_size: Option<String>,
-    /// Largest object.
-    #[arg(long, value_name = "SIZE")]
-    pub max_size: Option<String>,
-    /// Phases (bursty: each thread is the hot one in turn).
-    #[arg(long, value_name = "N")]
-    pub phases: Option<usize>,
-    /// Free + allocate pairs per thread per phase at constant live bytes.
-    #[arg(long, value_name = "N")]
-    pub churn: Option<u64>,
-    /// pinning: keep 1 in N objects when shrinking.
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub survivors: u64,
-    /// Seed of every size and free decision (same seed, same sequence).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
-    /// Call malloc_trim(0) after every phase.
-    #[arg(long, hide = true)]
-    pub trim: bool,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct AllocArgs {
-    #[command(flatten)]
-    pub worker: AllocWorkerArgs,
-    /// Configurations to run (default: all that are installed): glibc, glibc-arena-1,
-    /// glibc-arena-2, glibc-trim, glibc-mmap-64k, tcmalloc, jemalloc, mimalloc.
-    #[arg(long, value_name = "LIST")]
-    pub configs: Option<String>,
-    /// Another allocator to preload: NAME=PATH (repeatable).
-    #[arg(long, value_name = "NAME=PATH")]
-    pub allocator: Vec<String>,
-    /// Runs per configuration.
-    #[arg(long, value_name = "N", default_value_t = 2)]
-    pub repeat: usize,
-    /// RSS sampling interval.
-    #[arg(long, value_name = "MS", default_value_t = 10)]
-    pub interval_ms: u64,
-    /// Stop a run after this long (the command never exiting is an error in the results).
-    #[arg(long, value_name = "S", default_value_t = 120.0)]
-    pub timeout_s: f64,
-    /// Kill a run whose RSS exceeds this (default: 8 × live + 1 GiB, at most 90% of available).
-    #[arg(long, value_name = "SIZE")]
-    pub max_rss: Option<String>,
-    /// Also write the study as an HTML page (RSS over time, table, recommendation).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Your program and its arguments, after `--`.
-    #[arg(last = true, value_name = "CMD")]
-    pub command: Vec<String>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct PmemArgs {
-    /// Directory for the temporary pools: a DAX-mounted PMEM file system, or any file system
-    /// (emulated; default /dev/shm). Pools are always removed.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// The pool file to use (must not exist; created and removed for every fill), e.g. on a
-    /// DAX-mounted file system. Default: a file in --dir.
-    #[arg(long, value_name = "FILE", conflicts_with = "dir")]
-    pub pool: Option<PathBuf>,
-    /// Pool size (the seed used 4225761280).
-    #[arg(long, value_name = "SIZE", default_value = "1G")]
-    pub pool_size: String,
-    /// Object sizes for the utilisation sweep (default: the seed's seven).
-    #[arg(long, value_name = "LIST", default_value = "512,4K,16K,64K,256K,1M,2M")]
-    pub sizes: String,
-    /// Search custom allocation classes for each size and verify the best by a fill.
-    #[arg(long)]
-    pub search: bool,
-    /// Candidates verified by a real fill per size.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub verify: usize,
-    /// Run the concurrency study (arena strategies).
-    #[arg(long)]
-    pub concurrency: bool,
-    /// Strategies: default, single, per-class, retry.
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "default,single,per-class,retry"
-    )]
-    pub strategies: String,
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub alloc_threads: usize,
-    #[arg(long, value_name = "N", default_value_t = 2)]
-    pub free_threads: usize,
-    /// Object sizes of the concurrency study.
-    #[arg(long, value_name = "LIST", default_value = "4K,64K,256K,1M")]
-    pub mixed_sizes: String,
-    /// Live bytes kept, as a fraction of the pool.
-    #[arg(long, value_name = "F", default_value_t = 0.6)]
-    pub live_fraction: f64,
-    /// Seconds per strategy.
-    #[arg(long, value_name = "S", default_value_t = 3.0)]
-    pub seconds: f64,
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub seed: u64,
-    /// Also write the study as an HTML page (utilisation chart, tables, findings).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct PmemWorkerArgs {
-    #[arg(long)]
-    pub task: String,
-    #[arg(long)]
-    pub pool: PathBuf,
-    #[arg(long)]
-    pub pool_size: u64,
-    #[arg(long, default_value_t = 0)]
-    pub object_size: usize,
-    #[arg(long)]
-    pub class_unit: Option<usize>,
-    #[arg(long, default_value_t = 0)]
-    pub class_alignment: usize,
-    #[arg(long, default_value_t = 0)]
-    pub class_units_per_block: u32,
-    #[arg(long, default_value_t = 2)]
-    pub class_header: u32,
-    #[arg(long, value_delimiter = ',')]
-    pub sizes: Vec<usize>,
-    #[arg(long, default_value = "default")]
-    pub strategy: String,
-    #[arg(long, default_value_t = 1)]
-    pub alloc_threads: usize,
-    #[arg(long, default_value_t = 0)]
-    pub free_threads: usize,
-    #[arg(long, default_value_t = 0.5)]
-    pub live_fraction: f64,
-    #[arg(long, default_value_t = 1.0)]
-    pub seconds: f64,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
 }
 
 /// Where the run history lives.
@@ -366,4 +218,3 @@ pub struct RunArgs {
     #[command(flatten)]
     pub latency: LatencyArgs,
 }
-

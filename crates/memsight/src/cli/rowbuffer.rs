@@ -133,7 +133,12 @@ impl RowbufferArgs {
 impl RowbufferArgs {
     /// Where the interleave model comes from: all four model flags, or the DIMM inventory.
     pub fn model_source(&self) -> Result<ModelSource> {
-        match (self.banks, self.ranks, self.channels, self.row_bytes.as_deref()) {
+        match (
+            self.banks,
+            self.ranks,
+            self.channels,
+            self.row_bytes.as_deref(),
+        ) {
             (Some(banks), Some(ranks), Some(channels), Some(row)) => {
                 Ok(ModelSource::Given(Interleave {
                     banks_per_rank: banks,

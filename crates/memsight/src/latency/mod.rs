@@ -24,7 +24,6 @@ use memsight_kernels::chain::Pattern;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-
 /// Everything the ladder needs, resolved and validated.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LadderConfig {
@@ -45,7 +44,6 @@ pub struct LadderConfig {
     pub sample_ns: f64,
     pub seed: u64,
 }
-
 
 /// Log-spaced sizes from `min` to `max` with `per_octave` points per doubling, each rounded to a
 /// multiple of `align`; powers of two between the ends are always included, and so is `max`.

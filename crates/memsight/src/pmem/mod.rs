@@ -21,7 +21,33 @@ use memsight_core::{Error, Result, cancel};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::PmemArgs;
+/// What the persistent-memory study runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Directory for the temporary pools; `None`: /dev/shm (emulated) or the temp directory.
+    pub dir: Option<PathBuf>,
+    /// A pool file to use (must not exist).
+    pub pool: Option<PathBuf>,
+    pub pool_bytes: u64,
+    /// Object sizes to fill with.
+    pub sizes: Vec<u64>,
+    /// Search allocation classes per size.
+    pub search: bool,
+    /// Fills verifying each search's best candidates.
+    pub verify: usize,
+    /// Run the concurrency study.
+    pub concurrency: bool,
+    /// Arena strategies: default, single, per-class, retry.
+    pub strategies: Vec<String>,
+    pub alloc_threads: usize,
+    pub free_threads: usize,
+    /// Object sizes of the concurrency study.
+    pub mixed_sizes: Vec<u64>,
+    /// Live share of the pool the concurrency study keeps.
+    pub live_fraction: f64,
+    pub seconds: f64,
+    pub seed: u64,
+}
 use worker::{ConcurrencyReport, FillReport};
 
 /// An allocation class as reported.
@@ -118,7 +144,7 @@ pub struct PmemResults {
     pub findings: Vec<String>,
 }
 
-fn parse_list(text: &str, what: &str) -> Result<Vec<u64>> {
+pub fn parse_list(text: &str, what: &str) -> Result<Vec<u64>> {
     let v = text
         .split(',')
         .map(|s| parse_size(s.trim()))
@@ -133,17 +159,22 @@ fn parse_list(text: &str, what: &str) -> Result<Vec<u64>> {
 /// Runs one worker task on a fresh pool at `path`, removing the pool afterwards in every case.
 fn child(
     path: &Path,
-    args: &[String],
+    task: &worker::Task,
     timeout: Duration,
 ) -> Result<(String, Option<layout::Chunks>)> {
+    let task = worker::Task {
+        pool: path.to_path_buf(),
+        ..task.clone()
+    };
+    let json = serde_json::to_string(&task)
+        .map_err(|e| Error::system(format!("cannot encode the worker's task: {e}")))?;
     let exe = std::env::current_exe()
         .map_err(|e| Error::system(format!("cannot find memsight's binary: {e}")))?;
     let _ = std::fs::remove_file(path);
     let mut c = Command::new(exe);
     c.arg("pmem-worker")
-        .arg("--pool")
-        .arg(path)
-        .args(args)
+        .arg("--task")
+        .arg(json)
         .env("PMEM_IS_PMEM_FORCE", "1")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -198,27 +229,17 @@ pub fn fill(
     class: Option<&ClassDesc>,
     timeout: Duration,
 ) -> Result<Fill> {
-    let mut args = vec![
-        "--task".to_string(),
-        "fill".into(),
-        "--pool-size".into(),
-        pool.to_string(),
-        "--object-size".into(),
-        size.to_string(),
-    ];
-    if let Some(c) = class {
-        args.extend([
-            "--class-unit".into(),
-            c.unit_size.to_string(),
-            "--class-units-per-block".into(),
-            c.units_per_block.to_string(),
-            "--class-header".into(),
-            c.header_type.to_string(),
-            "--class-alignment".into(),
-            c.alignment.to_string(),
-        ]);
-    }
-    let (out, chunks) = child(path, &args, timeout)?;
+    let task = worker::Task {
+        task: worker::TaskKind::Fill,
+        pool_size: pool,
+        object_size: size as usize,
+        class_unit: class.map(|c| c.unit_size),
+        class_units_per_block: class.map_or(0, |c| c.units_per_block),
+        class_header: class.map_or(2, |c| c.header_type),
+        class_alignment: class.map_or(0, |c| c.alignment),
+        ..Default::default()
+    };
+    let (out, chunks) = child(path, &task, timeout)?;
     let r: FillReport = serde_json::from_str(out.trim()).map_err(|e| {
         Error::system(format!(
             "the PMDK worker said something unexpected ({e}): {out}"
@@ -258,7 +279,7 @@ pub fn fill(
     })
 }
 
-fn pool_dir(a: &PmemArgs) -> Result<(PathBuf, bool)> {
+fn pool_dir(a: &Config) -> Result<(PathBuf, bool)> {
     let dir = match (&a.pool, &a.dir) {
         (Some(p), _) => p
             .parent()
@@ -291,11 +312,11 @@ fn pool_dir(a: &PmemArgs) -> Result<(PathBuf, bool)> {
 
 /// Runs the study.
 pub fn run(
-    a: &PmemArgs,
+    a: &Config,
     _env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(PmemResults, bool)> {
-    let pool = parse_size(&a.pool_size)?;
+    let pool = a.pool_bytes;
     if pool < MIN_POOL {
         return Err(Error::input(format!(
             "--pool-size {}: PMDK's minimum pool is {}",
@@ -303,7 +324,7 @@ pub fn run(
             format_bytes(MIN_POOL)
         )));
     }
-    let sizes = parse_list(&a.sizes, "--sizes")?;
+    let sizes = a.sizes.clone();
     if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > pool / 2) {
         return Err(Error::input(format!(
             "--sizes: {} is not a usable object size for a {} pool (1 B … half the pool)",
@@ -311,8 +332,8 @@ pub fn run(
             format_bytes(pool)
         )));
     }
-    let mixed = parse_list(&a.mixed_sizes, "--mixed-sizes")?;
-    let strategies: Vec<&str> = a.strategies.split(',').map(str::trim).collect();
+    let mixed = a.mixed_sizes.clone();
+    let strategies: Vec<&str> = a.strategies.iter().map(String::as_str).collect();
     if let Some(bad) = strategies
         .iter()
         .find(|s| !["default", "single", "per-class", "retry"].contains(s))
@@ -416,35 +437,23 @@ pub fn run(
 fn study(
     path: &Path,
     pool: u64,
-    a: &PmemArgs,
+    a: &Config,
     strategy: &str,
     sizes: &[u64],
     timeout: Duration,
 ) -> StrategyResult {
-    let args: Vec<String> = vec![
-        "--task".into(),
-        "concurrency".into(),
-        "--pool-size".into(),
-        pool.to_string(),
-        "--strategy".into(),
-        strategy.into(),
-        "--alloc-threads".into(),
-        a.alloc_threads.to_string(),
-        "--free-threads".into(),
-        a.free_threads.to_string(),
-        "--live-fraction".into(),
-        a.live_fraction.to_string(),
-        "--seconds".into(),
-        a.seconds.to_string(),
-        "--seed".into(),
-        a.seed.to_string(),
-        "--sizes".into(),
-        sizes
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join(","),
-    ];
+    let task = worker::Task {
+        task: worker::TaskKind::Concurrency,
+        pool_size: pool,
+        strategy: strategy.into(),
+        alloc_threads: a.alloc_threads,
+        free_threads: a.free_threads,
+        live_fraction: a.live_fraction,
+        seconds: a.seconds,
+        seed: a.seed,
+        sizes: sizes.iter().map(|&s| s as usize).collect(),
+        ..Default::default()
+    };
     let empty = |e: String| StrategyResult {
         strategy: strategy.into(),
         allocations: 0,
@@ -455,7 +464,7 @@ fn study(
         arenas: None,
         error: Some(e),
     };
-    match child(path, &args, timeout) {
+    match child(path, &task, timeout) {
         Err(e) => empty(e.to_string()),
         Ok((out, _)) => match serde_json::from_str::<ConcurrencyReport>(out.trim()) {
             Err(e) => empty(format!("unexpected worker output ({e})")),

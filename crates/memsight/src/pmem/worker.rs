@@ -14,7 +14,38 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::PmemWorkerArgs;
+/// What a worker does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskKind {
+    /// Fill a fresh pool with one object size until PMDK refuses.
+    #[default]
+    Fill,
+    /// Allocating and freeing threads under one arena strategy.
+    Concurrency,
+}
+
+/// One task for the worker process (`memsight pmem-worker --task JSON`): the parent passes it
+/// as JSON, so both sides share this one definition.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Task {
+    pub task: TaskKind,
+    /// The pool file (set by the parent for every task).
+    pub pool: std::path::PathBuf,
+    pub pool_size: u64,
+    pub object_size: usize,
+    pub class_unit: Option<usize>,
+    pub class_alignment: usize,
+    pub class_units_per_block: u32,
+    pub class_header: u32,
+    pub sizes: Vec<usize>,
+    pub strategy: String,
+    pub alloc_threads: usize,
+    pub free_threads: usize,
+    pub live_fraction: f64,
+    pub seconds: f64,
+    pub seed: u64,
+}
 
 /// What a fill reports.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -65,7 +96,7 @@ pub fn class_for(classes: &[ClassDesc], size: usize, usable: usize) -> Option<Cl
         .copied()
 }
 
-fn custom(a: &PmemWorkerArgs) -> Option<ClassDesc> {
+fn custom(a: &Task) -> Option<ClassDesc> {
     a.class_unit.map(|unit| ClassDesc {
         unit_size: unit,
         alignment: a.class_alignment,
@@ -76,7 +107,7 @@ fn custom(a: &PmemWorkerArgs) -> Option<ClassDesc> {
 }
 
 /// Fills a fresh pool with objects of one size until PMDK refuses.
-pub fn fill(lib: &Lib, path: &Path, a: &PmemWorkerArgs) -> Result<FillReport> {
+pub fn fill(lib: &Lib, path: &Path, a: &Task) -> Result<FillReport> {
     let pool = Pool::create(lib, path, a.pool_size)?;
     let t = Instant::now();
     let class = match custom(a) {
@@ -103,7 +134,7 @@ pub fn fill(lib: &Lib, path: &Path, a: &PmemWorkerArgs) -> Result<FillReport> {
 }
 
 /// N allocating and M freeing threads at a target live fraction, under a strategy.
-pub fn concurrency(lib: &Lib, path: &Path, a: &PmemWorkerArgs) -> Result<ConcurrencyReport> {
+pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport> {
     let pool = Pool::create(lib, path, a.pool_size)?;
     let sizes: Vec<usize> = a.sizes.clone();
     if sizes.is_empty() {
@@ -229,12 +260,11 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &PmemWorkerArgs) -> Result<Concurr
 }
 
 /// `memsight pmem-worker`: runs one task and prints its report as one JSON line.
-pub fn main(a: &PmemWorkerArgs) -> Result<()> {
+pub fn main(a: &Task) -> Result<()> {
     let lib = Lib::load()?;
-    let json = match a.task.as_str() {
-        "fill" => serde_json::to_string(&fill(&lib, &a.pool, a)?),
-        "concurrency" => serde_json::to_string(&concurrency(&lib, &a.pool, a)?),
-        other => return Err(Error::input(format!("unknown task {other}"))),
+    let json = match a.task {
+        TaskKind::Fill => serde_json::to_string(&fill(&lib, &a.pool, a)?),
+        TaskKind::Concurrency => serde_json::to_string(&concurrency(&lib, &a.pool, a)?),
     }
     .map_err(|e| Error::system(format!("cannot encode: {e}")))?;
     println!("{json}");

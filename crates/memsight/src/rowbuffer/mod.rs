@@ -165,8 +165,6 @@ pub fn parse_offsets(text: &str) -> Result<Vec<u64>> {
 }
 
 impl Config {
-
-
     fn elements(&self) -> usize {
         (self.array_bytes / 8) as usize
     }
