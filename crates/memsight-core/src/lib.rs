@@ -5,7 +5,12 @@
 //! - [`pin`]: pinned threads and a barrier-started team;
 //! - [`cpuclock`]: whether a measuring thread kept its CPU, and team spans;
 //! - [`timer`] and [`stats`]: one timing and statistics scheme for every mode;
-//! - [`report`]: the versioned JSON envelope every command writes.
+//! - [`report`]: the versioned JSON envelope every command writes;
+//! - [`plan`]: CPU and node choices of the c2c, NUMA and loaded-latency suites from the topology;
+//! - [`pmemobj`]: PMDK's libpmemobj loaded with `dlopen` (memsight builds and runs without it).
+//!
+//! `unsafe` here: buffer (mmap, mbind, madvise), pin (sched_setaffinity), pagemap, cpuclock
+//! (clock_gettime), pmemobj (the PMDK calls); each block has a `// SAFETY:` comment.
 
 pub mod buffer;
 pub mod cancel;

@@ -5,9 +5,14 @@
 //! - [`flush`]: evicting a buffer from the caches after building it;
 //! - [`clock`]: the core's effective clock, from a chain of dependent adds.
 //! - [`rowconflict`]: the DRAMA-style two-address access pattern of the row-buffer probe;
-//! - [`allocwork`], [`allocstats`]: the allocator study's workload and allocator statistics.
+//! - [`loadgen`], [`pingpong`]: the loaded-latency traffic generators and the core-to-core ping-pong;
+//! - [`bandwidth`]: read, write, copy and STREAM kernels per vector width;
+//! - [`allocwork`], [`allocstats`]: the allocator study's workload and allocator statistics
+//!   (glibc/tcmalloc/jemalloc/mimalloc introspection through `dlsym`).
 //!
-//! `unsafe` lives here (and in memsight-core's buffer and pinning code) and nowhere else.
+//! `unsafe` lives here and in memsight-core (buffer: mmap/mbind; pin: affinity; pagemap;
+//! cpuclock: thread CPU time; pmemobj: PMDK through `dlopen`), each block with a `// SAFETY:`
+//! comment. memsight-model, memsight-suites and the binary forbid it.
 
 pub mod allocstats;
 pub mod allocwork;

@@ -5,6 +5,8 @@
 //!   capacity), activate-window timings per speed bin, and theoretical bandwidth arithmetic;
 //! - [`rowbuffer`]: where row-buffer conflicts recur under linear bank interleaving.
 
+#![forbid(unsafe_code)]
+
 pub mod ddr;
 pub mod dmidecode;
 pub mod partnum;

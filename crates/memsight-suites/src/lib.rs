@@ -1,0 +1,28 @@
+//! memsight's measurement suites. Each takes a typed config and returns typed results; none
+//! knows the command line, the terminal or HTML (the `memsight` binary owns those).
+//!
+//! - [`latency`]: the latency ladder L1 → DRAM, TLB cost, memory-level parallelism;
+//! - [`bandwidth`]: bandwidth by read/write mix and store kind, thread scaling, working-set sweep;
+//! - [`stream`]: STREAM 5.10's four kernels, counted as STREAM counts;
+//! - [`loaded`]: latency under load, one curve per traffic mix;
+//! - [`numa`]: latency and bandwidth matrices over NUMA nodes and memory tiers;
+//! - [`c2c`]: core-to-core cache-line transfer latency;
+//! - [`dimms`]: the DIMM inventory, its ceilings and the what-if planner;
+//! - [`rowbuffer`]: STREAM offset sweeps, page contiguity and the row-conflict probe;
+//! - [`alloc`]: allocator fragmentation (RSS against live heap) per allocator;
+//! - [`pmem`]: PMDK pool utilisation, allocation classes and arena strategies;
+//! - [`sampling`]: the sampling settings every measuring suite takes.
+
+#![forbid(unsafe_code)]
+
+pub mod alloc;
+pub mod bandwidth;
+pub mod c2c;
+pub mod dimms;
+pub mod latency;
+pub mod loaded;
+pub mod numa;
+pub mod pmem;
+pub mod rowbuffer;
+pub mod sampling;
+pub mod stream;
