@@ -7,7 +7,7 @@ use memsight_core::stats::Summary;
 use memsight_core::units::format_bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::run::RunResults;
+use crate::results::RunResults;
 
 /// Which way is an improvement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

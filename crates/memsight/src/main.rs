@@ -89,7 +89,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "rowbuffer": schemars::schema_for!(rowbuffer::RowbufferResults),
                 "alloc": schemars::schema_for!(alloc::AllocResults),
                 "pmem": schemars::schema_for!(pmem::PmemResults),
-                "run": schemars::schema_for!(run::RunResults),
+                "run": schemars::schema_for!(results::RunResults),
             }
         });
         println!("{}", serde_json::to_string_pretty(&commands)?);
@@ -163,24 +163,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 if lat_done {
                     run::rest(a, &env, latency, tick)
                 } else {
-                    Ok((
-                        run::RunResults {
-                            level: "interrupted".into(),
-                            latency,
-                            bandwidth: None,
-                            loaded_latency: None,
-                            numa: None,
-                            c2c: None,
-                            dimms: None,
-                            rowbuffer: None,
-                            skipped: vec![
-                                "every suite after the latency ladder: interrupted".into(),
-                            ],
-                            summary: Vec::new(),
-                            directory: None,
-                        },
-                        false,
-                    ))
+                    Ok((results::RunResults::interrupted(latency), false))
                 }
             })?;
             if !g.json {

@@ -6,7 +6,53 @@ use std::path::{Path, PathBuf};
 use memsight_core::Error;
 use memsight_core::report::{Envelope, OLDEST_READABLE, SCHEMA_NAME, SCHEMA_VERSION};
 
-use crate::run::RunResults;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
+
+/// How much `memsight run` measures (written as `quick`, `default`, `thorough`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Quick,
+    Default,
+    Thorough,
+    /// Stopped (Ctrl-C) during the latency ladder: nothing after it ran.
+    Interrupted,
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Level::Quick => "quick",
+            Level::Default => "default",
+            Level::Thorough => "thorough",
+            Level::Interrupted => "interrupted",
+        })
+    }
+}
+
+/// What `memsight run` measured.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RunResults {
+    pub level: Level,
+    pub latency: latency::LatencyResults,
+    pub bandwidth: Option<bandwidth::BandwidthResults>,
+    pub loaded_latency: Option<loaded::LoadedResults>,
+    pub numa: Option<numa::NumaResults>,
+    pub c2c: Option<c2c::C2cResults>,
+    pub dimms: Option<dimms::DimmsResults>,
+    /// Row-buffer study (thorough level).
+    #[serde(default)]
+    pub rowbuffer: Option<rowbuffer::RowbufferResults>,
+    /// Suites not run, with the reason.
+    pub skipped: Vec<String>,
+    /// Headline figures, one line each.
+    pub summary: Vec<String>,
+    /// Where the results were written.
+    pub directory: Option<String>,
+}
 
 /// A `memsight run` document.
 pub type RunDocument = Envelope<RunResults>;
@@ -65,4 +111,23 @@ pub fn read_run(path: &Path) -> Result<RunDocument, Error> {
         "result file",
     )?;
     parse_run(&text, &file.display().to_string())
+}
+
+impl RunResults {
+    /// A run stopped during its first suite: the ladder so far and nothing else.
+    pub fn interrupted(latency: latency::LatencyResults) -> Self {
+        RunResults {
+            level: Level::Interrupted,
+            latency,
+            bandwidth: None,
+            loaded_latency: None,
+            numa: None,
+            c2c: None,
+            dimms: None,
+            rowbuffer: None,
+            skipped: vec!["every suite after the latency ladder: interrupted".into()],
+            summary: Vec::new(),
+            directory: None,
+        }
+    }
 }

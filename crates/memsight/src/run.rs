@@ -9,34 +9,10 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser};
 use memsight_core::env::Environment;
 use memsight_core::{Error, Result};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 use crate::cli::{BandwidthArgs, LatencyArgs, RowbufferArgs, RunArgs};
-use crate::results::RunDocument;
+use crate::results::{Level, RunDocument, RunResults};
 use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
-
-/// What `memsight run` measured.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct RunResults {
-    /// `quick`, `default` or `thorough`.
-    pub level: String,
-    pub latency: latency::LatencyResults,
-    pub bandwidth: Option<bandwidth::BandwidthResults>,
-    pub loaded_latency: Option<loaded::LoadedResults>,
-    pub numa: Option<numa::NumaResults>,
-    pub c2c: Option<c2c::C2cResults>,
-    pub dimms: Option<dimms::DimmsResults>,
-    /// Row-buffer study (thorough level).
-    #[serde(default)]
-    pub rowbuffer: Option<rowbuffer::RowbufferResults>,
-    /// Suites not run, with the reason.
-    pub skipped: Vec<String>,
-    /// Headline figures, one line each.
-    pub summary: Vec<String>,
-    /// Where the results were written.
-    pub directory: Option<String>,
-}
 
 /// Parses a suite's arguments from a command-line fragment, so every default stays defined in
 /// one place (cli.rs).
@@ -119,18 +95,18 @@ pub fn rest(
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(RunResults, bool)> {
     let level = if a.quick {
-        "quick"
+        Level::Quick
     } else if a.thorough {
-        "thorough"
+        Level::Thorough
     } else {
-        "default"
+        Level::Default
     };
     let mut skipped = Vec::new();
     let mut complete = true;
     let ncpu = env.allowed_cpus.len();
 
     let bw_words: Vec<&str> = match level {
-        "quick" => vec![
+        Level::Quick => vec![
             "--test",
             "read,write,copy-nt",
             "--min-samples",
@@ -138,7 +114,7 @@ pub fn rest(
             "--point-budget",
             "0.3",
         ],
-        "default" => vec![
+        Level::Default => vec![
             "--test",
             "read,write,write-nt,copy,copy-nt,3:1,2:1,stream-triad-like",
             "--min-samples",
@@ -156,11 +132,11 @@ pub fn rest(
     let loaded_latency = if ncpu < 2 {
         skipped.push("loaded latency: needs at least 2 CPUs".to_string());
         None
-    } else if level == "quick" || memsight_core::cancel::requested() {
+    } else if level == Level::Quick || memsight_core::cancel::requested() {
         skipped.push("loaded latency: not in a quick run".to_string());
         None
     } else {
-        let la = if level == "default" {
+        let la = if level == Level::Default {
             loaded::Config {
                 mixes: vec![
                     memsight_kernels::loadgen::TrafficMix::Reads,
@@ -180,7 +156,7 @@ pub fn rest(
         Some(r)
     };
 
-    let numa = if level == "quick" || memsight_core::cancel::requested() {
+    let numa = if level == Level::Quick || memsight_core::cancel::requested() {
         skipped.push("NUMA matrices: not in a quick run".to_string());
         None
     } else {
@@ -194,7 +170,7 @@ pub fn rest(
         Some(r)
     };
 
-    let c2c = if ncpu < 2 || level == "quick" || memsight_core::cancel::requested() {
+    let c2c = if ncpu < 2 || level == Level::Quick || memsight_core::cancel::requested() {
         skipped.push(format!(
             "core-to-core latency: {}",
             if ncpu < 2 {
@@ -228,7 +204,7 @@ pub fn rest(
         }
     };
 
-    let rowbuffer = if level != "thorough" {
+    let rowbuffer = if level != Level::Thorough {
         skipped.push("row-buffer study: thorough runs only (memsight rowbuffer)".to_string());
         None
     } else if memsight_core::cancel::requested() {
@@ -264,7 +240,7 @@ pub fn rest(
     );
     Ok((
         RunResults {
-            level: level.to_string(),
+            level,
             latency,
             bandwidth: Some(bandwidth),
             loaded_latency,

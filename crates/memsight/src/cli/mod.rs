@@ -117,7 +117,7 @@ pub struct DbArgs {
 impl DbArgs {
     /// The database path to use.
     pub fn path(&self) -> PathBuf {
-        self.db.clone().unwrap_or_else(crate::history::default_path)
+        self.db.clone().unwrap_or_else(default_path)
     }
 }
 
@@ -217,4 +217,16 @@ pub struct RunArgs {
     pub dmidecode: Option<PathBuf>,
     #[command(flatten)]
     pub latency: LatencyArgs,
+}
+
+/// Where the history lives unless `--db` says otherwise: `$MEMSIGHT_DB`, else the user's data
+/// directory (`~/.local/share/memsight/history.sqlite` on Linux).
+pub fn default_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("MEMSIGHT_DB") {
+        return PathBuf::from(p);
+    }
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("memsight")
+        .join("history.sqlite")
 }

@@ -103,7 +103,7 @@ fn info(label: &str, d: &RunDocument) -> RunInfo {
             .unwrap_or_else(|| "unknown".into()),
         fingerprint: super::fingerprint(&d.environment),
         cpu: d.environment.cpu.model_name.clone(),
-        level: d.results.level.clone(),
+        level: d.results.level.to_string(),
         complete: d.complete,
     }
 }

@@ -53,18 +53,6 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX figures_by_key ON figures (key);",
 ];
 
-/// Where the history lives unless `--db` says otherwise: `$MEMSIGHT_DB`, else the user's data
-/// directory (`~/.local/share/memsight/history.sqlite` on Linux).
-pub fn default_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("MEMSIGHT_DB") {
-        return PathBuf::from(p);
-    }
-    dirs::data_dir()
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("memsight")
-        .join("history.sqlite")
-}
-
 /// A row of `memsight history`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunRow {
@@ -238,7 +226,7 @@ impl History {
                 env.hostname.clone().unwrap_or_else(|| "unknown".into()),
                 fingerprint(env),
                 env.cpu.model_name,
-                doc.results.level,
+                doc.results.level.to_string(),
                 doc.complete,
                 doc.schema_version,
                 doc.duration_s,
