@@ -10,20 +10,19 @@ use clap::{Args, Parser};
 use memsight_core::env::Environment;
 use memsight_core::{Error, Result};
 
-use crate::cli::{BandwidthArgs, LatencyArgs, RowbufferArgs, RunArgs};
+use crate::cli::{BandwidthArgs, DataArg, LatencyArgs, RowbufferArgs, RunArgs};
 use crate::results::{Level, RunDocument, RunResults};
 use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
 
-/// Parses a suite's arguments from a command-line fragment, so every default stays defined in
-/// one place (cli.rs).
-fn args<T: Args + Clone>(words: &[&str]) -> T {
+/// A suite's flags at their defaults: the defaults stay defined once, in the flag definitions.
+fn defaults<T: Args>() -> T {
     #[derive(Parser)]
     struct Wrap<U: Args> {
         #[command(flatten)]
         inner: U,
     }
-    Wrap::<T>::try_parse_from(std::iter::once("memsight").chain(words.iter().copied()))
-        .expect("built-in suite arguments parse")
+    Wrap::<T>::try_parse_from(["memsight"])
+        .expect("every suite flag has a default or is optional")
         .inner
 }
 
@@ -105,26 +104,37 @@ pub fn rest(
     let mut complete = true;
     let ncpu = env.allowed_cpus.len();
 
-    let bw_words: Vec<&str> = match level {
-        Level::Quick => vec![
-            "--test",
-            "read,write,copy-nt",
-            "--min-samples",
-            "3",
-            "--point-budget",
-            "0.3",
-        ],
-        Level::Default => vec![
-            "--test",
-            "read,write,write-nt,copy,copy-nt,3:1,2:1,stream-triad-like",
-            "--min-samples",
-            "5",
-            "--point-budget",
-            "0.5",
-        ],
-        _ => vec!["--scaling", "--pattern", "both", "--sweep"],
+    let bw = match level {
+        Level::Quick => BandwidthArgs {
+            test: ["read", "write", "copy-nt"].map(String::from).to_vec(),
+            min_samples: 3,
+            point_budget: 0.3,
+            ..defaults()
+        },
+        Level::Default => BandwidthArgs {
+            test: [
+                "read",
+                "write",
+                "write-nt",
+                "copy",
+                "copy-nt",
+                "3:1",
+                "2:1",
+                "stream-triad-like",
+            ]
+            .map(String::from)
+            .to_vec(),
+            min_samples: 5,
+            point_budget: 0.5,
+            ..defaults()
+        },
+        _ => BandwidthArgs {
+            scaling: true,
+            pattern: DataArg::Both,
+            sweep: true,
+            ..defaults()
+        },
     };
-    let bw: BandwidthArgs = args(&bw_words);
     let cfg = bw.config(env)?;
     let (bandwidth, done) = bandwidth::run(&cfg, env, &|m: &str| tick(&format!("bandwidth: {m}")))?;
     complete &= done;
@@ -210,16 +220,13 @@ pub fn rest(
     } else if memsight_core::cancel::requested() {
         None
     } else {
-        let ra: RowbufferArgs = args(&[
-            "--offsets",
-            "0..512K/16K",
-            "--kernels",
-            "copy",
-            "--reps",
-            "1",
-            "--samples",
-            "3",
-        ]);
+        let ra = RowbufferArgs {
+            offsets: "0..512K/16K".into(),
+            kernels: "copy".into(),
+            reps: 1,
+            samples: 3,
+            ..defaults()
+        };
         let cfg = ra.config(env)?;
         let (r, done) = rowbuffer::run(
             &rowbuffer::ModelSource::Inventory(a.dmidecode.clone()),

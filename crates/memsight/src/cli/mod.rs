@@ -15,7 +15,7 @@ mod pmem;
 mod rowbuffer;
 mod stream;
 pub use alloc::{AllocArgs, AllocWorkerArgs};
-pub use bandwidth::BandwidthArgs;
+pub use bandwidth::{BandwidthArgs, DataArg};
 pub use c2c::C2cArgs;
 pub use dimms::DimmsArgs;
 pub use latency::LatencyArgs;
