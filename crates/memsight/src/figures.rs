@@ -35,7 +35,7 @@ pub struct Figure {
 }
 
 impl Figure {
-    fn sampled(
+    pub fn sampled(
         suite: &str,
         key: String,
         label: String,
@@ -54,7 +54,7 @@ impl Figure {
         }
     }
 
-    fn scalar(
+    pub fn scalar(
         suite: &str,
         key: String,
         label: String,
@@ -256,34 +256,32 @@ pub fn of_run(r: &RunResults) -> Vec<Figure> {
         }
     }
     if let Some(c) = &r.c2c {
-        for p in &c.pairs {
-            out.push(Figure::sampled(
-                "c2c",
-                format!("c2c/{}-{}/modified", p.a, p.b),
-                format!("modified-line transfer, CPU {} ↔ {}", p.a, p.b),
-                "ns",
-                Better::Lower,
-                &p.modified_ns,
-            ));
-            for (dir, s) in [
-                ("clean-a-from-b", &p.clean_a_from_b_ns),
-                ("clean-b-from-a", &p.clean_b_from_a_ns),
+        out.extend(crate::present::Present::figures(c));
+    }
+    if let Some(rb) = &r.rowbuffer {
+        for l in &rb.summaries {
+            let key = format!(
+                "rowbuffer/{}/{}",
+                l.kernel.name().to_lowercase(),
+                l.memory.name()
+            );
+            for (what, v) in [
+                ("peak", l.peak_gbs),
+                ("median", l.median_gbs),
+                ("worst", l.worst_gbs),
             ] {
-                if let Some(s) = s {
-                    let (x, y) = if dir == "clean-a-from-b" {
-                        (p.a, p.b)
-                    } else {
-                        (p.b, p.a)
-                    };
-                    out.push(Figure::sampled(
-                        "c2c",
-                        format!("c2c/{x}-{y}/clean"),
-                        format!("CPU {x} loads a clean line from CPU {y}"),
-                        "ns",
-                        Better::Lower,
-                        s,
-                    ));
-                }
+                out.push(Figure::scalar(
+                    "rowbuffer",
+                    format!("{key}/{what}"),
+                    format!(
+                        "STREAM {} over the OFFSET sweep on {} memory, {what} point",
+                        l.kernel.name(),
+                        l.memory.name()
+                    ),
+                    "GB/s",
+                    Better::Higher,
+                    v,
+                ));
             }
         }
     }

@@ -6,6 +6,7 @@ mod cli;
 mod figures;
 mod history;
 mod output;
+mod present;
 mod progress;
 mod report;
 mod results;
@@ -32,6 +33,7 @@ use serde::Serialize;
 use cli::{Cli, Command, GlobalArgs, LatencyArgs};
 
 mod stored;
+mod view;
 
 /// Exit code for bad input (clap uses the same).
 const EXIT_USAGE: u8 = 2;
@@ -181,7 +183,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     output::numa::print(n);
                 }
                 if let Some(c) = &results.c2c {
-                    output::c2c::print(c);
+                    output::draw(&present::Present::view(c));
                 }
                 if let Some(d) = &results.dimms {
                     output::dimms::print(d);
@@ -244,7 +246,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             if !g.json {
                 output::env::print_warnings(&env);
-                output::c2c::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             emit(g, Envelope::new("c2c", started, env, results, complete))
         }

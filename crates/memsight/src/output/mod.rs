@@ -2,7 +2,6 @@
 
 pub mod alloc;
 pub mod bandwidth;
-pub mod c2c;
 pub mod dimms;
 pub mod env;
 pub mod latency;
@@ -70,4 +69,45 @@ pub fn findings(items: &[String]) {
     for f in items {
         println!("  • {f}");
     }
+}
+
+/// Prints a suite's view: heading, method, facts, tables (heatmaps as matrices), findings.
+pub fn draw(v: &crate::view::View) {
+    use crate::view::{Block, Cell};
+    heading(&v.title);
+    println!("{}", v.method);
+    for f in &v.facts {
+        println!("{f}");
+    }
+    for b in &v.blocks {
+        match b {
+            Block::Table(t) => {
+                let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
+                let mut out = table(&header);
+                for r in &t.rows {
+                    out.add_row(r.iter().map(|c| match c {
+                        Cell::Text(x) | Cell::Num(x) => x.clone(),
+                    }));
+                }
+                if t.caption.is_empty() {
+                    println!("{out}");
+                } else {
+                    println!("{}\n{out}", t.caption);
+                }
+            }
+            Block::Heatmap(h) => {
+                let mut header = vec!["from \\ to".to_string()];
+                header.extend(h.cols.iter().cloned());
+                let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+                let mut out = table(&refs);
+                for (label, row) in h.rows.iter().zip(&h.values) {
+                    let mut r = vec![label.clone()];
+                    r.extend(row.iter().map(|v| v.map_or("·".to_string(), num)));
+                    out.add_row(r);
+                }
+                println!("{}, {}\n{out}", h.title, h.subtitle);
+            }
+        }
+    }
+    findings(&v.findings);
 }

@@ -69,7 +69,7 @@ pub fn render(doc: &RunDocument) -> String {
         page.raw(&numa(n));
     }
     if let Some(c) = &r.c2c {
-        page.raw(&c2c(c));
+        page.raw(&draw(&crate::present::Present::view(c), false));
     }
     if let Some(rb) = &r.rowbuffer {
         page.raw(&rowbuffer(rb));
@@ -1019,21 +1019,52 @@ fn numa(n: &crate::numa::NumaResults) -> String {
     section("numa", "NUMA and memory tiers", &s)
 }
 
-fn c2c(c: &crate::c2c::C2cResults) -> String {
-    let mut s = method(&c.method);
-    let labels: Vec<String> = c.cpus.iter().map(|x| format!("CPU {x}")).collect();
-    s.push_str(&chart(
-        &charts::heatmap(
-            "Core-to-core, modified line",
-            "one-way ns (median) between the row's and the column's CPU",
-            &labels,
-            &labels,
-            &c.modified,
-            true,
-        ),
-        &format!("CPUs chosen: {}", c.selection),
-    ));
-    section("c2c", "Core to core", &s)
+/// A suite's view as an HTML section: method, facts, charts and tables; findings when the page
+/// has no findings section of its own.
+pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
+    use crate::view::Block;
+    let mut s = method(&v.method);
+    for f in &v.facts {
+        s.push_str(&format!("<p>{}</p>", esc(f)));
+    }
+    for b in &v.blocks {
+        match b {
+            Block::Table(t) => {
+                if !t.caption.is_empty() {
+                    s.push_str(&format!("<p class=\"caption\">{}</p>", esc(&t.caption)));
+                }
+                let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
+                let rows: Vec<Vec<Cell>> = t
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        r.iter()
+                            .map(|c| match c {
+                                crate::view::Cell::Text(x) => Cell::Text(x.clone()),
+                                crate::view::Cell::Num(x) => Cell::Num(x.clone()),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                s.push_str(&table(&header, &rows));
+            }
+            Block::Heatmap(h) => s.push_str(&chart(
+                &charts::heatmap(
+                    &h.title,
+                    &h.subtitle,
+                    &h.rows,
+                    &h.cols,
+                    &h.values,
+                    h.low_is_good,
+                ),
+                &h.caption,
+            )),
+        }
+    }
+    if with_findings && !v.findings.is_empty() {
+        s.push_str(&list("findings", &v.findings));
+    }
+    section(v.id, &v.title, &s)
 }
 
 fn dimms(d: Option<&crate::dimms::DimmsResults>) -> String {

@@ -1,0 +1,117 @@
+//! Core-to-core latency: the modified-line matrix (a heatmap), the clean-line matrix and the
+//! pair statistics.
+
+use super::{Present, num};
+use crate::c2c::C2cResults;
+use crate::figures::{Better, Figure};
+use crate::output::{ci, count};
+use crate::view::{Block, Cell, Heatmap, Table, View};
+
+impl Present for C2cResults {
+    fn view(&self) -> View {
+        let labels: Vec<String> = self.cpus.iter().map(|c| format!("CPU {c}")).collect();
+        let mut blocks = vec![Block::Heatmap(Heatmap {
+            title: "Modified line, one-way transfer".into(),
+            subtitle: "ns (median) between the row's and the column's CPU".into(),
+            rows: labels.clone(),
+            cols: labels.clone(),
+            values: self.modified.clone(),
+            low_is_good: true,
+            caption: format!("CPUs chosen: {}", self.selection),
+        })];
+        if self.clean.iter().flatten().any(Option::is_some) {
+            let mut t = Table::new(
+                "Clean line, load by the row's CPU from the column CPU's cache, ns (median)",
+                &[
+                    &["from \\ to"][..],
+                    &labels.iter().map(String::as_str).collect::<Vec<_>>(),
+                ]
+                .concat(),
+            );
+            for (label, row) in labels.iter().zip(&self.clean) {
+                let mut r = vec![Cell::Text(label.clone())];
+                r.extend(
+                    row.iter()
+                        .map(|v| Cell::Num(v.map_or("·".to_string(), num))),
+                );
+                t.rows.push(r);
+            }
+            blocks.push(Block::Table(t));
+        }
+        let mut pairs = Table::new(
+            "",
+            &[
+                "pair",
+                "modified ns",
+                "95% CI",
+                "n",
+                "clean a←b ns",
+                "clean b←a ns",
+            ],
+        );
+        let clean = |s: &Option<memsight_core::stats::Summary>| {
+            Cell::Num(
+                s.as_ref()
+                    .map_or("-".into(), |s| format!("{} ({})", num(s.median), ci(s))),
+            )
+        };
+        for p in &self.pairs {
+            pairs.rows.push(vec![
+                Cell::Text(format!("{} ↔ {}", p.a, p.b)),
+                Cell::Num(num(p.modified_ns.median)),
+                Cell::Num(ci(&p.modified_ns)),
+                Cell::Num(count(&p.modified_ns)),
+                clean(&p.clean_a_from_b_ns),
+                clean(&p.clean_b_from_a_ns),
+            ]);
+        }
+        blocks.push(Block::Table(pairs));
+        View {
+            id: "c2c",
+            title: "Core-to-core latency".into(),
+            method: self.method.clone(),
+            facts: vec![format!(
+                "CPUs: {} ({})",
+                memsight_core::units::format_list(&self.cpus),
+                self.selection
+            )],
+            blocks,
+            findings: self.findings.clone(),
+        }
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        let mut out = Vec::new();
+        for p in &self.pairs {
+            out.push(Figure::sampled(
+                "c2c",
+                format!("c2c/{}-{}/modified", p.a, p.b),
+                format!("modified-line transfer, CPU {} ↔ {}", p.a, p.b),
+                "ns",
+                Better::Lower,
+                &p.modified_ns,
+            ));
+            for (dir, s) in [
+                ("clean-a-from-b", &p.clean_a_from_b_ns),
+                ("clean-b-from-a", &p.clean_b_from_a_ns),
+            ] {
+                if let Some(s) = s {
+                    let (x, y) = if dir == "clean-a-from-b" {
+                        (p.a, p.b)
+                    } else {
+                        (p.b, p.a)
+                    };
+                    out.push(Figure::sampled(
+                        "c2c",
+                        format!("c2c/{x}-{y}/clean"),
+                        format!("CPU {x} loads a clean line from CPU {y}"),
+                        "ns",
+                        Better::Lower,
+                        s,
+                    ));
+                }
+            }
+        }
+        out
+    }
+}

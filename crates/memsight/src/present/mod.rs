@@ -1,0 +1,19 @@
+//! Presenters: each suite's results as a [`View`], the one presentation model both the terminal
+//! (`output::draw`) and the HTML report (`report::draw`) draw. A suite moved here has no
+//! renderer code of its own.
+
+mod c2c;
+
+use crate::view::View;
+
+/// A suite's results, shown: the view both renderers draw, and the figures history, `compare`
+/// and the export keep.
+pub trait Present {
+    fn view(&self) -> View;
+    fn figures(&self) -> Vec<crate::figures::Figure>;
+}
+
+/// A figure with adaptive precision (the same on both renderers).
+pub fn num(x: f64) -> String {
+    crate::output::num(x)
+}
