@@ -182,45 +182,7 @@ pub fn of_run(r: &RunResults) -> Vec<Figure> {
         }
     }
     if let Some(l) = &r.loaded_latency {
-        for c in &l.curves {
-            let mix = c.mix.name();
-            let mk = mix.replace(' ', "-");
-            if let Some(idle) = c.points.first() {
-                out.push(Figure::sampled(
-                    "loaded-latency",
-                    format!("loaded/{mk}/idle"),
-                    format!("latency with load threads idle ({mix} curve)"),
-                    "ns",
-                    Better::Lower,
-                    &idle.latency_ns,
-                ));
-            }
-            if let Some(top) = c
-                .points
-                .iter()
-                .max_by(|a, b| a.bandwidth_gbs.total_cmp(&b.bandwidth_gbs))
-            {
-                out.push(Figure::sampled(
-                    "loaded-latency",
-                    format!("loaded/{mk}/saturated"),
-                    format!(
-                        "latency at saturation ({mix}, {:.1} GB/s)",
-                        top.bandwidth_gbs
-                    ),
-                    "ns",
-                    Better::Lower,
-                    &top.latency_ns,
-                ));
-            }
-            out.push(Figure::scalar(
-                "loaded-latency",
-                format!("loaded/{mk}/saturation"),
-                format!("saturation bandwidth ({mix})"),
-                "GB/s (DRAM est.)",
-                Better::Higher,
-                c.saturation_gbs,
-            ));
-        }
+        out.extend(crate::present::Present::figures(l));
     }
     if let Some(n) = &r.numa {
         for (ri, row) in n.cells.iter().enumerate() {

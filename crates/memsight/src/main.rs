@@ -177,7 +177,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     output::bandwidth::print(b);
                 }
                 if let Some(l) = &results.loaded_latency {
-                    output::loaded::print(l);
+                    output::draw(&present::Present::view(l));
                 }
                 if let Some(n) = &results.numa {
                     output::numa::print(n);
@@ -270,7 +270,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             if !g.json {
                 output::env::print_warnings(&env);
-                output::loaded::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             emit(
                 g,

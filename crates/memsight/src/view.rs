@@ -18,6 +18,8 @@ pub struct View {
 /// A table or a chart.
 pub enum Block {
     Table(Table),
+    /// A line chart, with its caption (HTML only: the terminal shows the tables).
+    Lines(Lines, String),
     /// A matrix of figures: a heatmap in HTML, a table on the terminal.
     Heatmap(Heatmap),
 }
@@ -57,4 +59,64 @@ impl Table {
             rows: Vec::new(),
         }
     }
+}
+
+// ---- chart specifications (drawn as SVG by report::charts; the terminal shows tables) ----
+
+/// How an axis maps values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Linear,
+    /// Bytes on a log₂ axis labelled 4 KiB, 1 MiB …
+    Log2Bytes,
+    /// A log₁₀ axis.
+    Log10,
+    /// Counts (threads, chains): linear, labelled at whole numbers only.
+    Count,
+}
+
+/// One line of a chart.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// Vertical whiskers (x, low, high): the confidence interval of each point.
+    pub whiskers: Vec<(f64, f64, f64)>,
+    pub dashed: bool,
+}
+
+/// A labelled reference line.
+#[derive(Debug, Clone)]
+pub struct Mark {
+    pub at: f64,
+    pub label: String,
+}
+
+/// A line chart.
+#[derive(Debug, Clone)]
+pub struct Lines {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub x_scale: Scale,
+    pub y_scale: Scale,
+    pub series: Vec<Series>,
+    /// Vertical reference lines (e.g. cache sizes).
+    pub x_marks: Vec<Mark>,
+    /// Horizontal reference lines (e.g. a ceiling).
+    pub y_marks: Vec<Mark>,
+    /// Start the y axis at zero (linear scale).
+    pub y_from_zero: bool,
+}
+
+/// One bar of a bar chart.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    pub label: String,
+    pub value: f64,
+    /// Whisker (confidence interval).
+    pub low: f64,
+    pub high: f64,
+    /// A second, lighter bar below (e.g. estimated DRAM bytes).
+    pub secondary: Option<f64>,
 }

@@ -5,7 +5,6 @@ pub mod bandwidth;
 pub mod dimms;
 pub mod env;
 pub mod latency;
-pub mod loaded;
 pub mod numa;
 pub mod pmem;
 pub mod rowbuffer;
@@ -95,6 +94,8 @@ pub fn draw(v: &crate::view::View) {
                     println!("{}\n{out}", t.caption);
                 }
             }
+            // Charts are for the HTML report; their figures are in the tables.
+            Block::Lines(..) => {}
             Block::Heatmap(h) => {
                 let mut header = vec!["from \\ to".to_string()];
                 header.extend(h.cols.iter().cloned());

@@ -3,6 +3,7 @@
 //! renderer code of its own.
 
 mod c2c;
+mod loaded;
 
 use crate::view::View;
 

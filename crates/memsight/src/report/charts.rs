@@ -8,19 +8,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use memsight_core::units::format_bytes;
 
-type Fallible = Result<(), Box<dyn std::error::Error>>;
+pub use crate::view::{Bar, Lines, Mark, Scale, Series};
 
-/// How an axis maps values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
-    Linear,
-    /// Bytes on a log₂ axis labelled 4 KiB, 1 MiB …
-    Log2Bytes,
-    /// A log₁₀ axis.
-    Log10,
-    /// Counts (threads, chains): linear, labelled at whole numbers only.
-    Count,
-}
+type Fallible = Result<(), Box<dyn std::error::Error>>;
 
 impl Scale {
     fn to_axis(self, v: f64) -> f64 {
@@ -70,40 +60,6 @@ fn trim(v: f64) -> String {
     } else {
         s
     }
-}
-
-/// One line of a chart.
-#[derive(Debug, Clone, Default)]
-pub struct Series {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
-    /// Vertical whiskers (x, low, high): the confidence interval of each point.
-    pub whiskers: Vec<(f64, f64, f64)>,
-    pub dashed: bool,
-}
-
-/// A labelled reference line.
-#[derive(Debug, Clone)]
-pub struct Mark {
-    pub at: f64,
-    pub label: String,
-}
-
-/// A line chart.
-#[derive(Debug, Clone)]
-pub struct Lines {
-    pub title: String,
-    pub x_desc: String,
-    pub y_desc: String,
-    pub x_scale: Scale,
-    pub y_scale: Scale,
-    pub series: Vec<Series>,
-    /// Vertical reference lines (e.g. cache sizes).
-    pub x_marks: Vec<Mark>,
-    /// Horizontal reference lines (e.g. a ceiling).
-    pub y_marks: Vec<Mark>,
-    /// Start the y axis at zero (linear scale).
-    pub y_from_zero: bool,
 }
 
 const WIDTH: u32 = 600;
@@ -282,18 +238,6 @@ pub fn lines(c: &Lines) -> String {
         }
         Ok(())
     })
-}
-
-/// One bar of a bar chart.
-#[derive(Debug, Clone)]
-pub struct Bar {
-    pub label: String,
-    pub value: f64,
-    /// Whisker (confidence interval).
-    pub low: f64,
-    pub high: f64,
-    /// A second, lighter bar below (e.g. estimated DRAM bytes).
-    pub secondary: Option<f64>,
 }
 
 /// Horizontal bars with whiskers and vertical ceiling lines.

@@ -63,7 +63,7 @@ pub fn render(doc: &RunDocument) -> String {
         page.raw(&bandwidth(b, r.dimms.as_ref()));
     }
     if let Some(l) = &r.loaded_latency {
-        page.raw(&loaded(l));
+        page.raw(&draw(&crate::present::Present::view(l), false));
     }
     if let Some(n) = &r.numa {
         page.raw(&numa(n));
@@ -904,67 +904,6 @@ fn bandwidth(
     section("bandwidth", "Bandwidth", &s)
 }
 
-fn loaded(l: &crate::loaded::LoadedResults) -> String {
-    let mut s = method(&l.method);
-    let series: Vec<Series> = l
-        .curves
-        .iter()
-        .map(|c| Series {
-            name: c.mix.name().to_string(),
-            points: c
-                .points
-                .iter()
-                .map(|p| (p.bandwidth_gbs, p.latency_ns.median))
-                .collect(),
-            whiskers: c
-                .points
-                .iter()
-                .map(|p| (p.bandwidth_gbs, p.latency_ns.ci_low, p.latency_ns.ci_high))
-                .collect(),
-            dashed: false,
-        })
-        .collect();
-    s.push_str(&chart(
-        &charts::lines(&Lines {
-            title: "Loaded latency".into(),
-            x_desc: "total bandwidth, GB/s (estimated DRAM bytes)".into(),
-            y_desc: "chase latency, ns".into(),
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
-            series,
-            x_marks: Vec::new(),
-            y_marks: Vec::new(),
-            y_from_zero: true,
-        }),
-        &format!(
-            "One curve per read:write mix; knee = first point at {}× idle latency.",
-            l.knee_factor
-        ),
-    ));
-    let rows: Vec<Vec<Cell>> = l
-        .curves
-        .iter()
-        .map(|c| {
-            vec![
-                Cell::Text(c.mix.name().into()),
-                Cell::Num(
-                    c.points
-                        .first()
-                        .map_or("-".into(), |p| num(p.latency_ns.median)),
-                ),
-                Cell::Num(num(c.saturation_gbs)),
-                Cell::Num(c.knee_gbs.map_or("not reached".into(), num)),
-                Cell::Num(c.points.len().to_string()),
-            ]
-        })
-        .collect();
-    s.push_str(&table(
-        &["mix", "idle ns", "saturation GB/s", "knee GB/s", "points"],
-        &rows,
-    ));
-    section("loaded", "Loaded latency", &s)
-}
-
 fn numa(n: &crate::numa::NumaResults) -> String {
     let mut s = method(&n.method);
     let rows: Vec<String> = n
@@ -1048,6 +987,7 @@ pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
                     .collect();
                 s.push_str(&table(&header, &rows));
             }
+            Block::Lines(l, caption) => s.push_str(&chart(&charts::lines(l), caption)),
             Block::Heatmap(h) => s.push_str(&chart(
                 &charts::heatmap(
                     &h.title,
