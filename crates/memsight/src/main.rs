@@ -226,7 +226,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 })?;
             if !g.json {
                 output::env::print_warnings(&env);
-                output::stream::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             let failed = results.validation.as_ref().is_some_and(|v| !v.passed);
             let code = emit(g, Envelope::new("stream", started, env, results, complete))?;

@@ -8,7 +8,6 @@ pub mod latency;
 pub mod numa;
 pub mod pmem;
 pub mod rowbuffer;
-pub mod stream;
 
 use comfy_table::{ContentArrangement, Table, presets};
 use memsight_core::stats::Summary;

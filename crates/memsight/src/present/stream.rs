@@ -1,0 +1,88 @@
+//! STREAM-compatible results: STREAM's table plus the engine's statistics.
+
+use memsight_core::units::format_bytes;
+
+use super::{Present, num};
+use crate::figures::{Better, Figure};
+use crate::output::{ci, count};
+use crate::stream::StreamResults;
+use crate::view::{Block, Cell, Table, View};
+
+impl Present for StreamResults {
+    fn view(&self) -> View {
+        let c = &self.config;
+        let mut t = Table::new(
+            "",
+            &[
+                "Function",
+                "Best Rate MB/s",
+                "Avg time s",
+                "Min time s",
+                "Max time s",
+                "GB/s median",
+                "95% CI",
+                "n",
+                "DRAM est. GB/s (best)",
+            ],
+        );
+        for k in &self.kernels {
+            t.rows.push(vec![
+                Cell::Text(format!("{}:", k.function)),
+                Cell::Num(format!("{:.1}", k.best_rate_mbs)),
+                Cell::Num(format!("{:.6}", k.avg_time_s)),
+                Cell::Num(format!("{:.6}", k.min_time_s)),
+                Cell::Num(format!("{:.6}", k.max_time_s)),
+                Cell::Num(num(k.gbs.median)),
+                Cell::Num(ci(&k.gbs)),
+                Cell::Num(count(&k.gbs)),
+                Cell::Num(num(k.dram_bytes as f64 / k.min_time_s / 1e9)),
+            ]);
+        }
+        let mut findings: Vec<String> = self.warnings.iter().map(|w| format!("! {w}")).collect();
+        findings.push(match &self.validation {
+            Some(v) => v.message.clone(),
+            None => "not validated: the run was interrupted".into(),
+        });
+        View {
+            id: "stream",
+            title: "STREAM-compatible kernels".into(),
+            method: self.label.clone(),
+            facts: vec![
+                format!(
+                    "Array size = {} elements, Offset = {} elements; memory per array = {}, total = {}",
+                    c.elements,
+                    c.offset,
+                    format_bytes(self.array_bytes),
+                    format_bytes(self.total_bytes)
+                ),
+                format!(
+                    "Each kernel run {} times; the first is excluded. {} thread(s) on CPUs {}; {} kernels, {:?} stores, {} pages.",
+                    c.ntimes,
+                    c.cpus.len(),
+                    memsight_core::units::format_list(&c.cpus),
+                    c.isa.name(),
+                    c.store,
+                    c.page_kind
+                ),
+            ],
+            blocks: vec![Block::Table(t)],
+            findings,
+        }
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        self.kernels
+            .iter()
+            .map(|k| {
+                Figure::sampled(
+                    "stream",
+                    format!("stream/{}", k.function.to_lowercase()),
+                    format!("STREAM {} (program bytes as STREAM counts them)", k.function),
+                    "GB/s",
+                    Better::Higher,
+                    &k.gbs,
+                )
+            })
+            .collect()
+    }
+}
