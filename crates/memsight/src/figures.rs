@@ -185,37 +185,7 @@ pub fn of_run(r: &RunResults) -> Vec<Figure> {
         out.extend(crate::present::Present::figures(l));
     }
     if let Some(n) = &r.numa {
-        for (ri, row) in n.cells.iter().enumerate() {
-            let Some(init) = n.plan.initiators.get(ri) else {
-                continue;
-            };
-            for (ci, cell) in row.iter().enumerate() {
-                let Some(col) = n.columns.get(ci) else {
-                    continue;
-                };
-                let colkey = col.label.replace(' ', "");
-                if let Some(s) = &cell.latency_ns {
-                    out.push(Figure::sampled(
-                        "numa",
-                        format!("numa/node{}/{colkey}/latency", init.node),
-                        format!("latency, CPUs of node {} → {}", init.node, col.label),
-                        "ns",
-                        Better::Lower,
-                        s,
-                    ));
-                }
-                if let Some(s) = &cell.bandwidth_gbs {
-                    out.push(Figure::sampled(
-                        "numa",
-                        format!("numa/node{}/{colkey}/bandwidth", init.node),
-                        format!("read bandwidth, CPUs of node {} → {}", init.node, col.label),
-                        "GB/s (program bytes)",
-                        Better::Higher,
-                        s,
-                    ));
-                }
-            }
-        }
+        out.extend(crate::present::Present::figures(n));
     }
     if let Some(c) = &r.c2c {
         out.extend(crate::present::Present::figures(c));

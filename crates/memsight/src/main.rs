@@ -180,7 +180,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     output::draw(&present::Present::view(l));
                 }
                 if let Some(n) = &results.numa {
-                    output::numa::print(n);
+                    output::draw(&present::Present::view(n));
                 }
                 if let Some(c) = &results.c2c {
                     output::draw(&present::Present::view(c));
@@ -258,7 +258,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             if !g.json {
                 output::env::print_warnings(&env);
-                output::numa::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             emit(g, Envelope::new("numa", started, env, results, complete))
         }

@@ -42,6 +42,8 @@ pub struct Heatmap {
     pub title: String,
     /// What a cell holds, with its unit.
     pub subtitle: String,
+    /// The terminal table's corner cell (`from \ to`).
+    pub corner: String,
     pub rows: Vec<String>,
     pub cols: Vec<String>,
     pub values: Vec<Vec<Option<f64>>>,

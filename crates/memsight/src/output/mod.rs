@@ -5,7 +5,6 @@ pub mod bandwidth;
 pub mod dimms;
 pub mod env;
 pub mod latency;
-pub mod numa;
 pub mod pmem;
 pub mod rowbuffer;
 
@@ -96,7 +95,7 @@ pub fn draw(v: &crate::view::View) {
             // Charts are for the HTML report; their figures are in the tables.
             Block::Lines(..) => {}
             Block::Heatmap(h) => {
-                let mut header = vec!["from \\ to".to_string()];
+                let mut header = vec![h.corner.clone()];
                 header.extend(h.cols.iter().cloned());
                 let refs: Vec<&str> = header.iter().map(String::as_str).collect();
                 let mut out = table(&refs);

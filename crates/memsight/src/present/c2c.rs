@@ -13,6 +13,7 @@ impl Present for C2cResults {
         let mut blocks = vec![Block::Heatmap(Heatmap {
             title: "Modified line, one-way transfer".into(),
             subtitle: "ns (median) between the row's and the column's CPU".into(),
+            corner: "from \\ to".into(),
             rows: labels.clone(),
             cols: labels.clone(),
             values: self.modified.clone(),

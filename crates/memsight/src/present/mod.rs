@@ -4,6 +4,7 @@
 
 mod c2c;
 mod loaded;
+mod numa;
 mod stream;
 
 use crate::view::View;

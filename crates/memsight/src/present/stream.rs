@@ -77,7 +77,10 @@ impl Present for StreamResults {
                 Figure::sampled(
                     "stream",
                     format!("stream/{}", k.function.to_lowercase()),
-                    format!("STREAM {} (program bytes as STREAM counts them)", k.function),
+                    format!(
+                        "STREAM {} (program bytes as STREAM counts them)",
+                        k.function
+                    ),
                     "GB/s",
                     Better::Higher,
                     &k.gbs,

@@ -66,7 +66,7 @@ pub fn render(doc: &RunDocument) -> String {
         page.raw(&draw(&crate::present::Present::view(l), false));
     }
     if let Some(n) = &r.numa {
-        page.raw(&numa(n));
+        page.raw(&draw(&crate::present::Present::view(n), false));
     }
     if let Some(c) = &r.c2c {
         page.raw(&draw(&crate::present::Present::view(c), false));
@@ -902,60 +902,6 @@ fn bandwidth(
         ));
     }
     section("bandwidth", "Bandwidth", &s)
-}
-
-fn numa(n: &crate::numa::NumaResults) -> String {
-    let mut s = method(&n.method);
-    let rows: Vec<String> = n
-        .plan
-        .initiators
-        .iter()
-        .map(|i| format!("node {} CPUs", i.node))
-        .collect();
-    let cols: Vec<String> = n.columns.iter().map(|c| c.label.clone()).collect();
-    let lat: Vec<Vec<Option<f64>>> = n
-        .cells
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|c| c.latency_ns.as_ref().map(|s| s.median))
-                .collect()
-        })
-        .collect();
-    s.push_str(&chart(
-        &charts::heatmap(
-            "NUMA latency",
-            "ns per load (median); rows: CPUs, columns: memory",
-            &rows,
-            &cols,
-            &lat,
-            true,
-        ),
-        "Chase latency from each CPU node (rows) to memory bound to each node (columns).",
-    ));
-    let bw: Vec<Vec<Option<f64>>> = n
-        .cells
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|c| c.bandwidth_gbs.as_ref().map(|s| s.median))
-                .collect()
-        })
-        .collect();
-    if bw.iter().flatten().any(|v| v.is_some()) {
-        s.push_str(&chart(
-            &charts::heatmap(
-                "NUMA read bandwidth",
-                "GB/s (median); rows: CPUs, columns: memory",
-                &rows,
-                &cols,
-                &bw,
-                false,
-            ),
-            "Read bandwidth with every CPU of the row's node.",
-        ));
-    }
-    section("numa", "NUMA and memory tiers", &s)
 }
 
 /// A suite's view as an HTML section: method, facts, charts and tables; findings when the page

@@ -1,0 +1,148 @@
+//! NUMA and memory tiers: latency and bandwidth matrices (heatmaps) and the firmware's claims.
+
+use super::Present;
+use crate::figures::{Better, Figure};
+use crate::numa::NumaResults;
+use crate::view::{Block, Cell, Heatmap, Table, View};
+
+/// One figure of every cell, as a matrix.
+fn matrix(
+    r: &NumaResults,
+    value: impl Fn(&crate::numa::Cell) -> Option<f64>,
+) -> Vec<Vec<Option<f64>>> {
+    r.cells
+        .iter()
+        .map(|row| row.iter().map(&value).collect())
+        .collect()
+}
+
+impl Present for NumaResults {
+    fn view(&self) -> View {
+        let rows: Vec<String> = self
+            .plan
+            .initiators
+            .iter()
+            .map(|i| format!("node {} (CPU {})", i.node, i.cpu))
+            .collect();
+        let cols: Vec<String> = self.columns.iter().map(|c| c.label.clone()).collect();
+        let heat = |title: &str, subtitle: &str, values, low_is_good, caption: &str| {
+            Block::Heatmap(Heatmap {
+                title: title.into(),
+                subtitle: subtitle.into(),
+                corner: "CPU node \\ memory".into(),
+                rows: rows.clone(),
+                cols: cols.clone(),
+                values,
+                low_is_good,
+                caption: caption.into(),
+            })
+        };
+        let mut blocks = vec![heat(
+            "NUMA latency",
+            "ns per load (median)",
+            matrix(self, |c| c.latency_ns.as_ref().map(|s| s.median)),
+            true,
+            "Chase latency from each CPU node (rows) to memory bound to each node (columns).",
+        )];
+        let bw = matrix(self, |c| c.bandwidth_gbs.as_ref().map(|s| s.median));
+        if bw.iter().flatten().any(Option::is_some) {
+            blocks.push(heat(
+                "NUMA read bandwidth",
+                "GB/s (median, all CPUs of the row's node)",
+                bw,
+                false,
+                "Read bandwidth with every CPU of the row's node.",
+            ));
+        }
+        if !self.claims.is_empty() {
+            let mut t = Table::new(
+                "Firmware claims (ACPI HMAT, access class 0)",
+                &[
+                    "node",
+                    "initiators",
+                    "claimed read ns",
+                    "claimed read MB/s",
+                    "measured ÷ claimed latency",
+                    "measured ÷ claimed bandwidth",
+                ],
+            );
+            for c in &self.claims {
+                t.rows.push(vec![
+                    Cell::Text(c.node.to_string()),
+                    Cell::Text(memsight_core::units::format_list(&c.initiators)),
+                    Cell::Num(c.read_latency_ns.map_or("-".into(), |v| v.to_string())),
+                    Cell::Num(c.read_bandwidth_mbs.map_or("-".into(), |v| v.to_string())),
+                    Cell::Num(c.latency_ratio.map_or("-".into(), |v| format!("{v:.2}"))),
+                    Cell::Num(c.bandwidth_ratio.map_or("-".into(), |v| format!("{v:.2}"))),
+                ]);
+            }
+            blocks.push(Block::Table(t));
+        }
+        let columns: Vec<String> = self
+            .columns
+            .iter()
+            .filter(|c| c.kind.is_some() || c.tier.is_some() || c.cpu_less)
+            .map(|c| {
+                let mut l = c.label.clone();
+                if let Some(k) = &c.kind {
+                    l += &format!(" ({k})");
+                }
+                if let Some(t) = c.tier {
+                    l += &format!(" tier {t}");
+                }
+                if c.cpu_less {
+                    l += " [CPU-less]";
+                }
+                l
+            })
+            .collect();
+        View {
+            id: "numa",
+            title: "NUMA and memory tiers".into(),
+            method: self.method.clone(),
+            facts: if columns.is_empty() {
+                Vec::new()
+            } else {
+                vec![format!("memory columns: {}", columns.join("; "))]
+            },
+            blocks,
+            findings: self.findings.clone(),
+        }
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        let mut out = Vec::new();
+        for (ri, row) in self.cells.iter().enumerate() {
+            let Some(init) = self.plan.initiators.get(ri) else {
+                continue;
+            };
+            for (ci, cell) in row.iter().enumerate() {
+                let Some(col) = self.columns.get(ci) else {
+                    continue;
+                };
+                let colkey = col.label.replace(' ', "");
+                if let Some(s) = &cell.latency_ns {
+                    out.push(Figure::sampled(
+                        "numa",
+                        format!("numa/node{}/{colkey}/latency", init.node),
+                        format!("latency, CPUs of node {} → {}", init.node, col.label),
+                        "ns",
+                        Better::Lower,
+                        s,
+                    ));
+                }
+                if let Some(s) = &cell.bandwidth_gbs {
+                    out.push(Figure::sampled(
+                        "numa",
+                        format!("numa/node{}/{colkey}/bandwidth", init.node),
+                        format!("read bandwidth, CPUs of node {} → {}", init.node, col.label),
+                        "GB/s (program bytes)",
+                        Better::Higher,
+                        s,
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
