@@ -75,7 +75,7 @@ impl Figure {
 }
 
 /// Compact size for keys: `64KiB`, `2MiB`.
-fn size_key(bytes: u64) -> String {
+pub fn size_key(bytes: u64) -> String {
     format_bytes(bytes).replace(' ', "")
 }
 
@@ -138,48 +138,7 @@ pub fn of_run(r: &RunResults) -> Vec<Figure> {
         }
     }
     if let Some(b) = &r.bandwidth {
-        for p in &b.points {
-            let pattern = p
-                .pattern
-                .as_deref()
-                .map(|x| format!("/{x}"))
-                .unwrap_or_default();
-            out.push(Figure::sampled(
-                "bandwidth",
-                format!("bandwidth/{}/{}t{pattern}", p.test.name, p.threads),
-                format!(
-                    "{} bandwidth, {} thread(s){}",
-                    p.test.name,
-                    p.threads,
-                    p.pattern
-                        .as_deref()
-                        .map(|x| format!(", data {x}"))
-                        .unwrap_or_default()
-                ),
-                "GB/s (program bytes)",
-                Better::Higher,
-                &p.program_gbs,
-            ));
-        }
-        for p in &b.sweep {
-            out.push(Figure::sampled(
-                "bandwidth",
-                format!(
-                    "bandwidth-sweep/{}/{}t/{}",
-                    p.test.name,
-                    p.threads,
-                    size_key(p.array_bytes)
-                ),
-                format!(
-                    "{} bandwidth at {} per array",
-                    p.test.name,
-                    format_bytes(p.array_bytes)
-                ),
-                "GB/s (program bytes)",
-                Better::Higher,
-                &p.program_gbs,
-            ));
-        }
+        out.extend(crate::present::Present::figures(b));
     }
     if let Some(l) = &r.loaded_latency {
         out.extend(crate::present::Present::figures(l));

@@ -174,7 +174,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             results.directory = Some(dir.display().to_string());
             if !g.json {
                 if let Some(b) = &results.bandwidth {
-                    output::bandwidth::print(b);
+                    output::draw(&present::Present::view(b));
                 }
                 if let Some(l) = &results.loaded_latency {
                     output::draw(&present::Present::view(l));
@@ -209,7 +209,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 })?;
             if !g.json {
                 output::env::print_warnings(&env);
-                output::bandwidth::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             emit(
                 g,

@@ -20,6 +20,8 @@ pub enum Block {
     Table(Table),
     /// A line chart, with its caption (HTML only: the terminal shows the tables).
     Lines(Lines, String),
+    /// Horizontal bars with whiskers and ceiling lines, with its caption (HTML only).
+    Bars(Bars, String),
     /// A matrix of figures: a heatmap in HTML, a table on the terminal.
     Heatmap(Heatmap),
 }
@@ -121,4 +123,16 @@ pub struct Bar {
     pub high: f64,
     /// A second, lighter bar below (e.g. estimated DRAM bytes).
     pub secondary: Option<f64>,
+}
+
+/// A bar chart.
+#[derive(Debug, Clone)]
+pub struct Bars {
+    pub title: String,
+    pub x_desc: String,
+    /// Legends of the main and the secondary bars.
+    pub legend: (String, String),
+    pub bars: Vec<Bar>,
+    /// Vertical reference lines (ceilings).
+    pub marks: Vec<Mark>,
 }

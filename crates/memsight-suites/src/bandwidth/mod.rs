@@ -146,6 +146,27 @@ pub struct Point {
     pub level: Option<String>,
 }
 
+impl Point {
+    /// Whether the stores wrote zeros (a fill with the zero pattern).
+    pub fn zero_data(&self) -> bool {
+        self.pattern
+            .as_deref()
+            .and_then(|x| u64::from_str_radix(x.trim_start_matches("0x"), 16).ok())
+            == Some(0)
+    }
+
+    /// What the stores wrote, in words: `-` for read-only tests, `zeros`, the fill word, or
+    /// `from sources` for copies and mixes.
+    pub fn data(&self) -> String {
+        match self.pattern.as_deref() {
+            _ if self.zero_data() => "zeros".to_string(),
+            Some(x) => x.to_string(),
+            None if matches!(self.test.op, Op::Read | Op::Mix { writes: 0, .. }) => "-".to_string(),
+            None => "from sources".to_string(),
+        }
+    }
+}
+
 /// The `bandwidth` command's results.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct BandwidthResults {

@@ -1,7 +1,6 @@
 //! Human output: tables and formatted figures. JSON output is the serialised result envelope.
 
 pub mod alloc;
-pub mod bandwidth;
 pub mod dimms;
 pub mod env;
 pub mod latency;
@@ -93,7 +92,7 @@ pub fn draw(v: &crate::view::View) {
                 }
             }
             // Charts are for the HTML report; their figures are in the tables.
-            Block::Lines(..) => {}
+            Block::Lines(..) | Block::Bars(..) => {}
             Block::Heatmap(h) => {
                 let mut header = vec![h.corner.clone()];
                 header.extend(h.cols.iter().cloned());

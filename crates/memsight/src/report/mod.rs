@@ -5,8 +5,6 @@ pub mod charts;
 pub mod dimm_map;
 pub mod html;
 
-use std::collections::BTreeSet;
-
 use memsight_core::units::format_bytes;
 
 use crate::history::compare::{Comparison, Verdict};
@@ -60,7 +58,13 @@ pub fn render(doc: &RunDocument) -> String {
     page.raw(&samples(doc));
     page.raw(&latency(doc));
     if let Some(b) = &r.bandwidth {
-        page.raw(&bandwidth(b, r.dimms.as_ref()));
+        page.raw(&draw(
+            &crate::present::Present::view(&crate::present::bandwidth::WithCeilings(
+                b,
+                r.dimms.as_ref(),
+            )),
+            false,
+        ));
     }
     if let Some(l) = &r.loaded_latency {
         page.raw(&draw(&crate::present::Present::view(l), false));
@@ -726,184 +730,6 @@ fn latency(doc: &RunDocument) -> String {
     section("latency", "Latency ladder", &s)
 }
 
-fn bandwidth(
-    b: &crate::bandwidth::BandwidthResults,
-    dimms: Option<&crate::dimms::DimmsResults>,
-) -> String {
-    let mut s = method(&b.method);
-    let max_threads = b.points.iter().map(|p| p.threads).max().unwrap_or(1);
-    let bars: Vec<Bar> = b
-        .points
-        .iter()
-        .filter(|p| p.threads == max_threads)
-        .map(|p| Bar {
-            label: match &p.pattern {
-                Some(x)
-                    if x.ends_with("0000")
-                        && x.trim_start_matches("0x").trim_matches('0').is_empty() =>
-                {
-                    format!("{} (zeros)", p.test.name)
-                }
-                _ => p.test.name.clone(),
-            },
-            value: p.program_gbs.median,
-            low: p.program_gbs.ci_low,
-            high: p.program_gbs.ci_high,
-            secondary: Some(p.dram_gbs.median),
-        })
-        .collect();
-    let mut ceilings = Vec::new();
-    if let Some(d) = dimms {
-        ceilings.push(Mark {
-            at: d.ceilings.system_dram_mbs as f64 / 1000.0,
-            label: format!(
-                "DRAM peak {:.1} GB/s",
-                d.ceilings.system_dram_mbs as f64 / 1000.0
-            ),
-        });
-        if let Some(f) = d
-            .ceilings
-            .binding_read_mbs
-            .filter(|&f| f < d.ceilings.system_dram_mbs)
-        {
-            ceilings.push(Mark {
-                at: f as f64 / 1000.0,
-                label: format!("read ceiling {:.1} GB/s", f as f64 / 1000.0),
-            });
-        }
-    }
-    if !bars.is_empty() {
-        s.push_str(&chart(
-            &charts::bars(
-                &format!("Bandwidth by mix and store kind, {max_threads} thread(s)"),
-                "GB/s",
-                ("program bytes (median, 95% CI)", "estimated DRAM bytes (RFO counted)"),
-                &bars,
-                &ceilings,
-            ),
-            if ceilings.is_empty() {
-                "Median GB/s. No ceiling drawn: the DIMM inventory was not readable on this machine (memsight dimms)."
-            } else {
-                "Median GB/s; red: theoretical ceilings from the DIMM inventory."
-            },
-        ));
-    }
-    let rows: Vec<Vec<Cell>> = b
-        .points
-        .iter()
-        .map(|p| {
-            vec![
-                Cell::Text(p.test.name.clone()),
-                Cell::Num(p.threads.to_string()),
-                Cell::Text(p.pattern.clone().unwrap_or_default()),
-                Cell::Num(num(p.program_gbs.median)),
-                Cell::Num(format!(
-                    "{}–{}",
-                    num(p.program_gbs.ci_low),
-                    num(p.program_gbs.ci_high)
-                )),
-                Cell::Num(format!(
-                    "{}–{}",
-                    num(p.program_gbs.min),
-                    num(p.program_gbs.max)
-                )),
-                Cell::Num(crate::output::count(&p.program_gbs)),
-                Cell::Num(num(p.dram_gbs.median)),
-                Cell::Text(p.dram_ratio.clone()),
-            ]
-        })
-        .collect();
-    s.push_str(&table(
-        &[
-            "test",
-            "threads",
-            "data",
-            "GB/s program (median)",
-            "95% CI",
-            "min–max",
-            "n",
-            "GB/s DRAM est.",
-            "DRAM R:W",
-        ],
-        &rows,
-    ));
-    let counts: BTreeSet<usize> = b.points.iter().map(|p| p.threads).collect();
-    let max_measured = b
-        .points
-        .iter()
-        .map(|p| p.program_gbs.max)
-        .fold(0.0, f64::max);
-    if counts.len() > 1 {
-        let names: BTreeSet<&str> = b.points.iter().map(|p| p.test.name.as_str()).collect();
-        let series = names
-            .iter()
-            .map(|n| Series {
-                name: n.to_string(),
-                points: b
-                    .points
-                    .iter()
-                    .filter(|p| {
-                        p.test.name == *n
-                            && p.pattern.as_deref().is_none_or(|x| !x.ends_with("0000"))
-                    })
-                    .map(|p| (p.threads as f64, p.program_gbs.median))
-                    .collect(),
-                ..Default::default()
-            })
-            .collect();
-        s.push_str(&chart(
-            &charts::lines(&Lines {
-                title: "Thread scaling".into(),
-                x_desc: "threads".into(),
-                y_desc: "GB/s (program bytes)".into(),
-                x_scale: Scale::Count,
-                y_scale: Scale::Linear,
-                series,
-                x_marks: Vec::new(),
-                // A ceiling far above every figure would flatten the curves: drawn when near.
-                y_marks: ceilings
-                    .iter()
-                    .filter(|m| m.at < 3.0 * max_measured)
-                    .cloned()
-                    .collect(),
-                y_from_zero: true,
-            }),
-            "Median GB/s by thread count.",
-        ));
-    }
-    if !b.sweep.is_empty() {
-        let names: BTreeSet<&str> = b.sweep.iter().map(|p| p.test.name.as_str()).collect();
-        let series = names
-            .iter()
-            .map(|n| Series {
-                name: n.to_string(),
-                points: b
-                    .sweep
-                    .iter()
-                    .filter(|p| p.test.name == *n)
-                    .map(|p| (p.array_bytes as f64, p.program_gbs.median))
-                    .collect(),
-                ..Default::default()
-            })
-            .collect();
-        s.push_str(&chart(
-            &charts::lines(&Lines {
-                title: "Bandwidth vs working set".into(),
-                x_desc: "bytes per array (log scale)".into(),
-                y_desc: "GB/s (program bytes)".into(),
-                x_scale: Scale::Log2Bytes,
-                y_scale: Scale::Linear,
-                series,
-                x_marks: Vec::new(),
-                y_marks: Vec::new(),
-                y_from_zero: true,
-            }),
-            "Median GB/s per working-set size: cache levels, then DRAM.",
-        ));
-    }
-    section("bandwidth", "Bandwidth", &s)
-}
-
 /// A suite's view as an HTML section: method, facts, charts and tables; findings when the page
 /// has no findings section of its own.
 pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
@@ -934,6 +760,16 @@ pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
                 s.push_str(&table(&header, &rows));
             }
             Block::Lines(l, caption) => s.push_str(&chart(&charts::lines(l), caption)),
+            Block::Bars(b, caption) => s.push_str(&chart(
+                &charts::bars(
+                    &b.title,
+                    &b.x_desc,
+                    (&b.legend.0, &b.legend.1),
+                    &b.bars,
+                    &b.marks,
+                ),
+                caption,
+            )),
             Block::Heatmap(h) => s.push_str(&chart(
                 &charts::heatmap(
                     &h.title,

@@ -1,0 +1,281 @@
+//! Bandwidth: bars by mix and store kind against the DIMM ceilings, the table of points, thread
+//! scaling and the working-set sweep.
+
+use std::collections::BTreeSet;
+
+use memsight_core::units::format_bytes;
+
+use super::{Present, num};
+use crate::bandwidth::{BandwidthResults, Point};
+use crate::dimms::DimmsResults;
+use crate::figures::{Better, Figure, size_key};
+use crate::output::{ci, count};
+use crate::view::{Bar, Bars, Block, Cell, Lines, Mark, Scale, Series, Table, View};
+
+/// Bandwidth results, with the DIMM inventory's ceilings when one was read.
+pub struct WithCeilings<'a>(pub &'a BandwidthResults, pub Option<&'a DimmsResults>);
+
+impl Present for BandwidthResults {
+    fn view(&self) -> View {
+        WithCeilings(self, None).view()
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        WithCeilings(self, None).figures()
+    }
+}
+
+/// The table of points; the sweep adds the working set and the level it fits.
+fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
+    let mut header = vec!["test"];
+    if sweep {
+        header.extend(["working set", "fits"]);
+    }
+    header.extend([
+        "store",
+        "threads",
+        "data",
+        "GB/s program (median)",
+        "95% CI",
+        "min–max",
+        "GB/s DRAM est.",
+        "DRAM R:W",
+        "CV %",
+        "n",
+    ]);
+    let mut t = Table::new(caption, &header);
+    for p in points {
+        let mut row = vec![Cell::Text(p.test.name.clone())];
+        if sweep {
+            row.push(Cell::Num(format_bytes(p.bytes_per_thread)));
+            row.push(Cell::Text(p.level.clone().unwrap_or_default()));
+        }
+        row.extend([
+            Cell::Text(format!("{:?}", p.test.store).to_lowercase()),
+            Cell::Num(p.threads.to_string()),
+            Cell::Text(p.data()),
+            Cell::Num(format!(
+                "{}{}",
+                num(p.program_gbs.median),
+                if p.noisy { " (noisy)" } else { "" }
+            )),
+            Cell::Num(ci(&p.program_gbs)),
+            Cell::Num(format!(
+                "{}–{}",
+                num(p.program_gbs.min),
+                num(p.program_gbs.max)
+            )),
+            // DRAM traffic is only estimated for working sets that live in DRAM.
+            Cell::Num(if p.level.as_deref().is_none_or(|l| l == "DRAM") {
+                num(p.dram_gbs.median)
+            } else {
+                "-".to_string()
+            }),
+            Cell::Text(p.dram_ratio.clone()),
+            Cell::Num(format!("{:.2}", 100.0 * p.program_gbs.cv)),
+            Cell::Num(count(&p.program_gbs)),
+        ]);
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The system DRAM peak and, where lower, the fabric's read ceiling, GB/s.
+fn ceilings(d: Option<&DimmsResults>) -> Vec<Mark> {
+    let Some(d) = d else {
+        return Vec::new();
+    };
+    let peak = d.ceilings.system_dram_mbs as f64 / 1000.0;
+    let mut out = vec![Mark {
+        at: peak,
+        label: format!("DRAM peak {peak:.1} GB/s"),
+    }];
+    if let Some(f) = d
+        .ceilings
+        .binding_read_mbs
+        .filter(|&f| f < d.ceilings.system_dram_mbs)
+    {
+        out.push(Mark {
+            at: f as f64 / 1000.0,
+            label: format!("read ceiling {:.1} GB/s", f as f64 / 1000.0),
+        });
+    }
+    out
+}
+
+/// Median GB/s per test over `x`, one series per test name.
+fn series(points: &[&Point], x: impl Fn(&Point) -> f64) -> Vec<Series> {
+    let names: BTreeSet<&str> = points.iter().map(|p| p.test.name.as_str()).collect();
+    names
+        .iter()
+        .map(|n| Series {
+            name: n.to_string(),
+            points: points
+                .iter()
+                .filter(|p| p.test.name == *n)
+                .map(|p| (x(p), p.program_gbs.median))
+                .collect(),
+            ..Default::default()
+        })
+        .collect()
+}
+
+fn lines(
+    title: &str,
+    x_desc: &str,
+    x_scale: Scale,
+    series: Vec<Series>,
+    marks: Vec<Mark>,
+) -> Lines {
+    Lines {
+        title: title.into(),
+        x_desc: x_desc.into(),
+        y_desc: "GB/s (program bytes)".into(),
+        x_scale,
+        y_scale: Scale::Linear,
+        series,
+        x_marks: Vec::new(),
+        y_marks: marks,
+        y_from_zero: true,
+    }
+}
+
+impl Present for WithCeilings<'_> {
+    fn view(&self) -> View {
+        let (b, marks) = (self.0, ceilings(self.1));
+        let mut blocks = Vec::new();
+        let max_threads = b.points.iter().map(|p| p.threads).max().unwrap_or(1);
+        let bars: Vec<Bar> = b
+            .points
+            .iter()
+            .filter(|p| p.threads == max_threads)
+            .map(|p| Bar {
+                label: if p.zero_data() {
+                    format!("{} (zeros)", p.test.name)
+                } else {
+                    p.test.name.clone()
+                },
+                value: p.program_gbs.median,
+                low: p.program_gbs.ci_low,
+                high: p.program_gbs.ci_high,
+                secondary: Some(p.dram_gbs.median),
+            })
+            .collect();
+        if !bars.is_empty() {
+            let caption = if marks.is_empty() {
+                "Median GB/s. No ceiling drawn: the DIMM inventory was not readable on this machine (memsight dimms)."
+            } else {
+                "Median GB/s; red: theoretical ceilings from the DIMM inventory."
+            };
+            blocks.push(Block::Bars(
+                Bars {
+                    title: format!("Bandwidth by mix and store kind, {max_threads} thread(s)"),
+                    x_desc: "GB/s".into(),
+                    legend: (
+                        "program bytes (median, 95% CI)".into(),
+                        "estimated DRAM bytes (RFO counted)".into(),
+                    ),
+                    bars,
+                    marks: marks.clone(),
+                },
+                caption.into(),
+            ));
+        }
+        if !b.points.is_empty() {
+            blocks.push(Block::Table(table("", &b.points, false)));
+        }
+        let counts: BTreeSet<usize> = b.points.iter().map(|p| p.threads).collect();
+        if counts.len() > 1 {
+            let max = b
+                .points
+                .iter()
+                .map(|p| p.program_gbs.max)
+                .fold(0.0, f64::max);
+            let scaling: Vec<&Point> = b.points.iter().filter(|p| !p.zero_data()).collect();
+            blocks.push(Block::Lines(
+                lines(
+                    "Thread scaling",
+                    "threads",
+                    Scale::Count,
+                    series(&scaling, |p| p.threads as f64),
+                    // A ceiling far above every figure would flatten the curves: drawn when near.
+                    marks.into_iter().filter(|m| m.at < 3.0 * max).collect(),
+                ),
+                "Median GB/s by thread count.".into(),
+            ));
+        }
+        if !b.sweep.is_empty() {
+            let sweep: Vec<&Point> = b.sweep.iter().collect();
+            blocks.push(Block::Lines(
+                lines(
+                    "Bandwidth vs working set",
+                    "bytes per array (log scale)",
+                    Scale::Log2Bytes,
+                    series(&sweep, |p| p.array_bytes as f64),
+                    Vec::new(),
+                ),
+                "Median GB/s per working-set size: cache levels, then DRAM.".into(),
+            ));
+            blocks.push(Block::Table(table(
+                "Working-set sweep (1 thread; size = all arrays of the thread)",
+                &b.sweep,
+                true,
+            )));
+        }
+        View {
+            id: "bandwidth",
+            title: "Bandwidth".into(),
+            method: b.method.clone(),
+            facts: Vec::new(),
+            blocks,
+            findings: b.findings.clone(),
+        }
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        let mut out = Vec::new();
+        for p in &self.0.points {
+            let pattern = p
+                .pattern
+                .as_deref()
+                .map(|x| format!("/{x}"))
+                .unwrap_or_default();
+            out.push(Figure::sampled(
+                "bandwidth",
+                format!("bandwidth/{}/{}t{pattern}", p.test.name, p.threads),
+                format!(
+                    "{} bandwidth, {} thread(s){}",
+                    p.test.name,
+                    p.threads,
+                    p.pattern
+                        .as_deref()
+                        .map(|x| format!(", data {x}"))
+                        .unwrap_or_default()
+                ),
+                "GB/s (program bytes)",
+                Better::Higher,
+                &p.program_gbs,
+            ));
+        }
+        for p in &self.0.sweep {
+            out.push(Figure::sampled(
+                "bandwidth",
+                format!(
+                    "bandwidth-sweep/{}/{}t/{}",
+                    p.test.name,
+                    p.threads,
+                    size_key(p.array_bytes)
+                ),
+                format!(
+                    "{} bandwidth at {} per array",
+                    p.test.name,
+                    format_bytes(p.array_bytes)
+                ),
+                "GB/s (program bytes)",
+                Better::Higher,
+                &p.program_gbs,
+            ));
+        }
+        out
+    }
+}
