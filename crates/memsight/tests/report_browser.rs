@@ -127,7 +127,8 @@ fn report_renders_in_headless_chromium() {
     assert_eq!(charts, 11);
 
     let png = dir.path().join("report.png");
-    screenshot(&browser, &html, &png, 12000);
+    // Tall enough for the whole run page (every suite draws its tables in HTML too).
+    screenshot(&browser, &html, &png, 20000);
     let (px, w, h) = pixels(&png);
     assert_eq!(w, 1280);
     // Not blank: plenty of ink, and many colours (charts, heatmaps, text).
