@@ -82,61 +82,7 @@ pub fn size_key(bytes: u64) -> String {
 /// Every figure of a run, in report order.
 pub fn of_run(r: &RunResults) -> Vec<Figure> {
     let mut out = Vec::new();
-    for l in &r.latency.ladders {
-        for p in &l.main.points {
-            out.push(Figure::sampled(
-                "latency",
-                format!("latency/cpu{}/{}", l.cpu, size_key(p.size_bytes)),
-                format!(
-                    "load latency, CPU {}, {} working set",
-                    l.cpu,
-                    format_bytes(p.size_bytes)
-                ),
-                "ns",
-                Better::Lower,
-                &p.ns,
-            ));
-        }
-        for p in &l.levels.plateaus {
-            out.push(Figure::scalar(
-                "latency",
-                format!("latency/cpu{}/level/{}", l.cpu, p.name),
-                format!(
-                    "{} plateau latency, CPU {} (median of {} points)",
-                    p.name, l.cpu, p.points
-                ),
-                "ns",
-                Better::Lower,
-                p.ns,
-            ));
-        }
-        for t in &l.tlb {
-            out.push(Figure::scalar(
-                "latency",
-                format!("tlb/cpu{}/{}", l.cpu, size_key(t.size_bytes)),
-                format!(
-                    "TLB cost (small − huge pages), CPU {}, {}",
-                    l.cpu,
-                    format_bytes(t.size_bytes)
-                ),
-                "ns",
-                Better::Lower,
-                t.cost_ns,
-            ));
-        }
-        if let Some(m) = &l.mlp {
-            for p in &m.points {
-                out.push(Figure::scalar(
-                    "latency",
-                    format!("mlp/cpu{}/k{}", l.cpu, p.k),
-                    format!("misses overlapped with {} chains, CPU {}", p.k, l.cpu),
-                    "misses",
-                    Better::Higher,
-                    p.overlap,
-                ));
-            }
-        }
-    }
+    out.extend(crate::present::Present::figures(&r.latency));
     if let Some(b) = &r.bandwidth {
         out.extend(crate::present::Present::figures(b));
     }

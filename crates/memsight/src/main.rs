@@ -139,7 +139,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let (results, complete) = run_latency(a, &env, g)?;
             if !g.json {
                 output::env::print_warnings(&env);
-                output::latency::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             emit(g, Envelope::new("latency", started, env, results, complete))
         }
@@ -169,7 +169,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             })?;
             if !g.json {
-                output::latency::print(&results.latency);
+                output::draw(&present::Present::view(&results.latency));
             }
             results.directory = Some(dir.display().to_string());
             if !g.json {

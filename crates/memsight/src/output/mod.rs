@@ -3,7 +3,6 @@
 pub mod alloc;
 pub mod dimms;
 pub mod env;
-pub mod latency;
 pub mod pmem;
 pub mod rowbuffer;
 

@@ -4,6 +4,7 @@
 
 pub mod bandwidth;
 mod c2c;
+pub mod latency;
 mod loaded;
 mod numa;
 mod stream;

@@ -56,7 +56,13 @@ pub fn render(doc: &RunDocument) -> String {
     page.raw(&summary(doc));
     page.raw(&findings(doc));
     page.raw(&samples(doc));
-    page.raw(&latency(doc));
+    page.raw(&draw(
+        &crate::present::Present::view(&crate::present::latency::WithCaches(
+            &r.latency,
+            &env.topology.caches,
+        )),
+        false,
+    ));
     if let Some(b) = &r.bandwidth {
         page.raw(&draw(
             &crate::present::Present::view(&crate::present::bandwidth::WithCeilings(
@@ -578,156 +584,6 @@ fn findings(doc: &RunDocument) -> String {
         s.push_str("<p>No findings: nothing unusual was detected.</p>");
     }
     section("findings", "Findings", &s)
-}
-
-fn latency(doc: &RunDocument) -> String {
-    let l = &doc.results.latency;
-    let env = &doc.environment;
-    let mut s = method(&l.method.description);
-    let marks: Vec<Mark> = env
-        .topology
-        .caches
-        .iter()
-        .filter(|c| c.kind != "instruction")
-        .map(|c| Mark {
-            at: c.size_bytes as f64,
-            label: format!("L{} {}", c.level, format_bytes(c.size_bytes)),
-        })
-        .collect();
-    let mut series = Vec::new();
-    for ladder in &l.ladders {
-        series.push(Series {
-            name: format!("CPU {} ({})", ladder.cpu, ladder.main.buffer.kind),
-            points: ladder
-                .main
-                .points
-                .iter()
-                .map(|p| (p.size_bytes as f64, p.ns.median))
-                .collect(),
-            whiskers: ladder
-                .main
-                .points
-                .iter()
-                .map(|p| (p.size_bytes as f64, p.ns.ci_low, p.ns.ci_high))
-                .collect(),
-            dashed: false,
-        });
-        if let Some(h) = &ladder.huge {
-            series.push(Series {
-                name: format!("CPU {} ({})", ladder.cpu, h.buffer.kind),
-                points: h
-                    .points
-                    .iter()
-                    .map(|p| (p.size_bytes as f64, p.ns.median))
-                    .collect(),
-                whiskers: Vec::new(),
-                dashed: true,
-            });
-        }
-    }
-    if !series.is_empty() {
-        s.push_str(&chart(
-            &charts::lines(&Lines {
-                title: "Load latency vs working set".into(),
-                x_desc: "working set (log scale)".into(),
-                y_desc: "ns per load (log scale)".into(),
-                x_scale: Scale::Log2Bytes,
-                y_scale: Scale::Log10,
-                series,
-                x_marks: marks.clone(),
-                y_marks: Vec::new(),
-                y_from_zero: false,
-            }),
-            "Median ns per dependent load with its 95% CI; grey lines: cache sizes the OS reports (per instance). Dashed: the huge-page ladder.",
-        ));
-    }
-    let mut rows = Vec::new();
-    for ladder in &l.ladders {
-        for p in &ladder.levels.plateaus {
-            rows.push(vec![
-                Cell::Text(ladder.cpu.to_string()),
-                Cell::Text(p.name.clone()),
-                Cell::Text(format!(
-                    "{} – {}",
-                    format_bytes(p.first_bytes),
-                    format_bytes(p.last_bytes)
-                )),
-                Cell::Num(num(p.ns)),
-                Cell::Num(format!("{:.1}", p.cycles)),
-                Cell::Num(p.points.to_string()),
-                Cell::Text(p.reported_bytes.map_or("-".into(), format_bytes)),
-            ]);
-        }
-    }
-    s.push_str(&table(
-        &[
-            "CPU",
-            "level",
-            "plateau",
-            "ns (median over points)",
-            "cycles",
-            "points",
-            "OS-reported size",
-        ],
-        &rows,
-    ));
-    let tlb: Vec<Series> = l
-        .ladders
-        .iter()
-        .filter(|x| !x.tlb.is_empty())
-        .map(|x| Series {
-            name: format!("CPU {}", x.cpu),
-            points: x
-                .tlb
-                .iter()
-                .map(|t| (t.size_bytes as f64, t.cost_ns))
-                .collect(),
-            ..Default::default()
-        })
-        .collect();
-    if !tlb.is_empty() {
-        s.push_str(&chart(
-            &charts::lines(&Lines {
-                title: "TLB cost: small-page minus huge-page latency".into(),
-                x_desc: "working set (log scale)".into(),
-                y_desc: "extra ns per load".into(),
-                x_scale: Scale::Log2Bytes,
-                y_scale: Scale::Linear,
-                series: tlb,
-                x_marks: marks,
-                y_marks: Vec::new(),
-                y_from_zero: true,
-            }),
-            "Same chase on 4 KiB and on huge pages, measured interleaved; the difference is the page walk.",
-        ));
-    }
-    let mlp: Vec<Series> = l
-        .ladders
-        .iter()
-        .filter_map(|x| x.mlp.as_ref().map(|m| (x.cpu, m)))
-        .map(|(cpu, m)| Series {
-            name: format!("CPU {cpu}, {}", format_bytes(m.size_bytes)),
-            points: m.points.iter().map(|p| (p.k as f64, p.overlap)).collect(),
-            ..Default::default()
-        })
-        .collect();
-    if !mlp.is_empty() {
-        s.push_str(&chart(
-            &charts::lines(&Lines {
-                title: "Memory-level parallelism".into(),
-                x_desc: "independent chains".into(),
-                y_desc: "misses in flight (overlap)".into(),
-                x_scale: Scale::Count,
-                y_scale: Scale::Linear,
-                series: mlp,
-                x_marks: Vec::new(),
-                y_marks: Vec::new(),
-                y_from_zero: true,
-            }),
-            "k interleaved chases: single-chain latency × k ÷ round time. A straight line means the core overlaps every miss.",
-        ));
-    }
-    section("latency", "Latency ladder", &s)
 }
 
 /// A suite's view as an HTML section: method, facts, charts and tables; findings when the page
