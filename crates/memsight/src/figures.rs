@@ -96,31 +96,7 @@ pub fn of_run(r: &RunResults) -> Vec<Figure> {
         out.extend(crate::present::Present::figures(c));
     }
     if let Some(rb) = &r.rowbuffer {
-        for l in &rb.summaries {
-            let key = format!(
-                "rowbuffer/{}/{}",
-                l.kernel.name().to_lowercase(),
-                l.memory.name()
-            );
-            for (what, v) in [
-                ("peak", l.peak_gbs),
-                ("median", l.median_gbs),
-                ("worst", l.worst_gbs),
-            ] {
-                out.push(Figure::scalar(
-                    "rowbuffer",
-                    format!("{key}/{what}"),
-                    format!(
-                        "STREAM {} over the OFFSET sweep on {} memory, {what} point",
-                        l.kernel.name(),
-                        l.memory.name()
-                    ),
-                    "GB/s",
-                    Better::Higher,
-                    v,
-                ));
-            }
-        }
+        out.extend(crate::present::Present::figures(rb));
     }
     if let Some(d) = &r.dimms {
         out.push(Figure::scalar(

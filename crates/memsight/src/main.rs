@@ -325,10 +325,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 })?;
             if !g.json {
                 output::env::print_warnings(&env);
-                output::rowbuffer::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             write_html(a.html.as_deref(), || {
-                report::study_page("rowbuffer", &env, started, &report::rowbuffer(&results))
+                report::study_page(
+                    "rowbuffer",
+                    &env,
+                    started,
+                    &report::draw(&present::Present::view(&results), true),
+                )
             })?;
             emit(
                 g,

@@ -4,7 +4,6 @@ pub mod alloc;
 pub mod dimms;
 pub mod env;
 pub mod pmem;
-pub mod rowbuffer;
 
 use comfy_table::{ContentArrangement, Table, presets};
 use memsight_core::stats::Summary;

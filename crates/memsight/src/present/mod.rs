@@ -7,6 +7,7 @@ mod c2c;
 pub mod latency;
 mod loaded;
 mod numa;
+mod rowbuffer;
 mod stream;
 
 use crate::view::View;

@@ -82,7 +82,7 @@ pub fn render(doc: &RunDocument) -> String {
         page.raw(&draw(&crate::present::Present::view(c), false));
     }
     if let Some(rb) = &r.rowbuffer {
-        page.raw(&rowbuffer(rb));
+        page.raw(&draw(&crate::present::Present::view(rb), true));
     }
     page.raw(&dimms(r.dimms.as_ref()));
     page.raw(&environment(doc));
@@ -392,135 +392,6 @@ pub fn alloc(r: &crate::alloc::AllocResults) -> String {
 }
 
 /// The `memsight rowbuffer` section (also part of a thorough run's report).
-pub fn rowbuffer(rb: &crate::rowbuffer::RowbufferResults) -> String {
-    use crate::rowbuffer::Memory;
-    let mut s = method(&rb.method);
-    for &op in &rb.config.kernels {
-        let mut series = Vec::new();
-        for memory in [Memory::Contiguous, Memory::Paged4k, Memory::Fragmented4k] {
-            let curves: Vec<_> = rb
-                .curves
-                .iter()
-                .filter(|c| c.kernel == op && c.memory == memory)
-                .collect();
-            if curves.is_empty() {
-                continue;
-            }
-            // One line per layout: the median over repetitions at each offset, whiskers from the
-            // lowest to the highest repetition.
-            let mut points = Vec::new();
-            let mut whiskers = Vec::new();
-            for &off in &rb.config.offsets {
-                let v: Vec<f64> = curves
-                    .iter()
-                    .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == off))
-                    .map(|p| p.gbs.median)
-                    .collect();
-                if v.is_empty() {
-                    continue;
-                }
-                let s = memsight_core::stats::summarize(&v);
-                let x = off as f64 / 1024.0;
-                points.push((x, s.median));
-                if v.len() > 1 {
-                    whiskers.push((x, s.min, s.max));
-                }
-            }
-            series.push(Series {
-                name: format!(
-                    "{} ({}, {} rep.)",
-                    memory.name(),
-                    curves[0].buffer.kind,
-                    curves.len()
-                ),
-                points,
-                whiskers,
-                dashed: memory != Memory::Contiguous,
-            });
-        }
-        let marks: Vec<Mark> = rb
-            .prediction
-            .iter()
-            .flat_map(|p| {
-                let period = p.offset_period_bytes as f64 / 1024.0;
-                let last = rb.config.offsets.last().copied().unwrap_or(0) as f64 / 1024.0;
-                (1..)
-                    .map(move |k| k as f64 * period)
-                    .take_while(move |x| *x <= last && period > 0.0)
-                    .take(16)
-                    .map(|x| Mark {
-                        at: x,
-                        label: "model".into(),
-                    })
-            })
-            .collect();
-        s.push_str(&chart(
-            &charts::lines(&Lines {
-                title: format!("STREAM {} bandwidth vs array offset", op.name()),
-                x_desc: "OFFSET, KiB (padding between arrays)".into(),
-                y_desc: "GB/s (program bytes)".into(),
-                x_scale: Scale::Linear,
-                y_scale: Scale::Linear,
-                series,
-                x_marks: marks,
-                y_marks: Vec::new(),
-                y_from_zero: true,
-            }),
-            "Median GB/s per offset over the repetitions (whiskers: lowest to highest repetition); solid: contiguous (huge pages), dashed: demand-paged 4 KiB. Grey lines: dips the DIMM model predicts under linear bank interleaving.",
-        ));
-    }
-    let rows: Vec<Vec<Cell>> = rb
-        .summaries
-        .iter()
-        .map(|x| {
-            vec![
-                Cell::Text(x.kernel.name().into()),
-                Cell::Text(x.memory.name().into()),
-                Cell::Num(num(x.peak_gbs)),
-                Cell::Num(num(x.median_gbs)),
-                Cell::Num(num(x.worst_gbs)),
-                Cell::Num(format!("{:.1}%", x.cv * 100.0)),
-                Cell::Num(x.points.to_string()),
-                Cell::Num(x.dips.to_string()),
-            ]
-        })
-        .collect();
-    s.push_str(&table(
-        &[
-            "kernel",
-            "memory",
-            "peak GB/s",
-            "median",
-            "worst",
-            "CV",
-            "points",
-            "dips",
-        ],
-        &rows,
-    ));
-    let mut notes = Vec::new();
-    if let Some(p) = &rb.prediction {
-        notes.push(format!(
-            "Prediction ({}): bank cycle {} → COPY dips every {} of OFFSET. {}",
-            p.source,
-            format_bytes(p.bank_cycle_bytes),
-            format_bytes(p.offset_period_bytes),
-            p.verdict
-        ));
-    }
-    if let Some(p) = &rb.probe {
-        notes.push(format!(
-            "Row-conflict probe ({}): {}",
-            p.page_kind, p.message
-        ));
-    }
-    notes.extend(rb.advice.iter().cloned());
-    notes.extend(rb.findings.iter().cloned());
-    notes.extend(rb.skipped.iter().map(|x| format!("skipped: {x}")));
-    s.push_str(&list("findings", &notes));
-    section("rowbuffer", "Row-buffer conflicts and page mapping", &s)
-}
-
 fn summary(doc: &RunDocument) -> String {
     let r = &doc.results;
     let mut s = list("summary", &r.summary);

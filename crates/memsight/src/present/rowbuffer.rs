@@ -1,0 +1,254 @@
+//! Row-buffer study: bandwidth against array offset per memory layout (charts), the sweeps and
+//! their summaries (tables), the model's prediction, the probe, advice and findings.
+
+use memsight_core::units::format_bytes;
+
+use super::{Present, num};
+use crate::figures::{Better, Figure};
+use crate::rowbuffer::{Memory, RowbufferResults};
+use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
+
+/// One table row per sweep: layout, pages, physical runs, the sweep's spread and dips.
+fn sweeps(r: &RowbufferResults) -> Table {
+    let mut t = Table::new(
+        "",
+        &[
+            "kernel",
+            "memory",
+            "pages",
+            "rep",
+            "physical runs (median / longest)",
+            "GB/s median",
+            "min",
+            "max",
+            "dips",
+            "period",
+        ],
+    );
+    for c in &r.curves {
+        let v: Vec<f64> = c.points.iter().map(|p| p.gbs.median).collect();
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(*x), h.max(*x)));
+        let phys = match &c.buffer.physical {
+            Some(p) if p.frames_visible => format!(
+                "{} runs ({} / {})",
+                p.runs.unwrap_or(0),
+                p.median_run_bytes.map_or("-".into(), format_bytes),
+                p.longest_run_bytes.map_or("-".into(), format_bytes)
+            ),
+            Some(_) => "frames hidden (not root)".into(),
+            None => "-".into(),
+        };
+        let period = c.detection.period_bytes.map_or("-".into(), |p| {
+            format!(
+                "{}{}",
+                format_bytes(p),
+                if c.detection.regular {
+                    ""
+                } else {
+                    " (irregular)"
+                }
+            )
+        });
+        t.rows.push(vec![
+            Cell::Text(c.kernel.name().to_string()),
+            Cell::Text(c.memory.name().to_string()),
+            Cell::Text(c.buffer.kind.to_string()),
+            Cell::Num((c.rep + 1).to_string()),
+            Cell::Text(phys),
+            Cell::Num(num(c.detection.baseline_gbs)),
+            Cell::Num(num(lo)),
+            Cell::Num(num(hi)),
+            Cell::Num(c.detection.dips.len().to_string()),
+            Cell::Text(period),
+        ]);
+    }
+    t
+}
+
+fn summaries(r: &RowbufferResults) -> Table {
+    let mut t = Table::new(
+        "Over all offsets and repetitions (medians per point)",
+        &[
+            "kernel",
+            "memory",
+            "peak GB/s",
+            "median",
+            "worst",
+            "CV",
+            "points",
+            "dips",
+        ],
+    );
+    for x in &r.summaries {
+        t.rows.push(vec![
+            Cell::Text(x.kernel.name().into()),
+            Cell::Text(x.memory.name().into()),
+            Cell::Num(num(x.peak_gbs)),
+            Cell::Num(num(x.median_gbs)),
+            Cell::Num(num(x.worst_gbs)),
+            Cell::Num(format!("{:.1}%", x.cv * 100.0)),
+            Cell::Num(x.points.to_string()),
+            Cell::Num(x.dips.to_string()),
+        ]);
+    }
+    t
+}
+
+/// Prediction, probe, fragmentation, advice, findings and what was skipped, in that order.
+fn notes(r: &RowbufferResults) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(p) = &r.prediction {
+        notes.push(format!(
+            "Prediction ({}): bank cycle {} → COPY dips every {} of OFFSET. {}",
+            p.source,
+            format_bytes(p.bank_cycle_bytes),
+            format_bytes(p.offset_period_bytes),
+            p.verdict
+        ));
+    }
+    if let Some(p) = &r.probe {
+        notes.push(format!(
+            "Row-conflict probe ({} pages, bits 6..{}, {} pairs): {}",
+            p.page_kind, p.max_bit, p.pairs_timed, p.message
+        ));
+    }
+    if let Some(f) = &r.fragmentation {
+        notes.push(format!(
+            "Fragmentation: held {} with every other 4 KiB page freed ({} scattered free pages)",
+            format_bytes(f.held_bytes),
+            format_bytes(f.released_bytes)
+        ));
+    }
+    notes.extend(r.advice.iter().map(|a| format!("advice: {a}")));
+    notes.extend(r.findings.iter().cloned());
+    notes.extend(r.skipped.iter().map(|x| format!("skipped: {x}")));
+    notes
+}
+
+/// One chart per kernel: a line per memory layout over the offsets, with the model's dips.
+fn offset_charts(r: &RowbufferResults) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    for &op in &r.config.kernels {
+        let mut series = Vec::new();
+        for memory in [Memory::Contiguous, Memory::Paged4k, Memory::Fragmented4k] {
+            let curves: Vec<_> = r
+                .curves
+                .iter()
+                .filter(|c| c.kernel == op && c.memory == memory)
+                .collect();
+            if curves.is_empty() {
+                continue;
+            }
+            // One line per layout: the median over repetitions at each offset, whiskers from the
+            // lowest to the highest repetition.
+            let mut points = Vec::new();
+            let mut whiskers = Vec::new();
+            for &off in &r.config.offsets {
+                let v: Vec<f64> = curves
+                    .iter()
+                    .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == off))
+                    .map(|p| p.gbs.median)
+                    .collect();
+                if v.is_empty() {
+                    continue;
+                }
+                let s = memsight_core::stats::summarize(&v);
+                let x = off as f64 / 1024.0;
+                points.push((x, s.median));
+                if v.len() > 1 {
+                    whiskers.push((x, s.min, s.max));
+                }
+            }
+            series.push(Series {
+                name: format!(
+                    "{} ({}, {} rep.)",
+                    memory.name(),
+                    curves[0].buffer.kind,
+                    curves.len()
+                ),
+                points,
+                whiskers,
+                dashed: memory != Memory::Contiguous,
+            });
+        }
+        let marks: Vec<Mark> = r
+            .prediction
+            .iter()
+            .flat_map(|p| {
+                let period = p.offset_period_bytes as f64 / 1024.0;
+                let last = r.config.offsets.last().copied().unwrap_or(0) as f64 / 1024.0;
+                (1..)
+                    .map(move |k| k as f64 * period)
+                    .take_while(move |x| *x <= last && period > 0.0)
+                    .take(16)
+                    .map(|x| Mark {
+                        at: x,
+                        label: "model".into(),
+                    })
+            })
+            .collect();
+        blocks.push(Block::Lines(
+            Lines {
+                title: format!("STREAM {} bandwidth vs array offset", op.name()),
+                x_desc: "OFFSET, KiB (padding between arrays)".into(),
+                y_desc: "GB/s (program bytes)".into(),
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                series,
+                x_marks: marks,
+                y_marks: Vec::new(),
+                y_from_zero: true,
+            },
+            "Median GB/s per offset over the repetitions (whiskers: lowest to highest repetition); solid: contiguous (huge pages), dashed: demand-paged 4 KiB. Grey lines: dips the DIMM model predicts under linear bank interleaving.".into(),
+        ));
+    }
+    blocks
+}
+
+impl Present for RowbufferResults {
+    fn view(&self) -> View {
+        let mut blocks = offset_charts(self);
+        blocks.push(Block::Table(sweeps(self)));
+        blocks.push(Block::Table(summaries(self)));
+        View {
+            id: "rowbuffer",
+            title: "Row-buffer conflicts and physical page mapping".into(),
+            method: self.method.clone(),
+            facts: Vec::new(),
+            blocks,
+            findings: notes(self),
+        }
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        let mut out = Vec::new();
+        for l in &self.summaries {
+            let key = format!(
+                "rowbuffer/{}/{}",
+                l.kernel.name().to_lowercase(),
+                l.memory.name()
+            );
+            for (what, v) in [
+                ("peak", l.peak_gbs),
+                ("median", l.median_gbs),
+                ("worst", l.worst_gbs),
+            ] {
+                out.push(Figure::scalar(
+                    "rowbuffer",
+                    format!("{key}/{what}"),
+                    format!(
+                        "STREAM {} over the OFFSET sweep on {} memory, {what} point",
+                        l.kernel.name(),
+                        l.memory.name()
+                    ),
+                    "GB/s",
+                    Better::Higher,
+                    v,
+                ));
+            }
+        }
+        out
+    }
+}
