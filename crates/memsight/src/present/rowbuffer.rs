@@ -214,7 +214,7 @@ impl Present for RowbufferResults {
         blocks.push(Block::Table(summaries(self)));
         View {
             id: "rowbuffer",
-            title: "Row-buffer conflicts and physical page mapping".into(),
+            title: "Row-buffer conflicts and page mapping".into(),
             method: self.method.clone(),
             facts: Vec::new(),
             blocks,
