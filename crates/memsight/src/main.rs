@@ -299,10 +299,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 progress::with_progress(None, g.no_progress, |tick| alloc::run(&cfg, &env, tick))?
             };
             if !g.json {
-                output::alloc::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             write_html(a.html.as_deref(), || {
-                report::study_page("alloc", &env, started, &report::alloc(&results))
+                report::study_page(
+                    "alloc",
+                    &env,
+                    started,
+                    &report::draw(&present::Present::view(&results), true),
+                )
             })?;
             let failed = results.configs.iter().any(|c| !c.problems.is_empty());
             let code = emit(g, Envelope::new("alloc", started, env, results, complete))?;

@@ -1,6 +1,5 @@
 //! Human output: tables and formatted figures. JSON output is the serialised result envelope.
 
-pub mod alloc;
 pub mod dimms;
 pub mod env;
 pub mod pmem;

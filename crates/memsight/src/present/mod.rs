@@ -2,6 +2,7 @@
 //! (`output::draw`) and the HTML report (`report::draw`) draw. A suite moved here has no
 //! renderer code of its own.
 
+mod alloc;
 pub mod bandwidth;
 mod c2c;
 pub mod latency;

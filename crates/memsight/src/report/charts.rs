@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use memsight_core::units::format_bytes;
 
-pub use crate::view::{Bar, Lines, Mark, Scale, Series};
+pub use crate::view::{Bar, Lines, Mark, Scale};
 
 type Fallible = Result<(), Box<dyn std::error::Error>>;
 

@@ -9,7 +9,7 @@ use memsight_core::units::format_bytes;
 
 use crate::history::compare::{Comparison, Verdict};
 use crate::results::RunDocument;
-use charts::{Bar, Lines, Mark, Scale, Series};
+use charts::{Bar, Mark};
 use html::{Cell, chart, esc, list, method, section, table};
 
 fn num(x: f64) -> String {
@@ -294,104 +294,6 @@ pub fn pmem(r: &crate::pmem::PmemResults) -> String {
 }
 
 /// The `memsight alloc` section.
-pub fn alloc(r: &crate::alloc::AllocResults) -> String {
-    let mut s = method(&r.method);
-    let mut series: Vec<Series> = r
-        .configs
-        .iter()
-        .filter_map(|c| c.runs.first().map(|run| (c, run)))
-        .map(|(c, run)| Series {
-            name: c.config.name.clone(),
-            points: run
-                .rss
-                .iter()
-                .map(|x| (x.seconds, x.rss_bytes as f64 / (1u64 << 20) as f64))
-                .collect(),
-            ..Default::default()
-        })
-        .collect();
-    if let Some(run) = r.configs.first().and_then(|c| c.runs.first())
-        && !run.phases.is_empty()
-    {
-        series.push(Series {
-            name: "live heap (workload)".into(),
-            points: run
-                .phases
-                .iter()
-                .map(|p| (p.seconds, p.live_bytes as f64 / (1u64 << 20) as f64))
-                .collect(),
-            dashed: true,
-            ..Default::default()
-        });
-    }
-    s.push_str(&chart(
-        &charts::lines(&Lines {
-            title: "Resident memory over time".into(),
-            x_desc: "seconds since start".into(),
-            y_desc: "RSS, MiB".into(),
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
-            series,
-            x_marks: Vec::new(),
-            y_marks: Vec::new(),
-            y_from_zero: true,
-        }),
-        "VmRSS of the child, first run of each configuration; dashed: the live heap the workload held at each phase end.",
-    ));
-    let fmt_ratio = |x: &Option<memsight_core::stats::Summary>| {
-        x.as_ref().map_or("-".into(), |s| {
-            format!("{:.2}× ({:.2}–{:.2}, n={})", s.median, s.min, s.max, s.n)
-        })
-    };
-    let fmt_bytes = |x: &Option<memsight_core::stats::Summary>| {
-        x.as_ref()
-            .map_or("-".into(), |s| format_bytes(s.median as u64))
-    };
-    let rows: Vec<Vec<Cell>> = r
-        .configs
-        .iter()
-        .map(|c| {
-            vec![
-                Cell::Text(c.config.name.clone()),
-                Cell::Num(fmt_bytes(&c.peak_rss)),
-                Cell::Num(fmt_ratio(&c.rss_over_live)),
-                Cell::Num(fmt_ratio(&c.peak_rss_over_peak_live)),
-                Cell::Num(fmt_bytes(&c.after_free_rss)),
-                Cell::Num(
-                    c.ops_per_s
-                        .as_ref()
-                        .map_or("-".into(), |s| format!("{:.2}", s.median / 1e6)),
-                ),
-                Cell::Num(
-                    c.wall_s
-                        .as_ref()
-                        .map_or("-".into(), |s| format!("{:.2}", s.median)),
-                ),
-                Cell::Text(c.problems.join("; ")),
-            ]
-        })
-        .collect();
-    s.push_str(&table(
-        &[
-            "configuration",
-            "peak RSS",
-            "RSS ÷ live (end)",
-            "peak RSS ÷ peak live",
-            "RSS after free",
-            "Mops/s",
-            "wall s",
-            "problems",
-        ],
-        &rows,
-    ));
-    let mut notes = r.recommendation.clone();
-    notes.extend(r.findings.iter().cloned());
-    notes.extend(r.skipped.iter().map(|x| format!("skipped: {x}")));
-    s.push_str(&list("findings", &notes));
-    section("alloc", "Allocators: memory held vs live heap", &s)
-}
-
-/// The `memsight rowbuffer` section (also part of a thorough run's report).
 fn summary(doc: &RunDocument) -> String {
     let r = &doc.results;
     let mut s = list("summary", &r.summary);

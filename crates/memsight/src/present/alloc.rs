@@ -1,0 +1,214 @@
+//! Allocator study: RSS over time (a chart), one row per configuration, what each allocator
+//! reports about itself, the recommendation and findings.
+
+use memsight_core::stats::Summary;
+use memsight_core::units::format_bytes;
+
+use super::Present;
+use crate::alloc::AllocResults;
+use crate::figures::{Better, Figure};
+use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
+
+/// Bytes, with the range over runs when there were several.
+fn bytes(s: &Option<Summary>) -> String {
+    s.as_ref().map_or("-".into(), |s| {
+        if s.n > 1 {
+            format!(
+                "{} ({}–{})",
+                format_bytes(s.median as u64),
+                format_bytes(s.min as u64),
+                format_bytes(s.max as u64)
+            )
+        } else {
+            format_bytes(s.median as u64)
+        }
+    })
+}
+
+/// A ratio, with the range over runs when there were several.
+fn ratio(s: &Option<Summary>) -> String {
+    s.as_ref().map_or("-".into(), |s| {
+        if s.n > 1 {
+            format!("{:.2}× ({:.2}–{:.2})", s.median, s.min, s.max)
+        } else {
+            format!("{:.2}×", s.median)
+        }
+    })
+}
+
+fn rss_chart(r: &AllocResults) -> Block {
+    let mut series: Vec<Series> = r
+        .configs
+        .iter()
+        .filter_map(|c| c.runs.first().map(|run| (c, run)))
+        .map(|(c, run)| Series {
+            name: c.config.name.clone(),
+            points: run
+                .rss
+                .iter()
+                .map(|x| (x.seconds, x.rss_bytes as f64 / (1u64 << 20) as f64))
+                .collect(),
+            ..Default::default()
+        })
+        .collect();
+    if let Some(run) = r.configs.first().and_then(|c| c.runs.first())
+        && !run.phases.is_empty()
+    {
+        series.push(Series {
+            name: "live heap (workload)".into(),
+            points: run
+                .phases
+                .iter()
+                .map(|p| (p.seconds, p.live_bytes as f64 / (1u64 << 20) as f64))
+                .collect(),
+            dashed: true,
+            ..Default::default()
+        });
+    }
+    Block::Lines(
+        Lines {
+            title: "Resident memory over time".into(),
+            x_desc: "seconds since start".into(),
+            y_desc: "RSS, MiB".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            series,
+            x_marks: Vec::new(),
+            y_marks: Vec::new(),
+            y_from_zero: true,
+        },
+        "VmRSS of the child, first run of each configuration; dashed: the live heap the workload held at each phase end.".into(),
+    )
+}
+
+fn configs(r: &AllocResults) -> Table {
+    let mut t = Table::new(
+        "",
+        &[
+            "configuration",
+            "allocator seen",
+            "runs",
+            "peak RSS",
+            "RSS ÷ live (end)",
+            "peak RSS ÷ peak live",
+            "RSS after free",
+            "Mops/s",
+            "wall s",
+            "problems",
+        ],
+    );
+    for c in &r.configs {
+        let seen = c.runs.iter().find_map(|x| x.allocator_seen.clone());
+        t.rows.push(vec![
+            Cell::Text(c.config.name.clone()),
+            Cell::Text(seen.unwrap_or_else(|| "-".into())),
+            Cell::Num(c.runs.len().to_string()),
+            Cell::Num(bytes(&c.peak_rss)),
+            Cell::Num(ratio(&c.rss_over_live)),
+            Cell::Num(ratio(&c.peak_rss_over_peak_live)),
+            Cell::Num(bytes(&c.after_free_rss)),
+            Cell::Num(
+                c.ops_per_s
+                    .as_ref()
+                    .map_or("-".into(), |s| format!("{:.2}", s.median / 1e6)),
+            ),
+            Cell::Num(
+                c.wall_s
+                    .as_ref()
+                    .map_or("-".into(), |s| format!("{:.2}", s.median)),
+            ),
+            Cell::Text(c.problems.join("; ")),
+        ]);
+    }
+    t
+}
+
+/// What each allocator says about itself (first run).
+fn reports(r: &AllocResults) -> Vec<String> {
+    r.configs
+        .iter()
+        .filter_map(|c| {
+            let run = c.runs.first().filter(|run| !run.stats.is_empty())?;
+            let s: Vec<String> = run
+                .stats
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{k} = {}",
+                        if k.contains("narenas") || k.contains("chunks") {
+                            format!("{v:.0}")
+                        } else {
+                            format_bytes(*v as u64)
+                        }
+                    )
+                })
+                .collect();
+            Some(format!("{} reports: {}", c.config.name, s.join(", ")))
+        })
+        .collect()
+}
+
+impl Present for AllocResults {
+    fn view(&self) -> View {
+        let mut facts: Vec<String> = self
+            .command
+            .iter()
+            .map(|cmd| format!("command: {}", cmd.join(" ")))
+            .collect();
+        facts.extend(reports(self));
+        let mut findings: Vec<String> = self
+            .recommendation
+            .iter()
+            .map(|x| format!("recommendation: {x}"))
+            .collect();
+        findings.extend(self.findings.iter().cloned());
+        findings.extend(self.skipped.iter().map(|x| format!("skipped: {x}")));
+        View {
+            id: "alloc",
+            title: "Allocators: memory held vs live heap".into(),
+            method: self.method.clone(),
+            facts,
+            blocks: vec![rss_chart(self), Block::Table(configs(self))],
+            findings,
+        }
+    }
+
+    /// Per configuration: peak RSS over peak live heap, RSS after free, and speed.
+    fn figures(&self) -> Vec<Figure> {
+        let mut out = Vec::new();
+        for c in &self.configs {
+            let name = &c.config.name;
+            if let Some(s) = &c.peak_rss_over_peak_live {
+                out.push(Figure::sampled(
+                    "alloc",
+                    format!("alloc/{name}/peak-rss-over-live"),
+                    format!("{name}: peak RSS ÷ peak live heap"),
+                    "×",
+                    Better::Lower,
+                    s,
+                ));
+            }
+            if let Some(s) = &c.after_free_rss {
+                out.push(Figure::sampled(
+                    "alloc",
+                    format!("alloc/{name}/rss-after-free"),
+                    format!("{name}: RSS after everything was freed"),
+                    "B",
+                    Better::Lower,
+                    s,
+                ));
+            }
+            if let Some(s) = &c.ops_per_s {
+                out.push(Figure::sampled(
+                    "alloc",
+                    format!("alloc/{name}/ops"),
+                    format!("{name}: allocator operations per second"),
+                    "ops/s",
+                    Better::Higher,
+                    s,
+                ));
+            }
+        }
+        out
+    }
+}
