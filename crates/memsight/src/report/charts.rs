@@ -462,6 +462,7 @@ pub fn canvas(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::Series;
 
     #[test]
     fn a_line_chart_is_svg_with_its_text_escaped() {
