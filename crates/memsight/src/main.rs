@@ -284,10 +284,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 progress::with_progress(None, g.no_progress, |tick| pmem::run(&cfg, &env, tick))?
             };
             if !g.json {
-                output::pmem::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             write_html(a.html.as_deref(), || {
-                report::study_page("pmem", &env, started, &report::pmem(&results))
+                report::study_page(
+                    "pmem",
+                    &env,
+                    started,
+                    &report::draw(&present::Present::view(&results), true),
+                )
             })?;
             emit(g, Envelope::new("pmem", started, env, results, complete))
         }

@@ -2,7 +2,6 @@
 
 pub mod dimms;
 pub mod env;
-pub mod pmem;
 
 use comfy_table::{ContentArrangement, Table, presets};
 use memsight_core::stats::Summary;

@@ -8,6 +8,7 @@ mod c2c;
 pub mod latency;
 mod loaded;
 mod numa;
+mod pmem;
 mod rowbuffer;
 mod stream;
 

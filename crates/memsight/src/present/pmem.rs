@@ -1,0 +1,215 @@
+//! Persistent-memory pool study: utilisation by object size (bars and a breakdown table),
+//! custom allocation classes, concurrent allocation by arena strategy, findings.
+
+use memsight_core::units::format_bytes;
+
+use super::Present;
+use crate::figures::{Better, Figure};
+use crate::pmem::{Fill, PmemResults};
+use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View};
+
+/// Where each fill's pool went: objects, headers, rounding and the rest, as shares of the pool.
+fn fills(r: &PmemResults, caption: &str, rows: &[&Fill]) -> Table {
+    let pct = |x: u64| format!("{:.1}%", 100.0 * x as f64 / r.pool_bytes.max(1) as f64);
+    let mut t = Table::new(
+        caption,
+        &[
+            "object",
+            "objects",
+            "utilisation",
+            "class (unit × per run, header)",
+            "headers",
+            "rounding",
+            "run metadata",
+            "empty slots",
+            "free chunks",
+            "other",
+        ],
+    );
+    for f in rows {
+        let b = &f.breakdown;
+        t.rows.push(vec![
+            Cell::Num(format_bytes(f.object_bytes)),
+            Cell::Num(f.objects.to_string()),
+            Cell::Num(format!("{:.1}%", f.utilisation * 100.0)),
+            Cell::Text(f.class.as_ref().map_or("-".into(), |c| {
+                format!(
+                    "{}{}: {} B × {}, {}",
+                    if f.custom_class { "custom " } else { "" },
+                    c.id,
+                    c.unit_size,
+                    c.units_per_block,
+                    c.header
+                )
+            })),
+            Cell::Num(pct(b.header_bytes)),
+            Cell::Num(pct(b.rounding_bytes)),
+            Cell::Num(b.run_metadata_bytes.map_or("-".into(), pct)),
+            Cell::Num(b.empty_slot_bytes.map_or("-".into(), pct)),
+            Cell::Num(b.free_chunk_bytes.map_or("-".into(), pct)),
+            Cell::Num(pct(b.other_bytes)),
+        ]);
+    }
+    t
+}
+
+fn utilisation_chart(r: &PmemResults) -> Block {
+    let bars: Vec<Bar> = r
+        .fills
+        .iter()
+        .map(|f| Bar {
+            label: format_bytes(f.object_bytes),
+            value: f.utilisation * 100.0,
+            low: f.utilisation * 100.0,
+            high: f.utilisation * 100.0,
+            secondary: r
+                .search
+                .iter()
+                .find(|x| x.object_bytes == f.object_bytes)
+                .and_then(|x| x.best.as_ref())
+                .map(|b| b.utilisation * 100.0),
+        })
+        .collect();
+    Block::Bars(
+        Bars {
+            title: format!(
+                "Pool utilisation by object size ({} pool)",
+                format_bytes(r.pool_bytes)
+            ),
+            x_desc: "% of the pool holding objects".into(),
+            legend: (
+                "PMDK's allocation class".into(),
+                "best custom class (verified by a fill)".into(),
+            ),
+            bars,
+            marks: vec![Mark {
+                at: 100.0,
+                label: "whole pool".into(),
+            }],
+        },
+        "One fresh pool per fill, filled until PMDK refuses; custom classes from --search.".into(),
+    )
+}
+
+fn concurrency(r: &PmemResults) -> Table {
+    let mut t = Table::new(
+        "Concurrent allocation by arena strategy",
+        &[
+            "strategy",
+            "allocations",
+            "failures",
+            "failure rate",
+            "rescued",
+            "allocs/s",
+            "arenas",
+            "error",
+        ],
+    );
+    for c in &r.concurrency {
+        t.rows.push(vec![
+            Cell::Text(c.strategy.clone()),
+            Cell::Num(c.allocations.to_string()),
+            Cell::Num(c.failures.to_string()),
+            Cell::Num(format!("{:.3}%", c.failure_rate * 100.0)),
+            Cell::Num(c.rescued.to_string()),
+            Cell::Num(format!("{:.0}", c.allocations_per_s)),
+            Cell::Num(c.arenas.map_or("-".into(), |a| a.to_string())),
+            Cell::Text(c.error.clone().unwrap_or_default()),
+        ]);
+    }
+    t
+}
+
+impl Present for PmemResults {
+    fn view(&self) -> View {
+        let mut blocks = vec![
+            utilisation_chart(self),
+            Block::Table(fills(
+                self,
+                &format!(
+                    "Utilisation by object size (share of the {} pool)",
+                    format_bytes(self.pool_bytes)
+                ),
+                &self.fills.iter().collect::<Vec<_>>(),
+            )),
+        ];
+        let mut findings = Vec::new();
+        if !self.search.is_empty() {
+            let best: Vec<&Fill> = self.search.iter().filter_map(|s| s.best.as_ref()).collect();
+            if best.is_empty() {
+                findings.push("no custom class beat PMDK's own classes".to_string());
+            } else {
+                blocks.push(Block::Table(fills(
+                    self,
+                    "Custom allocation classes (best verified by a fill)",
+                    &best,
+                )));
+            }
+            for s in &self.search {
+                if let (Some(code), Some(_)) = (&s.ctl_set, &s.best) {
+                    findings.push(format!("{}: {code}", format_bytes(s.object_bytes)));
+                }
+                for q in &s.quirks {
+                    findings.push(format!("{} quirk: {q}", format_bytes(s.object_bytes)));
+                }
+            }
+        }
+        if !self.concurrency.is_empty() {
+            blocks.push(Block::Table(concurrency(self)));
+        }
+        findings.extend(self.findings.iter().cloned());
+        View {
+            id: "pmem",
+            title: "Persistent-memory pool utilisation".into(),
+            method: self.method.clone(),
+            facts: Vec::new(),
+            blocks,
+            findings,
+        }
+    }
+
+    /// Utilisation per object size (PMDK's class and the best custom one), failure rate per
+    /// arena strategy.
+    fn figures(&self) -> Vec<Figure> {
+        let mut out = Vec::new();
+        for f in &self.fills {
+            out.push(Figure::scalar(
+                "pmem",
+                format!("pmem/{}/utilisation", f.object_bytes),
+                format!(
+                    "pool utilisation with {} objects",
+                    format_bytes(f.object_bytes)
+                ),
+                "fraction",
+                Better::Higher,
+                f.utilisation,
+            ));
+        }
+        for s in &self.search {
+            if let Some(b) = &s.best {
+                out.push(Figure::scalar(
+                    "pmem",
+                    format!("pmem/{}/custom-utilisation", s.object_bytes),
+                    format!(
+                        "pool utilisation with {} objects, best custom class",
+                        format_bytes(s.object_bytes)
+                    ),
+                    "fraction",
+                    Better::Higher,
+                    b.utilisation,
+                ));
+            }
+        }
+        for c in &self.concurrency {
+            out.push(Figure::scalar(
+                "pmem",
+                format!("pmem/concurrency/{}/failure-rate", c.strategy),
+                format!("allocation failure rate, {} strategy", c.strategy),
+                "fraction",
+                Better::Lower,
+                c.failure_rate,
+            ));
+        }
+        out
+    }
+}
