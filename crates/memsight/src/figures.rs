@@ -99,14 +99,7 @@ pub fn of_run(r: &RunResults) -> Vec<Figure> {
         out.extend(crate::present::Present::figures(rb));
     }
     if let Some(d) = &r.dimms {
-        out.push(Figure::scalar(
-            "dimms",
-            "dimms/peak".into(),
-            "theoretical DRAM peak of the installed DIMMs".into(),
-            "MB/s",
-            Better::Higher,
-            d.ceilings.system_dram_mbs as f64,
-        ));
+        out.extend(crate::present::Present::figures(d));
     }
     out
 }

@@ -186,7 +186,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     output::draw(&present::Present::view(c));
                 }
                 if let Some(d) = &results.dimms {
-                    output::dimms::print(d);
+                    output::draw(&present::Present::view(d));
                 }
                 output::heading("Summary");
                 for line in &results.summary {
@@ -353,14 +353,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Dimms(a) if !a.plans.is_empty() => {
             let results = dimms::plans(&a.plans)?;
             if !g.json {
-                output::dimms::print_plans(&results);
+                output::draw(&present::Present::view(&results));
             }
             emit(g, Envelope::new("dimms-plan", started, env, results, true))
         }
         Command::Dimms(a) => {
             let results = dimms::run(&a.config())?;
             if !g.json {
-                output::dimms::print(&results);
+                output::draw(&present::Present::view(&results));
             }
             emit(g, Envelope::new("dimms", started, env, results, true))
         }

@@ -22,6 +22,8 @@ pub enum Block {
     Lines(Lines, String),
     /// Horizontal bars with whiskers and ceiling lines, with its caption (HTML only).
     Bars(Bars, String),
+    /// The DIMM map of an inventory, with its caption (HTML only).
+    DimmMap(Box<crate::dimms::DimmsResults>, String),
     /// A matrix of figures: a heatmap in HTML, a table on the terminal.
     Heatmap(Heatmap),
 }

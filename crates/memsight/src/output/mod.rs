@@ -1,6 +1,5 @@
 //! Human output: tables and formatted figures. JSON output is the serialised result envelope.
 
-pub mod dimms;
 pub mod env;
 
 use comfy_table::{ContentArrangement, Table, presets};
@@ -88,7 +87,7 @@ pub fn draw(v: &crate::view::View) {
                 }
             }
             // Charts are for the HTML report; their figures are in the tables.
-            Block::Lines(..) | Block::Bars(..) => {}
+            Block::Lines(..) | Block::Bars(..) | Block::DimmMap(..) => {}
             Block::Heatmap(h) => {
                 let mut header = vec![h.corner.clone()];
                 header.extend(h.cols.iter().cloned());

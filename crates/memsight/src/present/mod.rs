@@ -5,6 +5,7 @@
 mod alloc;
 pub mod bandwidth;
 mod c2c;
+mod dimms;
 pub mod latency;
 mod loaded;
 mod numa;

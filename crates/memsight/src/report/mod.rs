@@ -257,6 +257,7 @@ pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
                 s.push_str(&table(&header, &rows));
             }
             Block::Lines(l, caption) => s.push_str(&chart(&charts::lines(l), caption)),
+            Block::DimmMap(d, caption) => s.push_str(&chart(&dimm_map::draw(d), caption)),
             Block::Bars(b, caption) => s.push_str(&chart(
                 &charts::bars(
                     &b.title,
@@ -287,65 +288,14 @@ pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
 }
 
 fn dimms(d: Option<&crate::dimms::DimmsResults>) -> String {
-    let Some(d) = d else {
-        return section(
+    match d {
+        Some(d) => draw(&crate::present::Present::view(d), false),
+        None => section(
             "dimms",
             "DIMMs and ceilings",
             "<p>The DIMM inventory was not readable (no SMBIOS tables, or not root): no DIMM map and no theoretical ceilings. <code>memsight run --dmidecode FILE</code> takes a saved <code>dmidecode</code> output.</p>",
-        );
-    };
-    let mut s = method(&format!("Source: {} · {}", d.source, d.capacity()));
-    s.push_str(&chart(
-        &dimm_map::draw(d),
-        "Slots by socket and channel, as the slot names say; darker = larger module.",
-    ));
-    let c = &d.ceilings;
-    let mut rows: Vec<Vec<Cell>> = c
-        .sockets
-        .iter()
-        .map(|sc| {
-            vec![
-                Cell::Text(sc.array.clone()),
-                Cell::Num(sc.dimms.to_string()),
-                Cell::Num(format!(
-                    "{}{}{}",
-                    sc.channels_used,
-                    if sc.channel_bits == 64 {
-                        String::new()
-                    } else {
-                        format!(" × {}-bit", sc.channel_bits)
-                    },
-                    sc.channels.map_or(String::new(), |c| format!(" of {c}"))
-                )),
-                Cell::Text(sc.scheme.describe().to_string()),
-                Cell::Num(sc.mts.to_string()),
-                Cell::Num(format!("{:.1}", sc.dram_mbs as f64 / 1000.0)),
-            ]
-        })
-        .collect();
-    rows.push(vec![
-        Cell::Text("system".into()),
-        Cell::Num(d.populated.to_string()),
-        Cell::Text(String::new()),
-        Cell::Text(String::new()),
-        Cell::Text(String::new()),
-        Cell::Num(format!("{:.1}", c.system_dram_mbs as f64 / 1000.0)),
-    ]);
-    s.push_str(&table(
-        &[
-            "socket",
-            "DIMMs",
-            "channels used",
-            "slot names read as",
-            "MT/s",
-            "DRAM peak GB/s",
-        ],
-        &rows,
-    ));
-    if !c.notes.is_empty() {
-        s.push_str(&list("notes", &c.notes));
+        ),
     }
-    section("dimms", "DIMMs and ceilings", &s)
 }
 
 fn environment(doc: &RunDocument) -> String {

@@ -1,0 +1,385 @@
+//! The DIMM inventory: slots, decoded part numbers, ceilings per socket, efficiency of a
+//! measured bandwidth, the DIMM map; and the what-if plans side by side.
+
+use memsight_core::units::format_bytes;
+use memsight_model::plan::{ChannelFill, Plan, PlannedPart};
+
+use super::Present;
+use crate::dimms::{DimmsResults, PlanResults};
+use crate::figures::{Better, Figure};
+use crate::view::{Block, Cell, Table, View};
+
+fn slots(r: &DimmsResults) -> Table {
+    let mut t = Table::new(
+        "",
+        &[
+            "locator",
+            "bank",
+            "size",
+            "type",
+            "form",
+            "rated MT/s",
+            "configured MT/s",
+            "rank",
+            "width total/data",
+            "manufacturer",
+            "part number",
+        ],
+    );
+    for d in &r.inventory.devices {
+        let opt = |v: &Option<String>| Cell::Text(v.clone().unwrap_or_else(|| "-".into()));
+        let num = |v: Option<u32>| Cell::Num(v.map_or("-".into(), |x| x.to_string()));
+        t.rows.push(vec![
+            opt(&d.locator),
+            opt(&d.bank_locator),
+            Cell::Num(d.size_bytes.map_or("empty".into(), format_bytes)),
+            Cell::Text(
+                d.memory_type
+                    .clone()
+                    .or_else(|| d.inferred_type.clone())
+                    .unwrap_or_else(|| "-".into())
+                    + if d.non_volatile { " (persistent)" } else { "" },
+            ),
+            opt(&d.form_factor),
+            num(d.speed_mts),
+            num(d.configured_mts),
+            num(d.rank),
+            Cell::Text(format!(
+                "{}/{}",
+                d.total_width.map_or("-".into(), |x| x.to_string()),
+                d.data_width.map_or("-".into(), |x| x.to_string())
+            )),
+            opt(&d.manufacturer),
+            opt(&d.part_number),
+        ]);
+    }
+    t
+}
+
+fn decoded(r: &DimmsResults) -> Option<Table> {
+    if !r.modules.iter().any(|m| m.decoded.is_some()) {
+        return None;
+    }
+    let mut t = Table::new(
+        "Decoded from part numbers (docs/reference/dimm-part-numbers.md)",
+        &[
+            "locator",
+            "part number",
+            "vendor",
+            "type",
+            "organisation",
+            "package",
+            "chips",
+            "page",
+            "tFAW ns",
+            "confidence",
+        ],
+    );
+    for m in &r.modules {
+        let Some(d) = &m.decoded else { continue };
+        t.rows.push(vec![
+            Cell::Text(m.locator.clone().unwrap_or_else(|| m.handle.clone())),
+            Cell::Text(m.part_number.clone().unwrap_or_default()),
+            Cell::Text(d.vendor.clone()),
+            Cell::Text(format!("{:?} {}", d.generation, d.module_type)),
+            Cell::Text(format!(
+                "{} ({} Gb{})",
+                d.organisation(),
+                d.density_gbit,
+                d.die_revision
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(", {r}-die"))
+            )),
+            Cell::Text(d.package.clone().unwrap_or_else(|| "-".into())),
+            Cell::Num(m.chips.map_or("-".into(), |c| c.to_string())),
+            Cell::Num(m.page_bytes.map_or("-".into(), format_bytes)),
+            Cell::Num(m.tfaw_ns.map_or("-".into(), |t| format!("{t:.1}"))),
+            Cell::Text(d.confidence.clone()),
+        ]);
+    }
+    Some(t)
+}
+
+fn ceilings(r: &DimmsResults) -> Option<Table> {
+    let c = &r.ceilings;
+    if c.sockets.is_empty() {
+        return None;
+    }
+    let platform = c
+        .platform
+        .as_ref()
+        .map_or("platform not identified".to_string(), |p| {
+            format!(
+                "{}, {} channels of {}, {} MT/s at 1 DIMM per channel{}; source {}{}",
+                p.name,
+                p.channels_per_socket,
+                p.memory,
+                p.max_mts,
+                p.max_mts_2dpc
+                    .map_or(String::new(), |m| format!(", {m} at 2")),
+                p.source,
+                if p.verified { "" } else { " (unverified)" }
+            )
+        });
+    let mut t = Table::new(
+        &format!(
+            "Ceilings ({platform}; {} MB/s for the system)",
+            c.system_dram_mbs
+        ),
+        &[
+            "socket",
+            "DIMMs",
+            "channels used / platform",
+            "slot names read as",
+            "MT/s (slowest configured)",
+            "DRAM peak MB/s",
+            "fabric read / write MB/s",
+            "binding read / write MB/s",
+        ],
+    );
+    let pair = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(r), Some(w)) => format!("{r} / {w}"),
+        _ => "-".into(),
+    };
+    for s in &c.sockets {
+        t.rows.push(vec![
+            Cell::Text(s.array.clone()),
+            Cell::Num(s.dimms.to_string()),
+            Cell::Num(format!(
+                "{}{} / {}",
+                s.channels_used,
+                if s.channel_bits == 64 {
+                    String::new()
+                } else {
+                    format!(" × {}-bit", s.channel_bits)
+                },
+                s.channels.map_or("?".into(), |c| c.to_string())
+            )),
+            Cell::Text(s.scheme.describe().to_string()),
+            Cell::Num(s.mts.to_string()),
+            Cell::Num(s.dram_mbs.to_string()),
+            Cell::Num(pair(c.fabric_read_mbs, c.fabric_write_mbs)),
+            Cell::Num(pair(c.binding_read_mbs, c.binding_write_mbs)),
+        ]);
+    }
+    Some(t)
+}
+
+fn efficiency(r: &DimmsResults) -> Option<Table> {
+    if r.efficiency.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Efficiency",
+        &[
+            "test",
+            "threads",
+            "measured MB/s (DRAM est.)",
+            "ceiling MB/s",
+            "efficiency",
+        ],
+    );
+    for e in &r.efficiency {
+        t.rows.push(vec![
+            Cell::Text(e.test.clone()),
+            Cell::Num(e.threads.to_string()),
+            Cell::Num(format!("{:.0}", e.measured_mbs)),
+            Cell::Num(e.ceiling_mbs.to_string()),
+            Cell::Num(format!("{:.0}%", 100.0 * e.efficiency)),
+        ]);
+    }
+    Some(t)
+}
+
+impl Present for DimmsResults {
+    fn view(&self) -> View {
+        let mut blocks = vec![
+            Block::DimmMap(
+                Box::new(self.clone()),
+                "Slots by socket and channel, as the slot names say; darker = larger module."
+                    .into(),
+            ),
+            Block::Table(slots(self)),
+        ];
+        blocks.extend(
+            [decoded(self), ceilings(self), efficiency(self)]
+                .into_iter()
+                .flatten()
+                .map(Block::Table),
+        );
+        View {
+            id: "dimms",
+            title: "DIMMs and ceilings".into(),
+            method: format!(
+                "source: {} · {} of {} slots populated · {}",
+                self.source,
+                self.populated,
+                self.slots,
+                self.capacity()
+            ),
+            facts: Vec::new(),
+            blocks,
+            findings: self.findings.clone(),
+        }
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        vec![Figure::scalar(
+            "dimms",
+            "dimms/peak".into(),
+            "theoretical DRAM peak of the installed DIMMs".into(),
+            "MB/s",
+            Better::Higher,
+            self.ceilings.system_dram_mbs as f64,
+        )]
+    }
+}
+
+/// One row of the side-by-side table: a name, and a cell per plan.
+fn row(r: &PlanResults, name: &str, f: &dyn Fn(&Plan) -> String) -> Vec<Cell> {
+    let mut v = vec![Cell::Text(name.to_string())];
+    v.extend(r.plans.iter().map(|p| Cell::Text(f(p))));
+    v
+}
+
+fn part_line(x: &PlannedPart) -> String {
+    let d = &x.decoded;
+    format!(
+        "{} {} {}: {} Gb x{}, {} chips, page {}, tFAW {}",
+        format_bytes(d.capacity_bytes),
+        d.module_type,
+        d.organisation(),
+        d.density_gbit,
+        d.device_width,
+        x.chips,
+        x.page_bytes.map_or("?".into(), format_bytes),
+        x.tfaw_ns
+            .map_or("? (no JEDEC bin)".into(), |t| format!("{t:.1} ns"))
+    )
+}
+
+/// Per socket: DIMMs on each channel, e.g. `socket 0: 1 1 1 1 0 0 (4 of 6 channels)`.
+fn population(p: &Plan) -> String {
+    (0..p.sockets)
+        .map(|s| {
+            let chans: Vec<&ChannelFill> = p.channels.iter().filter(|c| c.socket == s).collect();
+            let used = chans.iter().filter(|c| !c.parts.is_empty()).count();
+            format!(
+                "socket {s}: {} ({used} of {} channels)",
+                chans
+                    .iter()
+                    .map(|c| c.parts.len().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                chans.len()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// DRAM devices in a plan: what its power scales with (the seed quotes Micron: 2Rx8 32 GB
+/// modules of 16 Gb devices draw 31% less than 2Rx4 32 GB modules of 8 Gb devices).
+fn chips(p: &Plan) -> u32 {
+    p.parts.iter().map(|x| x.count * x.chips).sum()
+}
+
+impl Present for PlanResults {
+    fn view(&self) -> View {
+        let mut header = vec!["".to_string()];
+        header.extend(
+            self.plans
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("plan {}: {}", i + 1, p.asked)),
+        );
+        let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut t = Table::new("", &refs);
+        t.rows = vec![
+            row(self, "platform", &|p| {
+                format!(
+                    "{} × {}{}",
+                    p.sockets,
+                    p.platform.name,
+                    if p.platform.verified {
+                        ""
+                    } else {
+                        " (unverified row)"
+                    }
+                )
+            }),
+            row(self, "takes", &|p| {
+                format!(
+                    "{} channels/socket of {}",
+                    p.platform.channels_per_socket, p.platform.memory
+                )
+            }),
+            row(self, "DIMMs", &|p| {
+                p.parts
+                    .iter()
+                    .map(|x| format!("{} × {}", x.count, x.part))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
+            row(self, "organisation", &|p| {
+                p.parts.iter().map(part_line).collect::<Vec<_>>().join("\n")
+            }),
+            row(self, "population", &population),
+            row(self, "speed", &|p| {
+                format!(
+                    "{} MT/s at {} DIMM(s) per channel",
+                    p.mts, p.dimms_per_channel
+                )
+            }),
+            row(self, "theoretical peak", &|p| {
+                format!(
+                    "{:.1} GB/s (all channels at {} MT/s: {:.1})",
+                    p.peak_mbs as f64 / 1000.0,
+                    p.platform.max_mts,
+                    p.platform_peak_mbs as f64 / 1000.0
+                )
+            }),
+            row(self, "capacity", &|p| format_bytes(p.capacity_bytes)),
+        ];
+        let mut findings = Vec::new();
+        for (i, p) in self.plans.iter().enumerate() {
+            let tag = format!("plan {} ({})", i + 1, p.asked);
+            findings.extend(p.findings.iter().map(|f| format!("{tag}: {f}")));
+            findings.push(format!("{tag}: platform source: {}", p.platform.source));
+            if i > 0 {
+                let first = &self.plans[0];
+                findings.push(format!(
+                    "{tag} against plan 1: peak ×{:.2}, capacity ×{:.2}, DRAM chips ×{:.2}",
+                    p.peak_mbs as f64 / first.peak_mbs.max(1) as f64,
+                    p.capacity_bytes as f64 / first.capacity_bytes.max(1) as f64,
+                    chips(p) as f64 / chips(first).max(1) as f64
+                ));
+            }
+        }
+        View {
+            id: "dimms-plan",
+            title: "DIMM plan".into(),
+            method: "No hardware: part-number decoder, JEDEC tables, platform table.".into(),
+            facts: Vec::new(),
+            blocks: vec![Block::Table(t)],
+            findings,
+        }
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        self.plans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                Figure::scalar(
+                    "dimms-plan",
+                    format!("dimms-plan/{}/peak", i + 1),
+                    format!("theoretical peak of plan {} ({})", i + 1, p.asked),
+                    "MB/s",
+                    Better::Higher,
+                    p.peak_mbs as f64,
+                )
+            })
+            .collect()
+    }
+}
