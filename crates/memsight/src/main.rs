@@ -74,31 +74,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let started = SystemTime::now();
-    if let Command::Schema = cli.command {
-        let schema = schemars::schema_for!(Envelope<serde_json::Value>);
-        let commands = serde_json::json!({
-            "envelope": schema,
-            "results": {
-                "env": serde_json::Value::Null,
-                "latency": schemars::schema_for!(latency::LatencyResults),
-                "bandwidth": schemars::schema_for!(bandwidth::BandwidthResults),
-                "stream": schemars::schema_for!(stream::StreamResults),
-                "c2c": schemars::schema_for!(c2c::C2cResults),
-                "numa": schemars::schema_for!(numa::NumaResults),
-                "dimms": schemars::schema_for!(dimms::DimmsResults),
-                "dimms-plan": schemars::schema_for!(dimms::PlanResults),
-                "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
-                "rowbuffer": schemars::schema_for!(rowbuffer::RowbufferResults),
-                "alloc": schemars::schema_for!(alloc::AllocResults),
-                "pmem": schemars::schema_for!(pmem::PmemResults),
-                "run": schemars::schema_for!(results::RunResults),
-            }
-        });
-        println!("{}", serde_json::to_string_pretty(&commands)?);
-        return Ok(ExitCode::SUCCESS);
-    }
     // Commands that read stored results need neither the live machine nor Ctrl-C handling.
     match &cli.command {
+        Command::Schema => return schema(),
         Command::History(a) => return stored::history(a, &cli.global),
         Command::Compare(a) => return stored::compare(a, &cli.global),
         Command::Report(a) => return stored::report(a),
@@ -125,6 +103,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let env = environment(&cli.global)?;
     let g = &cli.global;
+    let show = Show { g, started };
     match &cli.command {
         Command::Env => {
             if !g.json {
@@ -137,69 +116,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Latency(a) => {
             let (results, complete) = run_latency(a, &env, g)?;
-            if !g.json {
-                output::env::print_warnings(&env);
-                output::draw(&present::Present::view(&results));
-            }
-            emit(g, Envelope::new("latency", started, env, results, complete))
+            show.measured("latency", env, results, complete, None)
         }
-        Command::Run(a) => {
-            let dir = run::out_dir(a, &env);
-            run::check_out_dir(&dir)?;
-            // A database that cannot be used is refused now, before minutes of measuring.
-            let mut history = if a.no_history {
-                None
-            } else {
-                Some(history::History::open(&a.db.path(), true)?)
-            };
-            if !g.json {
-                output::env::print(&env);
-            }
-            // One progress display for the whole run; tables are printed when it is over.
-            require_live(&env)?;
-            let lat_cfg = run::latency_args(a).config(&env)?;
-            let clock = timer::calibrate();
-            let (mut results, done) = progress::with_progress(None, g.no_progress, |tick| {
-                let lat_tick = |m: &str| tick(&format!("latency ladder: {m}"));
-                let (latency, lat_done) = latency::run(&lat_cfg, &env, clock, &lat_tick)?;
-                if lat_done {
-                    run::rest(a, &env, latency, tick)
-                } else {
-                    Ok((results::RunResults::interrupted(latency), false))
-                }
-            })?;
-            if !g.json {
-                output::draw(&present::Present::view(&results.latency));
-            }
-            results.directory = Some(dir.display().to_string());
-            if !g.json {
-                if let Some(b) = &results.bandwidth {
-                    output::draw(&present::Present::view(b));
-                }
-                if let Some(l) = &results.loaded_latency {
-                    output::draw(&present::Present::view(l));
-                }
-                if let Some(n) = &results.numa {
-                    output::draw(&present::Present::view(n));
-                }
-                if let Some(c) = &results.c2c {
-                    output::draw(&present::Present::view(c));
-                }
-                if let Some(d) = &results.dimms {
-                    output::draw(&present::Present::view(d));
-                }
-                output::heading("Summary");
-                for line in &results.summary {
-                    println!("  {line}");
-                }
-                for s in &results.skipped {
-                    println!("  skipped: {s}");
-                }
-            }
-            let envelope = Envelope::new("run", started, env, results, done);
-            run::save(&envelope, &dir, history.as_mut(), g.json)?;
-            emit(g, envelope)
-        }
+        Command::Run(a) => run_all(a, env, g, started),
         Command::Bandwidth(a) => {
             require_live(&env)?;
             let cfg = a.config(&env)?;
@@ -207,14 +126,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 progress::with_progress(Some(cfg.total_points()), g.no_progress, |tick| {
                     bandwidth::run(&cfg, &env, tick)
                 })?;
-            if !g.json {
-                output::env::print_warnings(&env);
-                output::draw(&present::Present::view(&results));
-            }
-            emit(
-                g,
-                Envelope::new("bandwidth", started, env, results, complete),
-            )
+            show.measured("bandwidth", env, results, complete, None)
         }
         Command::Stream(a) => {
             require_live(&env)?;
@@ -224,12 +136,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 progress::with_progress(Some(cfg.ntimes as u64), g.no_progress, |tick| {
                     stream::run(&cfg, &env, &clock, tick)
                 })?;
-            if !g.json {
-                output::env::print_warnings(&env);
-                output::draw(&present::Present::view(&results));
-            }
             let failed = results.validation.as_ref().is_some_and(|v| !v.passed);
-            let code = emit(g, Envelope::new("stream", started, env, results, complete))?;
+            let code = show.measured("stream", env, results, complete, None)?;
             if failed {
                 eprintln!(
                     "memsight: error: STREAM validation failed: the kernels computed wrong results (see above)"
@@ -240,82 +148,40 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::C2c(a) => {
             require_live(&env)?;
-            let (results, complete) = {
-                let cfg = a.config(&env)?;
-                progress::with_progress(None, g.no_progress, |tick| c2c::run(&cfg, &env, tick))?
-            };
-            if !g.json {
-                output::env::print_warnings(&env);
-                output::draw(&present::Present::view(&results));
-            }
-            emit(g, Envelope::new("c2c", started, env, results, complete))
+            let cfg = a.config(&env)?;
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| c2c::run(&cfg, &env, tick))?;
+            show.measured("c2c", env, results, complete, None)
         }
         Command::Numa(a) => {
             require_live(&env)?;
-            let (results, complete) = {
-                let cfg = a.config()?;
-                progress::with_progress(None, g.no_progress, |tick| numa::run(&cfg, &env, tick))?
-            };
-            if !g.json {
-                output::env::print_warnings(&env);
-                output::draw(&present::Present::view(&results));
-            }
-            emit(g, Envelope::new("numa", started, env, results, complete))
+            let cfg = a.config()?;
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| numa::run(&cfg, &env, tick))?;
+            show.measured("numa", env, results, complete, None)
         }
         Command::LoadedLatency(a) => {
             require_live(&env)?;
-            let (results, complete) = {
-                let cfg = a.config(&env)?;
-                progress::with_progress(None, g.no_progress, |tick| loaded::run(&cfg, &env, tick))?
-            };
-            if !g.json {
-                output::env::print_warnings(&env);
-                output::draw(&present::Present::view(&results));
-            }
-            emit(
-                g,
-                Envelope::new("loaded-latency", started, env, results, complete),
-            )
+            let cfg = a.config(&env)?;
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| loaded::run(&cfg, &env, tick))?;
+            show.measured("loaded-latency", env, results, complete, None)
         }
         Command::Pmem(a) => {
             check_html(a.html.as_deref())?;
-            let (results, complete) = {
-                let cfg = a.config()?;
-                progress::with_progress(None, g.no_progress, |tick| pmem::run(&cfg, &env, tick))?
-            };
-            if !g.json {
-                output::draw(&present::Present::view(&results));
-            }
-            write_html(a.html.as_deref(), || {
-                report::study_page(
-                    "pmem",
-                    &env,
-                    started,
-                    &report::draw(&present::Present::view(&results), true),
-                )
-            })?;
-            emit(g, Envelope::new("pmem", started, env, results, complete))
+            let cfg = a.config()?;
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| pmem::run(&cfg, &env, tick))?;
+            show.study("pmem", env, results, complete, a.html.as_deref())
         }
         Command::Alloc(a) => {
             require_live(&env)?;
             check_html(a.html.as_deref())?;
-            let (results, complete) = {
-                let cfg = a.config()?;
-                progress::with_progress(None, g.no_progress, |tick| alloc::run(&cfg, &env, tick))?
-            };
-            if !g.json {
-                output::draw(&present::Present::view(&results));
-            }
-            write_html(a.html.as_deref(), || {
-                report::study_page(
-                    "alloc",
-                    &env,
-                    started,
-                    &report::draw(&present::Present::view(&results), true),
-                )
-            })?;
+            let cfg = a.config()?;
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| alloc::run(&cfg, &env, tick))?;
             let failed = results.configs.iter().any(|c| !c.problems.is_empty());
-            let code = emit(g, Envelope::new("alloc", started, env, results, complete))?;
+            let code = show.study("alloc", env, results, complete, a.html.as_deref())?;
             if failed && code == ExitCode::SUCCESS {
                 eprintln!(
                     "memsight: error: some runs failed or were stopped (see the problems column)"
@@ -333,36 +199,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 progress::with_progress(Some(cfg.total_steps()), g.no_progress, |tick| {
                     rowbuffer::run(&source, &cfg, &env, tick)
                 })?;
-            if !g.json {
-                output::env::print_warnings(&env);
-                output::draw(&present::Present::view(&results));
-            }
-            write_html(a.html.as_deref(), || {
-                report::study_page(
-                    "rowbuffer",
-                    &env,
-                    started,
-                    &report::draw(&present::Present::view(&results), true),
-                )
-            })?;
-            emit(
-                g,
-                Envelope::new("rowbuffer", started, env, results, complete),
-            )
+            show.measured("rowbuffer", env, results, complete, a.html.as_deref())
         }
         Command::Dimms(a) if !a.plans.is_empty() => {
             let results = dimms::plans(&a.plans)?;
-            if !g.json {
-                output::draw(&present::Present::view(&results));
-            }
-            emit(g, Envelope::new("dimms-plan", started, env, results, true))
+            show.study("dimms-plan", env, results, true, None)
         }
         Command::Dimms(a) => {
             let results = dimms::run(&a.config())?;
-            if !g.json {
-                output::draw(&present::Present::view(&results));
-            }
-            emit(g, Envelope::new("dimms", started, env, results, true))
+            show.study("dimms", env, results, true, None)
         }
         Command::Schema
         | Command::History(_)
@@ -372,6 +217,125 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::AllocWorker(_)
         | Command::PmemWorker(_) => unreachable!("handled above"),
     }
+}
+
+/// `memsight schema`: the JSON Schema of the envelope and of every command's results.
+fn schema() -> anyhow::Result<ExitCode> {
+    let commands = serde_json::json!({
+        "envelope": schemars::schema_for!(Envelope<serde_json::Value>),
+        "results": {
+            "env": serde_json::Value::Null,
+            "latency": schemars::schema_for!(latency::LatencyResults),
+            "bandwidth": schemars::schema_for!(bandwidth::BandwidthResults),
+            "stream": schemars::schema_for!(stream::StreamResults),
+            "c2c": schemars::schema_for!(c2c::C2cResults),
+            "numa": schemars::schema_for!(numa::NumaResults),
+            "dimms": schemars::schema_for!(dimms::DimmsResults),
+            "dimms-plan": schemars::schema_for!(dimms::PlanResults),
+            "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
+            "rowbuffer": schemars::schema_for!(rowbuffer::RowbufferResults),
+            "alloc": schemars::schema_for!(alloc::AllocResults),
+            "pmem": schemars::schema_for!(pmem::PmemResults),
+            "run": schemars::schema_for!(results::RunResults),
+        }
+    });
+    println!("{}", serde_json::to_string_pretty(&commands)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// How a command's results leave memsight: the terminal view, the HTML page when asked, the
+/// JSON envelope.
+struct Show<'a> {
+    g: &'a GlobalArgs,
+    started: SystemTime,
+}
+
+impl Show<'_> {
+    /// A measurement: the environment's warnings come first (they can distort the figures).
+    fn measured<R: Serialize + present::Present>(
+        &self,
+        command: &str,
+        env: Environment,
+        results: R,
+        complete: bool,
+        html: Option<&std::path::Path>,
+    ) -> anyhow::Result<ExitCode> {
+        if !self.g.json {
+            output::env::print_warnings(&env);
+        }
+        self.study(command, env, results, complete, html)
+    }
+
+    /// Any command: view, page, envelope.
+    fn study<R: Serialize + present::Present>(
+        &self,
+        command: &str,
+        env: Environment,
+        results: R,
+        complete: bool,
+        html: Option<&std::path::Path>,
+    ) -> anyhow::Result<ExitCode> {
+        let view = results.view();
+        if !self.g.json {
+            output::draw(&view);
+        }
+        write_html(html, || {
+            report::study_page(command, &env, self.started, &report::draw(&view, true))
+        })?;
+        emit(
+            self.g,
+            Envelope::new(command, self.started, env, results, complete),
+        )
+    }
+}
+
+/// `memsight run`: every suite under one progress display, the tables at the end, the results
+/// saved to a directory and the history.
+fn run_all(
+    a: &cli::RunArgs,
+    env: Environment,
+    g: &GlobalArgs,
+    started: SystemTime,
+) -> anyhow::Result<ExitCode> {
+    let dir = run::out_dir(a, &env);
+    run::check_out_dir(&dir)?;
+    // A database that cannot be used is refused now, before minutes of measuring.
+    let mut history = if a.no_history {
+        None
+    } else {
+        Some(history::History::open(&a.db.path(), true)?)
+    };
+    if !g.json {
+        output::env::print(&env);
+    }
+    require_live(&env)?;
+    let lat_cfg = run::latency_args(a).config(&env)?;
+    let clock = timer::calibrate();
+    let (mut results, done) = progress::with_progress(None, g.no_progress, |tick| {
+        let lat_tick = |m: &str| tick(&format!("latency ladder: {m}"));
+        let (latency, lat_done) = latency::run(&lat_cfg, &env, clock, &lat_tick)?;
+        if lat_done {
+            run::rest(a, &env, latency, tick)
+        } else {
+            Ok((results::RunResults::interrupted(latency), false))
+        }
+    })?;
+    results.directory = Some(dir.display().to_string());
+    if !g.json {
+        for view in run::views(&results) {
+            output::draw(&view);
+        }
+        output::heading("Summary");
+        for line in &results.summary {
+            println!("  {line}");
+        }
+        for s in &results.skipped {
+            println!("  skipped: {s}");
+        }
+    }
+    let envelope = Envelope::new("run", started, env, results, done);
+    run::save(&envelope, &dir, history.as_mut(), g.json)?;
+    emit(g, envelope)
 }
 
 /// Refuses an unwritable `--html` path now, not after minutes of measuring.

@@ -333,3 +333,16 @@ fn summary(
     }
     out
 }
+
+/// The views of a run's suites, in report order (the terminal prints them after the run).
+pub fn views(r: &RunResults) -> Vec<crate::view::View> {
+    use crate::present::Present;
+    let mut out = vec![r.latency.view()];
+    out.extend(r.bandwidth.as_ref().map(Present::view));
+    out.extend(r.loaded_latency.as_ref().map(Present::view));
+    out.extend(r.numa.as_ref().map(Present::view));
+    out.extend(r.c2c.as_ref().map(Present::view));
+    out.extend(r.rowbuffer.as_ref().map(Present::view));
+    out.extend(r.dimms.as_ref().map(Present::view));
+    out
+}
