@@ -65,6 +65,18 @@ pub fn walk_lines(lines: &[Line], start: usize, steps: usize) -> usize {
     std::hint::black_box(at)
 }
 
+/// TSC ticks per ns, measured over `ms` milliseconds; `None` where there is no TSC to time
+/// with (not x86_64).
+pub fn tsc_ticks_per_ns(ms: u64) -> Option<f64> {
+    #[cfg(target_arch = "x86_64")]
+    return Some(tsc::ticks_per_ns(ms));
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = ms;
+        None
+    }
+}
+
 /// Time-stamp counter helpers (x86_64 only).
 #[cfg(target_arch = "x86_64")]
 pub mod tsc {

@@ -103,7 +103,9 @@ pub fn run(
         )));
     }
     let clean_enabled = cfg!(target_arch = "x86_64") && !a.modified_only;
-    let ticks = clean_enabled.then(tsc_rate);
+    let ticks = clean_enabled
+        .then(|| memsight_kernels::pingpong::tsc_ticks_per_ns(50))
+        .flatten();
     let n = cpus.len();
     let mut pairs = Vec::new();
     let mut complete = true;
@@ -194,16 +196,6 @@ fn modified_pair(
         |passes, ns| ns / (2 * passes * TURNS) as f64,
     )?;
     Ok(out.map(|t| t.sampled.summary))
-}
-
-#[cfg(target_arch = "x86_64")]
-fn tsc_rate() -> f64 {
-    memsight_kernels::pingpong::tsc::ticks_per_ns(50)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn tsc_rate() -> f64 {
-    f64::NAN
 }
 
 /// `reader` walks a chain of [`LINES`] lines that `owner` has just loaded clean; ns per line.

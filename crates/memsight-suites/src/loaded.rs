@@ -268,7 +268,7 @@ pub fn run(
                 let t = chains.time(elements as u64);
                 ((2e6 / (t.as_nanos() as f64 / elements as f64)) as u64).max(1000)
             };
-            let ticks = tsc_rate();
+            let ticks = memsight_kernels::pingpong::tsc_ticks_per_ns(20);
             let mut curves = Vec::new();
             for &mix in &mixes {
                 traffic.mix.store(
@@ -390,16 +390,6 @@ fn find_delay(traffic: &Traffic, mix: TrafficMix, target: f64) -> u64 {
         }
     }
     (lo * hi).sqrt() as u64
-}
-
-#[cfg(target_arch = "x86_64")]
-fn tsc_rate() -> Option<f64> {
-    Some(memsight_kernels::pingpong::tsc::ticks_per_ns(20))
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn tsc_rate() -> Option<f64> {
-    None
 }
 
 /// p50/p90/p99 of 2000 single chase steps, ns, each timed with the fenced TSC.

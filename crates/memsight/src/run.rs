@@ -1,6 +1,6 @@
 //! `memsight run`: the one-command characterisation. Runs every suite that applies to this
-//! machine within a time budget set by the level (quick ≈ 15 s, default ≈ 1 min on a 2-core
-//! machine, thorough longer), writes the full JSON to a directory per run, and prints the
+//! machine within a time budget set by the level (on the project's 2-core VM: quick ≈ 4–5 s,
+//! default ≈ 25 s, thorough ≈ 2 min; README "memsight run"), writes the full JSON to a directory per run, and prints the
 //! headline figures and findings. Suites that cannot run here (one CPU for loaded latency, no
 //! SMBIOS for DIMMs) are skipped with the reason.
 
