@@ -423,28 +423,32 @@ fn efficiency(
         memsight_core::input::MAX_INPUT_BYTES,
         "--bandwidth file",
     )?;
-    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        Error::input(format!(
-            "'{}' is not a memsight JSON result: {e}",
-            path.display()
-        ))
-    })?;
-    if doc["command"] != "bandwidth" {
-        return Err(Error::input(format!(
-            "'{}' is not a 'memsight bandwidth --json' result (command {})",
-            path.display(),
-            doc["command"]
-        )));
-    }
-    let points = doc["results"]["points"]
-        .as_array()
+    // The command first, from any JSON: a result of another command gets a message naming it.
+    let command = serde_json::from_str::<serde_json::Value>(&text)
+        .map_err(|e| {
+            Error::input(format!(
+                "'{}' is not a memsight JSON result: {e}",
+                path.display()
+            ))
+        })?
+        .get("command")
         .cloned()
         .unwrap_or_default();
-    let max_threads = points
-        .iter()
-        .filter_map(|p| p["threads"].as_u64())
-        .max()
-        .unwrap_or(0);
+    if command != "bandwidth" {
+        return Err(Error::input(format!(
+            "'{}' is not a 'memsight bandwidth --json' result (command {command})",
+            path.display()
+        )));
+    }
+    let doc: memsight_core::report::Envelope<crate::bandwidth::BandwidthResults> =
+        serde_json::from_str(&text).map_err(|e| {
+            Error::input(format!(
+                "'{}' is a bandwidth result this memsight cannot read: {e}",
+                path.display()
+            ))
+        })?;
+    let points = doc.results.points;
+    let max_threads = points.iter().map(|p| p.threads).max().unwrap_or(0);
     let sockets = c.sockets.len().max(1) as u64;
     let read_ceiling = c
         .binding_read_mbs
@@ -454,24 +458,20 @@ fn efficiency(
         .map_or(c.system_dram_mbs, |b| b * sockets);
     Ok(points
         .iter()
-        .filter(|p| p["threads"].as_u64() == Some(max_threads))
+        .filter(|p| p.threads == max_threads)
         .filter_map(|p| {
-            let name = p["test"]["name"].as_str()?.to_string();
-            let measured = p["dram_gbs"]["median"].as_f64()? * 1000.0;
-            let writes_only = p["dram_ratio"]
-                .as_str()
-                .is_some_and(|r| r.starts_with("0:"));
+            let writes_only = p.dram_ratio.starts_with("0:");
             let ceiling = if writes_only {
                 write_ceiling
             } else {
                 read_ceiling
             };
             (ceiling > 0).then(|| Efficiency {
-                test: name,
-                threads: max_threads,
-                measured_mbs: measured,
+                test: p.test.name.clone(),
+                threads: max_threads as u64,
+                measured_mbs: p.dram_gbs.median * 1000.0,
                 ceiling_mbs: ceiling,
-                efficiency: measured / ceiling as f64,
+                efficiency: p.dram_gbs.median * 1000.0 / ceiling as f64,
             })
         })
         .collect())
