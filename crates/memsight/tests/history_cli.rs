@@ -398,3 +398,97 @@ fn unwritable_results_directory_is_refused_before_measuring() {
         .unwrap();
     refused(&out, "cannot write results");
 }
+
+/// Every suite a run holds (the recorded thorough run, plus a row-buffer study measured here)
+/// gives figures that reach the history, `compare` and both exports.
+#[test]
+fn every_suite_of_a_run_reaches_history_compare_and_export() {
+    let _serial = common::measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let rb = common::json(memsight().args([
+        "rowbuffer",
+        "--json",
+        "--no-progress",
+        "--offsets",
+        "0..64K/32K",
+        "--kernels",
+        "copy",
+        "--reps",
+        "1",
+        "--samples",
+        "1",
+        "--array-size",
+        "4M",
+        "--no-probe",
+        "--banks",
+        "16",
+        "--ranks",
+        "2",
+        "--channels",
+        "1",
+        "--row-bytes",
+        "8K",
+    ]));
+    let mut doc = read_json(&thorough_fixture());
+    doc["results"]["rowbuffer"] = rb["results"].clone();
+    import(&db, dir.path(), "a", &doc);
+    import(&db, dir.path(), "b", &doc);
+    let suites = [
+        "latency",
+        "bandwidth",
+        "loaded-latency",
+        "numa",
+        "c2c",
+        "dimms",
+        "rowbuffer",
+    ];
+    let csv_text = ok(&memsight()
+        .args(["export", "latest", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap());
+    let mut rdr = csv::Reader::from_reader(csv_text.as_bytes());
+    let col = rdr
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "suite")
+        .unwrap();
+    let exported: Vec<String> = rdr.records().map(|r| r.unwrap()[col].to_string()).collect();
+    let compared = common::json(
+        memsight()
+            .args(["compare", "1", "2", "--json", "--db"])
+            .arg(&db),
+    );
+    let keys: Vec<&str> = compared["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    for s in suites {
+        assert!(exported.iter().any(|x| x == s), "{s}: no exported figure");
+    }
+    for prefix in [
+        "latency/",
+        "bandwidth/",
+        "loaded/",
+        "numa/",
+        "c2c/",
+        "dimms/",
+        "rowbuffer/",
+    ] {
+        assert!(
+            keys.iter().any(|k| k.starts_with(prefix)),
+            "{prefix}: not in compare"
+        );
+    }
+    let samples = ok(&memsight()
+        .args(["export", "1", "--format", "samples-csv", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap());
+    // Scalar figures (row buffer, DIMM peak) have no samples; sampled ones do.
+    assert!(samples.contains("latency/") && samples.contains("c2c/"));
+}
