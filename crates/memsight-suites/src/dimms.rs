@@ -251,6 +251,48 @@ pub fn run(a: &Config) -> Result<DimmsResults> {
                     .as_deref()
                     .is_some_and(|t| t.contains("Cache"))
         });
+    let mut findings = inventory_findings(&inventory, memory_mode);
+    let modules: Vec<ModuleView> = inventory
+        .populated()
+        .filter(|d| !d.non_volatile)
+        .map(view)
+        .collect();
+    findings.extend(module_findings(&modules));
+    let fclk = a.fclk.or_else(|| {
+        a.ccds?;
+        inventory
+            .populated()
+            .filter_map(|d| d.configured_mts.or(d.speed_mts))
+            .min()
+            .map(|m| m / 2)
+    });
+    let ceilings = memsight_model::platform::ceilings(&inventory, a.ccds, fclk);
+    findings.extend(diagnose(&ceilings));
+    let efficiency = match &a.bandwidth {
+        Some(path) => efficiency(path, &ceilings)?,
+        None => Vec::new(),
+    };
+    findings.extend(efficiency_finding(&efficiency));
+    Ok(DimmsResults {
+        source,
+        populated,
+        slots: inventory.devices.len(),
+        total_bytes,
+        dram_bytes: total_bytes - persistent_bytes,
+        persistent_bytes,
+        memory_mode,
+        inventory,
+        modules,
+        ceilings,
+        efficiency,
+        findings,
+    })
+}
+
+/// What the slots say: DIMMs below their rated speed, mixed parts, ranks, vendors and sizes,
+/// persistent memory and its mode, empty slots.
+fn inventory_findings(inventory: &Inventory, memory_mode: bool) -> Vec<String> {
+    let populated = inventory.populated().count();
     let mut findings = Vec::new();
     let slow: Vec<String> = inventory
         .populated()
@@ -329,12 +371,13 @@ pub fn run(a: &Config) -> Result<DimmsResults> {
             inventory.devices.len()
         ));
     }
-    let modules: Vec<ModuleView> = inventory
-        .populated()
-        .filter(|d| !d.non_volatile)
-        .map(view)
-        .collect();
-    for m in &modules {
+    findings
+}
+
+/// Where part numbers and the BIOS disagree, and x4/x8 mixes.
+fn module_findings(modules: &[ModuleView]) -> Vec<String> {
+    let mut findings = Vec::new();
+    for m in modules {
         if !m.mismatches.is_empty() {
             findings.push(format!(
                 "{} ({}): {}",
@@ -351,50 +394,29 @@ pub fn run(a: &Config) -> Result<DimmsResults> {
     if widths.contains(&4) && widths.contains(&8) {
         findings.push("x4 and x8 modules are mixed: x4 devices have the smaller page and tFAW, x8 modules use fewer chips (less power); the DDR4 seed measured < 4% bandwidth difference between 2Rx4 and 2Rx8".to_string());
     }
-    let fclk = a.fclk.or_else(|| {
-        a.ccds?;
-        inventory
-            .populated()
-            .filter_map(|d| d.configured_mts.or(d.speed_mts))
-            .min()
-            .map(|m| m / 2)
-    });
-    let ceilings = memsight_model::platform::ceilings(&inventory, a.ccds, fclk);
-    findings.extend(diagnose(&ceilings));
-    let efficiency = match &a.bandwidth {
-        Some(path) => efficiency(path, &ceilings)?,
-        None => Vec::new(),
-    };
-    if let Some(best) = efficiency
+    findings
+}
+
+/// The best measured efficiency against the ceiling, judged against tuned STREAM.
+fn efficiency_finding(efficiency: &[Efficiency]) -> Option<String> {
+    let best = efficiency
         .iter()
-        .max_by(|x, y| x.efficiency.total_cmp(&y.efficiency))
-    {
-        findings.push(format!(
-            "best measured efficiency: {} at {:.0}% of the {} MB/s ceiling{}",
-            best.test,
-            100.0 * best.efficiency,
-            best.ceiling_mbs,
-            if best.efficiency < TUNED_BAND.0 {
-                format!(" — below the {:.0}–{:.0}% a tuned STREAM Triad reaches on balanced 1DPC servers (platform-limits.md): check population, NUMA placement and thread count", 100.0 * TUNED_BAND.0, 100.0 * TUNED_BAND.1)
-            } else {
-                " — within or above the band of tuned systems".to_string()
-            }
-        ));
-    }
-    Ok(DimmsResults {
-        source,
-        populated,
-        slots: inventory.devices.len(),
-        total_bytes,
-        dram_bytes: total_bytes - persistent_bytes,
-        persistent_bytes,
-        memory_mode,
-        inventory,
-        modules,
-        ceilings,
-        efficiency,
-        findings,
-    })
+        .max_by(|x, y| x.efficiency.total_cmp(&y.efficiency))?;
+    Some(format!(
+        "best measured efficiency: {} at {:.0}% of the {} MB/s ceiling{}",
+        best.test,
+        100.0 * best.efficiency,
+        best.ceiling_mbs,
+        if best.efficiency < TUNED_BAND.0 {
+            format!(
+                " — below the {:.0}–{:.0}% a tuned STREAM Triad reaches on balanced 1DPC servers (platform-limits.md): check population, NUMA placement and thread count",
+                100.0 * TUNED_BAND.0,
+                100.0 * TUNED_BAND.1
+            )
+        } else {
+            " — within or above the band of tuned systems".to_string()
+        }
+    ))
 }
 
 /// How close a measured bandwidth came to the ceiling.
