@@ -86,6 +86,97 @@ pub fn save(
     Ok(())
 }
 
+/// What a run has done so far: suites skipped (with the reason) and whether all completed.
+#[derive(Default)]
+struct Progress {
+    skipped: Vec<String>,
+    complete: bool,
+}
+
+impl Progress {
+    /// Runs one suite unless `skip` gives a reason (or Ctrl-C came): its results, or `None`.
+    fn suite<R>(
+        &mut self,
+        skip: Option<String>,
+        f: impl FnOnce() -> Result<(R, bool)>,
+    ) -> Result<Option<R>> {
+        if let Some(why) = skip {
+            self.skipped.push(why);
+            return Ok(None);
+        }
+        if memsight_core::cancel::requested() {
+            return Ok(None);
+        }
+        let (r, done) = f()?;
+        self.complete &= done;
+        Ok(Some(r))
+    }
+}
+
+/// The bandwidth tests of a level.
+fn bandwidth_args(level: Level) -> BandwidthArgs {
+    let tests = |names: &[&str]| names.iter().map(|s| s.to_string()).collect();
+    match level {
+        Level::Quick => BandwidthArgs {
+            test: tests(&["read", "write", "copy-nt"]),
+            min_samples: 3,
+            point_budget: 0.3,
+            ..defaults()
+        },
+        Level::Default => BandwidthArgs {
+            test: tests(&[
+                "read",
+                "write",
+                "write-nt",
+                "copy",
+                "copy-nt",
+                "3:1",
+                "2:1",
+                "stream-triad-like",
+            ]),
+            min_samples: 5,
+            point_budget: 0.5,
+            ..defaults()
+        },
+        _ => BandwidthArgs {
+            scaling: true,
+            pattern: DataArg::Both,
+            sweep: true,
+            ..defaults()
+        },
+    }
+}
+
+/// The loaded-latency curves of a level: reads and 2:1 by default, every mix when thorough.
+fn loaded_config(level: Level) -> loaded::Config {
+    if level == Level::Default {
+        loaded::Config {
+            mixes: vec![
+                memsight_kernels::loadgen::TrafficMix::Reads,
+                memsight_kernels::loadgen::TrafficMix::R2W1,
+            ],
+            points: 5,
+            settle_ms: 50,
+            min_samples: 5,
+            point_budget: 0.2,
+            ..Default::default()
+        }
+    } else {
+        loaded::Config::default()
+    }
+}
+
+/// Why a suite needing two CPUs, or more than a quick run, is skipped (`None`: it runs).
+fn skip(what: &str, level: Level, ncpu: usize, needs_two: bool) -> Option<String> {
+    if needs_two && ncpu < 2 {
+        Some(format!("{what}: needs at least 2 CPUs"))
+    } else if level == Level::Quick {
+        Some(format!("{what}: not in a quick run"))
+    } else {
+        None
+    }
+}
+
 /// Runs every suite. `latency` holds the already measured ladder (it needs the CLI's progress).
 pub fn rest(
     a: &RunArgs,
@@ -100,126 +191,50 @@ pub fn rest(
     } else {
         Level::Default
     };
-    let mut skipped = Vec::new();
-    let mut complete = true;
     let ncpu = env.allowed_cpus.len();
-
-    let bw = match level {
-        Level::Quick => BandwidthArgs {
-            test: ["read", "write", "copy-nt"].map(String::from).to_vec(),
-            min_samples: 3,
-            point_budget: 0.3,
-            ..defaults()
-        },
-        Level::Default => BandwidthArgs {
-            test: [
-                "read",
-                "write",
-                "write-nt",
-                "copy",
-                "copy-nt",
-                "3:1",
-                "2:1",
-                "stream-triad-like",
-            ]
-            .map(String::from)
-            .to_vec(),
-            min_samples: 5,
-            point_budget: 0.5,
-            ..defaults()
-        },
-        _ => BandwidthArgs {
-            scaling: true,
-            pattern: DataArg::Both,
-            sweep: true,
-            ..defaults()
-        },
+    let mut p = Progress {
+        complete: true,
+        ..Default::default()
     };
-    let cfg = bw.config(env)?;
+    let cfg = bandwidth_args(level).config(env)?;
     let (bandwidth, done) = bandwidth::run(&cfg, env, &|m: &str| tick(&format!("bandwidth: {m}")))?;
-    complete &= done;
-
-    let loaded_latency = if ncpu < 2 {
-        skipped.push("loaded latency: needs at least 2 CPUs".to_string());
-        None
-    } else if level == Level::Quick || memsight_core::cancel::requested() {
-        skipped.push("loaded latency: not in a quick run".to_string());
-        None
-    } else {
-        let la = if level == Level::Default {
-            loaded::Config {
-                mixes: vec![
-                    memsight_kernels::loadgen::TrafficMix::Reads,
-                    memsight_kernels::loadgen::TrafficMix::R2W1,
-                ],
-                points: 5,
-                settle_ms: 50,
-                min_samples: 5,
-                point_budget: 0.2,
-                ..Default::default()
-            }
-        } else {
-            loaded::Config::default()
-        };
-        let (r, done) = loaded::run(&la, env, &|m: &str| tick(&format!("loaded latency: {m}")))?;
-        complete &= done;
-        Some(r)
-    };
-
-    let numa = if level == Level::Quick || memsight_core::cancel::requested() {
-        skipped.push("NUMA matrices: not in a quick run".to_string());
-        None
-    } else {
-        let na = numa::Config {
+    p.complete &= done;
+    let loaded_latency = p.suite(skip("loaded latency", level, ncpu, true), || {
+        loaded::run(&loaded_config(level), env, &|m: &str| {
+            tick(&format!("loaded latency: {m}"))
+        })
+    })?;
+    let numa = p.suite(skip("NUMA matrices", level, ncpu, false), || {
+        let cfg = numa::Config {
             min_samples: 5,
             point_budget: 0.3,
             ..Default::default()
         };
-        let (r, done) = numa::run(&na, env, &|m: &str| tick(&format!("NUMA: {m}")))?;
-        complete &= done;
-        Some(r)
-    };
-
-    let c2c = if ncpu < 2 || level == Level::Quick || memsight_core::cancel::requested() {
-        skipped.push(format!(
-            "core-to-core latency: {}",
-            if ncpu < 2 {
-                "needs at least 2 CPUs"
-            } else {
-                "not in a quick run"
-            }
-        ));
-        None
-    } else {
-        let ca = c2c::Config {
+        numa::run(&cfg, env, &|m: &str| tick(&format!("NUMA: {m}")))
+    })?;
+    let c2c = p.suite(skip("core-to-core latency", level, ncpu, true), || {
+        let cfg = c2c::Config {
             sampling: crate::sampling::Sampling {
                 point_budget: 0.3,
                 ..c2c::SAMPLING
             },
             ..Default::default()
         };
-        let (r, done) = c2c::run(&ca, env, &|m: &str| tick(&format!("core to core: {m}")))?;
-        complete &= done;
-        Some(r)
-    };
-
+        c2c::run(&cfg, env, &|m: &str| tick(&format!("core to core: {m}")))
+    })?;
     let dimms = match dimms::run(&dimms::Config {
         dmidecode: a.dmidecode.clone(),
         ..Default::default()
     }) {
         Ok(r) => Some(r),
         Err(e) => {
-            skipped.push(format!("DIMM inventory: {e}"));
+            p.skipped.push(format!("DIMM inventory: {e}"));
             None
         }
     };
-
-    let rowbuffer = if level != Level::Thorough {
-        skipped.push("row-buffer study: thorough runs only (memsight rowbuffer)".to_string());
-        None
-    } else if memsight_core::cancel::requested() {
-        None
-    } else {
+    let thorough_only = (level != Level::Thorough)
+        .then(|| "row-buffer study: thorough runs only (memsight rowbuffer)".to_string());
+    let rowbuffer = p.suite(thorough_only, || {
         let ra = RowbufferArgs {
             offsets: "0..512K/16K".into(),
             kernels: "copy".into(),
@@ -227,17 +242,11 @@ pub fn rest(
             samples: 3,
             ..defaults()
         };
-        let cfg = ra.config(env)?;
-        let (r, done) = rowbuffer::run(
-            &rowbuffer::ModelSource::Inventory(a.dmidecode.clone()),
-            &cfg,
-            env,
-            &|m: &str| tick(&format!("row buffer: {m}")),
-        )?;
-        complete &= done;
-        Some(r)
-    };
-
+        let source = rowbuffer::ModelSource::Inventory(a.dmidecode.clone());
+        rowbuffer::run(&source, &ra.config(env)?, env, &|m: &str| {
+            tick(&format!("row buffer: {m}"))
+        })
+    })?;
     let summary = summary(
         &latency,
         &bandwidth,
@@ -255,11 +264,11 @@ pub fn rest(
             c2c,
             dimms,
             rowbuffer,
-            skipped,
+            skipped: p.skipped,
             summary,
             directory: None,
         },
-        complete,
+        p.complete,
     ))
 }
 
