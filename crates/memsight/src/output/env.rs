@@ -15,8 +15,8 @@ fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-/// Prints the environment report.
-pub fn print(env: &Environment) {
+/// The machine in key/value lines: host, CPU, features, memory, page sizes, state.
+fn facts(env: &Environment) {
     let t = &env.topology;
     heading("Environment");
     if t.source != TopologySource::Live {
@@ -82,6 +82,11 @@ pub fn print(env: &Environment) {
         format_list(&env.allowed_cpus),
         format_list(&env.allowed_nodes)
     );
+    state(env);
+}
+
+/// What the machine is doing: memory, frequency policy, page settings, NUMA balancing, load.
+fn state(env: &Environment) {
     println!(
         "memory          total {} · available {} · cgroup limit {}",
         env.memory
@@ -149,7 +154,10 @@ pub fn print(env: &Environment) {
             _ => String::new(),
         }
     );
+}
 
+/// Caches, CPU-side and memory-side.
+fn caches(t: &memsight_core::topology::Topology) {
     let mut caches = table(&[
         "level",
         "kind",
@@ -184,7 +192,10 @@ pub fn print(env: &Environment) {
         ]);
     }
     println!("\nCaches (hwloc; cross-checked with sysfs and CPUID)\n{caches}");
+}
 
+/// NUMA nodes, CPU-less ones included.
+fn nodes(t: &memsight_core::topology::Topology) {
     let mut nodes = table(&[
         "node",
         "memory",
@@ -213,6 +224,10 @@ pub fn print(env: &Environment) {
         ]);
     }
     println!("\nNUMA nodes\n{nodes}");
+}
+
+/// Memory devices the OS lists (DAX, CXL, PMEM).
+fn devices(t: &memsight_core::topology::Topology) {
     if !t.memory_devices.is_empty() {
         let mut devs = table(&["device", "kind", "details"]);
         for d in &t.memory_devices {
@@ -228,6 +243,14 @@ pub fn print(env: &Environment) {
         }
         println!("\nMemory devices\n{devs}");
     }
+}
+
+/// Prints the environment report.
+pub fn print(env: &Environment) {
+    facts(env);
+    caches(&env.topology);
+    nodes(&env.topology);
+    devices(&env.topology);
     print_warnings(env);
 }
 
