@@ -74,46 +74,19 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let started = SystemTime::now();
-    // Commands that read stored results need neither the live machine nor Ctrl-C handling.
-    match &cli.command {
-        Command::Schema => return schema(),
-        Command::History(a) => return stored::history(a, &cli.global),
-        Command::Compare(a) => return stored::compare(a, &cli.global),
-        Command::Report(a) => return stored::report(a),
-        Command::Export(a) => return stored::export(a),
-        Command::AllocWorker(a) => {
-            alloc::worker(&a.workload()?, a.trim)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Command::PmemWorker(a) => {
-            pmem::worker::main(&a.task()?)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        _ => {}
+    if let Some(done) = offline(&cli) {
+        return done;
     }
     ctrlc::set_handler(cancel::request).context("cannot install the Ctrl-C handler")?;
     // Refuse an unwritable output path now, not after minutes of measuring.
     if let Some(path) = &cli.global.output {
-        std::fs::File::create(path).map_err(|e| {
-            Error::input(format!(
-                "cannot write results to '{}': {e}; choose a writable path for -o",
-                path.display()
-            ))
-        })?;
+        check_writable(path, "choose a writable path for -o")?;
     }
     let env = environment(&cli.global)?;
     let g = &cli.global;
     let show = Show { g, started };
     match &cli.command {
-        Command::Env => {
-            if !g.json {
-                output::env::print(&env);
-            }
-            emit(
-                g,
-                Envelope::new("env", started, env, serde_json::Value::Null, true),
-            )
-        }
+        Command::Env => show.environment(env),
         Command::Latency(a) => {
             let (results, complete) = run_latency(a, &env, g)?;
             show.measured("latency", env, results, complete, None)
@@ -138,13 +111,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 })?;
             let failed = results.validation.as_ref().is_some_and(|v| !v.passed);
             let code = show.measured("stream", env, results, complete, None)?;
-            if failed {
-                eprintln!(
-                    "memsight: error: STREAM validation failed: the kernels computed wrong results (see above)"
-                );
-                return Ok(ExitCode::from(1));
-            }
-            Ok(code)
+            Ok(failing(
+                code,
+                failed,
+                "STREAM validation failed: the kernels computed wrong results (see above)",
+            ))
         }
         Command::C2c(a) => {
             require_live(&env)?;
@@ -182,13 +153,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 progress::with_progress(None, g.no_progress, |tick| alloc::run(&cfg, &env, tick))?;
             let failed = results.configs.iter().any(|c| !c.problems.is_empty());
             let code = show.study("alloc", env, results, complete, a.html.as_deref())?;
-            if failed && code == ExitCode::SUCCESS {
-                eprintln!(
-                    "memsight: error: some runs failed or were stopped (see the problems column)"
-                );
-                return Ok(ExitCode::from(1));
-            }
-            Ok(code)
+            Ok(failing(
+                code,
+                failed,
+                "some runs failed or were stopped (see the problems column)",
+            ))
         }
         Command::Rowbuffer(a) => {
             require_live(&env)?;
@@ -217,6 +186,29 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::AllocWorker(_)
         | Command::PmemWorker(_) => unreachable!("handled above"),
     }
+}
+
+/// Commands that read stored results, and the workers of child processes: they need neither
+/// the live machine nor Ctrl-C handling. `None` for every other command.
+fn offline(cli: &Cli) -> Option<anyhow::Result<ExitCode>> {
+    Some(match &cli.command {
+        Command::Schema => schema(),
+        Command::History(a) => stored::history(a, &cli.global),
+        Command::Compare(a) => stored::compare(a, &cli.global),
+        Command::Report(a) => stored::report(a),
+        Command::Export(a) => stored::export(a),
+        Command::AllocWorker(a) => a
+            .workload()
+            .and_then(|w| alloc::worker(&w, a.trim))
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(Into::into),
+        Command::PmemWorker(a) => a
+            .task()
+            .and_then(|t| pmem::worker::main(&t))
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(Into::into),
+        _ => return None,
+    })
 }
 
 /// `memsight schema`: the JSON Schema of the envelope and of every command's results.
@@ -251,6 +243,17 @@ struct Show<'a> {
 }
 
 impl Show<'_> {
+    /// `memsight env`: the environment report alone.
+    fn environment(&self, env: Environment) -> anyhow::Result<ExitCode> {
+        if !self.g.json {
+            output::env::print(&env);
+        }
+        emit(
+            self.g,
+            Envelope::new("env", self.started, env, serde_json::Value::Null, true),
+        )
+    }
+
     /// A measurement: the environment's warnings come first (they can distort the figures).
     fn measured<R: Serialize + present::Present>(
         &self,
@@ -336,6 +339,28 @@ fn run_all(
     let envelope = Envelope::new("run", started, env, results, done);
     run::save(&envelope, &dir, history.as_mut(), g.json)?;
     emit(g, envelope)
+}
+
+/// Exit code 1 with one line when results were written but show a failure (STREAM validation,
+/// failed allocator runs); `code` otherwise.
+fn failing(code: ExitCode, failed: bool, what: &str) -> ExitCode {
+    if failed && code == ExitCode::SUCCESS {
+        eprintln!("memsight: error: {what}");
+        ExitCode::from(1)
+    } else {
+        code
+    }
+}
+
+/// Refuses a path that cannot be written, with `fix` saying what to do.
+fn check_writable(path: &std::path::Path, fix: &str) -> anyhow::Result<()> {
+    std::fs::File::create(path).map_err(|e| {
+        Error::input(format!(
+            "cannot write results to '{}': {e}; {fix}",
+            path.display()
+        ))
+    })?;
+    Ok(())
 }
 
 /// Refuses an unwritable `--html` path now, not after minutes of measuring.
