@@ -91,6 +91,45 @@ fn short(s: &str, max: usize) -> String {
 }
 
 /// Draws the map.
+/// The lines written in a slot: locator, then size, type and speed, organisation and vendor,
+/// part number (or "empty").
+fn slot_text(d: &DimmsResults, dev: &MemoryDevice) -> Vec<String> {
+    let mut text = vec![short(dev.locator.as_deref().unwrap_or("?"), 22)];
+    if dev.populated {
+        let kind = dev
+            .memory_type
+            .clone()
+            .or_else(|| dev.inferred_type.clone())
+            .unwrap_or_default();
+        let speed = dev.configured_mts.or(dev.speed_mts);
+        text.push(format!(
+            "{} {}{}",
+            dev.size_bytes.map_or("?".to_string(), format_bytes),
+            kind,
+            speed.map_or(String::new(), |s| format!("-{s}"))
+        ));
+        let view = d
+            .modules
+            .iter()
+            .find(|m| m.handle == dev.handle)
+            .and_then(|m| m.decoded.as_ref());
+        let org = match (view, dev.rank) {
+            (Some(v), _) => v.organisation(),
+            (None, Some(r)) => format!("{r}R"),
+            _ => String::new(),
+        };
+        text.push(format!(
+            "{} {}",
+            org,
+            short(dev.manufacturer.as_deref().unwrap_or(""), 12)
+        ));
+        text.push(short(dev.part_number.as_deref().unwrap_or(""), 22));
+    } else {
+        text.push("empty".into());
+    }
+    text
+}
+
 pub fn draw(d: &DimmsResults) -> String {
     let map = layout(d);
     let max_slots = map
@@ -173,39 +212,7 @@ pub fn draw(d: &DimmsResults) -> String {
                             RGBColor(170, 170, 170).stroke_width(1),
                         ))?;
                     }
-                    let mut text = vec![short(dev.locator.as_deref().unwrap_or("?"), 22)];
-                    if dev.populated {
-                        let kind = dev
-                            .memory_type
-                            .clone()
-                            .or_else(|| dev.inferred_type.clone())
-                            .unwrap_or_default();
-                        let speed = dev.configured_mts.or(dev.speed_mts);
-                        text.push(format!(
-                            "{} {}{}",
-                            dev.size_bytes.map_or("?".to_string(), format_bytes),
-                            kind,
-                            speed.map_or(String::new(), |s| format!("-{s}"))
-                        ));
-                        let view = d
-                            .modules
-                            .iter()
-                            .find(|m| m.handle == dev.handle)
-                            .and_then(|m| m.decoded.as_ref());
-                        let org = match (view, dev.rank) {
-                            (Some(v), _) => v.organisation(),
-                            (None, Some(r)) => format!("{r}R"),
-                            _ => String::new(),
-                        };
-                        text.push(format!(
-                            "{} {}",
-                            org,
-                            short(dev.manufacturer.as_deref().unwrap_or(""), 12)
-                        ));
-                        text.push(short(dev.part_number.as_deref().unwrap_or(""), 22));
-                    } else {
-                        text.push("empty".into());
-                    }
+                    let text = slot_text(d, dev);
                     for (k, t) in text.iter().enumerate() {
                         root.draw(&Text::new(
                             t.clone(),
