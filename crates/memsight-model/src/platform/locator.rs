@@ -205,6 +205,7 @@ pub fn channel_of_slot(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use LocatorScheme::*;
 
     fn dev(loc: &str, bank: &str) -> MemoryDevice {
         MemoryDevice {
@@ -224,145 +225,146 @@ mod tests {
         Option<u32>,
     );
 
+    /// One slot of each scheme as real BIOSes print it (the fixtures and vendor manuals).
+    const CASES: &[Case] = &[
+        (
+            "P1-DIMMD1",
+            "P0_Node1_Channel0_Dimm0",
+            XeonNodeChannel,
+            Some("0"),
+            Some("IMC1/0"),
+            None,
+        ),
+        (
+            "CPU1_A0",
+            "_Node1_Channel3_Dimm0",
+            XeonNodeChannel,
+            Some("1"),
+            Some("IMC1/3"),
+            None,
+        ),
+        (
+            "DIMM 0",
+            "P1 CHANNEL L",
+            AmdChannel,
+            Some("1"),
+            Some("L"),
+            None,
+        ),
+        (
+            "CPU2_DIMM_A1",
+            "P1 CHANNEL A",
+            AmdChannel,
+            Some("1"),
+            Some("A"),
+            None,
+        ),
+        (
+            "Controller1-ChannelA-DIMM1",
+            "BANK 0",
+            ClientController,
+            Some("0"),
+            Some("C1A"),
+            None,
+        ),
+        (
+            "Controller0-DIMM1",
+            "BANK 0",
+            ClientController,
+            Some("0"),
+            Some("C0"),
+            None,
+        ),
+        (
+            "Controller1-ChannelD",
+            "BANK 3",
+            ClientController,
+            Some("0"),
+            Some("C1D"),
+            None,
+        ),
+        (
+            "ChannelK-DIMM0",
+            "NODE 5",
+            ChannelDimm,
+            None,
+            Some("K"),
+            None,
+        ),
+        (
+            "CPU1_DIMM_A1",
+            "",
+            ChannelLetter,
+            Some("1"),
+            Some("A"),
+            None,
+        ),
+        (
+            "P2-DIMMF1",
+            "NO DIMM",
+            ChannelLetter,
+            Some("2"),
+            Some("F"),
+            None,
+        ),
+        (
+            "CPU0.G0",
+            "BANK 6",
+            ChannelLetter,
+            Some("0"),
+            Some("G"),
+            None,
+        ),
+        (
+            "CPU1_DIMM_L",
+            "BANK 23",
+            ChannelLetter,
+            Some("1"),
+            Some("L"),
+            None,
+        ),
+        (
+            "DIMM_P0_H1",
+            "BANK 1",
+            ChannelLetter,
+            Some("0"),
+            Some("H"),
+            None,
+        ),
+        ("DIMM_B2", "BANK 3", ChannelLetter, None, Some("B"), None),
+        (
+            "DIMM J1",
+            "Secondary Main Board/CPU 3",
+            ChannelLetter,
+            Some("3"),
+            Some("J"),
+            None,
+        ),
+        ("B12", "Not Specified", DellSlot, Some("B"), None, Some(12)),
+        ("DIMM11_CPU1", "", DellSlot, Some("1"), None, Some(11)),
+        (
+            "PROC 2 DIMM 14",
+            "",
+            NumberedSlot,
+            Some("2"),
+            None,
+            Some(14),
+        ),
+        (
+            "Socket 0 DIMM 4",
+            "Bank 4",
+            NumberedSlot,
+            Some("0"),
+            None,
+            Some(4),
+        ),
+        ("DIMM 7", "", NumberedSlot, None, None, Some(7)),
+        ("Motherboard", "", Unknown, None, None, None),
+    ];
+
     #[test]
     fn every_known_scheme_is_read() {
-        use LocatorScheme::*;
-        let cases: &[Case] = &[
-            (
-                "P1-DIMMD1",
-                "P0_Node1_Channel0_Dimm0",
-                XeonNodeChannel,
-                Some("0"),
-                Some("IMC1/0"),
-                None,
-            ),
-            (
-                "CPU1_A0",
-                "_Node1_Channel3_Dimm0",
-                XeonNodeChannel,
-                Some("1"),
-                Some("IMC1/3"),
-                None,
-            ),
-            (
-                "DIMM 0",
-                "P1 CHANNEL L",
-                AmdChannel,
-                Some("1"),
-                Some("L"),
-                None,
-            ),
-            (
-                "CPU2_DIMM_A1",
-                "P1 CHANNEL A",
-                AmdChannel,
-                Some("1"),
-                Some("A"),
-                None,
-            ),
-            (
-                "Controller1-ChannelA-DIMM1",
-                "BANK 0",
-                ClientController,
-                Some("0"),
-                Some("C1A"),
-                None,
-            ),
-            (
-                "Controller0-DIMM1",
-                "BANK 0",
-                ClientController,
-                Some("0"),
-                Some("C0"),
-                None,
-            ),
-            (
-                "Controller1-ChannelD",
-                "BANK 3",
-                ClientController,
-                Some("0"),
-                Some("C1D"),
-                None,
-            ),
-            (
-                "ChannelK-DIMM0",
-                "NODE 5",
-                ChannelDimm,
-                None,
-                Some("K"),
-                None,
-            ),
-            (
-                "CPU1_DIMM_A1",
-                "",
-                ChannelLetter,
-                Some("1"),
-                Some("A"),
-                None,
-            ),
-            (
-                "P2-DIMMF1",
-                "NO DIMM",
-                ChannelLetter,
-                Some("2"),
-                Some("F"),
-                None,
-            ),
-            (
-                "CPU0.G0",
-                "BANK 6",
-                ChannelLetter,
-                Some("0"),
-                Some("G"),
-                None,
-            ),
-            (
-                "CPU1_DIMM_L",
-                "BANK 23",
-                ChannelLetter,
-                Some("1"),
-                Some("L"),
-                None,
-            ),
-            (
-                "DIMM_P0_H1",
-                "BANK 1",
-                ChannelLetter,
-                Some("0"),
-                Some("H"),
-                None,
-            ),
-            ("DIMM_B2", "BANK 3", ChannelLetter, None, Some("B"), None),
-            (
-                "DIMM J1",
-                "Secondary Main Board/CPU 3",
-                ChannelLetter,
-                Some("3"),
-                Some("J"),
-                None,
-            ),
-            ("B12", "Not Specified", DellSlot, Some("B"), None, Some(12)),
-            ("DIMM11_CPU1", "", DellSlot, Some("1"), None, Some(11)),
-            (
-                "PROC 2 DIMM 14",
-                "",
-                NumberedSlot,
-                Some("2"),
-                None,
-                Some(14),
-            ),
-            (
-                "Socket 0 DIMM 4",
-                "Bank 4",
-                NumberedSlot,
-                Some("0"),
-                None,
-                Some(4),
-            ),
-            ("DIMM 7", "", NumberedSlot, None, None, Some(7)),
-            ("Motherboard", "", Unknown, None, None, None),
-        ];
-        for &(loc, bank, scheme, socket, channel, slot) in cases {
+        for &(loc, bank, scheme, socket, channel, slot) in CASES {
             let l = locate(&dev(loc, bank));
             assert_eq!(l.scheme, scheme, "{loc} / {bank}");
             assert_eq!(l.socket.as_deref(), socket, "{loc} / {bank}");
@@ -375,7 +377,6 @@ mod tests {
     /// HPE Gen11: slots 3, 7, 10 and 14 of 16 are four different channels of eight.
     #[test]
     fn slot_numbers_become_channels() {
-        use LocatorScheme::*;
         let dell: Vec<u32> = [2, 3, 5, 6, 8, 9]
             .iter()
             .map(|&n| channel_of_slot(DellSlot, n, 1, 12, 6))
