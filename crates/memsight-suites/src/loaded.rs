@@ -209,138 +209,24 @@ pub fn run(
     let results =
         memsight_core::pin::run_team(&all, |i, _, barrier| -> Result<Option<Vec<Curve>>> {
             if i > 0 {
-                // A load thread: own buffer, first-touched here; generate while not paused.
                 let req = BufferRequest {
                     bytes: load_size,
                     kind: page_kind,
                     node,
                 };
-                let mut buf = Buffer::allocate(req, env);
-                if let Ok(b) = buf.as_mut() {
-                    b.touch();
-                }
-                barrier.wait();
-                let mut buf = buf?;
-                while !traffic.quit.load(Ordering::SeqCst) {
-                    if traffic.paused.load(Ordering::SeqCst) {
-                        std::thread::sleep(Duration::from_millis(1));
-                        continue;
-                    }
-                    let mix = MIXES[traffic.mix.load(Ordering::SeqCst) as usize];
-                    generate(
-                        buf.as_mut_slice(),
-                        mix,
-                        &traffic.delay,
-                        &traffic.paused,
-                        &traffic.visits[i - 1],
-                    );
-                }
-                return Ok(None);
+                return load_thread(&traffic, i - 1, req, env, barrier);
             }
-            // The chasing thread.
-            let req = BufferRequest {
-                bytes: size,
-                kind: page_kind,
-                node,
+            let chase = Chase {
+                a,
+                env,
+                traffic: &traffic,
+                mixes: &mixes,
+                size,
+                rule: &rule,
+                settle,
+                tick,
             };
-            let buf = Buffer::allocate(req, env);
-            barrier.wait();
-            let stop_all = || traffic.quit.store(true, Ordering::SeqCst);
-            let mut buf = match buf {
-                Ok(b) => b,
-                Err(e) => {
-                    stop_all();
-                    return Err(e);
-                }
-            };
-            let elements = size as usize / 128;
-            let mut chains = Chains::build(
-                &mut buf.as_mut_slice()[..size as usize],
-                elements,
-                128,
-                Pattern::Window {
-                    window_bytes: 64 * 4096,
-                },
-                1,
-                0x5eed,
-            );
-            let per_sample = {
-                let t = chains.time(elements as u64);
-                ((2e6 / (t.as_nanos() as f64 / elements as f64)) as u64).max(1000)
-            };
-            let ticks = memsight_kernels::pingpong::tsc_ticks_per_ns(20);
-            let mut curves = Vec::new();
-            for &mix in &mixes {
-                traffic.mix.store(
-                    MIXES.iter().position(|m| *m == mix).expect("known mix") as u64,
-                    Ordering::SeqCst,
-                );
-                let mut measure = |delay: Option<u64>| -> Option<CurvePoint> {
-                    traffic.set(delay);
-                    std::thread::sleep(settle);
-                    let v0 = traffic.visits();
-                    let t0 = Instant::now();
-                    let mut chase_loads = 0u64;
-                    let sampled = sample_until(&rule, || {
-                        chase_loads += per_sample;
-                        crate::latency::ladder::chase_sample(&mut chains, per_sample)
-                    })?;
-                    let ns = t0.elapsed().as_nanos() as f64;
-                    let dv = traffic.visits() - v0;
-                    let bandwidth_gbs = (dv * mix.dram_bytes() + 64 * chase_loads) as f64 / ns;
-                    let (p50, p90, p99) = percentiles(&mut chains, ticks);
-                    tick(&format!("{}: {:.1} GB/s", mix.name(), bandwidth_gbs));
-                    Some(CurvePoint {
-                        delay_cycles: delay,
-                        bandwidth_gbs,
-                        latency_ns: sampled.summary,
-                        p50_ns: p50,
-                        p90_ns: p90,
-                        p99_ns: p99,
-                    })
-                };
-                let mut points = Vec::new();
-                let Some(idle) = measure(None) else { break };
-                points.push(idle);
-                let Some(max) = measure(Some(0)) else { break };
-                let (lo, hi) = (points[0].bandwidth_gbs, max.bandwidth_gbs);
-                points.push(max);
-                // Targets evenly spaced in bandwidth between idle and saturation.
-                let n = a.points as usize;
-                for k in 1..n.saturating_sub(1) {
-                    if cancel::requested() {
-                        break;
-                    }
-                    let target = lo + (hi - lo) * k as f64 / (n - 1) as f64;
-                    let delay = find_delay(&traffic, mix, target);
-                    match measure(Some(delay)) {
-                        Some(p) => points.push(p),
-                        None => break,
-                    }
-                }
-                points.sort_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs));
-                let idle_ns = points
-                    .iter()
-                    .find(|p| p.delay_cycles.is_none())
-                    .map_or(0.0, |p| p.latency_ns.median);
-                let knee_gbs = points
-                    .iter()
-                    .find(|p| p.latency_ns.median >= a.knee * idle_ns)
-                    .map(|p| p.bandwidth_gbs);
-                let saturation_gbs = points.iter().map(|p| p.bandwidth_gbs).fold(0.0, f64::max);
-                curves.push(Curve {
-                    mix,
-                    points,
-                    knee_gbs,
-                    saturation_gbs,
-                });
-                if cancel::requested() {
-                    break;
-                }
-            }
-            stop_all();
-            traffic.paused.store(true, Ordering::SeqCst);
-            Ok(Some(curves))
+            chase_thread(&chase, barrier)
         })?;
     let mut curves = Vec::new();
     for r in results {
@@ -352,17 +238,7 @@ pub fn run(
         complete = false;
     }
     let findings = findings(&curves, a.knee);
-    let method = format!(
-        "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
-        memsight_core::units::format_bytes(size),
-        a.page_kind.name(),
-        plan.chase_cpu,
-        plan.load_cpus.len(),
-        memsight_core::units::format_list(&plan.load_cpus),
-        memsight_core::units::format_bytes(load_size),
-        a.points,
-        a.settle_ms
-    );
+    let method = method(a, &plan, size);
     Ok((
         LoadedResults {
             method,
@@ -373,6 +249,181 @@ pub fn run(
         },
         complete,
     ))
+}
+
+/// What the chasing thread needs.
+struct Chase<'a> {
+    a: &'a Config,
+    env: &'a Environment,
+    traffic: &'a Traffic,
+    mixes: &'a [TrafficMix],
+    /// Chase working set, bytes.
+    size: u64,
+    rule: &'a memsight_core::stats::StopRule,
+    /// Traffic time before each point.
+    settle: Duration,
+    tick: &'a (dyn Fn(&str) + Sync),
+}
+
+/// The chasing thread: for each mix, idle and saturated points, then delays found by bisection
+/// for points evenly spaced in bandwidth; stops the load threads when done.
+fn chase_thread(c: &Chase, barrier: &std::sync::Barrier) -> Result<Option<Vec<Curve>>> {
+    let req = BufferRequest {
+        bytes: c.size,
+        kind: c.a.page_kind,
+        node: c.a.node,
+    };
+    let buf = Buffer::allocate(req, c.env);
+    barrier.wait();
+    let stop_all = || c.traffic.quit.store(true, Ordering::SeqCst);
+    let mut buf = match buf {
+        Ok(b) => b,
+        Err(e) => {
+            stop_all();
+            return Err(e);
+        }
+    };
+    let elements = c.size as usize / 128;
+    let mut chains = Chains::build(
+        &mut buf.as_mut_slice()[..c.size as usize],
+        elements,
+        128,
+        Pattern::Window {
+            window_bytes: 64 * 4096,
+        },
+        1,
+        0x5eed,
+    );
+    let per_sample = {
+        let t = chains.time(elements as u64);
+        ((2e6 / (t.as_nanos() as f64 / elements as f64)) as u64).max(1000)
+    };
+    let ticks = memsight_kernels::pingpong::tsc_ticks_per_ns(20);
+    let mut curves = Vec::new();
+    for &mix in c.mixes {
+        c.traffic.mix.store(
+            MIXES.iter().position(|m| *m == mix).expect("known mix") as u64,
+            Ordering::SeqCst,
+        );
+        let mut measure = |delay: Option<u64>| -> Option<CurvePoint> {
+            c.traffic.set(delay);
+            std::thread::sleep(c.settle);
+            let v0 = c.traffic.visits();
+            let t0 = Instant::now();
+            let mut chase_loads = 0u64;
+            let sampled = sample_until(c.rule, || {
+                chase_loads += per_sample;
+                crate::latency::ladder::chase_sample(&mut chains, per_sample)
+            })?;
+            let ns = t0.elapsed().as_nanos() as f64;
+            let dv = c.traffic.visits() - v0;
+            let bandwidth_gbs = (dv * mix.dram_bytes() + 64 * chase_loads) as f64 / ns;
+            let (p50, p90, p99) = percentiles(&mut chains, ticks);
+            (c.tick)(&format!("{}: {:.1} GB/s", mix.name(), bandwidth_gbs));
+            Some(CurvePoint {
+                delay_cycles: delay,
+                bandwidth_gbs,
+                latency_ns: sampled.summary,
+                p50_ns: p50,
+                p90_ns: p90,
+                p99_ns: p99,
+            })
+        };
+        let mut points = Vec::new();
+        let Some(idle) = measure(None) else { break };
+        points.push(idle);
+        let Some(max) = measure(Some(0)) else { break };
+        let (lo, hi) = (points[0].bandwidth_gbs, max.bandwidth_gbs);
+        points.push(max);
+        // Targets evenly spaced in bandwidth between idle and saturation.
+        let n = c.a.points as usize;
+        for k in 1..n.saturating_sub(1) {
+            if cancel::requested() {
+                break;
+            }
+            let target = lo + (hi - lo) * k as f64 / (n - 1) as f64;
+            let delay = find_delay(c.traffic, mix, target);
+            match measure(Some(delay)) {
+                Some(p) => points.push(p),
+                None => break,
+            }
+        }
+        curves.push(curve(mix, points, c.a.knee));
+        if cancel::requested() {
+            break;
+        }
+    }
+    stop_all();
+    c.traffic.paused.store(true, Ordering::SeqCst);
+    Ok(Some(curves))
+}
+
+/// A load thread: its own buffer, first-touched here; generates the current mix while the
+/// traffic is not paused, until told to quit.
+fn load_thread(
+    traffic: &Traffic,
+    index: usize,
+    req: BufferRequest,
+    env: &Environment,
+    barrier: &std::sync::Barrier,
+) -> Result<Option<Vec<Curve>>> {
+    let mut buf = Buffer::allocate(req, env);
+    if let Ok(b) = buf.as_mut() {
+        b.touch();
+    }
+    barrier.wait();
+    let mut buf = buf?;
+    while !traffic.quit.load(Ordering::SeqCst) {
+        if traffic.paused.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let mix = MIXES[traffic.mix.load(Ordering::SeqCst) as usize];
+        generate(
+            buf.as_mut_slice(),
+            mix,
+            &traffic.delay,
+            &traffic.paused,
+            &traffic.visits[index],
+        );
+    }
+    Ok(None)
+}
+
+/// A curve from its points: sorted by bandwidth, the knee (first point at `knee` × idle
+/// latency) and the saturation bandwidth.
+fn curve(mix: TrafficMix, mut points: Vec<CurvePoint>, knee: f64) -> Curve {
+    points.sort_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs));
+    let idle_ns = points
+        .iter()
+        .find(|p| p.delay_cycles.is_none())
+        .map_or(0.0, |p| p.latency_ns.median);
+    let knee_gbs = points
+        .iter()
+        .find(|p| p.latency_ns.median >= knee * idle_ns)
+        .map(|p| p.bandwidth_gbs);
+    let saturation_gbs = points.iter().map(|p| p.bandwidth_gbs).fold(0.0, f64::max);
+    Curve {
+        mix,
+        points,
+        knee_gbs,
+        saturation_gbs,
+    }
+}
+
+/// How the curves were measured, in words.
+fn method(a: &Config, plan: &memsight_core::plan::LoadedPlan, size: u64) -> String {
+    format!(
+        "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
+        memsight_core::units::format_bytes(size),
+        a.page_kind.name(),
+        plan.chase_cpu,
+        plan.load_cpus.len(),
+        memsight_core::units::format_list(&plan.load_cpus),
+        memsight_core::units::format_bytes(a.load_bytes),
+        a.points,
+        a.settle_ms
+    )
 }
 
 /// Bisection on log(delay) for the delay whose load bandwidth is closest to `target` GB/s.
