@@ -149,6 +149,59 @@ pub fn run(
     if a.bandwidth {
         memsight_core::buffer::check_size(bw_size * max_cpus, env)?;
     }
+    let columns = columns(&plan);
+
+    let mut cells = Vec::new();
+    let mut complete = true;
+    'rows: for init in &plan.initiators {
+        let mut row = Vec::new();
+        for col in &columns {
+            tick(&format!("CPU node {} → {}", init.node, col.label));
+            let (cell, done) = measure_cell(
+                &Target {
+                    init,
+                    col,
+                    latency_size,
+                    bandwidth_bytes: a.bandwidth.then_some(bw_size),
+                    page_kind,
+                    rule,
+                    sample_ns,
+                },
+                env,
+            )?;
+            row.push(cell);
+            if !done || memsight_core::cancel::requested() {
+                complete = false;
+                cells.push(row);
+                break 'rows;
+            }
+        }
+        cells.push(row);
+    }
+
+    let claims = claims(&plan, &columns, &cells);
+    let findings = findings(&plan, &columns, &cells, &claims);
+    let method = format!(
+        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the read kernel on every allowed CPU of the row's node, {} per thread, GB/s of program bytes. Firmware claims: ACPI HMAT access class 0 from sysfs.",
+        memsight_core::units::format_bytes(latency_size),
+        a.page_kind.name(),
+        memsight_core::units::format_bytes(bw_size)
+    );
+    Ok((
+        NumaResults {
+            method,
+            plan,
+            columns,
+            cells,
+            claims,
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// One column per target node, and one for memory interleaved over all of them.
+fn columns(plan: &NumaPlan) -> Vec<Column> {
     let mut columns: Vec<Column> = plan
         .targets
         .iter()
@@ -167,77 +220,86 @@ pub fn run(
         kind: None,
         tier: None,
     });
+    columns
+}
 
-    let mut cells = Vec::new();
-    let mut complete = true;
-    'rows: for init in &plan.initiators {
-        let mut row = Vec::new();
-        for col in &columns {
-            tick(&format!("CPU node {} → {}", init.node, col.label));
-            let lat_cfg = LadderConfig {
-                sizes: vec![latency_size / 128 * 128],
-                stride: 128,
-                pattern: Pattern::Window {
-                    window_bytes: 64 * 4096,
-                },
-                page_kind,
-                tlb_compare: false,
-                max_parallel: 1,
-                cpus: vec![init.cpu],
-                node: col.node,
-                interleave: col.node.is_none(),
-                rule,
-                sample_ns: 2e6,
-                seed: 0x5eed,
-            };
-            let timer = memsight_core::timer::calibrate();
-            let (lat, done) = crate::latency::run(&lat_cfg, env, timer, &|_| {})?;
-            let latency_ns = lat
-                .ladders
-                .first()
-                .and_then(|l| l.main.points.first())
-                .map(|p| p.ns.clone());
-            let mut bandwidth_gbs = None;
-            if done && a.bandwidth {
-                let bw_cfg = BandwidthConfig {
-                    tests: vec![parse_test("read")?],
-                    isa: memsight_kernels::bandwidth::Isa::widest(),
-                    cpus: init.cpus.clone(),
-                    thread_counts: vec![init.cpus.len()],
-                    bytes_per_thread: bw_size,
-                    shared: false,
-                    interleave: col.node.is_none(),
-                    sweep_sizes: Vec::new(),
-                    node: col.node,
-                    page_kind,
-                    patterns: vec![NONZERO],
-                    rule,
-                    sample_ns,
-                    skipped: Vec::new(),
-                };
-                let p = crate::bandwidth::measure(
-                    &bw_cfg.tests[0],
-                    &bw_cfg,
-                    env,
-                    &init.cpus,
-                    bw_size,
-                    NONZERO,
-                )?;
-                bandwidth_gbs = p.map(|p| p.program_gbs);
-            }
-            row.push(Cell {
-                latency_ns,
-                bandwidth_gbs,
-            });
-            if !done || memsight_core::cancel::requested() {
-                complete = false;
-                cells.push(row);
-                break 'rows;
-            }
-        }
-        cells.push(row);
+/// One cell's measurement: from the row's CPUs to the column's memory.
+struct Target<'a> {
+    init: &'a memsight_core::plan::Initiator,
+    col: &'a Column,
+    latency_size: u64,
+    /// Bytes per thread of the bandwidth cell; `None`: latency only.
+    bandwidth_bytes: Option<u64>,
+    page_kind: memsight_core::buffer::PageKind,
+    rule: memsight_core::stats::StopRule,
+    sample_ns: f64,
+}
+
+/// Latency (one CPU of the row's node) and read bandwidth (all of them) of one cell; whether
+/// the latency point completed.
+fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
+    let lat_cfg = LadderConfig {
+        sizes: vec![t.latency_size / 128 * 128],
+        stride: 128,
+        pattern: Pattern::Window {
+            window_bytes: 64 * 4096,
+        },
+        page_kind: t.page_kind,
+        tlb_compare: false,
+        max_parallel: 1,
+        cpus: vec![t.init.cpu],
+        node: t.col.node,
+        interleave: t.col.node.is_none(),
+        rule: t.rule,
+        sample_ns: 2e6,
+        seed: 0x5eed,
+    };
+    let timer = memsight_core::timer::calibrate();
+    let (lat, done) = crate::latency::run(&lat_cfg, env, timer, &|_| {})?;
+    let latency_ns = lat
+        .ladders
+        .first()
+        .and_then(|l| l.main.points.first())
+        .map(|p| p.ns.clone());
+    let mut bandwidth_gbs = None;
+    if let (true, Some(bytes)) = (done, t.bandwidth_bytes) {
+        let bw_cfg = BandwidthConfig {
+            tests: vec![parse_test("read")?],
+            isa: memsight_kernels::bandwidth::Isa::widest(),
+            cpus: t.init.cpus.clone(),
+            thread_counts: vec![t.init.cpus.len()],
+            bytes_per_thread: bytes,
+            shared: false,
+            interleave: t.col.node.is_none(),
+            sweep_sizes: Vec::new(),
+            node: t.col.node,
+            page_kind: t.page_kind,
+            patterns: vec![NONZERO],
+            rule: t.rule,
+            sample_ns: t.sample_ns,
+            skipped: Vec::new(),
+        };
+        let p = crate::bandwidth::measure(
+            &bw_cfg.tests[0],
+            &bw_cfg,
+            env,
+            &t.init.cpus,
+            bytes,
+            NONZERO,
+        )?;
+        bandwidth_gbs = p.map(|p| p.program_gbs);
     }
+    Ok((
+        Cell {
+            latency_ns,
+            bandwidth_gbs,
+        },
+        done,
+    ))
+}
 
+/// The firmware's claims (HMAT) per target node, with measured ÷ claimed where both exist.
+fn claims(plan: &NumaPlan, columns: &[Column], cells: &[Vec<Cell>]) -> Vec<Claim> {
     let fs = FsRoot::from_env();
     let mut claims: Vec<Claim> = plan
         .targets
@@ -267,24 +329,7 @@ pub fn run(
             _ => None,
         };
     }
-    let findings = findings(&plan, &columns, &cells, &claims);
-    let method = format!(
-        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the read kernel on every allowed CPU of the row's node, {} per thread, GB/s of program bytes. Firmware claims: ACPI HMAT access class 0 from sysfs.",
-        memsight_core::units::format_bytes(latency_size),
-        a.page_kind.name(),
-        memsight_core::units::format_bytes(bw_size)
-    );
-    Ok((
-        NumaResults {
-            method,
-            plan,
-            columns,
-            cells,
-            claims,
-            findings,
-        },
-        complete,
-    ))
+    claims
 }
 
 fn findings(
