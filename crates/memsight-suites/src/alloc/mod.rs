@@ -302,55 +302,8 @@ pub fn run(
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(AllocResults, bool)> {
-    let mut skipped = Vec::new();
-    let mut configs: Vec<AllocConfig> = Vec::new();
-    let wanted = a.configs.clone();
-    let builtin = configs::builtin();
-    if let Some(w) = &wanted {
-        for name in w {
-            if !builtin.iter().any(|(c, _)| &c.name == name)
-                && !a
-                    .allocators
-                    .iter()
-                    .any(|s| s.starts_with(&format!("{name}=")))
-            {
-                return Err(Error::input(format!(
-                    "unknown configuration '{name}': {}",
-                    builtin
-                        .iter()
-                        .map(|(c, _)| c.name.clone())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
-        }
-    }
-    for (c, reason) in builtin {
-        if wanted.as_ref().is_some_and(|w| !w.contains(&c.name)) {
-            continue;
-        }
-        match reason {
-            Some(r) => skipped.push(r),
-            None => configs.push(c),
-        }
-    }
-    for spec in &a.allocators {
-        configs.push(configs::custom(spec)?);
-    }
     let user = (!a.command.is_empty()).then(|| a.command.clone());
-    if user.is_some() {
-        configs.retain(|c| {
-            if c.trim_each_phase {
-                skipped.push(format!(
-                    "{}: malloc_trim can only be called inside the built-in workload",
-                    c.name
-                ));
-                false
-            } else {
-                true
-            }
-        });
-    }
+    let (configs, skipped) = select(a)?;
     let w = match &user {
         None => Some(a.workload.clone().ok_or_else(|| {
             Error::input(
@@ -396,23 +349,7 @@ pub fn run(
                 break 'outer;
             }
             tick(&format!("{} run {}", c.name, rep + 1));
-            let cmd = match (&user, &w) {
-                (Some(argv), _) => {
-                    let mut cmd = Command::new(&argv[0]);
-                    cmd.args(&argv[1..]);
-                    cmd
-                }
-                // Without a user command the workload was resolved above.
-                (None, w) => {
-                    let w = w.as_ref().expect("a workload when no command is given");
-                    let mut cmd = Command::new(&exe);
-                    cmd.arg("alloc-worker").args(worker_args(w));
-                    if c.trim_each_phase {
-                        cmd.arg("--trim");
-                    }
-                    cmd
-                }
-            };
+            let cmd = command(user.as_deref(), w.as_ref(), &exe, c);
             let r = run_once(cmd, c, &limits, user.is_none())?;
             if r.ending == Ending::Interrupted {
                 complete = false;
@@ -425,7 +362,104 @@ pub fn run(
         results.push(summarise(c.clone(), runs, user.is_none()));
     }
     let (recommendation, findings) = judge(&results, user.is_some());
-    let method = match &w {
+    let method = method(a, w.as_ref(), &limits);
+    Ok((
+        AllocResults {
+            method,
+            workload: w.as_ref().map(spec),
+            command: user,
+            configs: results,
+            skipped,
+            recommendation,
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// The configurations to run (asked for, or all that are installed) and those skipped, with
+/// the reason.
+fn select(a: &Config) -> Result<(Vec<AllocConfig>, Vec<String>)> {
+    let mut skipped = Vec::new();
+    let mut configs: Vec<AllocConfig> = Vec::new();
+    let wanted = a.configs.clone();
+    let builtin = configs::builtin();
+    if let Some(w) = &wanted {
+        for name in w {
+            if !builtin.iter().any(|(c, _)| &c.name == name)
+                && !a
+                    .allocators
+                    .iter()
+                    .any(|s| s.starts_with(&format!("{name}=")))
+            {
+                return Err(Error::input(format!(
+                    "unknown configuration '{name}': {}",
+                    builtin
+                        .iter()
+                        .map(|(c, _)| c.name.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+    }
+    for (c, reason) in builtin {
+        if wanted.as_ref().is_some_and(|w| !w.contains(&c.name)) {
+            continue;
+        }
+        match reason {
+            Some(r) => skipped.push(r),
+            None => configs.push(c),
+        }
+    }
+    for spec in &a.allocators {
+        configs.push(configs::custom(spec)?);
+    }
+    if !a.command.is_empty() {
+        configs.retain(|c| {
+            if c.trim_each_phase {
+                skipped.push(format!(
+                    "{}: malloc_trim can only be called inside the built-in workload",
+                    c.name
+                ));
+                false
+            } else {
+                true
+            }
+        });
+    }
+    Ok((configs, skipped))
+}
+
+/// The child's command: the user's program, or `memsight alloc-worker` with the workload.
+fn command(
+    user: Option<&[String]>,
+    w: Option<&Workload>,
+    exe: &std::path::Path,
+    c: &AllocConfig,
+) -> Command {
+    match (user, w) {
+        (Some(argv), _) => {
+            let mut cmd = Command::new(&argv[0]);
+            cmd.args(&argv[1..]);
+            cmd
+        }
+        // Without a user command the workload was resolved by `run`.
+        (None, w) => {
+            let w = w.expect("a workload when no command is given");
+            let mut cmd = Command::new(exe);
+            cmd.arg("alloc-worker").args(worker_args(w));
+            if c.trim_each_phase {
+                cmd.arg("--trim");
+            }
+            cmd
+        }
+    }
+}
+
+/// How the study ran, in words.
+fn method(a: &Config, w: Option<&Workload>, limits: &Limits) -> String {
+    match w {
         Some(w) => format!(
             "built-in workload '{}' ({} threads, live set {}, sizes {} … {} log-uniform, {} phases, {} churn pairs per thread per phase, seed {}) in a child process per configuration, {} run(s) each; RSS (VmRSS) sampled every {} ms; live bytes reported by the workload after each phase; RSS after free sampled 50 ms after the workload freed everything; ops = mallocs + frees; figures are medians over runs with min–max",
             w.preset.name(),
@@ -446,19 +480,7 @@ pub fn run(
             limits.timeout.as_secs_f64(),
             format_bytes(limits.max_rss)
         ),
-    };
-    Ok((
-        AllocResults {
-            method,
-            workload: w.as_ref().map(spec),
-            command: user,
-            configs: results,
-            skipped,
-            recommendation,
-            findings,
-        },
-        complete,
-    ))
+    }
 }
 
 /// The resolved workload as `alloc-worker` arguments for the child: every value given, so
