@@ -202,49 +202,9 @@ pub fn run(
             let spans: Vec<TeamSpan> = (1..iterations)
                 .map(|it| clocks[it * 4 + kk].span())
                 .collect();
-            // STREAM's best/avg/min/max over the iterations nothing disturbed (all of them when
-            // none was clean: disturbance only adds time).
-            let clean: Vec<f64> = spans
-                .iter()
-                .filter(|s| s.disturbance().is_none())
-                .map(|s| s.ns * 1e-9)
-                .collect();
-            let times = if clean.is_empty() {
-                spans.iter().map(|s| s.ns * 1e-9).collect()
-            } else {
-                clean
-            };
-            let bytes = (op.arrays() * 8 * n) as u64;
-            let rfo = if cfg.store == Store::Regular {
-                (8 * n) as u64
-            } else {
-                0
-            };
-            let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
-            let max = times.iter().cloned().fold(0.0, f64::max);
-            let avg = times.iter().sum::<f64>() / times.len() as f64;
-            let rates: Vec<Taken> = spans
-                .iter()
-                .map(|s| Taken::spanned(bytes as f64 / s.ns, s))
-                .collect();
-            let min_ticks = min * 1e9 / clock.granularity_ns;
-            if min_ticks < 20.0 {
-                warnings.push(format!(
-                    "{}: the shortest run lasted {min_ticks:.0} clock ticks (< 20): use more --elements",
-                    op.name()
-                ));
-            }
-            kernels.push(KernelResult {
-                function: op.name().to_string(),
-                bytes,
-                dram_bytes: bytes + rfo,
-                best_rate_mbs: bytes as f64 / min / 1e6,
-                avg_time_s: avg,
-                min_time_s: min,
-                max_time_s: max,
-                gbs: summarize_taken(&rates, rates.len()),
-                min_ticks,
-            });
+            let (k, warning) = kernel(*op, &spans, cfg, clock);
+            kernels.push(k);
+            warnings.extend(warning);
         }
     }
     let validation = complete.then(|| {
@@ -265,6 +225,60 @@ pub fn run(
         warnings,
     };
     Ok((results, complete))
+}
+
+/// One kernel's STREAM figures from its timed iterations (the first already left out).
+fn kernel(
+    op: StreamOp,
+    spans: &[TeamSpan],
+    cfg: &StreamConfig,
+    clock: &ClockInfo,
+) -> (KernelResult, Option<String>) {
+    // STREAM's best/avg/min/max over the iterations nothing disturbed (all of them when
+    // none was clean: disturbance only adds time).
+    let clean: Vec<f64> = spans
+        .iter()
+        .filter(|s| s.disturbance().is_none())
+        .map(|s| s.ns * 1e-9)
+        .collect();
+    let times = if clean.is_empty() {
+        spans.iter().map(|s| s.ns * 1e-9).collect()
+    } else {
+        clean
+    };
+    let n = cfg.elements;
+    let bytes = (op.arrays() * 8 * n) as u64;
+    let rfo = if cfg.store == Store::Regular {
+        (8 * n) as u64
+    } else {
+        0
+    };
+    let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
+    let max = times.iter().cloned().fold(0.0, f64::max);
+    let avg = times.iter().sum::<f64>() / times.len() as f64;
+    let rates: Vec<Taken> = spans
+        .iter()
+        .map(|s| Taken::spanned(bytes as f64 / s.ns, s))
+        .collect();
+    let min_ticks = min * 1e9 / clock.granularity_ns;
+    let warning = (min_ticks < 20.0).then(|| {
+        format!(
+            "{}: the shortest run lasted {min_ticks:.0} clock ticks (< 20): use more --elements",
+            op.name()
+        )
+    });
+    let result = KernelResult {
+        function: op.name().to_string(),
+        bytes,
+        dram_bytes: bytes + rfo,
+        best_rate_mbs: bytes as f64 / min / 1e6,
+        avg_time_s: avg,
+        min_time_s: min,
+        max_time_s: max,
+        gbs: summarize_taken(&rates, rates.len()),
+        min_ticks,
+    };
+    (result, warning)
 }
 
 #[cfg(test)]
