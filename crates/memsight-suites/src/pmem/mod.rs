@@ -310,12 +310,8 @@ fn pool_dir(a: &Config) -> Result<(PathBuf, bool)> {
     Ok((dir, !dax))
 }
 
-/// Runs the study.
-pub fn run(
-    a: &Config,
-    _env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(PmemResults, bool)> {
+/// Refuses a config PMDK or the study cannot work with, in one line naming the option.
+fn check(a: &Config) -> Result<()> {
     let pool = a.pool_bytes;
     if pool < MIN_POOL {
         return Err(Error::input(format!(
@@ -324,7 +320,7 @@ pub fn run(
             format_bytes(MIN_POOL)
         )));
     }
-    let sizes = a.sizes.clone();
+    let sizes = &a.sizes;
     if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > pool / 2) {
         return Err(Error::input(format!(
             "--sizes: {} is not a usable object size for a {} pool (1 B … half the pool)",
@@ -332,11 +328,10 @@ pub fn run(
             format_bytes(pool)
         )));
     }
-    let mixed = a.mixed_sizes.clone();
-    let strategies: Vec<&str> = a.strategies.iter().map(String::as_str).collect();
-    if let Some(bad) = strategies
+    if let Some(bad) = a
+        .strategies
         .iter()
-        .find(|s| !["default", "single", "per-class", "retry"].contains(s))
+        .find(|s| !["default", "single", "per-class", "retry"].contains(&s.as_str()))
     {
         return Err(Error::input(format!(
             "unknown strategy '{bad}': default, single, per-class, retry"
@@ -350,6 +345,20 @@ pub fn run(
     if !(0.05..=0.95).contains(&a.live_fraction) {
         return Err(Error::input("--live-fraction must be within 0.05 … 0.95"));
     }
+    Ok(())
+}
+
+/// Runs the study.
+pub fn run(
+    a: &Config,
+    _env: &Environment,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(PmemResults, bool)> {
+    check(a)?;
+    let pool = a.pool_bytes;
+    let sizes = a.sizes.clone();
+    let mixed = a.mixed_sizes.clone();
+    let strategies: Vec<&str> = a.strategies.iter().map(String::as_str).collect();
     let (dir, emulated) = pool_dir(a)?;
     if let Some(free) = memsight_core::pmemobj::free_space(&dir)
         && free < pool + (64 << 20)
