@@ -238,6 +238,47 @@ fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
     Ok(b)
 }
 
+/// How the study ran, in words.
+fn method(cfg: &Config) -> String {
+    format!(
+        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps; {} thread(s) on CPUs {:?}, {} ISA; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
+        cfg.kernels
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(" and "),
+        format_bytes(cfg.array_bytes),
+        format_bytes(cfg.offsets[0]),
+        format_bytes(*cfg.offsets.last().expect("offsets")),
+        cfg.offsets.get(1).map_or(0, |o| o - cfg.offsets[0]),
+        cfg.cpus.len(),
+        cfg.cpus,
+        cfg.isa.name(),
+        cfg.samples,
+        cfg.reps
+    )
+}
+
+/// What the contiguous layout really got: a THP fallback, hidden frame numbers.
+fn contiguity_findings(curves: &[Curve]) -> Vec<String> {
+    let mut findings = Vec::new();
+    if let Some(c) = curves.iter().find(|c| c.memory == Memory::Contiguous) {
+        if !c.buffer.kind.is_huge() || c.buffer.kind == PageKind::Thp {
+            findings.push(format!(
+                "contiguous memory fell back to {} ({}): physically contiguous only within 2 MiB; for the seed's setting reserve hugetlb pages (--reserve-huge as root)",
+                c.buffer.kind,
+                c.buffer.warnings.join("; ")
+            ));
+        }
+        if let Some(p) = &c.buffer.physical
+            && !p.frames_visible
+        {
+            findings.push("physical frame numbers are hidden (not root): contiguity is not reported, and the probe used only bits inside one huge page".into());
+        }
+    }
+    findings
+}
+
 /// Runs the study; returns results and whether it completed.
 pub fn run(
     source: &ModelSource,
@@ -324,20 +365,7 @@ pub fn run(
     }
     drop(fragmenter);
     let complete = !cancel::requested();
-    if let Some(c) = curves.iter().find(|c| c.memory == Memory::Contiguous) {
-        if !c.buffer.kind.is_huge() || c.buffer.kind == PageKind::Thp {
-            findings.push(format!(
-                "contiguous memory fell back to {} ({}): physically contiguous only within 2 MiB; for the seed's setting reserve hugetlb pages (--reserve-huge as root)",
-                c.buffer.kind,
-                c.buffer.warnings.join("; ")
-            ));
-        }
-        if let Some(p) = &c.buffer.physical
-            && !p.frames_visible
-        {
-            findings.push("physical frame numbers are hidden (not root): contiguity is not reported, and the probe used only bits inside one huge page".into());
-        }
-    }
+    findings.extend(contiguity_findings(&curves));
     let summaries = summarise(&curves, cfg);
     let prediction = model(source).map(|(m, source)| predict(m, source, &curves));
     if prediction.is_none() {
@@ -345,23 +373,7 @@ pub fn run(
     }
     let advice = advise(&summaries, &curves, cfg);
     findings.extend(variance_findings(&summaries));
-    let method = format!(
-        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps; {} thread(s) on CPUs {:?}, {} ISA; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
-        cfg.kernels
-            .iter()
-            .map(|k| k.name())
-            .collect::<Vec<_>>()
-            .join(" and "),
-        format_bytes(cfg.array_bytes),
-        format_bytes(cfg.offsets[0]),
-        format_bytes(*cfg.offsets.last().expect("offsets")),
-        cfg.offsets.get(1).map_or(0, |o| o - cfg.offsets[0]),
-        cfg.cpus.len(),
-        cfg.cpus,
-        cfg.isa.name(),
-        cfg.samples,
-        cfg.reps
-    );
+    let method = method(cfg);
     Ok((
         RowbufferResults {
             method,
