@@ -1,0 +1,144 @@
+//! Tests of `stats`.
+
+use super::*;
+use proptest::prelude::*;
+
+#[test]
+fn known_coverages() {
+    // n = 5: only the full range, coverage 1 − 2/32.
+    let (lo, hi, c) = median_ci_ranks(5, 0.95);
+    assert_eq!((lo, hi), (0, 4));
+    assert!((c - 0.9375).abs() < 1e-12);
+    // n = 10: x(2)..x(9) has coverage 0.9785 (tables give j = 2).
+    let (lo, hi, c) = median_ci_ranks(10, 0.95);
+    assert_eq!((lo, hi), (1, 8));
+    assert!((c - 0.978515625).abs() < 1e-9);
+    // Large n stays finite and near 0.95.
+    let (_, _, c) = median_ci_ranks(5000, 0.95);
+    assert!((0.95..0.96).contains(&c));
+}
+
+#[test]
+fn median_and_robust_spread() {
+    assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+    assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+    assert!(median(&[]).is_nan());
+    // Deviations from 3 are {2,1,0,1,97}: median 1, whatever the outlier.
+    assert!((mad_sigma(&[1.0, 2.0, 3.0, 4.0, 100.0]) - 1.4826).abs() < 1e-12);
+}
+
+#[test]
+fn summary_of_known_data() {
+    let s = summarize(&[5.0, 1.0, 3.0, 2.0, 4.0]);
+    assert_eq!(s.median, 3.0);
+    assert_eq!((s.min, s.max), (1.0, 5.0));
+    assert_eq!((s.ci_low, s.ci_high), (1.0, 5.0));
+    assert!((s.mean - 3.0).abs() < 1e-12);
+    assert!((s.cv - (2.5f64).sqrt() / 3.0).abs() < 1e-12);
+    // MAD of {2,1,0,1,2} is 1.
+    assert!((s.robust_cv - 1.4826 / 3.0).abs() < 1e-12);
+    assert_eq!(s.outliers, 0);
+}
+
+#[test]
+fn a_preempted_sample_is_an_outlier_not_a_new_median() {
+    let mut xs = vec![100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8];
+    xs.push(400.0);
+    let s = summarize(&xs);
+    assert_eq!(s.outliers, 1);
+    assert!((s.median - 100.1).abs() < 0.2);
+    assert!(s.robust_cv < 0.02 && s.cv > 0.5);
+}
+
+#[test]
+fn constant_samples_converge_at_the_minimum() {
+    let rule = StopRule::default();
+    let out = sample_until(&rule, || Taken::clean(42.0)).unwrap();
+    assert_eq!(out.stop, StopReason::Converged);
+    assert_eq!(out.summary.n, rule.min_samples);
+    assert_eq!(out.summary.median, 42.0);
+}
+
+#[test]
+fn noisy_samples_stop_at_the_cap() {
+    let rule = StopRule {
+        max_samples: 20,
+        budget_s: 10.0,
+        ..Default::default()
+    };
+    let mut i = 0u64;
+    let out = sample_until(&rule, || {
+        i += 1;
+        Taken::clean(if i.is_multiple_of(2) { 1.0 } else { 100.0 })
+    })
+    .unwrap();
+    assert_eq!(out.stop, StopReason::MaxSamples);
+    assert_eq!(out.summary.n, 20);
+    assert!(out.is_noisy());
+}
+
+/// A rule that never converges: it stops on counts alone.
+fn counting(min_samples: usize, max_samples: usize) -> StopRule {
+    StopRule {
+        warmup: 0,
+        min_samples,
+        max_samples,
+        target_rel_ci: 0.0,
+        budget_s: 10.0,
+    }
+}
+
+#[test]
+fn disturbed_samples_are_dropped_and_counted() {
+    let rule = counting(7, 7);
+    let mut i = 0u64;
+    let out = sample_until(&rule, || {
+        i += 1;
+        // Every third sample lost its CPU and took 5× as long.
+        if i.is_multiple_of(3) {
+            Taken {
+                value: 500.0,
+                disturbed: Some(Disturbance::LostCpu),
+            }
+        } else {
+            Taken::clean(100.0)
+        }
+    })
+    .unwrap();
+    assert_eq!(out.summary.n, 7);
+    assert_eq!(out.summary.dropped, 3);
+    assert_eq!(out.summary.max, 100.0);
+    assert!(out.summary.shortfall.is_none());
+}
+
+#[test]
+fn too_few_clean_samples_are_marked_with_the_cause() {
+    let rule = counting(7, 10);
+    // Only every tenth sample is clean: 2 of 20 taken, so the disturbed ones are kept.
+    let mut i = 0u64;
+    let out = sample_until(&rule, || {
+        i += 1;
+        Taken {
+            value: i as f64,
+            disturbed: (!i.is_multiple_of(10)).then_some(Disturbance::Staggered),
+        }
+    })
+    .unwrap();
+    let s = out.summary.shortfall.clone().expect("marked");
+    assert_eq!((s.clean, s.wanted, s.disturbed_kept), (2, 7, 18));
+    assert_eq!(s.cause, Disturbance::Staggered);
+    assert_eq!(out.summary.n, 20);
+    assert!(s.describe().contains("did not start together"));
+}
+
+proptest! {
+    #[test]
+    fn ci_brackets_the_median(mut xs in proptest::collection::vec(0.0f64..1e6, 1..300)) {
+        let s = summarize(&xs);
+        xs.sort_by(f64::total_cmp);
+        prop_assert!(s.min <= s.ci_low && s.ci_low <= s.median);
+        prop_assert!(s.median <= s.ci_high && s.ci_high <= s.max);
+        prop_assert!((0.0..=1.0).contains(&s.ci_level));
+        if xs.len() >= 6 { prop_assert!(s.ci_level >= 0.95); }
+    }
+}
