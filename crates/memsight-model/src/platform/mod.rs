@@ -88,7 +88,7 @@ pub fn normalise_cpu(cpu: &str) -> String {
 /// Identifies the platform from a CPU name as SMBIOS, `/proc/cpuinfo` or `lscpu` print it.
 pub fn identify(cpu: &str) -> Option<Platform> {
     let name = normalise_cpu(cpu);
-    table::ROWS.iter().find_map(|r| {
+    table::rows().find_map(|r| {
         let re = Regex::new(&format!("(?i){}", r.pattern)).ok()?;
         re.is_match(&name).then(|| Platform {
             name: r.name.to_string(),

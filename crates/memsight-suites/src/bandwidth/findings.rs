@@ -1,0 +1,107 @@
+//! What a bandwidth run shows, in words.
+
+use super::*;
+
+pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point]) -> Vec<String> {
+    let mut out = Vec::new();
+    let full = cfg.cpus.len();
+    let at = |name: &str, threads: usize, pattern: Option<u64>| {
+        points.iter().find(|p| {
+            p.test.name == name
+                && p.threads == threads
+                && pattern.is_none_or(|pat| p.pattern.as_deref() == Some(&format!("{pat:#018x}")))
+        })
+    };
+    for p in points
+        .iter()
+        .filter(|p| p.threads == full && p.pattern.as_deref() == Some(&format!("{:#018x}", 0u64)))
+    {
+        if let Some(nz) = at(&p.test.name, full, Some(NONZERO)) {
+            let r = p.program_gbs.median / nz.program_gbs.median;
+            out.push(format!(
+                "{}: writing zeros runs at {:.1} GB/s vs {:.1} GB/s for 0xef bytes ({r:.2}×){}",
+                p.test.name,
+                p.program_gbs.median,
+                nz.program_gbs.median,
+                if r > 1.2 { ": zero lines are cheaper here (compressed or elided on the way to memory), so zero-filled buffers overstate write bandwidth" } else { "" }
+            ));
+        }
+    }
+    if let (Some(w), Some(nt)) = (
+        at("write", full, Some(NONZERO)),
+        at("write-nt", full, Some(NONZERO)),
+    ) {
+        out.push(format!(
+            "non-temporal stores: {:.1} GB/s of program writes vs {:.1} GB/s with regular stores ({:.2}×); regular stores also move {:.1} GB/s of read-for-ownership",
+            nt.program_gbs.median,
+            w.program_gbs.median,
+            nt.program_gbs.median / w.program_gbs.median,
+            w.dram_gbs.median - w.program_gbs.median
+        ));
+    }
+    if let (Some(w), Some(z)) = (at("write-nt", full, None), at("write-clzero", full, None)) {
+        out.push(format!(
+            "CLZERO fills at {:.1} GB/s vs {:.1} GB/s for NT stores of 0xef",
+            z.program_gbs.median, w.program_gbs.median
+        ));
+    }
+    if cfg.thread_counts.len() > 1 {
+        for t in &cfg.tests {
+            if let (Some(one), Some(all)) = (at(&t.name, 1, None), at(&t.name, full, None)) {
+                out.push(format!(
+                    "{}: {:.1} GB/s on 1 thread, {:.1} GB/s on {full} ({:.0}% of linear)",
+                    t.name,
+                    one.program_gbs.median,
+                    all.program_gbs.median,
+                    100.0 * all.program_gbs.median / (one.program_gbs.median * full as f64)
+                ));
+            }
+        }
+    }
+    let zero = format!("{:#018x}", 0u64);
+    if let Some(best) = points
+        .iter()
+        .filter(|p| p.threads == full && p.pattern.as_deref() != Some(&zero))
+        .max_by(|a, b| a.dram_gbs.median.total_cmp(&b.dram_gbs.median))
+    {
+        out.push(format!(
+            "highest estimated DRAM traffic with non-zero data: {:.1} GB/s with {} (DRAM read:write {})",
+            best.dram_gbs.median, best.test.name, best.dram_ratio
+        ));
+    }
+    for name in ["read", "write", "copy"] {
+        let by_level: Vec<String> = ["L1", "L2", "L3", "DRAM"]
+            .iter()
+            .filter_map(|lvl| {
+                let v: Vec<f64> = sweep
+                    .iter()
+                    .filter(|p| p.test.name == name && p.level.as_deref() == Some(lvl))
+                    .map(|p| p.program_gbs.median)
+                    .collect();
+                (!v.is_empty())
+                    .then(|| format!("{lvl} {:.1}", v.iter().cloned().fold(f64::MIN, f64::max)))
+            })
+            .collect();
+        if !by_level.is_empty() {
+            out.push(format!(
+                "sweep, {name}, best GB/s per level (1 thread): {}",
+                by_level.join(", ")
+            ));
+        }
+    }
+    for s in &cfg.skipped {
+        out.push(format!("skipped {s}"));
+    }
+    let noisy: Vec<&str> = points
+        .iter()
+        .filter(|p| p.noisy)
+        .map(|p| p.test.name.as_str())
+        .collect();
+    if !noisy.is_empty() {
+        out.push(format!(
+            "did not converge (CI wider than ±5%): {}; other load interfered",
+            noisy.join(", ")
+        ));
+    }
+    out
+}

@@ -1,0 +1,178 @@
+//! What the sweeps mean: the model's prediction against the measured dips, advice, and
+//! findings on run-to-run variance.
+
+use super::*;
+
+pub(super) fn predict(model: Interleave, source: String, curves: &[Curve]) -> Prediction {
+    let period = model.offset_period(2);
+    let measured: Vec<u64> = curves
+        .iter()
+        .filter(|c| c.kernel == StreamOp::Copy && c.memory == Memory::Contiguous)
+        .filter_map(|c| c.detection.period_bytes.filter(|_| c.detection.regular))
+        .collect();
+    let verdict = match measured.first() {
+        Some(&m) => {
+            let ratio = m as f64 / period as f64;
+            if (ratio - ratio.round()).abs() < 0.15 && ratio.round() >= 1.0 {
+                format!(
+                    "measured COPY dip period {} = {:.0} × the predicted {}: the linear-interleave model explains the dips",
+                    format_bytes(m),
+                    ratio.round(),
+                    format_bytes(period)
+                )
+            } else {
+                format!(
+                    "measured COPY dip period {} does not match the predicted {}: the controller maps addresses differently (bank-address hashing, other interleave)",
+                    format_bytes(m),
+                    format_bytes(period)
+                )
+            }
+        }
+        None => format!(
+            "no regular dips on contiguous memory to compare with the predicted {}: the controller's bank hashing (or the hypervisor's page mapping) spreads the conflicts",
+            format_bytes(period)
+        ),
+    };
+    Prediction {
+        bank_cycle_bytes: model.bank_cycle_bytes(),
+        offset_period_bytes: period,
+        model,
+        source,
+        verdict,
+    }
+}
+
+pub(super) fn advise(summaries: &[LayoutSummary], curves: &[Curve], cfg: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for &op in &cfg.kernels {
+        let get = |m: Memory| summaries.iter().find(|s| s.kernel == op && s.memory == m);
+        // Offsets to avoid: dips that recur at the same offset (± one step) in at least two
+        // repetitions on contiguous memory; a dip seen once is noise until it repeats.
+        let step = cfg.offsets.get(1).map_or(64, |o| o - cfg.offsets[0]);
+        let reps: Vec<Vec<u64>> = curves
+            .iter()
+            .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
+            .map(|c| c.detection.dips.iter().map(|d| d.offset_bytes).collect())
+            .collect();
+        let recurring = recurring_dips(&reps, step);
+        let seen: usize = reps.iter().map(Vec::len).sum();
+        if !recurring.is_empty() {
+            // The safe padding: the offset with the best worst-case over repetitions, away from
+            // every recurring dip.
+            let best = cfg
+                .offsets
+                .iter()
+                .filter(|o| recurring.iter().all(|d| d.abs_diff(**o) > 2 * step))
+                .filter_map(|&o| {
+                    let v: Vec<f64> = curves
+                        .iter()
+                        .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
+                        .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == o))
+                        .map(|p| p.gbs.median)
+                        .collect();
+                    (!v.is_empty()).then(|| (o, summarize(&v).min))
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            out.push(format!(
+                "{}: on contiguous memory avoid OFFSET {} (dips in ≥ 2 repetitions){}",
+                op.name(),
+                recurring
+                    .iter()
+                    .take(12)
+                    .map(|&d| format_bytes(d))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                best.map_or(String::new(), |(o, v)| format!(
+                    "; a safe padding is {} ({v:.1} GB/s at worst over the repetitions)",
+                    format_bytes(o)
+                ))
+            ));
+        } else if seen > 0 {
+            out.push(format!(
+                "{}: {seen} dip(s) on contiguous memory, none at the same offset in two repetitions: noise, not row-buffer conflicts{}",
+                op.name(),
+                if cfg.reps < 2 { " (run --reps 2 or more to confirm dips)" } else { "" }
+            ));
+        }
+        if let (Some(c), Some(p)) = (get(Memory::Contiguous), get(Memory::Paged4k)) {
+            let peak = c.peak_gbs / p.peak_gbs - 1.0;
+            let worst = c.worst_gbs / p.worst_gbs - 1.0;
+            let sign = |x: f64| {
+                if x > 0.02 {
+                    1
+                } else if x < -0.02 {
+                    -1
+                } else {
+                    0
+                }
+            };
+            let verdict = match (sign(peak), sign(worst)) {
+                (0, 0) => "no difference beyond ±2% in the best or the worst case here",
+                (1, -1) => {
+                    "huge pages win the best case but lose the worst case: pick them when you can control array offsets, 4 KiB pages when you cannot"
+                }
+                (-1, 1) => {
+                    "4 KiB pages have the higher peak and huge pages the steadier floor here"
+                }
+                (p, w) if p >= 0 && w >= 0 => {
+                    "huge pages are at least as good in both the best and the worst case here"
+                }
+                _ => "4 KiB pages are at least as good in both the best and the worst case here",
+            };
+            out.push(format!(
+                "{}: huge vs 4 KiB pages: peak {:.1} vs {:.1} GB/s ({:+.0}%), worst {:.1} vs {:.1} GB/s ({:+.0}%), median {:.1} vs {:.1} GB/s: {verdict}",
+                op.name(),
+                c.peak_gbs,
+                p.peak_gbs,
+                peak * 100.0,
+                c.worst_gbs,
+                p.worst_gbs,
+                worst * 100.0,
+                c.median_gbs,
+                p.median_gbs
+            ));
+        }
+    }
+    out
+}
+
+/// Offsets where dips appear in at least two repetitions (within one step).
+pub fn recurring_dips(reps: &[Vec<u64>], step: u64) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for (i, dips) in reps.iter().enumerate() {
+        for &d in dips {
+            let again = reps
+                .iter()
+                .enumerate()
+                .any(|(j, other)| j != i && other.iter().any(|o| o.abs_diff(d) <= step));
+            if again && out.iter().all(|o| o.abs_diff(d) > step) {
+                out.push(d);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+pub(super) fn variance_findings(summaries: &[LayoutSummary]) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in summaries
+        .iter()
+        .filter(|s| s.memory == Memory::Fragmented4k)
+    {
+        if let Some(fresh) = summaries
+            .iter()
+            .find(|x| x.kernel == s.kernel && x.memory == Memory::Paged4k)
+        {
+            out.push(format!(
+                "{}: fragmenting free memory first changed the spread over offsets and repetitions from CV {:.1}% to {:.1}% and the worst case from {:.1} to {:.1} GB/s (the seed saw more variance long after boot)",
+                s.kernel.name(),
+                fresh.cv * 100.0,
+                s.cv * 100.0,
+                fresh.worst_gbs,
+                s.worst_gbs
+            ));
+        }
+    }
+    out
+}
