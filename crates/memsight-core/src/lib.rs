@@ -6,7 +6,6 @@
 //! - [`cpuclock`]: whether a measuring thread kept its CPU, and team spans;
 //! - [`timer`] and [`stats`]: one timing and statistics scheme for every mode;
 //! - [`report`]: the versioned JSON envelope every command writes;
-//! - [`plan`]: CPU and node choices of the c2c, NUMA and loaded-latency suites from the topology;
 //! - [`pmemobj`]: PMDK's libpmemobj loaded with `dlopen` (memsight builds and runs without it).
 //!
 //! `unsafe` here: buffer (mmap, mbind, madvise), pin (sched_setaffinity), pagemap, cpuclock
@@ -22,7 +21,6 @@ pub mod hugepool;
 pub mod input;
 pub mod pagemap;
 pub mod pin;
-pub mod plan;
 pub mod pmemobj;
 pub mod report;
 pub mod stats;

@@ -5,7 +5,7 @@
 //! **clean-line** probe (a dependent walk over 64 lines that sit clean in the partner's cache,
 //! TSC-timed, per line; 200 probes per direction). The
 //! default CPUs are one per last-level-cache domain (CCX, socket), or one per core when there is a
-//! single domain ([`memsight_core::plan::c2c_cpus`]).
+//! single domain ([`crate::plan::c2c_cpus`]).
 
 use memsight_core::env::Environment;
 use memsight_core::stats::{Summary, summarize};
@@ -92,7 +92,7 @@ pub fn run(
     let (cpus, selection) = match &a.cpus {
         Some(list) => (list.clone(), "as given".to_string()),
         None => (
-            memsight_core::plan::c2c_cpus(&env.topology, &env.allowed_cpus),
+            crate::plan::c2c_cpus(&env.topology, &env.allowed_cpus),
             "one per last-level-cache domain, or one per core when there is one domain".to_string(),
         ),
     };

@@ -11,6 +11,7 @@
 //! - [`rowbuffer`]: STREAM offset sweeps, page contiguity and the row-conflict probe;
 //! - [`alloc`]: allocator fragmentation (RSS against live heap) per allocator;
 //! - [`pmem`]: PMDK pool utilisation, allocation classes and arena strategies;
+//! - [`plan`]: which CPUs and nodes the c2c, NUMA and loaded-latency suites use, from the topology;
 //! - [`sampling`]: the sampling settings every measuring suite takes.
 
 #![forbid(unsafe_code)]
@@ -22,6 +23,7 @@ pub mod dimms;
 pub mod latency;
 pub mod loaded;
 pub mod numa;
+pub mod plan;
 pub mod pmem;
 pub mod rowbuffer;
 pub mod sampling;

@@ -103,7 +103,7 @@ pub struct Curve {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LoadedResults {
     pub method: String,
-    pub plan: memsight_core::plan::LoadedPlan,
+    pub plan: crate::plan::LoadedPlan,
     pub knee_factor: f64,
     pub curves: Vec<Curve>,
     pub findings: Vec<String>,
@@ -179,7 +179,7 @@ pub fn run(
         a.mixes.clone()
     };
     let cpus = a.cpus.clone().unwrap_or_else(|| env.allowed_cpus.clone());
-    let plan = memsight_core::plan::loaded_plan(&env.topology, &cpus, a.node)?;
+    let plan = crate::plan::loaded_plan(&env.topology, &cpus, a.node)?;
     env.check_node(plan.node.filter(|_| a.node.is_some()))?;
     if !(a.knee > 1.0 && a.knee.is_finite()) {
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
@@ -412,7 +412,7 @@ fn curve(mix: TrafficMix, mut points: Vec<CurvePoint>, knee: f64) -> Curve {
 }
 
 /// How the curves were measured, in words.
-fn method(a: &Config, plan: &memsight_core::plan::LoadedPlan, size: u64) -> String {
+fn method(a: &Config, plan: &crate::plan::LoadedPlan, size: u64) -> String {
     format!(
         "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
         memsight_core::units::format_bytes(size),

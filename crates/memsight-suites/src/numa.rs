@@ -8,8 +8,8 @@
 //! them, what the firmware claims (ACPI HMAT through `/sys/devices/system/node/nodeN/access0`) and
 //! the measured ÷ claimed ratio.
 
+use crate::plan::{NumaPlan, numa_plan};
 use memsight_core::env::Environment;
-use memsight_core::plan::{NumaPlan, numa_plan};
 use memsight_core::stats::Summary;
 use memsight_core::sysfs::FsRoot;
 use memsight_core::units::MIB;
@@ -225,7 +225,7 @@ fn columns(plan: &NumaPlan) -> Vec<Column> {
 
 /// One cell's measurement: from the row's CPUs to the column's memory.
 struct Target<'a> {
-    init: &'a memsight_core::plan::Initiator,
+    init: &'a crate::plan::Initiator,
     col: &'a Column,
     latency_size: u64,
     /// Bytes per thread of the bandwidth cell; `None`: latency only.

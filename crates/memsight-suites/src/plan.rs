@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-use crate::topology::Topology;
+use memsight_core::topology::Topology;
+use memsight_core::{Error, Result};
 
 /// At most this many CPUs in a default core-to-core matrix (n·(n−1) pairs).
 pub const C2C_MAX_DEFAULT: usize = 16;
@@ -17,7 +17,7 @@ pub const C2C_MAX_DEFAULT: usize = 16;
 /// CPUs for a core-to-core matrix: one per last-level-cache domain (CCX, socket L3) when there
 /// are several, otherwise one per core, spread evenly and capped at [`C2C_MAX_DEFAULT`].
 pub fn c2c_cpus(topo: &Topology, allowed: &[usize]) -> Vec<usize> {
-    let usable: Vec<&crate::topology::Cpu> = topo
+    let usable: Vec<&memsight_core::topology::Cpu> = topo
         .cpus
         .iter()
         .filter(|c| allowed.contains(&c.os_index))
@@ -152,7 +152,7 @@ pub fn loaded_plan(topo: &Topology, cpus: &[usize], node: Option<usize>) -> Resu
             .map_or(c, |x| x.core)
     };
     let chase = cpus[0];
-    let ordered = crate::pin::choose_cpus(cpus.len(), cpus, core_of)?;
+    let ordered = memsight_core::pin::choose_cpus(cpus.len(), cpus, core_of)?;
     let load_cpus = ordered
         .into_iter()
         .filter(|&c| c != chase && core_of(c) != core_of(chase))
