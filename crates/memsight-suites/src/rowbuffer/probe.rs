@@ -165,92 +165,13 @@ fn time_pairs(
 }
 
 /// Runs the probe with `bases` base addresses.
-pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
-    let method = format!(
-        "pairs of addresses differing in one (then two) address bits inside one huge page; per pair {SAMPLES} samples of {ROUNDS} rounds of load-load-clflush-clflush-mfence (≤ {MAX_ROUNDS_PER_PAIR} activations per pair, shuffled), median ns per round; fast/slow split by Otsu's threshold"
-    );
-    if !rowconflict::supported() {
-        return Ok(ProbeResults {
-            method,
-            page_kind: PageKind::Base4K,
-            max_bit: 0,
-            bases: 0,
-            pairs_timed: 0,
-            fast_ns: None,
-            slow_ns: None,
-            fast_spread_ns: None,
-            slow_spread_ns: None,
-            clear: false,
-            message: "the probe needs an unprivileged cache-line flush (x86_64 clflush): skipped on this architecture".into(),
-            bits: Vec::new(),
-            bank_functions: Vec::new(),
-        });
-    }
-    // One huge page is enough: the flipped bits must stay inside it.
-    let mut buf = Buffer::allocate_preferring(
-        BufferRequest {
-            bytes: 4 << 20,
-            kind: PageKind::Huge1G,
-            node: None,
-        },
-        env,
-    )?;
-    buf.touch();
-    let report = buf.report().clone();
-    // hugetlb pages always are huge; THP only where the kernel backed the whole buffer.
-    let huge = match report.kind {
-        PageKind::Huge2M | PageKind::Huge1G => true,
-        PageKind::Thp => report.huge_fraction.unwrap_or(0.0) > 0.99,
-        PageKind::Base4K => false,
-    };
-    let page = if huge { report.kind.page_bytes() } else { 4096 };
-    let max_bit = page.trailing_zeros();
-    let region = (page as usize).min(buf.len());
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let base_offsets: Vec<usize> = (0..bases.max(2))
-        .map(|_| rng.random_range(0..region / 64) * 64)
-        .collect();
-    let bytes: &[u8] = buf.as_mut_slice();
-    let bits: Vec<u32> = (6..max_bit).collect();
-    let masks: Vec<usize> = bits.iter().map(|b| 1usize << b).collect();
-    let mut out = ProbeResults {
-        method,
-        page_kind: report.kind,
-        max_bit,
-        bases: base_offsets.len(),
-        pairs_timed: 0,
-        fast_ns: None,
-        slow_ns: None,
-        fast_spread_ns: None,
-        slow_spread_ns: None,
-        clear: false,
-        message: String::new(),
-        bits: Vec::new(),
-        bank_functions: Vec::new(),
-    };
-    if !huge {
-        out.message = "no huge page could be had (hugetlb pool empty and THP unavailable): a 4 KiB page holds no row or bank bits, so the probe did not run; reserve huge pages (--reserve-huge as root)".into();
-        return Ok(out);
-    }
-    let Some(single) = time_pairs(bytes, &base_offsets, &masks, &mut rng) else {
-        out.message = "interrupted".into();
-        return Ok(out);
-    };
-    out.pairs_timed = masks.len() * base_offsets.len();
-    let all: Vec<f64> = single.iter().flatten().copied().collect();
-    let Some(c) = clusters(&all) else {
-        out.message = "the round times do not split into two groups: no row-conflict signal".into();
-        return Ok(out);
-    };
-    out.fast_ns = Some(c.fast);
-    out.slow_ns = Some(c.slow);
-    out.fast_spread_ns = Some(c.fast_spread);
-    out.slow_spread_ns = Some(c.slow_spread);
-    out.clear = c.clear;
+/// Each single-bit flip's share of slow rounds: `row` (conflicts), `fast` or `mixed`.
+fn single_bits(bits: &[u32], single: &[Vec<f64>], c: &Clusters) -> Vec<BitResult> {
+    let mut out = Vec::new();
     for (i, &bit) in bits.iter().enumerate() {
         let share =
             single[i].iter().filter(|v| **v > c.threshold).count() as f64 / single[i].len() as f64;
-        out.bits.push(BitResult {
+        out.push(BitResult {
             bit,
             ns: median(&single[i]),
             slow_share: share,
@@ -264,17 +185,19 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
             .into(),
         });
     }
-    if !c.clear {
-        out.message = format!(
-            "signal too weak to call: fast {:.0} ns vs slow {:.0} ns per round (spreads {:.1} / {:.1} ns, {:.0}% slow). Typical in a VM (guest-physical is not host-physical beyond the host's page, and other guests share the banks) or under a controller that hashes bank bits with many address bits; no bank bits are claimed",
-            c.fast,
-            c.slow,
-            c.fast_spread,
-            c.slow_spread,
-            100.0 * c.slow_share
-        );
-        return Ok(out);
-    }
+    out
+}
+
+/// Two-bit flips: a fast bit flipped together with the lowest row bit that is fast again
+/// selects the bank or channel; pairs of bank bits above and below it that turn slow together
+/// share an XOR bank function. Returns the row bits.
+fn two_bit_flips(
+    out: &mut ProbeResults,
+    bytes: &[u8],
+    base_offsets: &[usize],
+    rng: &mut Xoshiro256PlusPlus,
+    c: &Clusters,
+) -> Vec<u32> {
     // Two-bit flips: (fast bit j, lowest row bit r): fast again ⇒ j selects the bank/channel.
     let row_bits: Vec<u32> = out
         .bits
@@ -293,7 +216,7 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
             .iter()
             .map(|&j| (1usize << j) | (1usize << r))
             .collect();
-        if let Some(t) = time_pairs(bytes, &base_offsets, &masks, &mut rng) {
+        if let Some(t) = time_pairs(bytes, base_offsets, &masks, rng) {
             out.pairs_timed += masks.len() * base_offsets.len();
             for (k, &j) in fast_bits.iter().enumerate() {
                 let slow =
@@ -329,7 +252,7 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
                 .iter()
                 .map(|&(h, l)| (1usize << h) | (1usize << l))
                 .collect();
-            if let Some(t) = time_pairs(bytes, &base_offsets, &masks, &mut rng) {
+            if let Some(t) = time_pairs(bytes, base_offsets, &masks, rng) {
                 out.pairs_timed += masks.len() * base_offsets.len();
                 for (k, &(h, l)) in pairs.iter().enumerate() {
                     let slow = t[k].iter().filter(|v| **v > c.threshold).count() as f64
@@ -341,6 +264,104 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
             }
         }
     }
+    row_bits
+}
+
+impl ProbeResults {
+    /// Results with nothing measured yet.
+    fn empty(method: String, page_kind: PageKind) -> Self {
+        ProbeResults {
+            method,
+            page_kind,
+            max_bit: 0,
+            bases: 0,
+            pairs_timed: 0,
+            fast_ns: None,
+            slow_ns: None,
+            fast_spread_ns: None,
+            slow_spread_ns: None,
+            clear: false,
+            message: String::new(),
+            bits: Vec::new(),
+            bank_functions: Vec::new(),
+        }
+    }
+}
+
+pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
+    let method = format!(
+        "pairs of addresses differing in one (then two) address bits inside one huge page; per pair {SAMPLES} samples of {ROUNDS} rounds of load-load-clflush-clflush-mfence (≤ {MAX_ROUNDS_PER_PAIR} activations per pair, shuffled), median ns per round; fast/slow split by Otsu's threshold"
+    );
+    if !rowconflict::supported() {
+        return Ok(ProbeResults {
+            message: "the probe needs an unprivileged cache-line flush (x86_64 clflush): skipped on this architecture".into(),
+            ..ProbeResults::empty(method, PageKind::Base4K)
+        });
+    }
+    // One huge page is enough: the flipped bits must stay inside it.
+    let mut buf = Buffer::allocate_preferring(
+        BufferRequest {
+            bytes: 4 << 20,
+            kind: PageKind::Huge1G,
+            node: None,
+        },
+        env,
+    )?;
+    buf.touch();
+    let report = buf.report().clone();
+    // hugetlb pages always are huge; THP only where the kernel backed the whole buffer.
+    let huge = match report.kind {
+        PageKind::Huge2M | PageKind::Huge1G => true,
+        PageKind::Thp => report.huge_fraction.unwrap_or(0.0) > 0.99,
+        PageKind::Base4K => false,
+    };
+    let page = if huge { report.kind.page_bytes() } else { 4096 };
+    let max_bit = page.trailing_zeros();
+    let region = (page as usize).min(buf.len());
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let base_offsets: Vec<usize> = (0..bases.max(2))
+        .map(|_| rng.random_range(0..region / 64) * 64)
+        .collect();
+    let bytes: &[u8] = buf.as_mut_slice();
+    let bits: Vec<u32> = (6..max_bit).collect();
+    let masks: Vec<usize> = bits.iter().map(|b| 1usize << b).collect();
+    let mut out = ProbeResults {
+        max_bit,
+        bases: base_offsets.len(),
+        ..ProbeResults::empty(method, report.kind)
+    };
+    if !huge {
+        out.message = "no huge page could be had (hugetlb pool empty and THP unavailable): a 4 KiB page holds no row or bank bits, so the probe did not run; reserve huge pages (--reserve-huge as root)".into();
+        return Ok(out);
+    }
+    let Some(single) = time_pairs(bytes, &base_offsets, &masks, &mut rng) else {
+        out.message = "interrupted".into();
+        return Ok(out);
+    };
+    out.pairs_timed = masks.len() * base_offsets.len();
+    let all: Vec<f64> = single.iter().flatten().copied().collect();
+    let Some(c) = clusters(&all) else {
+        out.message = "the round times do not split into two groups: no row-conflict signal".into();
+        return Ok(out);
+    };
+    out.fast_ns = Some(c.fast);
+    out.slow_ns = Some(c.slow);
+    out.fast_spread_ns = Some(c.fast_spread);
+    out.slow_spread_ns = Some(c.slow_spread);
+    out.clear = c.clear;
+    out.bits = single_bits(&bits, &single, &c);
+    if !c.clear {
+        out.message = format!(
+            "signal too weak to call: fast {:.0} ns vs slow {:.0} ns per round (spreads {:.1} / {:.1} ns, {:.0}% slow). Typical in a VM (guest-physical is not host-physical beyond the host's page, and other guests share the banks) or under a controller that hashes bank bits with many address bits; no bank bits are claimed",
+            c.fast,
+            c.slow,
+            c.fast_spread,
+            c.slow_spread,
+            100.0 * c.slow_share
+        );
+        return Ok(out);
+    }
+    let row_bits = two_bit_flips(&mut out, bytes, &base_offsets, &mut rng, &c);
     out.message = format!(
         "row hit or other bank {:.0} ns, row conflict {:.0} ns per round (+{:.0} ns: precharge + activate); {} row bit(s) {:?}, bank/channel bits {:?}{}",
         c.fast,
