@@ -215,6 +215,14 @@ impl Environment {
     }
 
     fn find_warnings(&self) -> Vec<Warning> {
+        let mut w = self.sharing_warnings();
+        w.extend(self.setting_warnings());
+        w.extend(self.limit_warnings());
+        w
+    }
+
+    /// What other load does to the figures: a hypervisor, steal, load average, busy CPUs.
+    fn sharing_warnings(&self) -> Vec<Warning> {
         let mut w = Vec::new();
         let mut add = |code: &str, message: String| {
             w.push(Warning {
@@ -253,6 +261,18 @@ impl Environment {
                 format!("the CPUs were {b:.0}% busy just before measuring: results will be noisy"),
             );
         }
+        w
+    }
+
+    /// Settings that change the figures: frequency policy, THP, NUMA balancing, DAMON, SMT.
+    fn setting_warnings(&self) -> Vec<Warning> {
+        let mut w = Vec::new();
+        let mut add = |code: &str, message: String| {
+            w.push(Warning {
+                code: code.to_string(),
+                message,
+            })
+        };
         let slow: Vec<&String> = self
             .governors
             .iter()
@@ -297,6 +317,18 @@ impl Environment {
                 ),
             );
         }
+        w
+    }
+
+    /// Limits on what can be measured: cgroup memory, cpuset, node memory, cache-size disagreements.
+    fn limit_warnings(&self) -> Vec<Warning> {
+        let mut w = Vec::new();
+        let mut add = |code: &str, message: String| {
+            w.push(Warning {
+                code: code.to_string(),
+                message,
+            })
+        };
         if let (Some(limit), Some(total)) =
             (self.memory.cgroup_limit_bytes, self.memory.total_bytes)
             && limit < total
