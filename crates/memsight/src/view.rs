@@ -115,6 +115,29 @@ pub struct Lines {
     pub y_from_zero: bool,
 }
 
+impl Lines {
+    /// A line chart without reference lines; the y axis starts at zero unless it is logarithmic.
+    pub fn new(
+        title: impl Into<String>,
+        x_desc: &str,
+        y_desc: &str,
+        (x_scale, y_scale): (Scale, Scale),
+        series: Vec<Series>,
+    ) -> Self {
+        Lines {
+            title: title.into(),
+            x_desc: x_desc.into(),
+            y_desc: y_desc.into(),
+            x_scale,
+            y_scale,
+            series,
+            x_marks: Vec::new(),
+            y_marks: Vec::new(),
+            y_from_zero: y_scale != Scale::Log10,
+        }
+    }
+}
+
 /// One bar of a bar chart.
 #[derive(Debug, Clone)]
 pub struct Bar {

@@ -66,17 +66,13 @@ fn rss_chart(r: &AllocResults) -> Block {
         });
     }
     Block::Lines(
-        Lines {
-            title: "Resident memory over time".into(),
-            x_desc: "seconds since start".into(),
-            y_desc: "RSS, MiB".into(),
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
+        Lines::new(
+            "Resident memory over time",
+            "seconds since start",
+            "RSS, MiB",
+            (Scale::Linear, Scale::Linear),
             series,
-            x_marks: Vec::new(),
-            y_marks: Vec::new(),
-            y_from_zero: true,
-        },
+        ),
         "VmRSS of the child, first run of each configuration; dashed: the live heap the workload held at each phase end.".into(),
     )
 }

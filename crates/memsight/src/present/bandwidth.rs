@@ -128,15 +128,14 @@ fn lines(
     marks: Vec<Mark>,
 ) -> Lines {
     Lines {
-        title: title.into(),
-        x_desc: x_desc.into(),
-        y_desc: "GB/s (program bytes)".into(),
-        x_scale,
-        y_scale: Scale::Linear,
-        series,
-        x_marks: Vec::new(),
         y_marks: marks,
-        y_from_zero: true,
+        ..Lines::new(
+            title,
+            x_desc,
+            "GB/s (program bytes)",
+            (x_scale, Scale::Linear),
+            series,
+        )
     }
 }
 

@@ -285,15 +285,8 @@ fn chart(
     marks: &[Mark],
 ) -> Lines {
     Lines {
-        title: title.into(),
-        x_desc: x.into(),
-        y_desc: y.into(),
-        x_scale: scales.0,
-        y_scale: scales.1,
-        series,
         x_marks: marks.to_vec(),
-        y_marks: Vec::new(),
-        y_from_zero: scales.1 != Scale::Log10,
+        ..Lines::new(title, x, y, scales, series)
     }
 }
 

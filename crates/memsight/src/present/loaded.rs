@@ -28,17 +28,13 @@ impl Present for LoadedResults {
             })
             .collect();
         let mut blocks = vec![Block::Lines(
-            Lines {
-                title: "Loaded latency".into(),
-                x_desc: "total bandwidth, GB/s (estimated DRAM bytes)".into(),
-                y_desc: "chase latency, ns".into(),
-                x_scale: Scale::Linear,
-                y_scale: Scale::Linear,
+            Lines::new(
+                "Loaded latency",
+                "total bandwidth, GB/s (estimated DRAM bytes)",
+                "chase latency, ns",
+                (Scale::Linear, Scale::Linear),
                 series,
-                x_marks: Vec::new(),
-                y_marks: Vec::new(),
-                y_from_zero: true,
-            },
+            ),
             format!(
                 "One curve per read:write mix; knee = first point at {}× idle latency.",
                 self.knee_factor

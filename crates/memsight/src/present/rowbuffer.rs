@@ -191,15 +191,14 @@ fn offset_charts(r: &RowbufferResults) -> Vec<Block> {
             .collect();
         blocks.push(Block::Lines(
             Lines {
-                title: format!("STREAM {} bandwidth vs array offset", op.name()),
-                x_desc: "OFFSET, KiB (padding between arrays)".into(),
-                y_desc: "GB/s (program bytes)".into(),
-                x_scale: Scale::Linear,
-                y_scale: Scale::Linear,
-                series,
                 x_marks: marks,
-                y_marks: Vec::new(),
-                y_from_zero: true,
+                ..Lines::new(
+                    format!("STREAM {} bandwidth vs array offset", op.name()),
+                    "OFFSET, KiB (padding between arrays)",
+                    "GB/s (program bytes)",
+                    (Scale::Linear, Scale::Linear),
+                    series,
+                )
             },
             "Median GB/s per offset over the repetitions (whiskers: lowest to highest repetition); solid: contiguous (huge pages), dashed: demand-paged 4 KiB. Grey lines: dips the DIMM model predicts under linear bank interleaving.".into(),
         ));
