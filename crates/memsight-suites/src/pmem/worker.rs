@@ -190,20 +190,9 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
                     if got.is_none() {
                         failures.fetch_add(1, Ordering::Relaxed);
                         if a.strategy == "retry" {
-                            let home = pool.thread_arena();
-                            for arena in 1..=pool.arenas().unwrap_or(0) {
-                                if Some(arena) == home {
-                                    continue;
-                                }
-                                pool.set_thread_arena(arena);
-                                got = pool.xalloc(size, 0);
-                                if got.is_some() {
-                                    rescued.fetch_add(1, Ordering::Relaxed);
-                                    break;
-                                }
-                            }
-                            if let Some(h) = home {
-                                pool.set_thread_arena(h);
+                            got = retry_other_arenas(pool, size);
+                            if got.is_some() {
+                                rescued.fetch_add(1, Ordering::Relaxed);
                             }
                         }
                     }
@@ -257,6 +246,27 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
         live_bytes_at_end: live.into_inner(),
         arenas: pool.arenas(),
     })
+}
+
+/// The retry strategy: after a failed allocation, try every other arena once, then go back to
+/// the thread's own arena.
+fn retry_other_arenas(pool: &Pool, size: usize) -> Option<Oid> {
+    let home = pool.thread_arena();
+    let mut got = None;
+    for arena in 1..=pool.arenas().unwrap_or(0) {
+        if Some(arena) == home {
+            continue;
+        }
+        pool.set_thread_arena(arena);
+        got = pool.xalloc(size, 0);
+        if got.is_some() {
+            break;
+        }
+    }
+    if let Some(h) = home {
+        pool.set_thread_arena(h);
+    }
+    got
 }
 
 /// `memsight pmem-worker`: runs one task and prints its report as one JSON line.
