@@ -153,6 +153,78 @@ pub fn jedec_manufacturer(raw: &str) -> Option<&'static str> {
 type Record = (String, u32, Vec<(String, String)>);
 
 /// Parses dmidecode text. Fails only when the text holds no SMBIOS memory record at all.
+/// One SMBIOS type 17 record, and a warning when its size is not understood.
+fn memory_device<'a>(
+    handle: String,
+    get: &dyn Fn(&str) -> Option<&'a str>,
+) -> (MemoryDevice, Option<String>) {
+    let size_text = get("Size").unwrap_or("");
+    let size_bytes = parse_size(size_text).filter(|&s| s > 0);
+    let raw_type = get("Type").map(str::to_string);
+    let detail = get("Type Detail").and_then(known);
+    let technology = get("Memory Technology").and_then(known);
+    let total_width = get("Total Width").and_then(parse_bits);
+    let non_volatile = raw_type.as_deref() == Some("Logical non-volatile device")
+        || detail
+            .as_deref()
+            .is_some_and(|d| d.contains("Non-Volatile"))
+        || technology
+            .as_deref()
+            .is_some_and(|t| t.contains("persistent") || t.contains("NVDIMM"));
+    let memory_type = raw_type.as_deref().and_then(known);
+    let speed = get("Speed").and_then(parse_rate);
+    let inferred_type = match (&memory_type, raw_type.as_deref()) {
+        (None, Some("<OUT OF SPEC>")) if non_volatile => {
+            Some("Optane/NVDIMM (type out of spec for this dmidecode)".to_string())
+        }
+        (None, Some("<OUT OF SPEC>"))
+            if total_width == Some(80) || speed.is_some_and(|s| s >= 4000) =>
+        {
+            Some(
+                "DDR5 (type out of spec for this dmidecode; 80-bit width or ≥ 4000 MT/s)"
+                    .to_string(),
+            )
+        }
+        _ => None,
+    };
+    let manufacturer_raw = get("Manufacturer").and_then(known);
+    let manufacturer = manufacturer_raw
+        .as_deref()
+        .map(|m| jedec_manufacturer(m).map_or_else(|| m.to_string(), str::to_string));
+    let device = MemoryDevice {
+        handle,
+        array_handle: get("Array Handle").map(str::to_string),
+        locator: get("Locator").and_then(known),
+        bank_locator: get("Bank Locator").and_then(known),
+        populated: size_bytes.is_some(),
+        size_bytes,
+        form_factor: get("Form Factor").and_then(known),
+        memory_type,
+        inferred_type,
+        type_detail: detail,
+        speed_mts: speed,
+        configured_mts: get("Configured Memory Speed")
+            .or(get("Configured Clock Speed"))
+            .and_then(parse_rate),
+        rank: get("Rank").and_then(|v| v.parse().ok()),
+        total_width,
+        data_width: get("Data Width").and_then(parse_bits),
+        manufacturer,
+        manufacturer_raw,
+        part_number: get("Part Number").and_then(known),
+        memory_technology: technology,
+        non_volatile,
+    };
+    let warning = (!size_text.is_empty()
+        && size_bytes.is_none()
+        && !size_text.contains("No Module")
+        && !size_text.contains("Not Installed")
+        && size_text != "0 B"
+        && !size_text.starts_with("0 "))
+    .then(|| format!("{}: size '{size_text}' not understood", device.handle));
+    (device, warning)
+}
+
 pub fn parse(text: &str) -> Result<Inventory, ParseError> {
     if text.trim().is_empty() {
         return Err(ParseError(
@@ -216,68 +288,9 @@ pub fn parse(text: &str) -> Result<Inventory, ParseError> {
                 devices: get("Number Of Devices").and_then(|v| v.parse().ok()),
             }),
             17 => {
-                let size_text = get("Size").unwrap_or("");
-                let size_bytes = parse_size(size_text).filter(|&s| s > 0);
-                let raw_type = get("Type").map(str::to_string);
-                let detail = get("Type Detail").and_then(known);
-                let technology = get("Memory Technology").and_then(known);
-                let total_width = get("Total Width").and_then(parse_bits);
-                let non_volatile = raw_type.as_deref() == Some("Logical non-volatile device")
-                    || detail
-                        .as_deref()
-                        .is_some_and(|d| d.contains("Non-Volatile"))
-                    || technology
-                        .as_deref()
-                        .is_some_and(|t| t.contains("persistent") || t.contains("NVDIMM"));
-                let memory_type = raw_type.as_deref().and_then(known);
-                let speed = get("Speed").and_then(parse_rate);
-                let inferred_type = match (&memory_type, raw_type.as_deref()) {
-                    (None, Some("<OUT OF SPEC>")) if non_volatile => Some("Optane/NVDIMM (type out of spec for this dmidecode)".to_string()),
-                    (None, Some("<OUT OF SPEC>")) if total_width == Some(80) || speed.is_some_and(|s| s >= 4000) => {
-                        Some("DDR5 (type out of spec for this dmidecode; 80-bit width or ≥ 4000 MT/s)".to_string())
-                    }
-                    _ => None,
-                };
-                let manufacturer_raw = get("Manufacturer").and_then(known);
-                let manufacturer = manufacturer_raw
-                    .as_deref()
-                    .map(|m| jedec_manufacturer(m).map_or_else(|| m.to_string(), str::to_string));
-                inv.devices.push(MemoryDevice {
-                    handle,
-                    array_handle: get("Array Handle").map(str::to_string),
-                    locator: get("Locator").and_then(known),
-                    bank_locator: get("Bank Locator").and_then(known),
-                    populated: size_bytes.is_some(),
-                    size_bytes,
-                    form_factor: get("Form Factor").and_then(known),
-                    memory_type,
-                    inferred_type,
-                    type_detail: detail,
-                    speed_mts: speed,
-                    configured_mts: get("Configured Memory Speed")
-                        .or(get("Configured Clock Speed"))
-                        .and_then(parse_rate),
-                    rank: get("Rank").and_then(|v| v.parse().ok()),
-                    total_width,
-                    data_width: get("Data Width").and_then(parse_bits),
-                    manufacturer,
-                    manufacturer_raw,
-                    part_number: get("Part Number").and_then(known),
-                    memory_technology: technology,
-                    non_volatile,
-                });
-                if !size_text.is_empty()
-                    && size_bytes.is_none()
-                    && !size_text.contains("No Module")
-                    && !size_text.contains("Not Installed")
-                    && size_text != "0 B"
-                    && !size_text.starts_with("0 ")
-                {
-                    inv.warnings.push(format!(
-                        "{}: size '{size_text}' not understood",
-                        inv.devices.last().map_or("", |d| d.handle.as_str())
-                    ));
-                }
+                let (device, warning) = memory_device(handle, &get);
+                inv.devices.push(device);
+                inv.warnings.extend(warning);
             }
             _ => {}
         }
