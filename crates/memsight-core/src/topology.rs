@@ -225,83 +225,9 @@ impl Topology {
         let allowed_cpus: Vec<usize> = bits(&*hw.allowed_cpuset());
         let allowed_nodes: Vec<usize> = bits(&*hw.allowed_nodeset());
 
-        let llc_objects: Vec<&TopologyObject> = {
-            // The last cache level that covers more than one core, else the deepest data cache.
-            let mut by_level: BTreeMap<u32, Vec<&TopologyObject>> = BTreeMap::new();
-            for obj in hw.objects_with_type(ObjectType::L3Cache).chain(
-                hw.objects_with_type(ObjectType::L2Cache)
-                    .chain(hw.objects_with_type(ObjectType::L4Cache)),
-            ) {
-                if let Some(ObjectAttributes::Cache(c)) = obj.attributes() {
-                    by_level.entry(c.depth() as u32).or_default().push(obj);
-                }
-            }
-            by_level
-                .into_iter()
-                .next_back()
-                .map(|(_, v)| v)
-                .unwrap_or_default()
-        };
-
-        let mut cpus = Vec::new();
-        for pu in hw.objects_with_type(ObjectType::PU) {
-            let Some(os_index) = pu.os_index() else {
-                continue;
-            };
-            let core = pu
-                .first_ancestor_with_type(ObjectType::Core)
-                .map_or(pu.logical_index(), |c| c.logical_index());
-            let package = pu
-                .first_ancestor_with_type(ObjectType::Package)
-                .map(|p| p.logical_index());
-            let node = pu.ancestors().find(|a| a.memory_arity() > 0).and_then(|a| {
-                a.memory_children()
-                    .flat_map(numa_descendants)
-                    .filter_map(|n| n.os_index())
-                    .next()
-            });
-            let llc_domain = llc_objects
-                .iter()
-                .position(|l| pu.is_in_subtree(l))
-                .map(|i| llc_objects[i].logical_index());
-            cpus.push(Cpu {
-                os_index,
-                core,
-                package,
-                node,
-                llc_domain,
-                allowed: allowed_cpus.contains(&os_index),
-            });
-        }
-        cpus.sort_by_key(|c| c.os_index);
-
-        let mut numa_nodes = Vec::new();
-        for n in hw.objects_with_type(ObjectType::NUMANode) {
-            let os_index = n.os_index().unwrap_or(n.logical_index());
-            let node_cpus = n.cpuset().map(|s| bits(&*s)).unwrap_or_default();
-            let memory_bytes = match n.attributes() {
-                Some(ObjectAttributes::NUMANode(a)) => a.local_memory().map_or(0, |m| m.get()),
-                _ => 0,
-            };
-            let memory_tier = cstr(n.info("MemoryTier")).and_then(|t| t.parse().ok());
-            let own: Vec<usize> = cpus
-                .iter()
-                .filter(|c| c.node == Some(os_index))
-                .map(|c| c.os_index)
-                .collect();
-            numa_nodes.push(NumaNode {
-                os_index,
-                memory_bytes,
-                cpu_less: own.is_empty(),
-                cpus: own,
-                near_cpus: node_cpus,
-                kind: cstr(n.subtype()),
-                memory_tier,
-                dax_type: cstr(n.info("DAXType")),
-                allowed: allowed_nodes.contains(&os_index),
-            });
-        }
-        numa_nodes.sort_by_key(|n| n.os_index);
+        let llc_objects = llc_objects(hw);
+        let cpus = cpus(hw, &llc_objects, &allowed_cpus);
+        let numa_nodes = numa_nodes(hw, &cpus, &allowed_nodes);
 
         let caches = group_caches(
             hw,
@@ -449,6 +375,92 @@ fn memory_side_caches(hw: &HwTopology) -> Vec<CacheGroup> {
         }
     }
     groups
+}
+
+/// The last cache level that covers more than one core, else the deepest data cache.
+fn llc_objects(hw: &HwTopology) -> Vec<&TopologyObject> {
+    let mut by_level: BTreeMap<u32, Vec<&TopologyObject>> = BTreeMap::new();
+    for obj in hw.objects_with_type(ObjectType::L3Cache).chain(
+        hw.objects_with_type(ObjectType::L2Cache)
+            .chain(hw.objects_with_type(ObjectType::L4Cache)),
+    ) {
+        if let Some(ObjectAttributes::Cache(c)) = obj.attributes() {
+            by_level.entry(c.depth() as u32).or_default().push(obj);
+        }
+    }
+    by_level
+        .into_iter()
+        .next_back()
+        .map(|(_, v)| v)
+        .unwrap_or_default()
+}
+
+/// Every PU with its core, package, node and last-level-cache domain.
+fn cpus(hw: &HwTopology, llc_objects: &[&TopologyObject], allowed_cpus: &[usize]) -> Vec<Cpu> {
+    let mut cpus = Vec::new();
+    for pu in hw.objects_with_type(ObjectType::PU) {
+        let Some(os_index) = pu.os_index() else {
+            continue;
+        };
+        let core = pu
+            .first_ancestor_with_type(ObjectType::Core)
+            .map_or(pu.logical_index(), |c| c.logical_index());
+        let package = pu
+            .first_ancestor_with_type(ObjectType::Package)
+            .map(|p| p.logical_index());
+        let node = pu.ancestors().find(|a| a.memory_arity() > 0).and_then(|a| {
+            a.memory_children()
+                .flat_map(numa_descendants)
+                .filter_map(|n| n.os_index())
+                .next()
+        });
+        let llc_domain = llc_objects
+            .iter()
+            .position(|l| pu.is_in_subtree(l))
+            .map(|i| llc_objects[i].logical_index());
+        cpus.push(Cpu {
+            os_index,
+            core,
+            package,
+            node,
+            llc_domain,
+            allowed: allowed_cpus.contains(&os_index),
+        });
+    }
+    cpus.sort_by_key(|c| c.os_index);
+    cpus
+}
+
+/// Every NUMA node: memory, own and near CPUs, kind and tier (CPU-less ones included).
+fn numa_nodes(hw: &HwTopology, cpus: &[Cpu], allowed_nodes: &[usize]) -> Vec<NumaNode> {
+    let mut numa_nodes = Vec::new();
+    for n in hw.objects_with_type(ObjectType::NUMANode) {
+        let os_index = n.os_index().unwrap_or(n.logical_index());
+        let node_cpus = n.cpuset().map(|s| bits(&*s)).unwrap_or_default();
+        let memory_bytes = match n.attributes() {
+            Some(ObjectAttributes::NUMANode(a)) => a.local_memory().map_or(0, |m| m.get()),
+            _ => 0,
+        };
+        let memory_tier = cstr(n.info("MemoryTier")).and_then(|t| t.parse().ok());
+        let own: Vec<usize> = cpus
+            .iter()
+            .filter(|c| c.node == Some(os_index))
+            .map(|c| c.os_index)
+            .collect();
+        numa_nodes.push(NumaNode {
+            os_index,
+            memory_bytes,
+            cpu_less: own.is_empty(),
+            cpus: own,
+            near_cpus: node_cpus,
+            kind: cstr(n.subtype()),
+            memory_tier,
+            dax_type: cstr(n.info("DAXType")),
+            allowed: allowed_nodes.contains(&os_index),
+        });
+    }
+    numa_nodes.sort_by_key(|n| n.os_index);
+    numa_nodes
 }
 
 fn group_caches(hw: &HwTopology, types: &[ObjectType]) -> Vec<CacheGroup> {
