@@ -10,7 +10,8 @@ use memsight_core::Error;
 use crate::cli::{CompareArgs, ExportArgs, ExportFormat, GlobalArgs, HistoryArgs, ReportArgs};
 use crate::history::compare::{self, Verdict};
 use crate::history::{self, History, export};
-use crate::output::{heading, num, table};
+use crate::output::{heading, table};
+use crate::view::num;
 use crate::{report, results};
 
 /// `memsight history`.

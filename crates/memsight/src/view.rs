@@ -2,6 +2,8 @@
 //! (`present/<suite>.rs`) turns its results into a [`View`]; `output::draw` prints it on the
 //! terminal and `report::draw` writes it as an HTML section. Neither renderer knows a suite.
 
+use memsight_core::stats::Summary;
+
 /// One suite's results as people see them.
 pub struct View {
     /// Anchor of the HTML section (`c2c`).
@@ -115,6 +117,24 @@ pub struct Lines {
     pub y_from_zero: bool,
 }
 
+impl Heatmap {
+    /// The matrix as a table (the terminal's form of a heatmap): `·` where a cell has no figure.
+    pub fn table(&self) -> Table {
+        let mut header = vec![self.corner.as_str()];
+        header.extend(self.cols.iter().map(String::as_str));
+        let mut t = Table::new(&format!("{}, {}", self.title, self.subtitle), &header);
+        for (label, row) in self.rows.iter().zip(&self.values) {
+            let mut r = vec![Cell::Text(label.clone())];
+            r.extend(
+                row.iter()
+                    .map(|v| Cell::Num(v.map_or("·".to_string(), num))),
+            );
+            t.rows.push(r);
+        }
+        t
+    }
+}
+
 impl Lines {
     /// A line chart without reference lines; the y axis starts at zero unless it is logarithmic.
     pub fn new(
@@ -160,4 +180,38 @@ pub struct Bars {
     pub bars: Vec<Bar>,
     /// Vertical reference lines (ceilings).
     pub marks: Vec<Mark>,
+}
+
+// ---- figure formats shared by every view ----
+
+/// A figure with adaptive precision.
+pub fn num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1000.0 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 10.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// `lo–hi` of a summary's CI.
+pub fn ci(s: &Summary) -> String {
+    format!("{}–{}", num(s.ci_low), num(s.ci_high))
+}
+
+/// A figure's sample count, with the samples dropped as disturbed and a mark when too few clean
+/// samples were left (the reason is in the JSON and the HTML report).
+pub fn count(s: &Summary) -> String {
+    let mut out = s.n.to_string();
+    if s.dropped > 0 {
+        out.push_str(&format!(" (−{} dropped)", s.dropped));
+    }
+    if let Some(short) = &s.shortfall {
+        out.push_str(&format!(" ⚠ {} clean", short.clean));
+    }
+    out
 }

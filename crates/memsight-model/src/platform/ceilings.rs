@@ -82,6 +82,8 @@ fn record_bits(d: &MemoryDevice) -> u32 {
 /// Groups every slot (empty ones too, for slot counts) by socket.
 struct Grouping<'a> {
     groups: BTreeMap<String, Vec<(&'a MemoryDevice, Located)>>,
+    /// The lowest slot number the board uses (0 or 1).
+    base: u32,
     notes: Vec<String>,
 }
 
@@ -89,6 +91,12 @@ fn group<'a>(inv: &'a Inventory, platform: Option<&Platform>) -> Grouping<'a> {
     let cpus = inv.processors.iter().filter(|p| p.populated).count().max(1);
     let located: Vec<(&MemoryDevice, Located)> =
         inv.devices.iter().map(|d| (d, locate(d))).collect();
+    let base = located
+        .iter()
+        .filter_map(|(_, l)| l.slot)
+        .min()
+        .unwrap_or(1)
+        .min(1);
     let dram = |d: &MemoryDevice| d.populated && !d.non_volatile;
     let mut notes = Vec::new();
     let by_name = located
@@ -136,7 +144,11 @@ fn group<'a>(inv: &'a Inventory, platform: Option<&Platform>) -> Grouping<'a> {
     if !by_name && groups.len() == 1 && cpus > 1 {
         notes.push("several CPUs but one memory array and slot names without a socket: all DIMMs are counted as one socket, so per-socket channel figures are approximate".to_string());
     }
-    Grouping { groups, notes }
+    Grouping {
+        groups,
+        base,
+        notes,
+    }
 }
 
 /// A slot's channel within its socket: named by the slot, or its slot number turned into a
@@ -169,26 +181,16 @@ pub fn slot_places(inv: &Inventory) -> BTreeMap<String, (String, Option<String>)
         .filter(|p| p.populated)
         .find_map(|p| p.version.as_deref())
         .and_then(identify);
-    let base = slot_base(inv);
     let channels = platform.as_ref().map(|p| p.channels_per_socket);
+    let g = group(inv, platform.as_ref());
     let mut out = BTreeMap::new();
-    for (key, slots) in group(inv, platform.as_ref()).groups {
+    for (key, slots) in g.groups {
         for (d, l) in &slots {
-            let ch = channel_id(d, l, slots.len() as u32, channels, base);
+            let ch = channel_id(d, l, slots.len() as u32, channels, g.base);
             out.insert(d.handle.clone(), (key.clone(), ch));
         }
     }
     out
-}
-
-/// The lowest slot number a board uses (0 or 1).
-fn slot_base(inv: &Inventory) -> u32 {
-    inv.devices
-        .iter()
-        .filter_map(|d| locate(d).slot)
-        .min()
-        .unwrap_or(1)
-        .min(1)
 }
 
 /// Counts one socket's channels. Returns the ceiling and, when the names said nothing usable,
@@ -299,12 +301,11 @@ pub fn ceilings(inv: &Inventory, ccds: Option<u32>, fclk_mhz: Option<u32>) -> Ce
         )),
         _ => {}
     }
-    let base = slot_base(inv);
     let g = group(inv, platform.as_ref());
     notes.extend(g.notes);
     let mut sockets = Vec::new();
     for (key, slots) in g.groups {
-        if let Some((s, note)) = socket_ceiling(key, &slots, platform.as_ref(), base) {
+        if let Some((s, note)) = socket_ceiling(key, &slots, platform.as_ref(), g.base) {
             notes.extend(note);
             sockets.push(s);
         }

@@ -5,12 +5,13 @@ use std::collections::BTreeSet;
 
 use memsight_core::units::format_bytes;
 
-use super::{Present, num};
+use super::Present;
 use crate::bandwidth::{BandwidthResults, Point};
 use crate::dimms::DimmsResults;
 use crate::figures::{Better, Figure, size_key};
-use crate::output::{ci, count};
+use crate::view::num;
 use crate::view::{Bar, Bars, Block, Cell, Lines, Mark, Scale, Series, Table, View};
+use crate::view::{ci, count};
 
 /// Bandwidth results, with the DIMM inventory's ceilings when one was read.
 pub struct WithCeilings<'a>(pub &'a BandwidthResults, pub Option<&'a DimmsResults>);

@@ -1,11 +1,12 @@
 //! Core-to-core latency: the modified-line matrix (a heatmap), the clean-line matrix and the
 //! pair statistics.
 
-use super::{Present, num};
+use super::Present;
 use crate::c2c::C2cResults;
 use crate::figures::{Better, Figure};
-use crate::output::{ci, count};
+use crate::view::num;
 use crate::view::{Block, Cell, Heatmap, Table, View};
+use crate::view::{ci, count};
 
 impl Present for C2cResults {
     fn view(&self) -> View {
@@ -21,23 +22,18 @@ impl Present for C2cResults {
             caption: format!("CPUs chosen: {}", self.selection),
         })];
         if self.clean.iter().flatten().any(Option::is_some) {
-            let mut t = Table::new(
-                "Clean line, load by the row's CPU from the column CPU's cache, ns (median)",
-                &[
-                    &["from \\ to"][..],
-                    &labels.iter().map(String::as_str).collect::<Vec<_>>(),
-                ]
-                .concat(),
-            );
-            for (label, row) in labels.iter().zip(&self.clean) {
-                let mut r = vec![Cell::Text(label.clone())];
-                r.extend(
-                    row.iter()
-                        .map(|v| Cell::Num(v.map_or("·".to_string(), num))),
-                );
-                t.rows.push(r);
-            }
-            blocks.push(Block::Table(t));
+            // A table in both renderers: the report keeps one chart per matrix kind.
+            let clean = Heatmap {
+                title: "Clean line, load by the row's CPU from the column CPU's cache".into(),
+                subtitle: "ns (median)".into(),
+                corner: "from \\ to".into(),
+                rows: labels.clone(),
+                cols: labels.clone(),
+                values: self.clean.clone(),
+                low_is_good: true,
+                caption: String::new(),
+            };
+            blocks.push(Block::Table(clean.table()));
         }
         let mut pairs = Table::new(
             "",

@@ -1,11 +1,12 @@
 //! Loaded latency: the latency-bandwidth curves (a chart), a summary per mix and each curve's
 //! points.
 
-use super::{Present, num};
+use super::Present;
 use crate::figures::{Better, Figure};
 use crate::loaded::LoadedResults;
-use crate::output::{ci, count};
+use crate::view::num;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
+use crate::view::{ci, count};
 
 impl Present for LoadedResults {
     fn view(&self) -> View {

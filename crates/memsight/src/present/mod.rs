@@ -21,8 +21,3 @@ pub trait Present {
     fn view(&self) -> View;
     fn figures(&self) -> Vec<crate::figures::Figure>;
 }
-
-/// A figure with adaptive precision (the same on both renderers).
-pub fn num(x: f64) -> String {
-    crate::output::num(x)
-}

@@ -3,9 +3,10 @@
 
 use memsight_core::units::format_bytes;
 
-use super::{Present, num};
+use super::Present;
 use crate::figures::{Better, Figure};
 use crate::rowbuffer::{Memory, RowbufferResults};
+use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
 
 /// One table row per sweep: layout, pages, physical runs, the sweep's spread and dips.

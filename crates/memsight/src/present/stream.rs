@@ -2,11 +2,12 @@
 
 use memsight_core::units::format_bytes;
 
-use super::{Present, num};
+use super::Present;
 use crate::figures::{Better, Figure};
-use crate::output::{ci, count};
 use crate::stream::StreamResults;
+use crate::view::num;
 use crate::view::{Block, Cell, Table, View};
+use crate::view::{ci, count};
 
 impl Present for StreamResults {
     fn view(&self) -> View {

@@ -11,9 +11,7 @@ use crate::history::compare::{Comparison, Verdict};
 use crate::results::RunDocument;
 use html::{Cell, chart, esc, list, method, section, table};
 
-fn num(x: f64) -> String {
-    crate::output::num(x)
-}
+use crate::view::num;
 
 /// Renders a run's report.
 pub fn render(doc: &RunDocument) -> String {
