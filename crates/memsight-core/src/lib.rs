@@ -5,11 +5,10 @@
 //! - [`pin`]: pinned threads and a barrier-started team;
 //! - [`cpuclock`]: whether a measuring thread kept its CPU, and team spans;
 //! - [`timer`] and [`stats`]: one timing and statistics scheme for every mode;
-//! - [`report`]: the versioned JSON envelope every command writes;
-//! - [`pmemobj`]: PMDK's libpmemobj loaded with `dlopen` (memsight builds and runs without it).
+//! - [`report`]: the versioned JSON envelope every command writes.
 //!
 //! `unsafe` here: buffer (mmap, mbind, madvise), pin (sched_setaffinity), pagemap, cpuclock
-//! (clock_gettime), pmemobj (the PMDK calls); each block has a `// SAFETY:` comment.
+//! (clock_gettime); each block has a `// SAFETY:` comment.
 
 pub mod buffer;
 pub mod cancel;
@@ -21,7 +20,6 @@ pub mod hugepool;
 pub mod input;
 pub mod pagemap;
 pub mod pin;
-pub mod pmemobj;
 pub mod report;
 pub mod stats;
 pub mod sysfs;

@@ -11,8 +11,9 @@ use crate::stats::SampleTally;
 /// Name of the result schema.
 pub const SCHEMA_NAME: &str = "memsight-result";
 /// Bumped on any change to the envelope or a command's results. Version 2 added the samples of
-/// every summary (`Summary::samples`).
-pub const SCHEMA_VERSION: u32 = 2;
+/// every summary (`Summary::samples`); version 3 names memory `memory` in bandwidth sweep points
+/// (was `DRAM`, still read), as the latency ladder does.
+pub const SCHEMA_VERSION: u32 = 3;
 /// The oldest version this memsight still reads (missing fields take their defaults).
 pub const OLDEST_READABLE: u32 = 1;
 
@@ -69,6 +70,25 @@ impl<T: Serialize> Envelope<T> {
             environment,
             samples: SampleTally::of_result(&results),
             results,
+        }
+    }
+}
+
+impl<T> Envelope<T> {
+    /// The same envelope around other results (reading a file back: raw JSON to typed results).
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Envelope<U> {
+        Envelope {
+            schema: self.schema,
+            schema_version: self.schema_version,
+            tool: self.tool,
+            command: self.command,
+            args: self.args,
+            started: self.started,
+            duration_s: self.duration_s,
+            complete: self.complete,
+            environment: self.environment,
+            samples: self.samples,
+            results: f(self.results),
         }
     }
 }

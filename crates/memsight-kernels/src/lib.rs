@@ -8,11 +8,15 @@
 //! - [`loadgen`], [`pingpong`]: the loaded-latency traffic generators and the core-to-core ping-pong;
 //! - [`bandwidth`]: read, write, copy and STREAM kernels per vector width;
 //! - [`allocwork`], [`allocstats`]: the allocator study's workload and allocator statistics
-//!   (glibc/tcmalloc/jemalloc/mimalloc introspection through `dlsym`).
+//!   (glibc/tcmalloc/jemalloc/mimalloc introspection through `dlsym`);
+//! - [`pmemobj`]: PMDK's libpmemobj loaded with `dlopen` for the pool study (memsight builds and
+//!   runs without it).
 //!
+//! The C interfaces of the libraries the studies measure live here, beside the workloads that
+//! call them, because they are the other place besides the loops that needs `unsafe`.
 //! `unsafe` lives here and in memsight-core (buffer: mmap/mbind; pin: affinity; pagemap;
-//! cpuclock: thread CPU time; pmemobj: PMDK through `dlopen`), each block with a `// SAFETY:`
-//! comment. memsight-model, memsight-suites and the binary forbid it.
+//! cpuclock: thread CPU time), each block with a `// SAFETY:` comment. memsight-model,
+//! memsight-suites and the binary forbid it.
 
 pub mod allocstats;
 pub mod allocwork;
@@ -23,4 +27,5 @@ pub mod clock;
 pub mod flush;
 pub mod loadgen;
 pub mod pingpong;
+pub mod pmemobj;
 pub mod rowconflict;

@@ -12,7 +12,8 @@
 //! - [`alloc`]: allocator fragmentation (RSS against live heap) per allocator;
 //! - [`pmem`]: PMDK pool utilisation, allocation classes and arena strategies;
 //! - [`plan`]: which CPUs and nodes the c2c, NUMA and loaded-latency suites use, from the topology;
-//! - [`sampling`]: the sampling settings every measuring suite takes.
+//! - [`sampling`]: the sampling settings every measuring suite takes;
+//! - [`memlevel`]: cache levels and memory, as results name them.
 
 #![forbid(unsafe_code)]
 
@@ -22,6 +23,7 @@ pub mod c2c;
 pub mod dimms;
 pub mod latency;
 pub mod loaded;
+pub mod memlevel;
 pub mod numa;
 pub mod plan;
 pub mod pmem;

@@ -1,4 +1,4 @@
-//! A run's results as a flat list of figures: one keyed value per measured point, with its unit,
+//! Results as a flat list of figures: one keyed value per measured point, with its unit,
 //! which direction is better and, where the figure was sampled, its summary and samples. History,
 //! `compare` and the CSV export all work on this list, so a figure has the same key and label
 //! everywhere.
@@ -6,8 +6,6 @@
 use memsight_core::stats::Summary;
 use memsight_core::units::format_bytes;
 use serde::{Deserialize, Serialize};
-
-use crate::results::RunResults;
 
 /// Which way is an improvement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +30,10 @@ pub struct Figure {
     pub value: f64,
     /// Summary (CI, spread, samples) when the figure was sampled.
     pub summary: Option<Summary>,
+    /// What the key does not say but the value depends on (working set, page kind, ISA …):
+    /// `compare` judges two figures of one key only when these agree.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub conditions: String,
 }
 
 impl Figure {
@@ -51,7 +53,14 @@ impl Figure {
             better,
             value: s.median,
             summary: Some(s.clone()),
+            conditions: String::new(),
         }
+    }
+
+    /// The same figure, measured under `conditions`.
+    pub fn under(mut self, conditions: String) -> Self {
+        self.conditions = conditions;
+        self
     }
 
     pub fn scalar(
@@ -70,6 +79,7 @@ impl Figure {
             better,
             value,
             summary: None,
+            conditions: String::new(),
         }
     }
 }
@@ -77,29 +87,4 @@ impl Figure {
 /// Compact size for keys: `64KiB`, `2MiB`.
 pub fn size_key(bytes: u64) -> String {
     format_bytes(bytes).replace(' ', "")
-}
-
-/// Every figure of a run, in report order.
-pub fn of_run(r: &RunResults) -> Vec<Figure> {
-    let mut out = Vec::new();
-    out.extend(crate::present::Present::figures(&r.latency));
-    if let Some(b) = &r.bandwidth {
-        out.extend(crate::present::Present::figures(b));
-    }
-    if let Some(l) = &r.loaded_latency {
-        out.extend(crate::present::Present::figures(l));
-    }
-    if let Some(n) = &r.numa {
-        out.extend(crate::present::Present::figures(n));
-    }
-    if let Some(c) = &r.c2c {
-        out.extend(crate::present::Present::figures(c));
-    }
-    if let Some(rb) = &r.rowbuffer {
-        out.extend(crate::present::Present::figures(rb));
-    }
-    if let Some(d) = &r.dimms {
-        out.extend(crate::present::Present::figures(d));
-    }
-    out
 }

@@ -215,21 +215,7 @@ fn offline(cli: &Cli) -> Option<anyhow::Result<ExitCode>> {
 fn schema() -> anyhow::Result<ExitCode> {
     let commands = serde_json::json!({
         "envelope": schemars::schema_for!(Envelope<serde_json::Value>),
-        "results": {
-            "env": serde_json::Value::Null,
-            "latency": schemars::schema_for!(latency::LatencyResults),
-            "bandwidth": schemars::schema_for!(bandwidth::BandwidthResults),
-            "stream": schemars::schema_for!(stream::StreamResults),
-            "c2c": schemars::schema_for!(c2c::C2cResults),
-            "numa": schemars::schema_for!(numa::NumaResults),
-            "dimms": schemars::schema_for!(dimms::DimmsResults),
-            "dimms-plan": schemars::schema_for!(dimms::PlanResults),
-            "loaded-latency": schemars::schema_for!(loaded::LoadedResults),
-            "rowbuffer": schemars::schema_for!(rowbuffer::RowbufferResults),
-            "alloc": schemars::schema_for!(alloc::AllocResults),
-            "pmem": schemars::schema_for!(pmem::PmemResults),
-            "run": schemars::schema_for!(results::RunResults),
-        }
+        "results": results::Results::schemas(),
     });
     println!("{}", serde_json::to_string_pretty(&commands)?);
     Ok(ExitCode::SUCCESS)
@@ -283,7 +269,14 @@ impl Show<'_> {
             output::draw(&view);
         }
         write_html(html, || {
-            report::study_page(command, &env, self.started, &report::draw(&view, true))
+            let started = humantime::format_rfc3339_seconds(self.started).to_string();
+            report::study_page(
+                command,
+                &env,
+                &started,
+                complete,
+                &report::draw(&view, true),
+            )
         })?;
         emit(
             self.g,
@@ -325,7 +318,7 @@ fn run_all(
     })?;
     results.directory = Some(dir.display().to_string());
     if !g.json {
-        for view in run::views(&results) {
+        for view in results.views(&env.topology.caches) {
             output::draw(&view);
         }
         output::heading("Summary");
@@ -336,7 +329,13 @@ fn run_all(
             println!("  skipped: {s}");
         }
     }
-    let envelope = Envelope::new("run", started, env, results, done);
+    let envelope = Envelope::new(
+        "run",
+        started,
+        env,
+        results::Results::Run(Box::new(results)),
+        done,
+    );
     run::save(&envelope, &dir, history.as_mut(), g.json)?;
     emit(g, envelope)
 }

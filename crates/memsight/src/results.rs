@@ -1,5 +1,6 @@
-//! Reading result files back: a `run.json` (or the directory holding it) from this or an older
-//! memsight. Newer files are refused with a message rather than misread.
+//! Results of every command, and reading them back: a result file (or a run directory holding
+//! `run.json`) from this or an older memsight. Newer files are refused with a message rather
+//! than misread.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,13 @@ use memsight_core::report::{Envelope, OLDEST_READABLE, SCHEMA_NAME, SCHEMA_VERSI
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
+use crate::figures::Figure;
+use crate::present::Present;
+use crate::present::bandwidth::WithCeilings;
+use crate::present::latency::WithCaches;
+use crate::view::View;
+use crate::{alloc, bandwidth, c2c, dimms, latency, loaded, numa, pmem, rowbuffer, stream};
+use memsight_core::topology::CacheGroup;
 
 /// How much `memsight run` measures (written as `quick`, `default`, `thorough`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -54,8 +61,113 @@ pub struct RunResults {
     pub directory: Option<String>,
 }
 
-/// A `memsight run` document.
-pub type RunDocument = Envelope<RunResults>;
+/// Declares the result type of every command that measures or models: the one registration a
+/// suite needs for its results to be read back, stored in the history, compared, exported,
+/// re-rendered and described by `memsight schema`.
+macro_rules! commands {
+    ($($variant:ident $name:literal $ty:ty;)*) => {
+        /// The results of any command, as written to a file or stored in the history.
+        #[derive(Debug, Serialize)]
+        #[serde(untagged)]
+        pub enum Results {
+            /// Boxed: a run holds every suite's results.
+            Run(Box<RunResults>),
+            $($variant($ty),)*
+        }
+
+        impl Results {
+            /// The subcommand that wrote these results.
+            pub fn command(&self) -> &'static str {
+                match self {
+                    Results::Run(_) => "run",
+                    $(Results::$variant(_) => $name,)*
+                }
+            }
+
+            /// Decodes the results of `command`; `None` for a command without results.
+            fn decode(
+                command: &str,
+                v: serde_json::Value,
+            ) -> Option<Result<Self, serde_json::Error>> {
+                Some(match command {
+                    "run" => serde_json::from_value(v).map(|r| Results::Run(Box::new(r))),
+                    $($name => serde_json::from_value(v).map(Results::$variant),)*
+                    _ => return None,
+                })
+            }
+
+            /// One suite's results behind the presentation trait; `None` for a run.
+            fn suite(&self) -> Option<&dyn Present> {
+                match self {
+                    Results::Run(_) => None,
+                    $(Results::$variant(r) => Some(r),)*
+                }
+            }
+
+            /// The JSON Schema of every command's results, by command.
+            pub fn schemas() -> serde_json::Map<String, serde_json::Value> {
+                let mut m = serde_json::Map::new();
+                m.insert("env".into(), serde_json::Value::Null);
+                m.insert("run".into(), serde_json::json!(schemars::schema_for!(RunResults)));
+                $(m.insert($name.into(), serde_json::json!(schemars::schema_for!($ty)));)*
+                m
+            }
+        }
+    };
+}
+
+commands! {
+    Latency "latency" latency::LatencyResults;
+    Bandwidth "bandwidth" bandwidth::BandwidthResults;
+    Stream "stream" stream::StreamResults;
+    C2c "c2c" c2c::C2cResults;
+    Numa "numa" numa::NumaResults;
+    LoadedLatency "loaded-latency" loaded::LoadedResults;
+    Rowbuffer "rowbuffer" rowbuffer::RowbufferResults;
+    Alloc "alloc" alloc::AllocResults;
+    Pmem "pmem" pmem::PmemResults;
+    Dimms "dimms" dimms::DimmsResults;
+    DimmsPlan "dimms-plan" dimms::PlanResults;
+}
+
+impl Results {
+    /// Every figure, in report order, for history, `compare` and the export.
+    pub fn figures(&self) -> Vec<Figure> {
+        match (self, self.suite()) {
+            (Results::Run(r), _) => r.figures(),
+            (_, Some(s)) => s.figures(),
+            (_, None) => Vec::new(),
+        }
+    }
+
+    /// What the terminal and the HTML draw, in report order.
+    pub fn views(&self, caches: &[CacheGroup]) -> Vec<View> {
+        match (self, self.suite()) {
+            (Results::Run(r), _) => r.views(caches),
+            (_, Some(s)) => vec![s.view()],
+            (_, None) => Vec::new(),
+        }
+    }
+
+    /// The level of a run (`quick` …); empty for a single command.
+    pub fn level(&self) -> String {
+        match self {
+            Results::Run(r) => r.level.to_string(),
+            _ => String::new(),
+        }
+    }
+
+    /// Where a run wrote its files.
+    pub fn directory(&self) -> Option<&str> {
+        match self {
+            Results::Run(r) => r.directory.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// Any command's result document.
+pub type Document = Envelope<Results>;
 
 /// The result file a path names: the path itself, or `run.json` inside a directory.
 pub fn resolve(path: &Path) -> PathBuf {
@@ -66,9 +178,9 @@ pub fn resolve(path: &Path) -> PathBuf {
     }
 }
 
-/// Parses a run document from text, checking the schema name, version and command. `origin`
-/// names the text in messages.
-pub fn parse_run(text: &str, origin: &str) -> Result<RunDocument, Error> {
+/// Parses a result document of any command from text, checking the schema name and version.
+/// `origin` names the text in messages.
+pub fn parse(text: &str, origin: &str) -> Result<Document, Error> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| Error::input(format!("{origin} is not a memsight result (not JSON: {e})")))?;
     let name = value.get("schema").and_then(|v| v.as_str());
@@ -92,28 +204,63 @@ pub fn parse_run(text: &str, origin: &str) -> Result<RunDocument, Error> {
             "{origin} uses result schema version {version}, older than this memsight reads ({OLDEST_READABLE}–{SCHEMA_VERSION})"
         )));
     }
-    let command = value.get("command").and_then(|v| v.as_str()).unwrap_or("");
-    if command != "run" {
-        return Err(Error::input(format!(
-            "{origin} holds the result of `memsight {command}`; this needs the result of `memsight run`"
-        )));
-    }
-    serde_json::from_value(value)
-        .map_err(|e| Error::input(format!("{origin} is a damaged memsight run result: {e}")))
+    let damaged =
+        |e: serde_json::Error| Error::input(format!("{origin} is a damaged memsight result: {e}"));
+    let mut envelope: Envelope<serde_json::Value> =
+        serde_json::from_value(value).map_err(damaged)?;
+    let raw = std::mem::take(&mut envelope.results);
+    let results = Results::decode(&envelope.command, raw)
+        .ok_or_else(|| {
+            Error::input(format!(
+                "{origin} holds the result of `memsight {}`, which has no figures to store or compare",
+                envelope.command
+            ))
+        })?
+        .map_err(damaged)?;
+    Ok(envelope.map(|_| results))
 }
 
-/// Reads a run document from a file or run directory.
-pub fn read_run(path: &Path) -> Result<RunDocument, Error> {
+/// Reads a result document from a file or run directory.
+pub fn read(path: &Path) -> Result<Document, Error> {
     let file = resolve(path);
     let text = memsight_core::input::read_text(
         &file,
         memsight_core::input::MAX_INPUT_BYTES,
         "result file",
     )?;
-    parse_run(&text, &file.display().to_string())
+    parse(&text, &file.display().to_string())
 }
 
 impl RunResults {
+    /// Every figure of the run, in report order.
+    pub fn figures(&self) -> Vec<Figure> {
+        let mut out = self.latency.figures();
+        out.extend(self.bandwidth.iter().flat_map(Present::figures));
+        out.extend(self.loaded_latency.iter().flat_map(Present::figures));
+        out.extend(self.numa.iter().flat_map(Present::figures));
+        out.extend(self.c2c.iter().flat_map(Present::figures));
+        out.extend(self.rowbuffer.iter().flat_map(Present::figures));
+        out.extend(self.dimms.iter().flat_map(Present::figures));
+        out
+    }
+
+    /// The views of the run's suites, in report order: the terminal prints them after the run,
+    /// the report draws them. The ladder marks the OS's cache sizes, bandwidth the DIMM ceilings.
+    pub fn views(&self, caches: &[CacheGroup]) -> Vec<View> {
+        let mut out = vec![WithCaches(&self.latency, caches).view()];
+        out.extend(
+            self.bandwidth
+                .as_ref()
+                .map(|b| WithCeilings(b, self.dimms.as_ref()).view()),
+        );
+        out.extend(self.loaded_latency.as_ref().map(Present::view));
+        out.extend(self.numa.as_ref().map(Present::view));
+        out.extend(self.c2c.as_ref().map(Present::view));
+        out.extend(self.rowbuffer.as_ref().map(Present::view));
+        out.extend(self.dimms.as_ref().map(Present::view));
+        out
+    }
+
     /// A run stopped during its first suite: the ladder so far and nothing else.
     pub fn interrupted(latency: latency::LatencyResults) -> Self {
         RunResults {

@@ -11,7 +11,7 @@ use memsight_core::env::Environment;
 use memsight_core::{Error, Result};
 
 use crate::cli::{BandwidthArgs, DataArg, LatencyArgs, RowbufferArgs, RunArgs};
-use crate::results::{Level, RunDocument, RunResults};
+use crate::results::{Document, Level, RunResults};
 use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
 
 /// A suite's flags at their defaults: the defaults stay defined once, in the flag definitions.
@@ -55,7 +55,7 @@ pub fn check_out_dir(dir: &Path) -> Result<()> {
 /// Writes run.json and report.html into `dir` and stores the run in the history. Files come
 /// first: a history that fails afterwards loses nothing.
 pub fn save(
-    doc: &RunDocument,
+    doc: &Document,
     dir: &Path,
     history: Option<&mut crate::history::History>,
     quiet: bool,
@@ -340,18 +340,5 @@ fn summary(
             d.populated, d.slots, d.ceilings.system_dram_mbs
         ));
     }
-    out
-}
-
-/// The views of a run's suites, in report order (the terminal prints them after the run).
-pub fn views(r: &RunResults) -> Vec<crate::view::View> {
-    use crate::present::Present;
-    let mut out = vec![r.latency.view()];
-    out.extend(r.bandwidth.as_ref().map(Present::view));
-    out.extend(r.loaded_latency.as_ref().map(Present::view));
-    out.extend(r.numa.as_ref().map(Present::view));
-    out.extend(r.c2c.as_ref().map(Present::view));
-    out.extend(r.rowbuffer.as_ref().map(Present::view));
-    out.extend(r.dimms.as_ref().map(Present::view));
     out
 }

@@ -19,9 +19,13 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let path = a.db.path();
     let mut h = History::open(&path, !a.import.is_empty())?;
     for f in &a.import {
-        let doc = results::read_run(f)?;
+        let doc = results::read(f)?;
         let id = h.insert(&doc)?;
-        eprintln!("memsight: stored {} as run {id}", f.display());
+        eprintln!(
+            "memsight: stored {} (memsight {}) as {id}",
+            f.display(),
+            doc.command
+        );
     }
     let rows = h.list(a.host.as_deref(), a.limit)?;
     if g.json {
@@ -30,7 +34,9 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     heading(&format!("Run history ({})", path.display()));
     if rows.is_empty() {
-        println!("no runs stored yet: `memsight run` adds one");
+        println!(
+            "nothing stored yet: `memsight run` adds a run, `history --import FILE` any result"
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table(&[
@@ -39,6 +45,7 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
         "host",
         "machine",
         "CPU",
+        "command",
         "level",
         "complete",
         "s",
@@ -51,6 +58,7 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
             r.host.clone(),
             r.fingerprint.clone(),
             r.cpu.clone().unwrap_or_default(),
+            r.command.clone(),
             r.level.clone(),
             if r.complete { "yes" } else { "partial" }.to_string(),
             format!("{:.0}", r.duration_s),
@@ -66,14 +74,17 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let db = a.db.path();
     let run_a = history::resolve(&a.a, &db)?;
     let run_b = history::resolve(&a.b, &db)?;
-    if !(0.0..=1000.0).contains(&a.min_change) {
-        return Err(Error::input(format!(
-            "--min-change {} is not a percentage between 0 and 1000",
-            a.min_change
-        ))
-        .into());
-    }
-    let c = compare::compare(&a.a, &run_a, &a.b, &run_b, a.min_change / 100.0);
+    let floor = match a.min_change {
+        None => compare::Floor::Samples,
+        Some(x) if (0.0..=1000.0).contains(&x) => compare::Floor::Fixed(x / 100.0),
+        Some(x) => {
+            return Err(Error::input(format!(
+                "--min-change {x} is not a percentage between 0 and 1000"
+            ))
+            .into());
+        }
+    };
+    let c = compare::compare(&a.a, &run_a, &a.b, &run_b, floor)?;
     if let Some(path) = &a.html {
         std::fs::write(path, report::render_comparison(&c))
             .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
@@ -85,11 +96,20 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
             eprintln!("memsight: warning: {w}");
         }
         heading(&format!(
-            "A = {} ({}, {})   B = {} ({}, {})",
-            c.a.label, c.a.host, c.a.started, c.b.label, c.b.host, c.b.started
+            "A = {} (memsight {}, {}, {})   B = {} (memsight {}, {}, {})",
+            c.a.label,
+            c.a.command,
+            c.a.host,
+            c.a.started,
+            c.b.label,
+            c.b.command,
+            c.b.host,
+            c.b.started
         ));
         println!("{}", c.method);
-        let mut t = table(&["figure", "unit", "A", "B", "change", "p", "verdict"]);
+        let mut t = table(&[
+            "figure", "unit", "A", "B", "change", "floor", "p", "verdict",
+        ]);
         for r in c
             .rows
             .iter()
@@ -102,20 +122,16 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 r.b.map_or("-".into(), num),
                 r.change
                     .map_or("-".into(), |x| format!("{:+.1}%", x * 100.0)),
+                r.floor.map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
                 r.p_value.map_or("-".into(), |p| format!("{p:.1e}")),
                 r.verdict.word().to_string(),
             ]);
         }
         println!("{t}");
-        println!(
-            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} only in one run",
-            c.rows.len(),
-            c.count(Verdict::Better),
-            c.count(Verdict::Worse),
-            c.count(Verdict::Noise),
-            c.count(Verdict::Unjudged),
-            c.count(Verdict::OnlyA) + c.count(Verdict::OnlyB)
-        );
+        println!("{}", c.tally());
+        for r in c.rows.iter().filter(|r| r.note.is_some()) {
+            println!("  {}: {}", r.label, r.note.as_deref().unwrap_or_default());
+        }
         if let Some(p) = &a.html {
             println!("HTML: {}", p.display());
         }

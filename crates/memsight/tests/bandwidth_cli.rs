@@ -141,7 +141,7 @@ fn sweep_finds_caches_faster_than_memory() {
     let first = reads.first().unwrap();
     let last = reads.last().unwrap();
     assert_eq!(first["level"], "L1");
-    assert_eq!(last["level"], "DRAM");
+    assert_eq!(last["level"], "memory");
     // Reading from L1 is far faster than from DRAM on any machine.
     assert!(f(&first["program_gbs"]["median"]) > 2.0 * f(&last["program_gbs"]["median"]));
     for name in ["write", "copy"] {

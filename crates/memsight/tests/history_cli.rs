@@ -5,24 +5,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use common::{memsight, refused};
+use common::{memsight, ok, refused};
 
 /// A real `run` document (thorough level, DIMMs from a recorded Dell R7525) measured on the
 /// project's VM: every chart of the report has data.
 fn thorough_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "memsight failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn read_json(p: &Path) -> serde_json::Value {
@@ -57,7 +46,7 @@ fn quick_run_writes_json_report_and_history_row() {
         .unwrap());
     assert!(stdout.contains("report:") && stdout.contains("history: run 1"));
     let doc = read_json(&out_dir.join("run.json"));
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     common::assert_valid(&doc);
     // Samples are stored with every summary, so runs can be compared by rank tests.
     let p0 = &doc["results"]["latency"]["ladders"][0]["main"]["points"][0]["ns"];

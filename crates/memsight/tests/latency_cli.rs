@@ -33,7 +33,7 @@ fn ladder_json_is_valid_and_ordered() {
     let doc = small_ladder();
     assert_valid(&doc);
     assert_eq!(doc["schema"], "memsight-result");
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert_eq!(doc["command"], "latency");
     assert_eq!(doc["complete"], true);
     let l = &doc["results"]["ladders"][0];

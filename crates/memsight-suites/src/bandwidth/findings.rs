@@ -9,13 +9,10 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
         points.iter().find(|p| {
             p.test.name == name
                 && p.threads == threads
-                && pattern.is_none_or(|pat| p.pattern.as_deref() == Some(&format!("{pat:#018x}")))
+                && pattern.is_none_or(|pat| p.pattern == Some(Fill(pat)))
         })
     };
-    for p in points
-        .iter()
-        .filter(|p| p.threads == full && p.pattern.as_deref() == Some(&format!("{:#018x}", 0u64)))
-    {
+    for p in points.iter().filter(|p| p.threads == full && p.zero_data()) {
         if let Some(nz) = at(&p.test.name, full, Some(NONZERO)) {
             let r = p.program_gbs.median / nz.program_gbs.median;
             out.push(format!(
@@ -58,10 +55,9 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
             }
         }
     }
-    let zero = format!("{:#018x}", 0u64);
     if let Some(best) = points
         .iter()
-        .filter(|p| p.threads == full && p.pattern.as_deref() != Some(&zero))
+        .filter(|p| p.threads == full && !p.zero_data())
         .max_by(|a, b| a.dram_gbs.median.total_cmp(&b.dram_gbs.median))
     {
         out.push(format!(
@@ -70,18 +66,23 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
         ));
     }
     for name in ["read", "write", "copy"] {
-        let by_level: Vec<String> = ["L1", "L2", "L3", "DRAM"]
-            .iter()
-            .filter_map(|lvl| {
-                let v: Vec<f64> = sweep
-                    .iter()
-                    .filter(|p| p.test.name == name && p.level.as_deref() == Some(lvl))
-                    .map(|p| p.program_gbs.median)
-                    .collect();
-                (!v.is_empty())
-                    .then(|| format!("{lvl} {:.1}", v.iter().cloned().fold(f64::MIN, f64::max)))
-            })
-            .collect();
+        let by_level: Vec<String> = [
+            MemLevel::Cache(1),
+            MemLevel::Cache(2),
+            MemLevel::Cache(3),
+            MemLevel::Memory,
+        ]
+        .iter()
+        .filter_map(|lvl| {
+            let v: Vec<f64> = sweep
+                .iter()
+                .filter(|p| p.test.name == name && p.level == Some(*lvl))
+                .map(|p| p.program_gbs.median)
+                .collect();
+            (!v.is_empty())
+                .then(|| format!("{lvl} {:.1}", v.iter().cloned().fold(f64::MIN, f64::max)))
+        })
+        .collect();
         if !by_level.is_empty() {
             out.push(format!(
                 "sweep, {name}, best GB/s per level (1 thread): {}",

@@ -13,6 +13,7 @@
 mod findings;
 pub mod spec;
 
+use crate::memlevel::MemLevel;
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::stats::{StopReason, StopRule, Summary};
@@ -23,6 +24,7 @@ use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use spec::Fill;
 use spec::{Op, TestSpec, parse_test};
 
 /// The byte every non-zero write writes (as 0xefefefefefefefef words).
@@ -131,9 +133,10 @@ pub struct Point {
     pub bytes_per_thread: u64,
     /// Bytes per array per thread.
     pub array_bytes: u64,
-    /// The 64-bit word every store wrote (hex), for fills; other writing tests write data derived
-    /// from their non-zero sources.
-    pub pattern: Option<String>,
+    /// The 64-bit word every store wrote (written in hex), for fills; other writing tests write
+    /// data derived from their non-zero sources.
+    #[schemars(with = "Option<String>")]
+    pub pattern: Option<Fill>,
     /// GB/s of program bytes (10⁹ B/s): median, CI, min (worst) and max (best sample).
     pub program_gbs: Summary,
     /// GB/s of estimated DRAM bytes (program bytes plus read-for-ownership of regular stores).
@@ -143,23 +146,21 @@ pub struct Point {
     pub passes_per_sample: u64,
     pub stop: StopReason,
     pub noisy: bool,
-    /// Which cache level the per-thread working set fits (sweep points), or `DRAM`.
-    pub level: Option<String>,
+    /// Which cache level the per-thread working set fits (sweep points), or memory.
+    #[schemars(with = "Option<String>")]
+    pub level: Option<MemLevel>,
 }
 
 impl Point {
     /// Whether the stores wrote zeros (a fill with the zero pattern).
     pub fn zero_data(&self) -> bool {
-        self.pattern
-            .as_deref()
-            .and_then(|x| u64::from_str_radix(x.trim_start_matches("0x"), 16).ok())
-            == Some(0)
+        self.pattern == Some(Fill(0))
     }
 
     /// What the stores wrote, in words: `-` for read-only tests, `zeros`, the fill word, or
     /// `from sources` for copies and mixes.
     pub fn data(&self) -> String {
-        match self.pattern.as_deref() {
+        match self.pattern {
             _ if self.zero_data() => "zeros".to_string(),
             Some(x) => x.to_string(),
             None if matches!(self.test.op, Op::Read | Op::Mix { writes: 0, .. }) => "-".to_string(),
@@ -449,7 +450,7 @@ pub fn measure(
             cpus: cpus.to_vec(),
             bytes_per_thread: len * arrays,
             array_bytes: len,
-            pattern: spec.writes_pattern().then(|| format!("{pattern:#018x}")),
+            pattern: spec.writes_pattern().then_some(Fill(pattern)),
             dram_gbs: scale(&t.sampled.summary, dram_factor),
             program_gbs: t.sampled.summary.clone(),
             dram_ratio: spec.dram_ratio(),
@@ -579,9 +580,9 @@ pub fn run(
 }
 
 /// The cache level a per-thread working set fits in, by the sizes hwloc reports.
-fn level_of(bytes: u64, env: &Environment) -> String {
-    (1..=5)
-        .filter_map(|l| env.topology.cache(l).map(|c| (l, c.size_bytes)))
+fn level_of(bytes: u64, env: &Environment) -> MemLevel {
+    (1..=5u8)
+        .filter_map(|l| env.topology.cache(l.into()).map(|c| (l, c.size_bytes)))
         .find(|&(_, size)| bytes <= size)
-        .map_or("DRAM".to_string(), |(l, _)| format!("L{l}"))
+        .map_or(MemLevel::Memory, |(l, _)| MemLevel::Cache(l))
 }

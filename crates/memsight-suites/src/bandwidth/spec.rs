@@ -222,6 +222,34 @@ fn parse_ratio(name: &str) -> Result<TestSpec> {
     })
 }
 
+/// The 64-bit word a fill stores, written `0x` and 16 hex digits in results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct Fill(pub u64);
+
+impl std::fmt::Display for Fill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#018x}", self.0)
+    }
+}
+
+impl From<Fill> for String {
+    fn from(f: Fill) -> String {
+        f.to_string()
+    }
+}
+
+impl TryFrom<String> for Fill {
+    type Error = String;
+
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        s.strip_prefix("0x")
+            .and_then(|h| u64::from_str_radix(h, 16).ok())
+            .map(Fill)
+            .ok_or_else(|| format!("'{s}' is not a 64-bit fill word (0x and hex digits)"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@
 //! They can disagree for real: inside a VM on a shared EPYC the OS reports a 32 MiB L3, but one
 //! core's latency climbs past ~6–8 MiB. That is a finding, not an error.
 
+use crate::memlevel::MemLevel;
 use memsight_core::stats::median;
 use memsight_core::topology::Topology;
 use memsight_core::units::format_bytes;
@@ -33,7 +34,8 @@ const NEW_LEVEL_FACTOR: f64 = 1.6;
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Plateau {
     /// What it was matched with: `L1`, `L2`, `L3`, `memory`, or `unmatched`.
-    pub name: String,
+    #[schemars(with = "String")]
+    pub name: MemLevel,
     pub first_bytes: u64,
     /// Last size still on the plateau: the capacity usable at this latency.
     pub last_bytes: u64,
@@ -95,7 +97,7 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: f64) -> Levels {
         .map(|r| {
             let ns = median(&lat[r.clone()]);
             Plateau {
-                name: "unmatched".into(),
+                name: MemLevel::Unmatched,
                 first_bytes: points[r.start].size_bytes,
                 last_bytes: points[r.end - 1].size_bytes,
                 next_bytes: points.get(r.end).map(|p| p.size_bytes),
@@ -118,7 +120,7 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: f64) -> Levels {
     let n = plateaus.len();
     let memory_idx = (swept_past && n >= 2).then(|| n - 1);
     if let Some(i) = memory_idx {
-        plateaus[i].name = "memory".into();
+        plateaus[i].name = MemLevel::Memory;
     }
     // Match cache plateaus to reported levels: in order when there are as many plateaus as
     // levels, otherwise each to the level nearest in log size, each level at most once and in
@@ -126,7 +128,7 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: f64) -> Levels {
     let cache_plateaus = n - usize::from(memory_idx.is_some());
     if cache_plateaus == caches.len() {
         for (p, &(level, size)) in plateaus.iter_mut().zip(&caches) {
-            p.name = format!("L{level}");
+            p.name = MemLevel::Cache(level as u8);
             p.reported_bytes = Some(size);
         }
     }
@@ -141,7 +143,7 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: f64) -> Levels {
             da.total_cmp(&db)
         });
         if let Some((j, &(level, size))) = best {
-            p.name = format!("L{level}");
+            p.name = MemLevel::Cache(level as u8);
             p.reported_bytes = Some(size);
             next_level = j + 1;
         }
@@ -178,7 +180,7 @@ fn findings(plateaus: &[Plateau], caches: &[(u32, u64)], points: &[Point]) -> Ve
         }
     }
     for (level, size) in caches {
-        let name = format!("L{level}");
+        let name = MemLevel::Cache(*level as u8);
         if !plateaus.iter().any(|p| p.name == name)
             && points.first().is_some_and(|f| f.size_bytes <= *size)
             && points.last().is_some_and(|l| l.size_bytes >= *size)
@@ -293,7 +295,7 @@ mod tests {
             &topo(&[(1, 32 * k), (2, 1024 * k), (3, 32768 * k)]),
             3.5,
         );
-        let names: Vec<&str> = l.plateaus.iter().map(|p| p.name.as_str()).collect();
+        let names: Vec<String> = l.plateaus.iter().map(|p| p.name.to_string()).collect();
         assert_eq!(names, ["L1", "L2", "L3", "memory"]);
         let l3 = &l.plateaus[2];
         assert!(l3.ns > 14.0 && l3.ns < 18.0);

@@ -15,9 +15,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use memsight_core::env::Environment;
-use memsight_core::pmemobj::{ClassDesc, MIN_POOL, header_bytes, header_name};
 use memsight_core::units::{format_bytes, parse_size};
 use memsight_core::{Error, Result, cancel};
+use memsight_kernels::pmemobj::{ClassDesc, MIN_POOL, header_bytes, header_name};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -360,7 +360,7 @@ pub fn run(
     let mixed = a.mixed_sizes.clone();
     let strategies: Vec<&str> = a.strategies.iter().map(String::as_str).collect();
     let (dir, emulated) = pool_dir(a)?;
-    if let Some(free) = memsight_core::pmemobj::free_space(&dir)
+    if let Some(free) = memsight_kernels::pmemobj::free_space(&dir)
         && free < pool + (64 << 20)
     {
         return Err(Error::input(format!(
@@ -371,7 +371,7 @@ pub fn run(
         )));
     }
     // PMDK must be loadable here (the worker loads it too; this gives the message up front).
-    memsight_core::pmemobj::Lib::load()?;
+    memsight_kernels::pmemobj::Lib::load()?;
     let path = match &a.pool {
         Some(p) => {
             if p.exists() {

@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use memsight_core::pmemobj::{ClassDesc, HEADER_COMPACT, HEADER_NONE, header_bytes, header_name};
+use memsight_kernels::pmemobj::{
+    ClassDesc, HEADER_COMPACT, HEADER_NONE, header_bytes, header_name,
+};
 
 use super::layout::CHUNK;
 use super::{Class, Fill, SearchResult, fill};

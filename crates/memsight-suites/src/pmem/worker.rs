@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use memsight_core::pmemobj::{ClassDesc, Lib, Oid, Pool, class_flag};
 use memsight_core::{Error, Result};
+use memsight_kernels::pmemobj::{ClassDesc, Lib, Oid, Pool, class_flag};
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::SeedableRng;
@@ -82,7 +82,7 @@ pub fn classes(pool: &Pool) -> Vec<ClassDesc> {
 /// The class whose arithmetic yields `usable` for a request of `size`, preferring one unit.
 pub fn class_for(classes: &[ClassDesc], size: usize, usable: usize) -> Option<ClassDesc> {
     let fits = |c: &ClassDesc| {
-        let h = memsight_core::pmemobj::header_bytes(c.header_type) as usize;
+        let h = memsight_kernels::pmemobj::header_bytes(c.header_type) as usize;
         let units = (size + h).div_ceil(c.unit_size.max(1));
         units * c.unit_size - h == usable
     };
@@ -90,7 +90,7 @@ pub fn class_for(classes: &[ClassDesc], size: usize, usable: usize) -> Option<Cl
         .iter()
         .filter(|c| fits(c))
         .min_by_key(|c| {
-            (size + memsight_core::pmemobj::header_bytes(c.header_type) as usize)
+            (size + memsight_kernels::pmemobj::header_bytes(c.header_type) as usize)
                 .div_ceil(c.unit_size.max(1))
         })
         .copied()

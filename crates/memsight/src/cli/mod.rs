@@ -96,11 +96,12 @@ pub enum Command {
     Dimms(DimmsArgs),
     /// List the runs stored in the history database.
     History(HistoryArgs),
-    /// Compare two runs figure by figure: change and whether it is beyond the noise.
+    /// Compare two results figure by figure (runs, or any two results of one command): change
+    /// and whether it is beyond the noise.
     Compare(CompareArgs),
-    /// Re-render the HTML report of a stored run or a result file.
+    /// Re-render the HTML report of a stored result or a result file.
     Report(ReportArgs),
-    /// Export a stored run as CSV (figures or samples) or JSON.
+    /// Export a stored result or a result file as CSV (figures or samples) or JSON.
     Export(ExportArgs),
     /// Print the JSON Schema of the result files.
     Schema,
@@ -131,16 +132,18 @@ pub struct HistoryArgs {
     /// At most this many runs, newest first.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub limit: usize,
-    /// Store these result files (run.json or run directories) in the history first.
+    /// Store these result files in the history first: run directories, run.json, or the JSON
+    /// any measuring command writes with -o.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub import: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline: a run id, `latest`, `latest~N`, a run.json or a run directory.
+    /// The baseline: a stored id, `latest`, `latest~N`, a result file or a run directory.
     pub a: String,
-    /// The run compared with it (same forms).
+    /// The result compared with it (same forms): same command as A, or a run against one of
+    /// its suites.
     pub b: String,
     #[command(flatten)]
     pub db: DbArgs,
@@ -150,15 +153,15 @@ pub struct CompareArgs {
     /// Show only the figures that changed beyond the noise.
     #[arg(long)]
     pub changed: bool,
-    /// Smallest change, in percent, that can count as real (run-to-run drift on a shared
-    /// machine exceeds either run's own spread).
-    #[arg(long, value_name = "PERCENT", default_value_t = 5.0)]
-    pub min_change: f64,
+    /// Smallest change, in percent, that can count as real, for every figure (default: each
+    /// figure's own noise floor, twice the larger robust spread of its samples, at least 1%).
+    #[arg(long, value_name = "PERCENT")]
+    pub min_change: Option<f64>,
 }
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A run id, `latest`, `latest~N`, a run.json or a run directory.
+    /// A stored id, `latest`, `latest~N`, a result file or a run directory.
     #[arg(default_value = "latest")]
     pub run: String,
     #[command(flatten)]
@@ -182,7 +185,7 @@ pub enum ExportFormat {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// A run id, `latest`, `latest~N`, a run.json or a run directory.
+    /// A stored id, `latest`, `latest~N`, a result file or a run directory.
     #[arg(default_value = "latest")]
     pub run: String,
     #[command(flatten)]

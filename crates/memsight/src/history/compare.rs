@@ -1,9 +1,14 @@
-//! `memsight compare A B`: every figure of two runs side by side, with the change and whether it
-//! is beyond the noise.
+//! `memsight compare A B`: every figure of two results side by side, with the change and whether
+//! it is beyond the noise. A and B are results of the same command, or a run and a result of one
+//! of its suites (then the run's figures of that suite are compared).
 //!
-//! A change counts as real only when it is at least `min_change` (default 5%: back-to-back runs
-//! on the project's VM differ by up to that much in DRAM latency, more than either run's own
-//! spread suggests) and both tests agree: the Mann–Whitney rank test on the two runs' sample
+//! A change counts as real only when it is at least the figure's noise floor and both tests
+//! agree. The floor is derived from the samples: twice the larger robust spread (1.4826 × MAD ÷
+//! median) of the two sample sets, and at least 1%. Samples within a run understate how much two
+//! runs differ (the VM's neighbours change between runs), so the floor is a spread of single
+//! samples, not of the median: a figure whose samples scatter by 2% needs a 4% change, one
+//! measured to 0.3% is judged real at 1%. `--min-change` replaces it with one fixed floor for every
+//! figure. The tests: the Mann–Whitney rank test on the two runs' sample
 //! sets gives p < 0.01 (exact distribution for untied samples of up to 50 each,
 //! normal approximation with tie and continuity corrections otherwise; Conover, *Practical
 //! Nonparametric Statistics*, 3rd ed., §5.1), and the two 95% confidence intervals of the medians
@@ -14,10 +19,25 @@
 use serde::Serialize;
 
 use crate::figures::{Better, Figure};
-use crate::results::RunDocument;
+use crate::results::{Document, Results};
+use memsight_core::Error;
 
 /// Significance level of the rank test.
 pub const ALPHA: f64 = 0.01;
+/// The smallest noise floor a figure can have: below this, a change is not worth reporting
+/// whatever the samples say (timer resolution, frequency steps).
+pub const MIN_FLOOR: f64 = 0.01;
+/// The noise floor in robust spreads of single samples.
+pub const FLOOR_SPREADS: f64 = 2.0;
+
+/// The smallest change that counts as real.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Floor {
+    /// Per figure, from its samples (see the module documentation).
+    Samples,
+    /// The same fraction for every figure (`--min-change`).
+    Fixed(f64),
+}
 
 /// What a row's change means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -29,6 +49,8 @@ pub enum Verdict {
     Noise,
     /// No spread is known for this figure (a derived value): the change is shown, not judged.
     Unjudged,
+    /// Measured under different conditions (working set, pages …): shown, not judged.
+    Different,
     OnlyA,
     OnlyB,
 }
@@ -40,6 +62,7 @@ impl Verdict {
             Verdict::Worse => "worse",
             Verdict::Noise => "within noise",
             Verdict::Unjudged => "not judged (no samples)",
+            Verdict::Different => "not judged (measured differently)",
             Verdict::OnlyA => "only in A",
             Verdict::OnlyB => "only in B",
         }
@@ -60,13 +83,21 @@ pub struct Row {
     pub p_value: Option<f64>,
     /// Whether the two medians' confidence intervals overlap, when both are known.
     pub ci_overlap: Option<bool>,
+    /// The smallest change judged real for this figure (a fraction), when both sides are
+    /// sampled.
+    pub floor: Option<f64>,
     pub verdict: Verdict,
+    /// Why the row is not judged, when it is for a reason the verdict does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Which run is which.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunInfo {
     pub label: String,
+    /// The command that measured (`run`, `bandwidth` …).
+    pub command: String,
     pub started: String,
     pub host: String,
     pub fingerprint: String,
@@ -90,11 +121,26 @@ impl Comparison {
     pub fn count(&self, v: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()
     }
+
+    /// The verdicts counted, in one sentence.
+    pub fn tally(&self) -> String {
+        format!(
+            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} only on one side",
+            self.rows.len(),
+            self.count(Verdict::Better),
+            self.count(Verdict::Worse),
+            self.count(Verdict::Noise),
+            self.count(Verdict::Unjudged),
+            self.count(Verdict::Different),
+            self.count(Verdict::OnlyA) + self.count(Verdict::OnlyB)
+        )
+    }
 }
 
-fn info(label: &str, d: &RunDocument) -> RunInfo {
+fn info(label: &str, d: &Document) -> RunInfo {
     RunInfo {
         label: label.to_string(),
+        command: d.command.clone(),
         started: d.started.clone(),
         host: d
             .environment
@@ -103,75 +149,120 @@ fn info(label: &str, d: &RunDocument) -> RunInfo {
             .unwrap_or_else(|| "unknown".into()),
         fingerprint: super::fingerprint(&d.environment),
         cpu: d.environment.cpu.model_name.clone(),
-        level: d.results.level.to_string(),
+        level: d.results.level(),
         complete: d.complete,
     }
 }
 
-/// Compares run `b` against run `a`; changes smaller than `min_change` (a fraction) are noise.
+/// The figures of `a` and `b` that can be compared: all of both when they come from the same
+/// command; a run's figures of one suite against that suite's own result; else an error.
+fn comparable(a: &Document, b: &Document) -> Result<(Vec<Figure>, Vec<Figure>), Error> {
+    let (fa, fb) = (a.results.figures(), b.results.figures());
+    let of_suite = |f: Vec<Figure>, suite: &str| -> Vec<Figure> {
+        f.into_iter().filter(|x| x.suite == suite).collect()
+    };
+    let (fa, fb) = match (&a.results, &b.results) {
+        _ if a.command == b.command => (fa, fb),
+        (Results::Run(_), _) => (of_suite(fa, &b.command), fb),
+        (_, Results::Run(_)) => (fa, of_suite(fb, &a.command)),
+        _ => (Vec::new(), Vec::new()),
+    };
+    if fa.is_empty() || fb.is_empty() {
+        return Err(Error::input(format!(
+            "A holds `memsight {}` and B `memsight {}`: nothing to compare; compare results of the same command, or a run with a result of one of its suites",
+            a.command, b.command
+        )));
+    }
+    Ok((fa, fb))
+}
+
+/// Compares result `b` against result `a`, figure by figure.
 pub fn compare(
     a_label: &str,
-    a: &RunDocument,
+    a: &Document,
     b_label: &str,
-    b: &RunDocument,
-    min_change: f64,
-) -> Comparison {
+    b: &Document,
+    floor: Floor,
+) -> Result<Comparison, Error> {
+    let (fa, fb) = comparable(a, b)?;
     let ia = info(a_label, a);
     let ib = info(b_label, b);
+    let warnings = warnings(&ia, a, &ib, b);
+    let mut rows: Vec<Row> = fa
+        .iter()
+        .map(|x| row(Some(x), fb.iter().find(|y| y.key == x.key), floor))
+        .collect();
+    rows.extend(
+        fb.iter()
+            .filter(|y| !fa.iter().any(|x| x.key == y.key))
+            .map(|y| row(None, Some(y), floor)),
+    );
+    let floor_words = match floor {
+        Floor::Samples => format!(
+            "at least its noise floor ({FLOOR_SPREADS:.0} × the larger robust spread of the two sample sets, at least {:.0}%; column floor)",
+            MIN_FLOOR * 100.0
+        ),
+        Floor::Fixed(x) => format!("at least {:.1}% (--min-change)", x * 100.0),
+    };
+    Ok(Comparison {
+        method: format!(
+            "change = (B − A) ÷ A of the medians; beyond noise when it is {floor_words}, the Mann–Whitney rank test on both sides' samples gives p < {ALPHA} and the 95% confidence intervals of the two medians do not overlap (intervals alone for results without samples)"
+        ),
+        a: ia,
+        b: ib,
+        warnings,
+        rows,
+    })
+}
+
+/// What the reader must know before trusting the rows.
+fn warnings(ia: &RunInfo, a: &Document, ib: &RunInfo, b: &Document) -> Vec<String> {
     let mut warnings = Vec::new();
     if ia.fingerprint != ib.fingerprint {
         warnings.push(format!(
-            "the runs come from different machines ({} {} vs {} {}): differences include the hardware",
+            "the results come from different machines ({} {} vs {} {}): differences include the hardware",
             ia.host,
             ia.cpu.as_deref().unwrap_or("?"),
             ib.host,
             ib.cpu.as_deref().unwrap_or("?")
         ));
     }
-    for (i, d) in [(&ia, a), (&ib, b)] {
+    for (i, d) in [(ia, a), (ib, b)] {
         if !i.complete {
             warnings.push(format!(
-                "run {} was interrupted: only what it finished is compared",
+                "{} was interrupted: only what it finished is compared",
                 i.label
             ));
         }
         if d.schema_version < 2 {
             warnings.push(format!(
-                "run {} predates stored samples (schema {}): its figures are judged by confidence intervals only",
+                "{} predates stored samples (schema {}): its figures are judged by confidence intervals only",
                 i.label, d.schema_version
             ));
         }
     }
-    if ia.level != ib.level {
+    if ia.command != ib.command {
+        warnings.push(format!(
+            "A is `memsight {}` and B `memsight {}`: only the {} figures are compared, and only those measured with the same options match",
+            ia.command,
+            ib.command,
+            if ia.command == "run" { &ib.command } else { &ia.command }
+        ));
+    } else if ia.level != ib.level {
         warnings.push(format!(
             "different levels ({} vs {}): only figures both measured are judged",
             ia.level, ib.level
         ));
     }
-    let fa = crate::figures::of_run(&a.results);
-    let fb = crate::figures::of_run(&b.results);
-    let mut rows: Vec<Row> = fa
-        .iter()
-        .map(|x| row(Some(x), fb.iter().find(|y| y.key == x.key), min_change))
-        .collect();
-    rows.extend(
-        fb.iter()
-            .filter(|y| !fa.iter().any(|x| x.key == y.key))
-            .map(|y| row(None, Some(y), min_change)),
-    );
-    Comparison {
-        method: format!(
-            "change = (B − A) ÷ A of the medians; beyond noise when it is at least {:.1}%, the Mann–Whitney rank test on both runs' samples gives p < {ALPHA} and the 95% confidence intervals of the two medians do not overlap (intervals alone for results without samples)",
-            min_change * 100.0
-        ),
-        a: ia,
-        b: ib,
-        warnings,
-        rows,
-    }
+    warnings
 }
 
-fn row(a: Option<&Figure>, b: Option<&Figure>, min_change: f64) -> Row {
+/// The noise floor of one figure measured on both sides.
+fn noise_floor(a: &memsight_core::stats::Summary, b: &memsight_core::stats::Summary) -> f64 {
+    (FLOOR_SPREADS * a.robust_cv.max(b.robust_cv)).max(MIN_FLOOR)
+}
+
+fn row(a: Option<&Figure>, b: Option<&Figure>, floor: Floor) -> Row {
     let f = a.or(b).expect("one side exists");
     let mut r = Row {
         key: f.key.clone(),
@@ -182,7 +273,9 @@ fn row(a: Option<&Figure>, b: Option<&Figure>, min_change: f64) -> Row {
         change: None,
         p_value: None,
         ci_overlap: None,
+        floor: None,
         verdict: Verdict::Unjudged,
+        note: None,
     };
     let (Some(a), Some(b)) = (a, b) else {
         r.verdict = if a.is_some() {
@@ -195,6 +288,11 @@ fn row(a: Option<&Figure>, b: Option<&Figure>, min_change: f64) -> Row {
     if a.value != 0.0 {
         r.change = Some((b.value - a.value) / a.value);
     }
+    if a.conditions != b.conditions {
+        r.verdict = Verdict::Different;
+        r.note = Some(format!("A: {}; B: {}", a.conditions, b.conditions));
+        return r;
+    }
     let (Some(sa), Some(sb)) = (&a.summary, &b.summary) else {
         return r;
     };
@@ -203,6 +301,11 @@ fn row(a: Option<&Figure>, b: Option<&Figure>, min_change: f64) -> Row {
     let p = (sa.samples.len() >= 3 && sb.samples.len() >= 3)
         .then(|| mann_whitney(&sa.samples, &sb.samples));
     r.p_value = p;
+    let min_change = match floor {
+        Floor::Samples => noise_floor(sa, sb),
+        Floor::Fixed(x) => x,
+    };
+    r.floor = Some(min_change);
     let large = r.change.is_some_and(|c| c.abs() >= min_change);
     let real = large && !overlap && p.is_none_or(|p| p < ALPHA);
     r.verdict = if !real {
@@ -321,6 +424,62 @@ mod tests {
         let a = [19.0, 22.0, 16.0, 29.0, 24.0];
         let b = [20.0, 11.0, 17.0, 12.0];
         assert!((mann_whitney(&a, &b) - 14.0 / 126.0).abs() < 1e-12);
+    }
+
+    /// A latency figure with `n` samples around `centre`, scattered by ± `spread` (a fraction).
+    fn figure(centre: f64, spread: f64, n: usize) -> Figure {
+        let samples: Vec<f64> = (0..n)
+            .map(|i| centre * (1.0 + spread * ((i * 7 % n) as f64 / n as f64 * 2.0 - 1.0)))
+            .collect();
+        Figure::sampled(
+            "latency",
+            "latency/x".into(),
+            "x".into(),
+            "ns",
+            Better::Lower,
+            &memsight_core::stats::summarize(&samples),
+        )
+    }
+
+    #[test]
+    fn small_changes_with_tight_samples_are_real_and_noisy_ones_are_not() {
+        // 3% slower, samples within ±0.5%: real (the floor is 1%).
+        let r = row(
+            Some(&figure(100.0, 0.005, 30)),
+            Some(&figure(103.0, 0.005, 30)),
+            Floor::Samples,
+        );
+        assert_eq!(r.verdict, Verdict::Worse, "{r:?}");
+        assert!((r.floor.unwrap() - MIN_FLOOR).abs() < 1e-9);
+        // 2% faster, tight: real.
+        let r = row(
+            Some(&figure(100.0, 0.003, 30)),
+            Some(&figure(98.0, 0.003, 30)),
+            Floor::Samples,
+        );
+        assert_eq!(r.verdict, Verdict::Better, "{r:?}");
+        // 3% slower, samples scattered by ±6%: inside the floor, whatever the tests say.
+        let r = row(
+            Some(&figure(100.0, 0.06, 60)),
+            Some(&figure(103.0, 0.06, 60)),
+            Floor::Samples,
+        );
+        assert_eq!(r.verdict, Verdict::Noise, "{r:?}");
+        assert!(r.floor.unwrap() > 0.03);
+        // A fixed 5% floor (--min-change 5) calls the tight 3% change noise.
+        let r = row(
+            Some(&figure(100.0, 0.005, 30)),
+            Some(&figure(103.0, 0.005, 30)),
+            Floor::Fixed(0.05),
+        );
+        assert_eq!(r.verdict, Verdict::Noise, "{r:?}");
+        // Under 1%, never real.
+        let r = row(
+            Some(&figure(100.0, 0.0005, 30)),
+            Some(&figure(100.8, 0.0005, 30)),
+            Floor::Samples,
+        );
+        assert_eq!(r.verdict, Verdict::Noise, "{r:?}");
     }
 
     #[test]

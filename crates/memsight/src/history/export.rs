@@ -5,11 +5,10 @@ use std::io::Write;
 
 use memsight_core::Error;
 
-use crate::figures;
-use crate::results::RunDocument;
+use crate::results::Document;
 
 /// Writes one row per figure: run, key, suite, label, unit, direction, median and spread.
-pub fn figures_csv(doc: &RunDocument, out: impl Write) -> Result<(), Error> {
+pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
     let mut w = csv::Writer::from_writer(out);
     let fail = |e: csv::Error| Error::input(format!("cannot write CSV: {e}"));
     w.write_record([
@@ -32,7 +31,7 @@ pub fn figures_csv(doc: &RunDocument, out: impl Write) -> Result<(), Error> {
     .map_err(fail)?;
     let host = doc.environment.hostname.clone().unwrap_or_default();
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
-    for f in figures::of_run(&doc.results) {
+    for f in doc.results.figures() {
         let s = f.summary.as_ref();
         w.write_record([
             doc.started.clone(),
@@ -59,12 +58,12 @@ pub fn figures_csv(doc: &RunDocument, out: impl Write) -> Result<(), Error> {
 }
 
 /// Writes one row per sample (long format): key, unit, sample index, value.
-pub fn samples_csv(doc: &RunDocument, out: impl Write) -> Result<(), Error> {
+pub fn samples_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
     let mut w = csv::Writer::from_writer(out);
     let fail = |e: csv::Error| Error::input(format!("cannot write CSV: {e}"));
     w.write_record(["run_started", "key", "unit", "sample", "value"])
         .map_err(fail)?;
-    for f in figures::of_run(&doc.results) {
+    for f in doc.results.figures() {
         let Some(s) = &f.summary else { continue };
         for (i, v) in s.samples.iter().enumerate() {
             w.write_record([

@@ -1,5 +1,6 @@
-//! Run history: every `memsight run` stored in an embedded SQLite database, keyed by host,
-//! machine fingerprint and time, so that runs can be listed, re-rendered, exported and compared.
+//! Run history: every `memsight run` (and any other result imported with `history --import`)
+//! stored in an embedded SQLite database, keyed by host, machine fingerprint and time, so that
+//! results can be listed, re-rendered, exported and compared.
 //!
 //! The database is opened, never recreated: a file that is not SQLite, belongs to another
 //! program, fails SQLite's integrity check or was written by a newer memsight is refused with a
@@ -14,8 +15,7 @@ use memsight_core::Error;
 use memsight_core::env::Environment;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use crate::figures;
-use crate::results::{RunDocument, parse_run};
+use crate::results::{Document, parse};
 
 /// `PRAGMA application_id` of memsight's databases ("MSgt").
 const APPLICATION_ID: i64 = 0x4d53_6774;
@@ -51,16 +51,21 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (run_id, key)
     );
     CREATE INDEX figures_by_key ON figures (key);",
+    // 3: any command's result, not only runs; older rows are runs.
+    "ALTER TABLE runs ADD COLUMN command TEXT NOT NULL DEFAULT 'run';",
 ];
 
 /// A row of `memsight history`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunRow {
     pub id: i64,
+    /// The command that measured (`run`, `bandwidth` …).
+    pub command: String,
     pub started: String,
     pub host: String,
     pub fingerprint: String,
     pub cpu: Option<String>,
+    /// The level of a run; empty for a single command.
     pub level: String,
     pub complete: bool,
     pub duration_s: f64,
@@ -208,8 +213,8 @@ impl History {
         &self.path
     }
 
-    /// Stores a run; returns its id.
-    pub fn insert(&mut self, doc: &RunDocument) -> Result<i64, Error> {
+    /// Stores a result of any command; returns its id.
+    pub fn insert(&mut self, doc: &Document) -> Result<i64, Error> {
         let path = self.path.clone();
         let fail = |e: rusqlite::Error| {
             Error::input(format!("cannot store the run in {}: {e}", path.display()))
@@ -219,19 +224,20 @@ impl History {
         let env = &doc.environment;
         let tx = self.conn.transaction().map_err(fail)?;
         tx.execute(
-            "INSERT INTO runs (started, host, fingerprint, cpu, level, complete, schema_version, duration_s, directory, document)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO runs (started, host, fingerprint, cpu, level, complete, schema_version, duration_s, directory, document, command)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 doc.started,
                 env.hostname.clone().unwrap_or_else(|| "unknown".into()),
                 fingerprint(env),
                 env.cpu.model_name,
-                doc.results.level.to_string(),
+                doc.results.level(),
                 doc.complete,
                 doc.schema_version,
                 doc.duration_s,
-                doc.results.directory,
-                text
+                doc.results.directory(),
+                text,
+                doc.results.command()
             ],
         )
         .map_err(fail)?;
@@ -243,7 +249,7 @@ impl History {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .map_err(fail)?;
-            for f in figures::of_run(&doc.results) {
+            for f in doc.results.figures() {
                 let s = f.summary.as_ref();
                 stmt.execute(params![
                     id,
@@ -269,7 +275,7 @@ impl History {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT id, started, host, fingerprint, cpu, level, complete, duration_s, directory
+                "SELECT id, started, host, fingerprint, cpu, level, complete, duration_s, directory, command
                  FROM runs WHERE (?1 IS NULL OR host = ?1) ORDER BY started DESC, id DESC LIMIT ?2",
             )
             .map_err(fail)?;
@@ -285,6 +291,7 @@ impl History {
                     complete: r.get(6)?,
                     duration_s: r.get(7)?,
                     directory: r.get(8)?,
+                    command: r.get(9)?,
                 })
             })
             .map_err(fail)?;
@@ -292,7 +299,7 @@ impl History {
     }
 
     /// The stored document of run `id`.
-    pub fn get(&self, id: i64) -> Result<RunDocument, Error> {
+    pub fn get(&self, id: i64) -> Result<Document, Error> {
         let text: Option<String> = self
             .conn
             .query_row("SELECT document FROM runs WHERE id = ?1", [id], |r| {
@@ -306,7 +313,7 @@ impl History {
                 self.path.display()
             ))
         })?;
-        parse_run(&text, &format!("run {id} of {}", self.path.display()))
+        parse(&text, &format!("run {id} of {}", self.path.display()))
     }
 }
 
@@ -338,10 +345,10 @@ pub fn fingerprint(env: &Environment) -> String {
 
 /// Resolves a run reference: a path to a result file or run directory, a run id, or `latest`
 /// (and `latest~N`, the Nth run before it).
-pub fn resolve(reference: &str, db: &Path) -> Result<RunDocument, Error> {
+pub fn resolve(reference: &str, db: &Path) -> Result<Document, Error> {
     let as_path = Path::new(reference);
     if as_path.exists() {
-        return crate::results::read_run(as_path);
+        return crate::results::read(as_path);
     }
     let h = History::open(db, false)?;
     if let Some(rest) = reference.strip_prefix("latest") {

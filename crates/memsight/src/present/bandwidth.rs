@@ -12,6 +12,7 @@ use crate::figures::{Better, Figure, size_key};
 use crate::view::num;
 use crate::view::{Bar, Bars, Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count};
+use memsight_suites::memlevel::MemLevel;
 
 /// Bandwidth results, with the DIMM inventory's ceilings when one was read.
 pub struct WithCeilings<'a>(pub &'a BandwidthResults, pub Option<&'a DimmsResults>);
@@ -49,7 +50,9 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
         let mut row = vec![Cell::Text(p.test.name.clone())];
         if sweep {
             row.push(Cell::Num(format_bytes(p.bytes_per_thread)));
-            row.push(Cell::Text(p.level.clone().unwrap_or_default()));
+            row.push(Cell::Text(
+                p.level.map(|l| l.to_string()).unwrap_or_default(),
+            ));
         }
         row.extend([
             Cell::Text(format!("{:?}", p.test.store).to_lowercase()),
@@ -67,7 +70,7 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
                 num(p.program_gbs.max)
             )),
             // DRAM traffic is only estimated for working sets that live in DRAM.
-            Cell::Num(if p.level.as_deref().is_none_or(|l| l == "DRAM") {
+            Cell::Num(if p.level.is_none_or(|l| l == MemLevel::Memory) {
                 num(p.dram_gbs.median)
             } else {
                 "-".to_string()
@@ -235,47 +238,62 @@ impl Present for WithCeilings<'_> {
     fn figures(&self) -> Vec<Figure> {
         let mut out = Vec::new();
         for p in &self.0.points {
-            let pattern = p
-                .pattern
-                .as_deref()
-                .map(|x| format!("/{x}"))
-                .unwrap_or_default();
-            out.push(Figure::sampled(
-                "bandwidth",
-                format!("bandwidth/{}/{}t{pattern}", p.test.name, p.threads),
-                format!(
-                    "{} bandwidth, {} thread(s){}",
-                    p.test.name,
-                    p.threads,
-                    p.pattern
-                        .as_deref()
-                        .map(|x| format!(", data {x}"))
-                        .unwrap_or_default()
-                ),
-                "GB/s (program bytes)",
-                Better::Higher,
-                &p.program_gbs,
-            ));
+            let pattern = p.pattern.map(|x| format!("/{x}")).unwrap_or_default();
+            out.push(
+                Figure::sampled(
+                    "bandwidth",
+                    format!("bandwidth/{}/{}t{pattern}", p.test.name, p.threads),
+                    format!(
+                        "{} bandwidth, {} thread(s){}",
+                        p.test.name,
+                        p.threads,
+                        p.pattern.map(|x| format!(", data {x}")).unwrap_or_default()
+                    ),
+                    "GB/s (program bytes)",
+                    Better::Higher,
+                    &p.program_gbs,
+                )
+                .under(conditions(&self.0.config, p)),
+            );
         }
         for p in &self.0.sweep {
-            out.push(Figure::sampled(
-                "bandwidth",
-                format!(
-                    "bandwidth-sweep/{}/{}t/{}",
-                    p.test.name,
-                    p.threads,
-                    size_key(p.array_bytes)
-                ),
-                format!(
-                    "{} bandwidth at {} per array",
-                    p.test.name,
-                    format_bytes(p.array_bytes)
-                ),
-                "GB/s (program bytes)",
-                Better::Higher,
-                &p.program_gbs,
-            ));
+            out.push(
+                Figure::sampled(
+                    "bandwidth",
+                    format!(
+                        "bandwidth-sweep/{}/{}t/{}",
+                        p.test.name,
+                        p.threads,
+                        size_key(p.array_bytes)
+                    ),
+                    format!(
+                        "{} bandwidth at {} per array",
+                        p.test.name,
+                        format_bytes(p.array_bytes)
+                    ),
+                    "GB/s (program bytes)",
+                    Better::Higher,
+                    &p.program_gbs,
+                )
+                .under(conditions(&self.0.config, p)),
+            );
         }
         out
     }
+}
+
+/// What a bandwidth figure depends on besides its key.
+fn conditions(c: &crate::bandwidth::BandwidthConfig, p: &Point) -> String {
+    format!(
+        "{} per thread{}, {} pages, {}, {}",
+        format_bytes(p.bytes_per_thread),
+        if c.shared { " (one shared buffer)" } else { "" },
+        c.page_kind,
+        match (c.node, c.interleave) {
+            (Some(n), _) => format!("node {n}"),
+            (None, true) => "interleaved".to_string(),
+            (None, false) => "local node".to_string(),
+        },
+        format!("{:?}", p.isa).to_lowercase()
+    )
 }

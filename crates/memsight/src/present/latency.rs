@@ -197,7 +197,7 @@ fn levels_table(l: &CpuLadder) -> Option<Table> {
     );
     for p in &l.levels.plateaus {
         t.rows.push(vec![
-            Cell::Text(p.name.clone()),
+            Cell::Text(p.name.to_string()),
             Cell::Num(num(p.ns)),
             Cell::Num(format!("{:.1}", p.cycles)),
             Cell::Text(format!(

@@ -86,6 +86,14 @@ impl Present for StreamResults {
                     Better::Higher,
                     &k.gbs,
                 )
+                .under(format!(
+                    "{} elements per array, offset {}, {} threads, {:?} stores, {} pages",
+                    self.config.elements,
+                    self.config.offset,
+                    self.config.cpus.len(),
+                    self.config.store,
+                    self.config.page_kind
+                ))
             })
             .collect()
     }

@@ -8,14 +8,35 @@ pub mod html;
 use memsight_core::units::format_bytes;
 
 use crate::history::compare::{Comparison, Verdict};
-use crate::results::RunDocument;
+use crate::results::{Document, Results, RunResults};
 use html::{Cell, chart, esc, list, method, section, table};
 
 use crate::view::num;
 
+/// Renders the report of any result: a run's full report, or one command's page.
+pub fn render(doc: &Document) -> String {
+    match &doc.results {
+        Results::Run(r) => render_run(doc, r),
+        other => {
+            let mut body: String = other
+                .views(&doc.environment.topology.caches)
+                .iter()
+                .map(|v| draw(v, true))
+                .collect();
+            body.push_str(&environment(doc));
+            study_page(
+                &doc.command,
+                &doc.environment,
+                &doc.started,
+                doc.complete,
+                &body,
+            )
+        }
+    }
+}
+
 /// Renders a run's report.
-pub fn render(doc: &RunDocument) -> String {
-    let r = &doc.results;
+fn render_run(doc: &Document, r: &RunResults) -> String {
     let env = &doc.environment;
     let host = env
         .hostname
@@ -50,46 +71,25 @@ pub fn render(doc: &RunDocument) -> String {
             esc("This run was interrupted: the report shows what finished before the stop (partial results).")
         ));
     }
-    page.raw(&summary(doc));
-    page.raw(&findings(doc));
-    page.raw(&samples(doc));
-    page.raw(&draw(
-        &crate::present::Present::view(&crate::present::latency::WithCaches(
-            &r.latency,
-            &env.topology.caches,
-        )),
-        false,
-    ));
-    if let Some(b) = &r.bandwidth {
-        page.raw(&draw(
-            &crate::present::Present::view(&crate::present::bandwidth::WithCeilings(
-                b,
-                r.dimms.as_ref(),
-            )),
-            false,
-        ));
+    let views = r.views(&env.topology.caches);
+    page.raw(&summary(r));
+    page.raw(&findings(doc, &views));
+    page.raw(&samples(r));
+    // Findings have their own section above.
+    for v in &views {
+        page.raw(&draw(v, false));
     }
-    if let Some(l) = &r.loaded_latency {
-        page.raw(&draw(&crate::present::Present::view(l), false));
+    if r.dimms.is_none() {
+        page.raw(&no_dimms());
     }
-    if let Some(n) = &r.numa {
-        page.raw(&draw(&crate::present::Present::view(n), false));
-    }
-    if let Some(c) = &r.c2c {
-        page.raw(&draw(&crate::present::Present::view(c), false));
-    }
-    if let Some(rb) = &r.rowbuffer {
-        page.raw(&draw(&crate::present::Present::view(rb), true));
-    }
-    page.raw(&dimms(r.dimms.as_ref()));
+
     page.raw(&environment(doc));
     page.finish()
 }
 
 /// Samples per suite: kept, dropped as disturbed, figures short of clean samples.
-fn samples(doc: &RunDocument) -> String {
+fn samples(r: &RunResults) -> String {
     use memsight_core::stats::SampleTally;
-    let r = &doc.results;
     let suites = [
         ("latency", Some(SampleTally::of_result(&r.latency))),
         (
@@ -136,13 +136,14 @@ fn samples(doc: &RunDocument) -> String {
     section("samples", "Samples", &s)
 }
 
-/// A page holding one study written with `--html` (`rowbuffer`, `alloc`, `pmem`): its section
-/// under a header naming the machine and the start time.
+/// The page of one command's result (`memsight rowbuffer --html`, or `memsight report` of any
+/// result that is not a run): its sections under a header naming the machine and the start time.
 pub fn study_page(
     command: &str,
     env: &memsight_core::env::Environment,
-    started: std::time::SystemTime,
-    section: &str,
+    started: &str,
+    complete: bool,
+    body: &str,
 ) -> String {
     let host = env
         .hostname
@@ -154,14 +155,22 @@ pub fn study_page(
             .model_name
             .clone()
             .unwrap_or_else(|| "unknown CPU".into()),
-        format!("started {}", humantime::format_rfc3339_seconds(started)),
+        format!(
+            "memsight {command} · started {started} · machine {}",
+            crate::history::fingerprint(env)
+        ),
     ]);
-    page.raw(section);
+    if !complete {
+        page.raw(&format!(
+            "<div class=\"banner\">{}</div>",
+            esc("This measurement was interrupted: the page shows what finished before the stop (partial results).")
+        ));
+    }
+    page.raw(body);
     page.finish()
 }
 
-fn summary(doc: &RunDocument) -> String {
-    let r = &doc.results;
+fn summary(r: &RunResults) -> String {
     let mut s = list("summary", &r.summary);
     if !r.skipped.is_empty() {
         s.push_str("<h3>Not measured</h3>");
@@ -170,39 +179,19 @@ fn summary(doc: &RunDocument) -> String {
     section("summary", "Summary", &s)
 }
 
-fn findings(doc: &RunDocument) -> String {
-    let r = &doc.results;
-    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+/// Every suite's findings, each under its section's title (the evidence is that section).
+fn findings(doc: &Document, views: &[crate::view::View]) -> String {
+    let mut groups: Vec<(String, Vec<String>)> = views
+        .iter()
+        .map(|v| {
+            (
+                format!("{} (evidence: its section below)", v.title),
+                v.findings.clone(),
+            )
+        })
+        .collect();
     groups.push((
-        "Latency ladder (evidence: the latency chart and plateau table)",
-        r.latency.findings.clone(),
-    ));
-    if let Some(b) = &r.bandwidth {
-        groups.push((
-            "Bandwidth (evidence: the bandwidth table)",
-            b.findings.clone(),
-        ));
-    }
-    if let Some(l) = &r.loaded_latency {
-        groups.push((
-            "Loaded latency (evidence: the curve family)",
-            l.findings.clone(),
-        ));
-    }
-    if let Some(n) = &r.numa {
-        groups.push(("NUMA (evidence: the matrices)", n.findings.clone()));
-    }
-    if let Some(c) = &r.c2c {
-        groups.push(("Core to core (evidence: the matrix)", c.findings.clone()));
-    }
-    if let Some(d) = &r.dimms {
-        groups.push((
-            "DIMMs (evidence: the DIMM map and ceilings)",
-            d.findings.clone(),
-        ));
-    }
-    groups.push((
-        "Environment (conditions that distort measurements)",
+        "Environment (conditions that distort measurements)".to_string(),
         doc.environment
             .warnings
             .iter()
@@ -216,7 +205,7 @@ fn findings(doc: &RunDocument) -> String {
             continue;
         }
         any = true;
-        s.push_str(&format!("<h3>{}</h3>", esc(title)));
+        s.push_str(&format!("<h3>{}</h3>", esc(&title)));
         s.push_str(&list("findings", &items));
     }
     if !any {
@@ -285,18 +274,16 @@ pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
     section(v.id, &v.title, &s)
 }
 
-fn dimms(d: Option<&crate::dimms::DimmsResults>) -> String {
-    match d {
-        Some(d) => draw(&crate::present::Present::view(d), false),
-        None => section(
-            "dimms",
-            "DIMMs and ceilings",
-            "<p>The DIMM inventory was not readable (no SMBIOS tables, or not root): no DIMM map and no theoretical ceilings. <code>memsight run --dmidecode FILE</code> takes a saved <code>dmidecode</code> output.</p>",
-        ),
-    }
+/// The DIMM section of a run that could not read the inventory.
+fn no_dimms() -> String {
+    section(
+        "dimms",
+        "DIMMs and ceilings",
+        "<p>The DIMM inventory was not readable (no SMBIOS tables, or not root): no DIMM map and no theoretical ceilings. <code>memsight run --dmidecode FILE</code> takes a saved <code>dmidecode</code> output.</p>",
+    )
 }
 
-fn environment(doc: &RunDocument) -> String {
+fn environment(doc: &Document) -> String {
     let e = &doc.environment;
     let opt = |x: &Option<String>| x.clone().unwrap_or_else(|| "-".into());
     let caches: Vec<String> = e
@@ -356,36 +343,26 @@ pub fn render_comparison(c: &Comparison) -> String {
         "memsight comparison: {} vs {}",
         c.a.label, c.b.label
     ));
-    page.header(&[
+    let side = |i: &crate::history::compare::RunInfo| {
         format!(
-            "A = {}: {} {} ({}, {})",
-            c.a.label,
-            c.a.host,
-            c.a.started,
-            c.a.cpu.as_deref().unwrap_or("?"),
-            c.a.level
-        ),
-        format!(
-            "B = {}: {} {} ({}, {})",
-            c.b.label,
-            c.b.host,
-            c.b.started,
-            c.b.cpu.as_deref().unwrap_or("?"),
-            c.b.level
-        ),
-    ]);
+            "{} = memsight {}{}: {} {} ({})",
+            i.label,
+            i.command,
+            if i.level.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", i.level)
+            },
+            i.host,
+            i.started,
+            i.cpu.as_deref().unwrap_or("?"),
+        )
+    };
+    page.header(&[format!("A: {}", side(&c.a)), format!("B: {}", side(&c.b))]);
     for w in &c.warnings {
         page.raw(&format!("<div class=\"banner\">{}</div>", esc(w)));
     }
-    let counts = format!(
-        "{} figures: {} better, {} worse, {} within noise, {} not judged, {} only in one run.",
-        c.rows.len(),
-        c.count(Verdict::Better),
-        c.count(Verdict::Worse),
-        c.count(Verdict::Noise),
-        c.count(Verdict::Unjudged),
-        c.count(Verdict::OnlyA) + c.count(Verdict::OnlyB)
-    );
+    let counts = format!("{}.", c.tally());
     let rows: Vec<Vec<Cell>> = c
         .rows
         .iter()
@@ -395,8 +372,12 @@ pub fn render_comparison(c: &Comparison) -> String {
                 Verdict::Worse => "worse",
                 _ => "noise",
             };
+            let label = match &r.note {
+                Some(n) => format!("{} ({n})", r.label),
+                None => r.label.clone(),
+            };
             vec![
-                Cell::Text(r.label.clone()),
+                Cell::Text(label),
                 Cell::Text(r.unit.clone()),
                 Cell::Num(r.a.map_or("-".into(), num)),
                 Cell::Num(r.b.map_or("-".into(), num)),
@@ -404,6 +385,7 @@ pub fn render_comparison(c: &Comparison) -> String {
                     r.change
                         .map_or("-".into(), |x| format!("{:+.1}%", x * 100.0)),
                 ),
+                Cell::Num(r.floor.map_or("-".into(), |x| format!("{:.1}%", x * 100.0))),
                 Cell::Num(r.p_value.map_or("-".into(), |p| format!("{p:.2e}"))),
                 Cell::Html(format!(
                     "<span class=\"{class}\">{}</span>",
@@ -423,6 +405,7 @@ pub fn render_comparison(c: &Comparison) -> String {
                 "A",
                 "B",
                 "change",
+                "noise floor",
                 "p (Mann–Whitney)",
                 "verdict"
             ],

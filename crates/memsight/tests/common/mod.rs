@@ -58,16 +58,21 @@ pub fn xml_fixture(name: &str, tmp: &Path) -> PathBuf {
     out
 }
 
-/// Runs memsight with args and parses its `--json` output; panics with stderr on failure.
-pub fn json(cmd: &mut Command) -> serde_json::Value {
-    let out = cmd.output().expect("memsight runs");
+/// The stdout of a run that must succeed; panics with stderr otherwise.
+pub fn ok(out: &std::process::Output) -> String {
     assert!(
         out.status.success(),
         "memsight failed ({:?}): {}",
         out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Runs memsight with args and parses its `--json` output; panics with stderr on failure.
+pub fn json(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().expect("memsight runs");
+    serde_json::from_str(&ok(&out)).expect("stdout is JSON")
 }
 
 /// The JSON Schemas `memsight schema` prints.

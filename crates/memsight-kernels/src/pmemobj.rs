@@ -8,7 +8,7 @@
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use memsight_core::error::{Error, Result};
 
 /// `PMEMoid`.
 #[repr(C)]
