@@ -8,7 +8,23 @@
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::path::Path;
 
-use memsight_core::error::{Error, Result};
+/// A PMDK call that failed, in words (the pool study turns it into its own error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PmdkError(pub String);
+
+impl std::fmt::Display for PmdkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PmdkError {}
+
+type Result<T> = std::result::Result<T, PmdkError>;
+
+fn fail(msg: impl Into<String>) -> PmdkError {
+    PmdkError(msg.into())
+}
 
 /// `PMEMoid`.
 #[repr(C)]
@@ -94,7 +110,7 @@ fn sym(handle: *mut c_void, name: &CStr) -> Result<*mut c_void> {
     // SAFETY: a live dlopen handle and a NUL-terminated name.
     let p = unsafe { libc::dlsym(handle, name.as_ptr()) };
     if p.is_null() {
-        Err(Error::input(format!(
+        Err(fail(format!(
             "libpmemobj lacks {}: PMDK too old",
             name.to_string_lossy()
         )))
@@ -110,12 +126,12 @@ impl Lib {
         let name =
             std::env::var("MEMSIGHT_PMEMOBJ_LIB").unwrap_or_else(|_| "libpmemobj.so.1".into());
         let cname = CString::new(name.clone())
-            .map_err(|_| Error::input("MEMSIGHT_PMEMOBJ_LIB contains a NUL byte"))?;
+            .map_err(|_| fail("MEMSIGHT_PMEMOBJ_LIB contains a NUL byte"))?;
         // SAFETY: dlopen with a NUL-terminated name; the handle is never closed (the library
         // stays loaded for the life of the process, as PMDK expects).
         let handle = unsafe { libc::dlopen(cname.as_ptr(), libc::RTLD_NOW) };
         if handle.is_null() {
-            return Err(Error::input(format!(
+            return Err(fail(format!(
                 "libpmemobj (PMDK) is not available ({name} cannot be loaded): apt install libpmemobj1 (or libpmemobj-dev), then run again"
             )));
         }
@@ -176,11 +192,11 @@ impl<'a> Pool<'a> {
     /// Creates a pool file of `size` bytes at `path` (which must not exist).
     pub fn create(lib: &'a Lib, path: &Path, size: u64) -> Result<Pool<'a>> {
         let p = CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| Error::input("pool path contains a NUL byte"))?;
+            .map_err(|_| fail("pool path contains a NUL byte"))?;
         // SAFETY: valid C strings; PMDK creates the file itself.
         let pop = unsafe { (lib.create)(p.as_ptr(), c"memsight".as_ptr(), size as usize, 0o600) };
         if pop.is_null() {
-            return Err(Error::input(format!(
+            return Err(fail(format!(
                 "pmemobj_create({}, {} B) failed: {}",
                 path.display(),
                 size,
@@ -239,7 +255,7 @@ impl<'a> Pool<'a> {
             (self.lib.ctl_set)(self.pop, name.as_ptr(), (&mut d as *mut ClassDesc).cast())
         };
         if rc != 0 {
-            return Err(Error::input(format!(
+            return Err(fail(format!(
                 "PMDK rejected the allocation class (unit {} B, {} units per block, header {}): {}",
                 d.unit_size,
                 d.units_per_block,
@@ -258,7 +274,7 @@ impl<'a> Pool<'a> {
         let rc =
             unsafe { (self.lib.ctl_exec)(self.pop, name.as_ptr(), (&mut id as *mut u32).cast()) };
         if rc != 0 {
-            return Err(Error::input(format!(
+            return Err(fail(format!(
                 "heap.arena.create failed: {}",
                 self.lib.last_error()
             )));

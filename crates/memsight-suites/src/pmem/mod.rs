@@ -371,7 +371,7 @@ pub fn run(
         )));
     }
     // PMDK must be loadable here (the worker loads it too; this gives the message up front).
-    memsight_kernels::pmemobj::Lib::load()?;
+    memsight_kernels::pmemobj::Lib::load().map_err(worker::pmdk)?;
     let path = match &a.pool {
         Some(p) => {
             if p.exists() {

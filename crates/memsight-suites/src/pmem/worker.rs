@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use memsight_core::{Error, Result};
-use memsight_kernels::pmemobj::{ClassDesc, Lib, Oid, Pool, class_flag};
+use memsight_kernels::pmemobj::{ClassDesc, Lib, Oid, PmdkError, Pool, class_flag};
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::SeedableRng;
@@ -106,12 +106,17 @@ fn custom(a: &Task) -> Option<ClassDesc> {
     })
 }
 
+/// A failed PMDK call as the suite's input error: one line, exit code 2.
+pub(super) fn pmdk(e: PmdkError) -> memsight_core::Error {
+    memsight_core::Error::input(e.0)
+}
+
 /// Fills a fresh pool with objects of one size until PMDK refuses.
 pub fn fill(lib: &Lib, path: &Path, a: &Task) -> Result<FillReport> {
-    let pool = Pool::create(lib, path, a.pool_size)?;
+    let pool = Pool::create(lib, path, a.pool_size).map_err(pmdk)?;
     let t = Instant::now();
     let class = match custom(a) {
-        Some(d) => Some(pool.new_class(d)?),
+        Some(d) => Some(pool.new_class(d).map_err(pmdk)?),
         None => None,
     };
     let flags = class.map_or(0, |c| class_flag(c.class_id));
@@ -135,7 +140,7 @@ pub fn fill(lib: &Lib, path: &Path, a: &Task) -> Result<FillReport> {
 
 /// N allocating and M freeing threads at a target live fraction, under a strategy.
 pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport> {
-    let pool = Pool::create(lib, path, a.pool_size)?;
+    let pool = Pool::create(lib, path, a.pool_size).map_err(pmdk)?;
     let sizes: Vec<usize> = a.sizes.clone();
     if sizes.is_empty() {
         return Err(Error::input("no object sizes"));
@@ -145,13 +150,13 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
     let per_size_arena: Vec<u32> = if strategy == "per-class" {
         sizes
             .iter()
-            .map(|_| pool.create_arena())
+            .map(|_| pool.create_arena().map_err(pmdk))
             .collect::<Result<Vec<_>>>()?
     } else {
         Vec::new()
     };
     let single = if strategy == "single" {
-        Some(pool.create_arena()?)
+        Some(pool.create_arena().map_err(pmdk)?)
     } else {
         None
     };
@@ -271,7 +276,7 @@ fn retry_other_arenas(pool: &Pool, size: usize) -> Option<Oid> {
 
 /// `memsight pmem-worker`: runs one task and prints its report as one JSON line.
 pub fn main(a: &Task) -> Result<()> {
-    let lib = Lib::load()?;
+    let lib = Lib::load().map_err(pmdk)?;
     let json = match a.task {
         TaskKind::Fill => serde_json::to_string(&fill(&lib, &a.pool, a)?),
         TaskKind::Concurrency => serde_json::to_string(&concurrency(&lib, &a.pool, a)?),
