@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, the kernel tests for aarch64 under qemu (best effort:
-# skipped with a message where the cross toolchain cannot be had), then unit, property and
-# integration tests.
+# skipped with a message where the cross toolchain cannot be had), unit, property and
+# integration tests, then the Debian package built and checked.
 # The tests read recorded machines (dmidecode dumps, hwloc XML and sysfs snapshots) from
 # testdata/ in this repository; nothing outside the checkout.
 set -euo pipefail
@@ -14,3 +14,6 @@ cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings
 bash scripts/test-aarch64.sh
 cargo test --locked --all-targets
+# The Debian package: built with cargo-deb, its contents, dependencies, man pages and completions
+# checked, and its binary run from a scratch root.
+bash scripts/package.sh --check

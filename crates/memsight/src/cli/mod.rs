@@ -94,7 +94,8 @@ pub enum Command {
     /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors;
     /// or, with --plan, a what-if for memory you have not bought yet.
     Dimms(DimmsArgs),
-    /// List the runs stored in the history database.
+    /// List the results stored in the history database (runs, and results imported with
+    /// --import).
     History(HistoryArgs),
     /// Compare two results figure by figure (runs, or any two results of one command): change
     /// and whether it is beyond the noise.
@@ -105,6 +106,24 @@ pub enum Command {
     Export(ExportArgs),
     /// Print the JSON Schema of the result files.
     Schema,
+    /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Write the man pages (memsight.1 and one per command) into a directory.
+    Manpages(ManpagesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash (save as /usr/share/bash-completion/completions/memsight), zsh
+    /// (_memsight in a directory of $fpath), fish (~/.config/fish/completions/memsight.fish).
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManpagesArgs {
+    /// Directory to write memsight.1 and memsight-COMMAND.1 into (created if missing).
+    pub dir: PathBuf,
 }
 
 /// Where the run history lives.
