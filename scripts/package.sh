@@ -30,7 +30,7 @@ gzip -9n "$assets"/man/*.1
 "$bin" completions bash >"$assets/completions/memsight.bash"
 "$bin" completions zsh >"$assets/completions/_memsight"
 "$bin" completions fish >"$assets/completions/memsight.fish"
-deb=$(cargo deb --locked --no-build --strip -p memsight 2>/dev/null | tail -n 1)
+deb=$(cargo deb --locked --no-build --strip -p memsight | tail -n 1)
 [[ -f "$deb" ]] || { echo "memsight: cargo deb wrote no package" >&2; exit 1; }
 echo "$deb"
 [[ "${1:-}" == "--check" ]] || exit 0
