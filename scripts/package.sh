@@ -22,7 +22,7 @@ command -v dpkg-shlibdeps >/dev/null || {
 
 cargo build --locked --release -p memsight
 bin=target/release/memsight
-assets=target/assets
+assets=target/release/assets
 rm -rf "$assets"
 mkdir -p "$assets/completions"
 "$bin" manpages "$assets/man" >/dev/null
