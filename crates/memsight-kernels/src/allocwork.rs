@@ -25,8 +25,11 @@ use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::SeedableRng;
 
-/// Workload shapes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Workload shapes (written `steady`, `cross-thread` … in results).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum Preset {
     Steady,
     Bursty,
@@ -59,8 +62,8 @@ impl Preset {
     }
 }
 
-/// The workload's parameters.
-#[derive(Debug, Clone)]
+/// The workload's parameters (recorded as they are in the allocator study's results).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Workload {
     pub preset: Preset,
     pub threads: usize,

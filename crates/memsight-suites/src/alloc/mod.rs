@@ -47,20 +47,6 @@ pub struct Config {
 use child::{Ending, Limits, RssSample};
 use configs::AllocConfig;
 
-/// The workload's parameters as recorded in the results.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct WorkloadSpec {
-    pub preset: String,
-    pub threads: usize,
-    pub live_bytes: u64,
-    pub min_size: usize,
-    pub max_size: usize,
-    pub phases: usize,
-    pub churn: u64,
-    pub survivors: u64,
-    pub seed: u64,
-}
-
 /// Live bytes at a phase end, and the RSS around it.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PhasePoint {
@@ -114,7 +100,7 @@ pub struct ConfigResult {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct AllocResults {
     pub method: String,
-    pub workload: Option<WorkloadSpec>,
+    pub workload: Option<Workload>,
     /// The user's command, when one was given.
     pub command: Option<Vec<String>>,
     pub configs: Vec<ConfigResult>,
@@ -130,20 +116,6 @@ pub fn preset_defaults(p: Preset) -> (usize, u64, usize, usize, usize, u64) {
         Preset::Pinning => (4, 128 << 20, 32, 64 << 10, 8, 5_000),
         Preset::SizePhases => (4, 128 << 20, 32, 64 << 10, 6, 20_000),
         Preset::Steady | Preset::CrossThread => (4, 128 << 20, 32, 16 << 10, 4, 50_000),
-    }
-}
-
-fn spec(w: &Workload) -> WorkloadSpec {
-    WorkloadSpec {
-        preset: w.preset.name().into(),
-        threads: w.threads,
-        live_bytes: w.live_bytes,
-        min_size: w.min_size,
-        max_size: w.max_size,
-        phases: w.phases,
-        churn: w.churn,
-        survivors: w.survivors,
-        seed: w.seed,
     }
 }
 
@@ -366,7 +338,7 @@ pub fn run(
     Ok((
         AllocResults {
             method,
-            workload: w.as_ref().map(spec),
+            workload: w,
             command: user,
             configs: results,
             skipped,
