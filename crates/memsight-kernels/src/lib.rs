@@ -7,6 +7,7 @@
 //! - [`rowconflict`]: the DRAMA-style two-address access pattern of the row-buffer probe;
 //! - [`loadgen`], [`pingpong`]: the loaded-latency traffic generators and the core-to-core ping-pong;
 //! - [`bandwidth`]: read, write, copy and STREAM kernels per vector width;
+//! - [`cg`]: the HPCCG-style conjugate-gradient kernel (27-point stencil in CSR);
 //! - [`allocwork`], [`allocstats`]: the allocator study's workload and allocator statistics
 //!   (glibc/tcmalloc/jemalloc/mimalloc introspection through `dlsym`);
 //! - [`pmemobj`]: PMDK's libpmemobj loaded with `dlopen` for the pool study (memsight builds and
@@ -21,6 +22,7 @@
 pub mod allocstats;
 pub mod allocwork;
 pub mod bandwidth;
+pub mod cg;
 pub mod chain;
 pub mod chase;
 pub mod clock;

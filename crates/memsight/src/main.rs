@@ -163,10 +163,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             require_live(&env)?;
             check_html(a.html.as_deref())?;
             let cfg = a.config(&env)?;
-            let source = a.model_source()?;
             let (results, complete) =
                 progress::with_progress(Some(cfg.total_steps()), g.no_progress, |tick| {
-                    rowbuffer::run(&source, &cfg, &env, tick)
+                    rowbuffer::run(&cfg, &env, tick)
                 })?;
             show.measured("rowbuffer", env, results, complete, a.html.as_deref())
         }

@@ -113,6 +113,20 @@ impl Progress {
     }
 }
 
+/// The row-buffer study of a thorough run: the default range (three predicted periods) with
+/// fewer points, and two repetitions so that advice can flag an offset: fewer points, not fewer
+/// repetitions.
+fn thorough_rowbuffer(dmidecode: Option<PathBuf>) -> RowbufferArgs {
+    RowbufferArgs {
+        points_per_period: 6,
+        kernels: "copy".into(),
+        reps: 2,
+        samples: 3,
+        dmidecode,
+        ..defaults()
+    }
+}
+
 /// The bandwidth tests of a level.
 fn bandwidth_args(level: Level) -> BandwidthArgs {
     let tests = |names: &[&str]| names.iter().map(|s| s.to_string()).collect();
@@ -235,15 +249,8 @@ pub fn rest(
     let thorough_only = (level != Level::Thorough)
         .then(|| "row-buffer study: thorough runs only (memsight rowbuffer)".to_string());
     let rowbuffer = p.suite(thorough_only, || {
-        let ra = RowbufferArgs {
-            offsets: "0..512K/16K".into(),
-            kernels: "copy".into(),
-            reps: 1,
-            samples: 3,
-            ..defaults()
-        };
-        let source = rowbuffer::ModelSource::Inventory(a.dmidecode.clone());
-        rowbuffer::run(&source, &ra.config(env)?, env, &|m: &str| {
+        let ra = thorough_rowbuffer(a.dmidecode.clone());
+        rowbuffer::run(&ra.config(env)?, env, &|m: &str| {
             tick(&format!("row buffer: {m}"))
         })
     })?;
@@ -341,4 +348,27 @@ fn summary(
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thorough_run_can_flag_an_offset() {
+        let env = Environment::collect(
+            &memsight_core::sysfs::FsRoot::from_env(),
+            memsight_core::topology::Topology::load().unwrap(),
+            false,
+        );
+        let dmi = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../testdata/dmidecode/dell-poweredge-r7525-2s-epyc7742-ddr4-rdimm-hynix-hmaa8gr7ajr4n.txt",
+        );
+        let cfg = thorough_rowbuffer(Some(dmi)).config(&env).unwrap();
+        // Advice needs the same dip in two repetitions; detection needs three periods.
+        assert!(cfg.reps >= 2);
+        let period = cfg.model.as_ref().unwrap().periods(&cfg.kernels).unwrap();
+        assert!(*cfg.offsets.last().unwrap() >= 3 * period.longest);
+        assert!(cfg.offsets.len() <= 24, "{} points", cfg.offsets.len());
+    }
 }

@@ -330,7 +330,21 @@ fn a_stolen_cpu_never_makes_memory_look_faster() {
                 std::thread::sleep(std::time::Duration::from_millis(7));
             }
         });
-        let doc = bandwidth(&args);
+        // Twelve samples at least: with three, all could fall between the competitor's bursts
+        // (or before the scheduler lets it preempt), and the test would flake.
+        let _serial = common::measuring();
+        let doc = json(
+            memsight()
+                .args([
+                    "bandwidth",
+                    "--json",
+                    "--no-progress",
+                    "--min-samples",
+                    "12",
+                ])
+                .args(["--point-budget", "0.5", "--sample-ms", "5"])
+                .args(args),
+        );
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         doc
     });

@@ -92,3 +92,42 @@ fn sigint_during_run_keeps_a_partial_run_in_files_and_history() {
     let rows = common::json(memsight().args(["history", "--json", "--db"]).arg(&db));
     assert_eq!(rows[0]["complete"], false, "the history marks it partial");
 }
+
+/// `rowbuffer --reserve-huge` raises a hugetlb pool for the run; Ctrl-C in the middle of the
+/// sweep must still give every page back. As root only (the pools are root's).
+#[test]
+fn sigint_during_a_reserved_sweep_gives_the_huge_pages_back() {
+    let _serial = common::measuring();
+    let pools = [
+        "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages",
+        "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+    ];
+    let read = || -> Vec<Option<String>> {
+        pools
+            .iter()
+            .map(|p| std::fs::read_to_string(p).ok())
+            .collect()
+    };
+    let before = read();
+    if !common::is_root() || before.iter().all(Option::is_none) {
+        eprintln!("skipped: needs root and a hugetlb pool");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("partial.json");
+    interrupted(
+        memsight()
+            .args([
+                "rowbuffer",
+                "--reserve-huge",
+                "--kernels",
+                "copy",
+                "--no-probe",
+            ])
+            .args(["--no-progress", "--reps", "3", "-o"])
+            .arg(&file),
+    );
+    assert_eq!(read(), before, "the pools are as they were");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(doc["complete"], false);
+}

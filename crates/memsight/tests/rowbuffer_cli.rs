@@ -30,6 +30,7 @@ fn short_study_covers_both_layouts_and_predicts_from_the_inventory() {
     let doc = common::json(
         memsight()
             .args(SHORT)
+            .args(["--kernels", "copy,triad"])
             .arg("--dmidecode")
             .arg(&dmi)
             .arg("--html")
@@ -108,6 +109,78 @@ fn short_study_covers_both_layouts_and_predicts_from_the_inventory() {
     assert!(page.contains("Row-buffer conflicts and page mapping"));
 }
 
+/// The default range, from the recorded 2-socket server's DIMMs: three of the longest predicted
+/// periods, every STREAM kernel swept and validated (a wrong result fails the sweep).
+#[test]
+fn the_default_range_holds_three_predicted_periods_for_every_kernel() {
+    let _serial = common::measuring();
+    let dmi = common::fixtures()
+        .join("dmidecode/dell-poweredge-r7525-2s-epyc7742-ddr4-rdimm-hynix-hmaa8gr7ajr4n.txt");
+    let doc = common::json(
+        memsight()
+            .args(["rowbuffer", "--json", "--no-progress", "--no-probe"])
+            .args(["--array-size", "4M", "--reps", "1", "--samples", "1"])
+            .args(["--points-per-period", "2", "--dmidecode"])
+            .arg(&dmi),
+    );
+    common::assert_valid(&doc);
+    let r = &doc["results"];
+    let offsets: Vec<u64> = r["config"]["offsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_u64().unwrap())
+        .collect();
+    // 2 MiB bank cycle: SCALE's arrays (one stride apart) dip every 2 MiB, COPY's every 1 MiB.
+    assert!(*offsets.last().unwrap() >= 3 * (2 << 20), "{offsets:?}");
+    assert!(
+        offsets[1] <= (1 << 20) / 2,
+        "two points per shortest period"
+    );
+    let range = r["config"]["range"].as_str().unwrap();
+    assert!(range.contains("predicted by the DIMM model"), "{range}");
+    let curves = r["curves"].as_array().unwrap();
+    let mut kernels: Vec<&str> = curves
+        .iter()
+        .map(|c| c["kernel"].as_str().unwrap())
+        .collect();
+    kernels.sort();
+    kernels.dedup();
+    assert_eq!(kernels.len(), 4, "{kernels:?}");
+    assert_eq!(curves.len(), 8, "four kernels on two layouts");
+    if doc["environment"]["cpu"]["hypervisor"].is_string() {
+        assert!(
+            r["findings"].to_string().contains("guest's view"),
+            "{}",
+            r["findings"]
+        );
+    }
+}
+
+/// Offsets at multiples of 8 B leave the arrays unaligned: the sweep runs on the scalar
+/// kernels, validates them, and says so.
+#[test]
+fn offsets_at_any_multiple_of_8_bytes() {
+    let _serial = common::measuring();
+    let doc = common::json(
+        memsight()
+            .args(["rowbuffer", "--json", "--no-progress", "--no-probe"])
+            .args(["--array-size", "2M", "--reps", "1", "--samples", "1"])
+            .args(["--offsets", "0..64/8", "--kernels", "scale,add"]),
+    );
+    let r = &doc["results"];
+    assert!(r["method"].as_str().unwrap().contains("scalar kernels"));
+    for c in r["curves"].as_array().unwrap() {
+        let points = c["points"].as_array().unwrap();
+        assert_eq!(points.len(), 9);
+        assert!(
+            points
+                .iter()
+                .all(|p| p["gbs"]["median"].as_f64().unwrap() > 0.1)
+        );
+    }
+}
+
 #[test]
 fn fragmentation_adds_a_scattered_layout() {
     let _serial = common::measuring();
@@ -147,9 +220,10 @@ fn fragmentation_adds_a_scattered_layout() {
 #[test]
 fn bad_input_is_refused_in_one_line() {
     for (args, needle) in [
-        (vec!["--offsets", "0..1M/100"], "multiples of 64"),
+        (vec!["--offsets", "0..1M/100"], "multiples of 8"),
+        (vec!["--points-per-period", "0"], "at least 1"),
         (vec!["--offsets", "junk"], "START..END/STEP"),
-        (vec!["--kernels", "scale"], "unknown kernel"),
+        (vec!["--kernels", "saxpy"], "unknown kernel"),
         (vec!["--array-size", "100T"], "MemAvailable"),
         (vec!["--offsets", "0..64T/1T"], "MemAvailable"),
         (vec!["--cpus", "999"], "CPU"),

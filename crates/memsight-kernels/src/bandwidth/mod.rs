@@ -376,5 +376,18 @@ pub fn stream(
     }
 }
 
+/// STREAM's four kernels on arrays aligned to 8 bytes only (a STREAM OFFSET that is not a
+/// multiple of 64 B): the scalar kernels, one 8-byte load or store per instruction, which need no
+/// vector alignment. Regular stores.
+pub fn stream_unaligned(op: StreamOp, a: &mut [f64], b: &mut [f64], c: &mut [f64], s: f64) {
+    assert!(a.len() == b.len() && b.len() == c.len());
+    match op {
+        StreamOp::Copy => scalar::s_copy(c, a),
+        StreamOp::Scale => scalar::s_scale(b, c, s),
+        StreamOp::Add => scalar::s_add(c, a, b),
+        StreamOp::Triad => scalar::s_triad(a, b, c, s),
+    }
+}
+
 #[cfg(test)]
 mod tests;

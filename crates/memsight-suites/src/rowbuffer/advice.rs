@@ -3,14 +3,22 @@
 
 use super::*;
 
-pub(super) fn predict(model: Interleave, source: String, curves: &[Curve]) -> Prediction {
+pub(super) fn predict(info: &ModelInfo, curves: &[Curve], cfg: &Config) -> Prediction {
+    // COPY's period on the socket with the longest bank cycle (the fullest population).
+    let model = *info
+        .sockets
+        .iter()
+        .max_by_key(|m| m.bank_cycle_bytes())
+        .expect("a model has a socket");
     let period = model.offset_period(2);
     let measured: Vec<u64> = curves
         .iter()
         .filter(|c| c.kernel == StreamOp::Copy && c.memory == Memory::Contiguous)
         .filter_map(|c| c.detection.period_bytes.filter(|_| c.detection.regular))
         .collect();
-    let verdict = match measured.first() {
+    let span = cfg.offsets.last().copied().unwrap_or(0) - cfg.offsets.first().copied().unwrap_or(0);
+    let held = span as f64 / period as f64;
+    let mut verdict = match measured.first() {
         Some(&m) => {
             let ratio = m as f64 / period as f64;
             if (ratio - ratio.round()).abs() < 0.15 && ratio.round() >= 1.0 {
@@ -28,16 +36,34 @@ pub(super) fn predict(model: Interleave, source: String, curves: &[Curve]) -> Pr
                 )
             }
         }
+        // Too short a range cannot show three dips: say so rather than blame the controller.
+        None if held < model::PERIODS_IN_RANGE as f64 => format!(
+            "no regular dips, but the swept range ({}) holds only {held:.1} of the predicted {} periods and detection needs {}: widen --offsets (the default range does)",
+            format_bytes(span),
+            format_bytes(period),
+            model::PERIODS_IN_RANGE
+        ),
         None => format!(
-            "no regular dips on contiguous memory to compare with the predicted {}: the controller's bank hashing (or the hypervisor's page mapping) spreads the conflicts",
+            "no regular dips on contiguous memory over {held:.1} predicted periods of {}: the controller's bank hashing (or the hypervisor's page mapping) spreads the conflicts",
             format_bytes(period)
         ),
     };
+    if info.sockets_differ() {
+        let periods: Vec<String> = info
+            .sockets
+            .iter()
+            .map(|m| format_bytes(m.offset_period(2)))
+            .collect();
+        verdict.push_str(&format!(
+            "; the sockets are populated differently (COPY periods {}): memory placed on another socket dips at its own period",
+            periods.join(", ")
+        ));
+    }
     Prediction {
         bank_cycle_bytes: model.bank_cycle_bytes(),
         offset_period_bytes: period,
         model,
-        source,
+        source: info.source.clone(),
         verdict,
     }
 }

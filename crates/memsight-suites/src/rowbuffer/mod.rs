@@ -14,6 +14,8 @@
 mod advice;
 pub use advice::recurring_dips;
 pub mod detect;
+pub mod model;
+pub use model::{ModelInfo, ModelSource, parse_offsets};
 pub mod probe;
 pub mod sweep;
 
@@ -21,21 +23,12 @@ use memsight_core::buffer::{Buffer, BufferReport, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::hugepool::Reservation;
 use memsight_core::stats::summarize;
-use memsight_core::units::{format_bytes, parse_size};
-use memsight_core::{Error, Result, cancel};
+use memsight_core::units::format_bytes;
+use memsight_core::{Result, cancel};
 use memsight_kernels::bandwidth::{Isa, StreamOp};
 use memsight_model::rowbuffer::Interleave;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Where the linear-interleave model comes from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ModelSource {
-    /// Given in full (banks, ranks, channels, rank row bytes).
-    Given(Interleave),
-    /// From the DIMM inventory: this dmidecode file, or this machine's SMBIOS tables.
-    Inventory(Option<std::path::PathBuf>),
-}
 
 /// One memory layout the sweep runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -74,6 +67,12 @@ pub struct Config {
     pub probe_bases: usize,
     pub reserve_huge: bool,
     pub seed: u64,
+    /// The interleave model of every socket, when one is known (it chose the default range).
+    #[serde(default)]
+    pub model: Option<ModelInfo>,
+    /// Why the OFFSET range is what it is, in words.
+    #[serde(default)]
+    pub range: String,
 }
 
 /// One sweep: a kernel on one buffer.
@@ -138,34 +137,6 @@ pub struct RowbufferResults {
     pub skipped: Vec<String>,
 }
 
-/// Parses `START..END/STEP` (sizes with units; STEP a multiple of 64 B).
-pub fn parse_offsets(text: &str) -> Result<Vec<u64>> {
-    let bad = || {
-        Error::input(format!(
-            "--offsets '{text}': write START..END/STEP, e.g. 0..1M/8K (multiples of 64 B)"
-        ))
-    };
-    let (range, step) = text.split_once('/').ok_or_else(bad)?;
-    let (start, end) = range.split_once("..").ok_or_else(bad)?;
-    let start = if matches!(start.trim(), "" | "0") {
-        0
-    } else {
-        parse_size(start)?
-    };
-    let end = parse_size(end)?;
-    let step = parse_size(step)?;
-    if step == 0 || step % 64 != 0 || start % 64 != 0 || end < start {
-        return Err(bad());
-    }
-    let n = (end - start) / step + 1;
-    if n > 4096 {
-        return Err(Error::input(format!(
-            "--offsets '{text}' gives {n} points; at most 4096 (use a larger step)"
-        )));
-    }
-    Ok((0..n).map(|i| start + i * step).collect())
-}
-
 impl Config {
     fn elements(&self) -> usize {
         (self.array_bytes / 8) as usize
@@ -180,47 +151,6 @@ impl Config {
         let layouts = 2 + self.fragment_bytes.is_some() as u64;
         layouts * self.reps as u64 * self.kernels.len() as u64 * self.offsets.len() as u64
     }
-}
-
-/// The linear-interleave model from the arguments or the DIMM inventory.
-fn model(src: &ModelSource) -> Option<(Interleave, String)> {
-    let file = match src {
-        ModelSource::Given(i) => {
-            return Some((*i, "--banks/--ranks/--channels/--row-bytes".into()));
-        }
-        ModelSource::Inventory(file) => file,
-    };
-    let d = crate::dimms::run(&crate::dimms::Config {
-        dmidecode: file.clone(),
-        ..Default::default()
-    })
-    .ok()?;
-    let m = d.modules.iter().find_map(|m| m.decoded.as_ref())?;
-    let generation = m.generation;
-    let module = memsight_model::ddr::Module {
-        device: memsight_model::ddr::Device {
-            generation,
-            density_gbit: m.density_gbit,
-            width: m.device_width,
-        },
-        ranks: m.ranks,
-        ecc: true,
-    };
-    let socket = d.ceilings.sockets.first()?;
-    let channels = socket.channels_used.max(1);
-    let dpc = (socket.dimms / channels).max(1);
-    let i = Interleave::from_module(&module, dpc, channels)?;
-    Some((
-        i,
-        format!(
-            "{}: {} × {} ({} DIMM(s) per channel, {} channels on the first socket)",
-            d.source,
-            m.organisation(),
-            format_bytes(m.capacity_bytes),
-            dpc,
-            channels
-        ),
-    ))
 }
 
 fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
@@ -243,19 +173,24 @@ fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
 /// How the study ran, in words.
 fn method(cfg: &Config) -> String {
     format!(
-        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps; {} thread(s) on CPUs {:?}, {} ISA; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
+        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps ({}); {} thread(s) on CPUs {:?}, {}; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
         cfg.kernels
             .iter()
             .map(|k| k.name())
             .collect::<Vec<_>>()
-            .join(" and "),
+            .join(", "),
         format_bytes(cfg.array_bytes),
         format_bytes(cfg.offsets[0]),
         format_bytes(*cfg.offsets.last().expect("offsets")),
         cfg.offsets.get(1).map_or(0, |o| o - cfg.offsets[0]),
+        cfg.range,
         cfg.cpus.len(),
         cfg.cpus,
-        cfg.isa.name(),
+        if sweep::aligned(&cfg.offsets) {
+            format!("{} kernels", cfg.isa.name())
+        } else {
+            "scalar kernels (offsets not all multiples of 64 B leave the arrays unaligned for vector loads)".to_string()
+        },
         cfg.samples,
         cfg.reps
     )
@@ -281,25 +216,40 @@ fn contiguity_findings(curves: &[Curve]) -> Vec<String> {
     findings
 }
 
+/// Reserves the hugetlb pages the contiguous layout will use for the run: 1 GiB pages where the
+/// kernel can still assemble them, else 2 MiB. Released when the guard drops: at the end, on an
+/// error and after Ctrl-C alike.
+fn reserve(cfg: &Config, skipped: &mut Vec<String>) -> Option<Reservation> {
+    let bytes = cfg.buffer_bytes();
+    let mut why = Vec::new();
+    for (kind, spare) in [(PageKind::Huge1G, 1), (PageKind::Huge2M, 2)] {
+        match Reservation::ensure(kind, bytes.div_ceil(kind.page_bytes()) + spare) {
+            Ok(r) => return r,
+            Err(e) => why.push(format!("{kind}: {e}")),
+        }
+    }
+    skipped.push(format!("huge page reservation: {}", why.join("; ")));
+    None
+}
+
+/// What the guest cannot see of the memory system.
+fn hypervisor_finding(env: &Environment) -> Option<String> {
+    let hv = env.cpu.hypervisor.as_deref()?;
+    Some(format!(
+        "running under a hypervisor ({hv}): physical contiguity, frame numbers and the probe's bank bits are the guest's view (guest-physical addresses); the dips follow the host's mapping of those frames, which memsight cannot see, so a missing or irregular period here says little about the DIMMs"
+    ))
+}
+
 /// Runs the study; returns results and whether it completed.
 pub fn run(
-    source: &ModelSource,
     cfg: &Config,
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(RowbufferResults, bool)> {
     let mut skipped = Vec::new();
-    let mut findings = Vec::new();
-    // Contiguous memory: reserve 2 MiB pages for the run when asked (and released at the end).
+    let mut findings: Vec<String> = hypervisor_finding(env).into_iter().collect();
     let _reservation = if cfg.reserve_huge {
-        let pages = cfg.buffer_bytes().div_ceil(2 << 20) + 2;
-        match Reservation::ensure(PageKind::Huge2M, pages) {
-            Ok(r) => r,
-            Err(e) => {
-                skipped.push(format!("huge page reservation: {e}"));
-                None
-            }
-        }
+        reserve(cfg, &mut skipped)
     } else {
         None
     };
@@ -369,7 +319,7 @@ pub fn run(
     let complete = !cancel::requested();
     findings.extend(contiguity_findings(&curves));
     let summaries = summarise(&curves, cfg);
-    let prediction = model(source).map(|(m, source)| advice::predict(m, source, &curves));
+    let prediction = cfg.model.as_ref().map(|m| advice::predict(m, &curves, cfg));
     if prediction.is_none() {
         skipped.push("period prediction: no DIMM inventory (SMBIOS unreadable here): pass --dmidecode FILE or --banks/--ranks/--channels/--row-bytes".into());
     }
@@ -442,18 +392,5 @@ mod tests {
             recurring_dips(&[vec![1 << 20]], step).is_empty(),
             "one repetition confirms nothing"
         );
-    }
-
-    #[test]
-    fn offsets_parse() {
-        assert_eq!(
-            parse_offsets("0..16K/4K").unwrap(),
-            vec![0, 4096, 8192, 12288, 16384]
-        );
-        assert_eq!(parse_offsets("..128/64").unwrap(), vec![0, 64, 128]);
-        assert!(parse_offsets("0..1M/100").is_err(), "not a multiple of 64");
-        assert!(parse_offsets("1M..0/4K").is_err());
-        assert!(parse_offsets("0..1G/64").is_err(), "too many points");
-        assert!(parse_offsets("nonsense").is_err());
     }
 }

@@ -1,13 +1,16 @@
-//! The offset sweep: STREAM's COPY or TRIAD over three arrays laid out as STREAM lays them out
-//! (`a`, `b`, `c`, each `N + OFFSET` elements apart), for every offset of the sweep, in one
+//! The offset sweep: one of STREAM's four kernels over three arrays laid out as STREAM lays them
+//! out (`a`, `b`, `c`, each `N + OFFSET` elements apart), for every offset of the sweep, in one
 //! buffer, so the physical mapping stays fixed while only the arrays' relative placement moves.
+//! Offsets that are all multiples of 64 B keep the arrays aligned for the vector kernels; any
+//! other multiple of 8 B runs the whole sweep on the scalar kernels (one ISA per sweep, so the
+//! offsets stay comparable).
 //!
 //! Per offset: one warm-up pass, then `samples` timed passes on every thread at once (each thread
 //! its own slice of all three arrays, started together at a spinning barrier); a sample is timed
 //! from the earliest thread's start to the latest thread's end, and samples in which a thread
-//! lost its CPU are dropped and counted. Bytes are STREAM's count (COPY 16 B, TRIAD 24 B per
-//! element: program bytes; the DRAM also reads each destination line for ownership: +8 B per
-//! element).
+//! lost its CPU are dropped and counted. Bytes are STREAM's count (COPY and SCALE 16 B, ADD and
+//! TRIAD 24 B per element: program bytes; the DRAM also reads each destination line for
+//! ownership: +8 B per element).
 
 use std::sync::Mutex;
 
@@ -36,6 +39,22 @@ pub struct Plan<'a> {
     pub samples: usize,
 }
 
+/// Whether every offset keeps the arrays 64-byte aligned (the vector kernels need it).
+pub fn aligned(offsets: &[u64]) -> bool {
+    offsets.iter().all(|o| o % 64 == 0)
+}
+
+/// The value every element of the written array holds after a pass, and its name (the arrays
+/// start as a = 1, b = 2, c = 0.5; each kernel alone is idempotent).
+fn expected(op: StreamOp) -> (usize, f64, &'static str) {
+    match op {
+        StreamOp::Copy => (2, 1.0, "c"),
+        StreamOp::Scale => (1, 3.0 * 0.5, "b"),
+        StreamOp::Add => (2, 1.0 + 2.0, "c"),
+        StreamOp::Triad => (0, 2.0 + 3.0 * 0.5, "a"),
+    }
+}
+
 /// Program bytes of one pass.
 pub fn pass_bytes(op: StreamOp, elements: usize) -> u64 {
     (op.arrays() * 8 * elements) as u64
@@ -56,6 +75,7 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
     let chunk = n.div_ceil(threads);
     let nsamples = plan.samples.max(1);
     let bytes = pass_bytes(plan.op, n) as f64;
+    let vector = aligned(plan.offsets);
     let mut points = Vec::new();
     for &off in plan.offsets {
         if cancel::requested() {
@@ -85,7 +105,11 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
                 .and_then(Option::take);
             let pass = |part: &mut Option<Chunk>| {
                 if let Some((a, b, c)) = part {
-                    k::stream(plan.isa, Store::Regular, plan.op, a, b, c, 3.0);
+                    if vector {
+                        k::stream(plan.isa, Store::Regular, plan.op, a, b, c, 3.0);
+                    } else {
+                        k::stream_unaligned(plan.op, a, b, c, 3.0);
+                    }
                 }
             };
             if let Some((a, b, c)) = &mut part {
@@ -101,13 +125,11 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
             }
         })?;
         // STREAM-style check that the kernel computed what it claims, on a sample of elements of
-        // this offset's arrays: COPY leaves c = a = 1, TRIAD leaves a = b + 3c = 3.5.
+        // the array this offset's pass wrote.
         {
             let all = buf.as_f64_mut();
-            let (got, want, name) = match plan.op {
-                StreamOp::Copy => (&all[2 * stride..2 * stride + n], 1.0, "c"),
-                _ => (&all[..n], 2.0 + 3.0 * 0.5, "a"),
-            };
+            let (array, want, name) = expected(plan.op);
+            let got = &all[array * stride..array * stride + n];
             if let Some(i) = (0..n)
                 .step_by(4099)
                 .chain(std::iter::once(n - 1))

@@ -9,16 +9,21 @@ use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::{Isa, StreamOp};
 use memsight_model::rowbuffer::Interleave;
 
-use crate::rowbuffer::{Config, ModelSource, parse_offsets, sweep};
+use crate::rowbuffer::{Config, ModelInfo, ModelSource, model, parse_offsets, sweep};
 
 #[derive(Debug, Clone, Args)]
 pub struct RowbufferArgs {
     /// OFFSET range and step, STREAM's padding between arrays: START..END/STEP (multiples of
-    /// 64 B).
-    #[arg(long, value_name = "RANGE", default_value = "0..1M/8K")]
-    pub offsets: String,
-    /// Kernels: copy (two arrays), triad (three).
-    #[arg(long, value_name = "LIST", default_value = "copy,triad")]
+    /// 8 B; all multiples of 64 B keep the vector kernels). Default: three of the longest dip
+    /// periods the DIMM model predicts for the kernels swept, the shortest period in
+    /// --points-per-period steps (without a model, a 2 MiB bank cycle is assumed: 0..6M/64K).
+    #[arg(long, value_name = "RANGE")]
+    pub offsets: Option<String>,
+    /// Points per shortest predicted period in the default range.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub points_per_period: u64,
+    /// Kernels: copy, scale (two arrays), add, triad (three).
+    #[arg(long, value_name = "LIST", default_value = "copy,scale,add,triad")]
     pub kernels: String,
     /// Bytes per array (default: max(64 MiB, 2 × the last-level cache)).
     #[arg(long, value_name = "SIZE")]
@@ -36,8 +41,8 @@ pub struct RowbufferArgs {
     /// sweep 4 KiB memory again, as after long uptime.
     #[arg(long, value_name = "SIZE")]
     pub fragment: Option<String>,
-    /// As root: reserve the 2 MiB hugetlb pages the contiguous sweep needs for the run, and
-    /// release them afterwards.
+    /// As root: reserve the hugetlb pages the contiguous sweep needs for the run (1 GiB pages
+    /// where the kernel can still assemble them, else 2 MiB), and release them afterwards.
     #[arg(long)]
     pub reserve_huge: bool,
     /// Skip the row-conflict latency probe.
@@ -73,7 +78,9 @@ pub struct RowbufferArgs {
 impl RowbufferArgs {
     pub fn config(&self, env: &Environment) -> Result<Config> {
         let a = self;
-        let offsets = parse_offsets(&a.offsets)?;
+        let kernels = parse_kernels(&a.kernels)?;
+        let model = ModelInfo::resolve(&a.model_source()?);
+        let (offsets, range) = offsets(a, model.as_ref(), &kernels)?;
         let llc = env
             .topology
             .caches
@@ -99,17 +106,6 @@ impl RowbufferArgs {
             Some(list) => memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
             None => env.allowed_cpus.clone(),
         };
-        let kernels = a
-            .kernels
-            .split(',')
-            .map(|k| match k.trim() {
-                "copy" => Ok(StreamOp::Copy),
-                "triad" => Ok(StreamOp::Triad),
-                other => Err(Error::input(format!(
-                    "unknown kernel '{other}' in --kernels: copy, triad"
-                ))),
-            })
-            .collect::<Result<Vec<_>>>()?;
         if a.reps == 0 || a.samples == 0 {
             return Err(Error::input("--reps and --samples must be at least 1"));
         }
@@ -126,8 +122,59 @@ impl RowbufferArgs {
             probe_bases: a.probe_bases,
             reserve_huge: a.reserve_huge,
             seed: a.seed,
+            model,
+            range,
         })
     }
+}
+
+/// `--kernels`: any of STREAM's four.
+fn parse_kernels(list: &str) -> Result<Vec<StreamOp>> {
+    list.split(',')
+        .map(|k| {
+            StreamOp::ALL
+                .into_iter()
+                .find(|op| op.name().eq_ignore_ascii_case(k.trim()))
+                .ok_or_else(|| {
+                    Error::input(format!(
+                        "unknown kernel '{}' in --kernels: copy, scale, add, triad",
+                        k.trim()
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// The OFFSET range: `--offsets`, or the default from the model's periods (or the assumed
+/// cycle), with why, in words.
+fn offsets(
+    a: &RowbufferArgs,
+    model: Option<&ModelInfo>,
+    kernels: &[StreamOp],
+) -> Result<(Vec<u64>, String)> {
+    if let Some(text) = &a.offsets {
+        return Ok((parse_offsets(text)?, format!("--offsets {text}")));
+    }
+    if a.points_per_period == 0 {
+        return Err(Error::input("--points-per-period must be at least 1"));
+    }
+    let (periods, whose) = match model.and_then(|m| m.periods(kernels)) {
+        Some(p) => (p, "predicted by the DIMM model"),
+        None => (
+            model::assumed_periods(kernels),
+            "assumed (no DIMM model: a 2 MiB bank cycle, common on 2-socket DDR4 servers)",
+        ),
+    };
+    let o = model::default_offsets(periods, a.points_per_period);
+    let words = format!(
+        "default: {} longest periods ({}) in steps of {} ({} per shortest period, {}), periods {whose}",
+        model::PERIODS_IN_RANGE,
+        format_bytes(periods.longest),
+        format_bytes(o.get(1).copied().unwrap_or(0)),
+        a.points_per_period,
+        format_bytes(periods.shortest)
+    );
+    Ok((o, words))
 }
 
 impl RowbufferArgs {

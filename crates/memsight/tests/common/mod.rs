@@ -126,15 +126,19 @@ pub struct Unprivileged {
     pub dir: tempfile::TempDir,
 }
 
+/// Whether the tests run as root (effective uid 0).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
 impl Unprivileged {
     /// `None`, with a message, unless the tests run as root and `setpriv` exists.
     pub fn new() -> Option<Self> {
         use std::os::unix::fs::PermissionsExt;
-        let root = std::fs::read_to_string("/proc/self/status")
-            .unwrap()
-            .lines()
-            .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
-        if !root || Command::new("setpriv").arg("--version").output().is_err() {
+        if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
             eprintln!("needs root and setpriv to drop to an unprivileged user: skipping");
             return None;
         }

@@ -1,0 +1,293 @@
+//! What the sweep should look for, before it runs: the linear-interleave model of every socket
+//! (from the DIMM inventory or given), the dip periods it predicts for the kernels swept, and an
+//! OFFSET range that can see them (at least three periods of the longest, a step fine enough for
+//! the shortest).
+
+use memsight_core::units::{format_bytes, parse_size};
+use memsight_core::{Error, Result};
+use memsight_kernels::bandwidth::StreamOp;
+use memsight_model::rowbuffer::Interleave;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Where the linear-interleave model comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelSource {
+    /// Given in full (banks, ranks, channels, rank row bytes).
+    Given(Interleave),
+    /// From the DIMM inventory: this dmidecode file, or this machine's SMBIOS tables.
+    Inventory(Option<std::path::PathBuf>),
+}
+
+/// The interleave model of every socket, and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelInfo {
+    /// One model per socket, in the inventory's socket order (one for a given model).
+    pub sockets: Vec<Interleave>,
+    pub source: String,
+}
+
+/// The periods a sweep looks for: dips recur every `shortest` and every `longest` of OFFSET.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Periods {
+    pub shortest: u64,
+    pub longest: u64,
+}
+
+/// Detection calls dips regular from three on: the range must hold three periods.
+pub const PERIODS_IN_RANGE: u64 = 3;
+/// Points per shortest period by default (the Catamount seed: 8 KiB steps, 128 KiB period).
+pub const POINTS_PER_PERIOD: u64 = 16;
+/// The bank cycle assumed without a model: 2 MiB, a COPY period of 1 MiB, as the model gives
+/// for common 2-socket DDR4 servers (16 banks × 2 ranks × 8 channels × 8 KiB rows).
+pub const ASSUMED_CYCLE: u64 = 2 << 20;
+/// At most this many offsets per sweep.
+pub const MAX_POINTS: u64 = 4096;
+
+/// Array strides between the pairs of arrays a kernel streams together: COPY reads `a` and
+/// writes `c` (two strides apart); SCALE reads `c` and writes `b` (one); ADD and TRIAD touch all
+/// three (one and two). The dips of a pair recur every bank cycle ÷ strides of OFFSET.
+pub fn gaps(op: StreamOp) -> &'static [u32] {
+    match op {
+        StreamOp::Copy => &[2],
+        StreamOp::Scale => &[1],
+        StreamOp::Add | StreamOp::Triad => &[1, 2],
+    }
+}
+
+impl ModelInfo {
+    /// From the arguments or the DIMM inventory; `None` when the inventory cannot be read or
+    /// decoded.
+    pub fn resolve(src: &ModelSource) -> Option<ModelInfo> {
+        let file = match src {
+            ModelSource::Given(i) => {
+                return Some(ModelInfo {
+                    sockets: vec![*i],
+                    source: "--banks/--ranks/--channels/--row-bytes".into(),
+                });
+            }
+            ModelSource::Inventory(file) => file,
+        };
+        let d = crate::dimms::run(&crate::dimms::Config {
+            dmidecode: file.clone(),
+            ..Default::default()
+        })
+        .ok()?;
+        let m = d.modules.iter().find_map(|m| m.decoded.as_ref())?;
+        let module = memsight_model::ddr::Module {
+            device: memsight_model::ddr::Device {
+                generation: m.generation,
+                density_gbit: m.density_gbit,
+                width: m.device_width,
+            },
+            ranks: m.ranks,
+            ecc: true,
+        };
+        let mut sockets = Vec::new();
+        let mut words = Vec::new();
+        for s in &d.ceilings.sockets {
+            let channels = s.channels_used.max(1);
+            let dpc = (s.dimms / channels).max(1);
+            sockets.push(Interleave::from_module(&module, dpc, channels)?);
+            words.push(format!(
+                "{}: {dpc} DIMM(s) per channel on {channels} channel(s)",
+                s.array
+            ));
+        }
+        let distinct: Vec<String> = d
+            .modules
+            .iter()
+            .filter_map(|m| m.decoded.as_ref().map(|x| x.organisation()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mixed = if distinct.len() > 1 {
+            format!(
+                "; modules differ ({}): the model uses the first",
+                distinct.join(", ")
+            )
+        } else {
+            String::new()
+        };
+        Some(ModelInfo {
+            sockets,
+            source: format!(
+                "{}: {} × {} ({}){mixed}",
+                d.source,
+                m.organisation(),
+                format_bytes(m.capacity_bytes),
+                words.join("; ")
+            ),
+        })
+    }
+
+    /// Whether the sockets are populated differently (their models differ).
+    pub fn sockets_differ(&self) -> bool {
+        self.sockets.windows(2).any(|w| w[0] != w[1])
+    }
+
+    /// The shortest and longest dip period over the sockets and the kernels swept.
+    pub fn periods(&self, kernels: &[StreamOp]) -> Option<Periods> {
+        let all: Vec<u64> = self
+            .sockets
+            .iter()
+            .flat_map(|m| {
+                kernels
+                    .iter()
+                    .flat_map(|&k| gaps(k).iter().map(|&g| m.offset_period(g)))
+            })
+            .filter(|&p| p > 0)
+            .collect();
+        Some(Periods {
+            shortest: *all.iter().min()?,
+            longest: *all.iter().max()?,
+        })
+    }
+}
+
+/// Periods without a model: those of [`ASSUMED_CYCLE`] for the kernels swept.
+pub fn assumed_periods(kernels: &[StreamOp]) -> Periods {
+    let gaps: Vec<u32> = kernels.iter().flat_map(|&k| gaps(k).to_vec()).collect();
+    Periods {
+        shortest: ASSUMED_CYCLE / *gaps.iter().max().unwrap_or(&2) as u64,
+        longest: ASSUMED_CYCLE / *gaps.iter().min().unwrap_or(&2) as u64,
+    }
+}
+
+/// The default OFFSET range: 0 to [`PERIODS_IN_RANGE`] longest periods, in steps of the shortest
+/// period ÷ `points_per_period` (a multiple of 64 B so the vector kernels stay aligned, and
+/// coarser when the range would exceed [`MAX_POINTS`]).
+pub fn default_offsets(p: Periods, points_per_period: u64) -> Vec<u64> {
+    let end = PERIODS_IN_RANGE * p.longest;
+    let fine = (p.shortest / points_per_period.max(1)) / 64 * 64;
+    let step = fine.max(64).max((end / (MAX_POINTS - 2)).div_ceil(64) * 64);
+    // The last point reaches the end: a range short of three periods by a step could not show
+    // the third dip.
+    (0..=end.div_ceil(step)).map(|i| i * step).collect()
+}
+
+/// Parses `START..END/STEP` (sizes with units; every offset a multiple of 8 B, one element).
+pub fn parse_offsets(text: &str) -> Result<Vec<u64>> {
+    let bad = || {
+        Error::input(format!(
+            "--offsets '{text}': write START..END/STEP, e.g. 0..1M/8K (multiples of 8 B)"
+        ))
+    };
+    let (range, step) = text.split_once('/').ok_or_else(bad)?;
+    let (start, end) = range.split_once("..").ok_or_else(bad)?;
+    let start = if matches!(start.trim(), "" | "0") {
+        0
+    } else {
+        parse_size(start)?
+    };
+    let end = parse_size(end)?;
+    let step = parse_size(step)?;
+    if step == 0 || step % 8 != 0 || start % 8 != 0 || end < start {
+        return Err(bad());
+    }
+    let n = (end - start) / step + 1;
+    if n > MAX_POINTS {
+        return Err(Error::input(format!(
+            "--offsets '{text}' gives {n} points; at most {MAX_POINTS} (use a larger step)"
+        )));
+    }
+    Ok((0..n).map(|i| start + i * step).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ddr4_2r(channels: u32) -> Interleave {
+        Interleave {
+            banks_per_rank: 16,
+            ranks_per_channel: 2,
+            channels,
+            rank_row_bytes: 8 << 10,
+        }
+    }
+
+    #[test]
+    fn offsets_parse_at_any_multiple_of_8_bytes() {
+        assert_eq!(
+            parse_offsets("0..16K/4K").unwrap(),
+            vec![0, 4096, 8192, 12288, 16384]
+        );
+        assert_eq!(parse_offsets("..128/64").unwrap(), vec![0, 64, 128]);
+        assert_eq!(parse_offsets("8..32/8").unwrap(), vec![8, 16, 24, 32]);
+        assert!(parse_offsets("0..1M/100").is_err(), "not a multiple of 8");
+        assert!(
+            parse_offsets("4..1M/8").is_err(),
+            "start not a multiple of 8"
+        );
+        assert!(parse_offsets("1M..0/4K").is_err());
+        assert!(parse_offsets("0..1G/64").is_err(), "too many points");
+        assert!(parse_offsets("nonsense").is_err());
+    }
+
+    #[test]
+    fn periods_follow_the_arrays_each_kernel_pairs() {
+        let m = ModelInfo {
+            sockets: vec![ddr4_2r(8)],
+            source: String::new(),
+        };
+        // Bank cycle 16 × 2 × 8 × 8 KiB = 2 MiB.
+        let copy = m.periods(&[StreamOp::Copy]).unwrap();
+        assert_eq!((copy.shortest, copy.longest), (1 << 20, 1 << 20));
+        let all = m.periods(&StreamOp::ALL).unwrap();
+        assert_eq!((all.shortest, all.longest), (1 << 20, 2 << 20));
+        assert_eq!(assumed_periods(&StreamOp::ALL), all);
+    }
+
+    #[test]
+    fn the_default_range_holds_three_longest_periods_finely() {
+        let p = Periods {
+            shortest: 1 << 20,
+            longest: 2 << 20,
+        };
+        let o = default_offsets(p, POINTS_PER_PERIOD);
+        assert_eq!(*o.last().unwrap(), 6 << 20);
+        assert_eq!(o[1], 64 << 10, "16 points per shortest period");
+        // A step that does not divide the range still reaches its end.
+        let odd = default_offsets(
+            Periods {
+                shortest: 1 << 20,
+                longest: 1 << 20,
+            },
+            6,
+        );
+        assert!(*odd.last().unwrap() >= 3 << 20);
+        assert!(o.iter().all(|x| x % 64 == 0));
+        // A tiny period is not resolved below 64 B, and a huge one is capped at MAX_POINTS.
+        let tiny = default_offsets(
+            Periods {
+                shortest: 256,
+                longest: 256,
+            },
+            16,
+        );
+        assert_eq!(tiny[1], 64);
+        let huge = default_offsets(
+            Periods {
+                shortest: 8 << 20,
+                longest: 1 << 30,
+            },
+            16,
+        );
+        assert!(huge.len() as u64 <= MAX_POINTS);
+        assert!(*huge.last().unwrap() >= 3 << 30);
+    }
+
+    #[test]
+    fn differing_sockets_are_noticed() {
+        let m = ModelInfo {
+            sockets: vec![ddr4_2r(8), ddr4_2r(6)],
+            source: String::new(),
+        };
+        assert!(m.sockets_differ());
+        // The longest period comes from the fuller socket, the shortest from the other.
+        let p = m.periods(&[StreamOp::Copy]).unwrap();
+        assert_eq!(p.longest, 1 << 20);
+        assert_eq!(p.shortest, 3 << 18);
+    }
+}
