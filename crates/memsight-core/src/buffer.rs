@@ -314,6 +314,24 @@ pub fn bytes_as_f64_mut(b: &mut [u8]) -> &mut [f64] {
     unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<f64>(), b.len() / 8) }
 }
 
+/// Views 4-byte aligned bytes as u32 (every bit pattern is a valid u32). Panics when
+/// misaligned; a trailing partial element is left out.
+pub fn bytes_as_u32_mut(b: &mut [u8]) -> &mut [u32] {
+    assert_eq!(
+        b.as_ptr() as usize % 4,
+        0,
+        "u32 view needs 4-byte alignment"
+    );
+    // SAFETY: aligned (checked), inside `b`, exclusive through `&mut`, any bits are a valid u32.
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast::<u32>(), b.len() / 4) }
+}
+
+/// The bytes of u64 words (8-byte aligned memory for tests and small buffers).
+pub fn u64_as_bytes_mut(w: &mut [u64]) -> &mut [u8] {
+    // SAFETY: the same memory, exclusive through `&mut`; u8 has no alignment or validity rules.
+    unsafe { std::slice::from_raw_parts_mut(w.as_mut_ptr().cast::<u8>(), w.len() * 8) }
+}
+
 /// Refuses sizes the process cannot have, before anything is allocated.
 pub fn check_size(bytes: u64, env: &Environment) -> Result<()> {
     if bytes == 0 {

@@ -13,7 +13,7 @@ pub(super) fn predict(info: &ModelInfo, curves: &[Curve], cfg: &Config) -> Predi
     let period = model.offset_period(2);
     let measured: Vec<u64> = curves
         .iter()
-        .filter(|c| c.kernel == StreamOp::Copy && c.memory == Memory::Contiguous)
+        .filter(|c| c.kernel == Kernel::Copy && c.memory == Memory::Contiguous)
         .filter_map(|c| c.detection.period_bytes.filter(|_| c.detection.regular))
         .collect();
     let span = cfg.offsets.last().copied().unwrap_or(0) - cfg.offsets.first().copied().unwrap_or(0);

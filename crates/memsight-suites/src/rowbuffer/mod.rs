@@ -14,6 +14,7 @@
 mod advice;
 pub use advice::recurring_dips;
 pub mod detect;
+pub mod hpccg;
 pub mod model;
 pub use model::{ModelInfo, ModelSource, parse_offsets};
 pub mod probe;
@@ -29,6 +30,47 @@ use memsight_kernels::bandwidth::{Isa, StreamOp};
 use memsight_model::rowbuffer::Interleave;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+/// A kernel the sweep runs: one of STREAM's four, or the HPCCG-style conjugate-gradient solve
+/// (the seed's application case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kernel {
+    Copy,
+    Scale,
+    Add,
+    Triad,
+    Hpccg,
+}
+
+impl Kernel {
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Copy,
+        Kernel::Scale,
+        Kernel::Add,
+        Kernel::Triad,
+        Kernel::Hpccg,
+    ];
+
+    /// The STREAM kernel, for the four of STREAM.
+    pub fn stream(self) -> Option<StreamOp> {
+        match self {
+            Kernel::Copy => Some(StreamOp::Copy),
+            Kernel::Scale => Some(StreamOp::Scale),
+            Kernel::Add => Some(StreamOp::Add),
+            Kernel::Triad => Some(StreamOp::Triad),
+            Kernel::Hpccg => None,
+        }
+    }
+
+    /// Name as STREAM (or HPCCG) prints it.
+    pub fn name(self) -> &'static str {
+        match self.stream() {
+            Some(op) => op.name(),
+            None => "HPCCG",
+        }
+    }
+}
 
 /// One memory layout the sweep runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -55,7 +97,7 @@ impl Memory {
 /// The study's settings.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Config {
-    pub kernels: Vec<StreamOp>,
+    pub kernels: Vec<Kernel>,
     pub offsets: Vec<u64>,
     pub array_bytes: u64,
     pub reps: usize,
@@ -78,7 +120,7 @@ pub struct Config {
 /// One sweep: a kernel on one buffer.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Curve {
-    pub kernel: StreamOp,
+    pub kernel: Kernel,
     pub memory: Memory,
     pub rep: usize,
     pub buffer: BufferReport,
@@ -89,7 +131,7 @@ pub struct Curve {
 /// A kernel on one memory layout, over all repetitions and offsets.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LayoutSummary {
-    pub kernel: StreamOp,
+    pub kernel: Kernel,
     pub memory: Memory,
     /// Highest, median and lowest point medians, GB/s.
     pub peak_gbs: f64,
@@ -142,8 +184,20 @@ impl Config {
         (self.array_bytes / 8) as usize
     }
 
-    fn buffer_bytes(&self) -> u64 {
-        sweep::buffer_bytes(self.elements(), *self.offsets.last().expect("offsets"))
+    /// The HPCCG problem of each thread: the footprint of COPY's two arrays, shared out.
+    pub fn grid(&self) -> hpccg::Grid {
+        hpccg::Grid::for_bytes(2 * self.array_bytes / self.cpus.len().max(1) as u64)
+    }
+
+    /// Bytes of one layout's buffer: what the largest offset needs, for every kernel swept.
+    pub fn buffer_bytes(&self) -> u64 {
+        let max = *self.offsets.last().expect("offsets");
+        let stream = sweep::buffer_bytes(self.elements(), max);
+        if self.kernels.contains(&Kernel::Hpccg) {
+            stream.max(hpccg::buffer_bytes(self.grid(), self.cpus.len(), max))
+        } else {
+            stream
+        }
     }
 
     /// Sweep steps in total, for the progress bar.
@@ -172,7 +226,7 @@ fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
 
 /// How the study ran, in words.
 fn method(cfg: &Config) -> String {
-    format!(
+    let mut text = format!(
         "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps ({}); {} thread(s) on CPUs {:?}, {}; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
         cfg.kernels
             .iter()
@@ -193,7 +247,17 @@ fn method(cfg: &Config) -> String {
         },
         cfg.samples,
         cfg.reps
-    )
+    );
+    if cfg.kernels.contains(&Kernel::Hpccg) {
+        let g = cfg.grid();
+        text.push_str(&format!(
+            "; HPCCG: each thread solves its own {n}³-point 27-point-stencil system (CSR; {} of matrix and vectors, in HPCCG's order values, columns, row pointers, x, r, p, Ap, b, each followed by OFFSET bytes) with {} CG iterations per timed solve from x = 0; GB/s of program bytes per iteration (matrix values and columns, row pointers, x gathered once, Ap written, two dot products, three vector updates); every solve's residual must fall and be identical across offsets and threads",
+            format_bytes(g.bytes()),
+            hpccg::ITERATIONS,
+            n = g.n
+        ));
+    }
+    text
 }
 
 /// What the contiguous layout really got: a THP fallback, hidden frame numbers.
@@ -292,15 +356,7 @@ pub fn run(
                 if cancel::requested() {
                     break 'reps;
                 }
-                let plan = sweep::Plan {
-                    op,
-                    isa: cfg.isa,
-                    cpus: &cfg.cpus,
-                    elements: cfg.elements(),
-                    offsets: &cfg.offsets,
-                    samples: cfg.samples,
-                };
-                let points = sweep::run(&plan, &mut buf, tick)?;
+                let points = sweep_one(op, cfg, &mut buf, tick)?;
                 let offs: Vec<u64> = points.iter().map(|p| p.offset_bytes).collect();
                 let gbs: Vec<f64> = points.iter().map(|p| p.gbs.median).collect();
                 let detection = detect::detect(&offs, &gbs);
@@ -341,6 +397,39 @@ pub fn run(
         },
         complete,
     ))
+}
+
+/// One kernel's sweep over every offset on one buffer.
+fn sweep_one(
+    kernel: Kernel,
+    cfg: &Config,
+    buf: &mut Buffer,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<Vec<sweep::Point>> {
+    match kernel.stream() {
+        Some(op) => sweep::run(
+            &sweep::Plan {
+                op,
+                isa: cfg.isa,
+                cpus: &cfg.cpus,
+                elements: cfg.elements(),
+                offsets: &cfg.offsets,
+                samples: cfg.samples,
+            },
+            buf,
+            tick,
+        ),
+        None => hpccg::run(
+            &hpccg::Plan {
+                grid: cfg.grid(),
+                cpus: &cfg.cpus,
+                offsets: &cfg.offsets,
+                samples: cfg.samples,
+            },
+            buf,
+            tick,
+        ),
+    }
 }
 
 fn summarise(curves: &[Curve], cfg: &Config) -> Vec<LayoutSummary> {

@@ -5,10 +5,11 @@
 
 use memsight_core::units::{format_bytes, parse_size};
 use memsight_core::{Error, Result};
-use memsight_kernels::bandwidth::StreamOp;
 use memsight_model::rowbuffer::Interleave;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::Kernel;
 
 /// Where the linear-interleave model comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,11 +48,13 @@ pub const MAX_POINTS: u64 = 4096;
 /// Array strides between the pairs of arrays a kernel streams together: COPY reads `a` and
 /// writes `c` (two strides apart); SCALE reads `c` and writes `b` (one); ADD and TRIAD touch all
 /// three (one and two). The dips of a pair recur every bank cycle ÷ strides of OFFSET.
-pub fn gaps(op: StreamOp) -> &'static [u32] {
-    match op {
-        StreamOp::Copy => &[2],
-        StreamOp::Scale => &[1],
-        StreamOp::Add | StreamOp::Triad => &[1, 2],
+/// HPCCG streams neighbouring arrays (values and columns, `p` and `Ap`, `r` and `p`) and arrays
+/// two apart (`x` and `p`, `r` and `Ap`): one and two.
+pub fn gaps(k: Kernel) -> &'static [u32] {
+    match k {
+        Kernel::Copy => &[2],
+        Kernel::Scale => &[1],
+        Kernel::Add | Kernel::Triad | Kernel::Hpccg => &[1, 2],
     }
 }
 
@@ -127,7 +130,7 @@ impl ModelInfo {
     }
 
     /// The shortest and longest dip period over the sockets and the kernels swept.
-    pub fn periods(&self, kernels: &[StreamOp]) -> Option<Periods> {
+    pub fn periods(&self, kernels: &[Kernel]) -> Option<Periods> {
         let all: Vec<u64> = self
             .sockets
             .iter()
@@ -146,7 +149,7 @@ impl ModelInfo {
 }
 
 /// Periods without a model: those of [`ASSUMED_CYCLE`] for the kernels swept.
-pub fn assumed_periods(kernels: &[StreamOp]) -> Periods {
+pub fn assumed_periods(kernels: &[Kernel]) -> Periods {
     let gaps: Vec<u32> = kernels.iter().flat_map(|&k| gaps(k).to_vec()).collect();
     Periods {
         shortest: ASSUMED_CYCLE / *gaps.iter().max().unwrap_or(&2) as u64,
@@ -232,11 +235,11 @@ mod tests {
             source: String::new(),
         };
         // Bank cycle 16 × 2 × 8 × 8 KiB = 2 MiB.
-        let copy = m.periods(&[StreamOp::Copy]).unwrap();
+        let copy = m.periods(&[Kernel::Copy]).unwrap();
         assert_eq!((copy.shortest, copy.longest), (1 << 20, 1 << 20));
-        let all = m.periods(&StreamOp::ALL).unwrap();
+        let all = m.periods(&Kernel::ALL).unwrap();
         assert_eq!((all.shortest, all.longest), (1 << 20, 2 << 20));
-        assert_eq!(assumed_periods(&StreamOp::ALL), all);
+        assert_eq!(assumed_periods(&Kernel::ALL), all);
     }
 
     #[test]
@@ -286,7 +289,7 @@ mod tests {
         };
         assert!(m.sockets_differ());
         // The longest period comes from the fuller socket, the shortest from the other.
-        let p = m.periods(&[StreamOp::Copy]).unwrap();
+        let p = m.periods(&[Kernel::Copy]).unwrap();
         assert_eq!(p.longest, 1 << 20);
         assert_eq!(p.shortest, 3 << 18);
     }

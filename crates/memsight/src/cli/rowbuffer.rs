@@ -6,10 +6,10 @@ use clap::Args;
 use memsight_core::env::Environment;
 use memsight_core::units::{format_bytes, parse_size};
 use memsight_core::{Error, Result};
-use memsight_kernels::bandwidth::{Isa, StreamOp};
+use memsight_kernels::bandwidth::Isa;
 use memsight_model::rowbuffer::Interleave;
 
-use crate::rowbuffer::{Config, ModelInfo, ModelSource, model, parse_offsets, sweep};
+use crate::rowbuffer::{Config, Kernel, ModelInfo, ModelSource, model, parse_offsets};
 
 #[derive(Debug, Clone, Args)]
 pub struct RowbufferArgs {
@@ -22,8 +22,13 @@ pub struct RowbufferArgs {
     /// Points per shortest predicted period in the default range.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub points_per_period: u64,
-    /// Kernels: copy, scale (two arrays), add, triad (three).
-    #[arg(long, value_name = "LIST", default_value = "copy,scale,add,triad")]
+    /// Kernels: copy, scale (two arrays), add, triad (three), hpccg (the seed's application: a
+    /// CG solve on a 27-point stencil, its matrix and vectors in one buffer with OFFSET between).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "copy,scale,add,triad,hpccg"
+    )]
     pub kernels: String,
     /// Bytes per array (default: max(64 MiB, 2 × the last-level cache)).
     #[arg(long, value_name = "SIZE")]
@@ -98,10 +103,7 @@ impl RowbufferArgs {
                 format_bytes(array_bytes)
             )));
         }
-        let max_off = *offsets.last().expect("at least one offset");
-        let need = sweep::buffer_bytes((array_bytes / 8) as usize, max_off);
         let fragment_bytes = a.fragment.as_deref().map(parse_size).transpose()?;
-        memsight_core::buffer::check_size(need + fragment_bytes.unwrap_or(0), env)?;
         let cpus = match &a.cpus {
             Some(list) => memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
             None => env.allowed_cpus.clone(),
@@ -109,7 +111,7 @@ impl RowbufferArgs {
         if a.reps == 0 || a.samples == 0 {
             return Err(Error::input("--reps and --samples must be at least 1"));
         }
-        Ok(Config {
+        let cfg = Config {
             kernels,
             offsets,
             array_bytes,
@@ -124,20 +126,22 @@ impl RowbufferArgs {
             seed: a.seed,
             model,
             range,
-        })
+        };
+        memsight_core::buffer::check_size(cfg.buffer_bytes() + fragment_bytes.unwrap_or(0), env)?;
+        Ok(cfg)
     }
 }
 
-/// `--kernels`: any of STREAM's four.
-fn parse_kernels(list: &str) -> Result<Vec<StreamOp>> {
+/// `--kernels`: any of STREAM's four and HPCCG.
+fn parse_kernels(list: &str) -> Result<Vec<Kernel>> {
     list.split(',')
         .map(|k| {
-            StreamOp::ALL
+            Kernel::ALL
                 .into_iter()
                 .find(|op| op.name().eq_ignore_ascii_case(k.trim()))
                 .ok_or_else(|| {
                     Error::input(format!(
-                        "unknown kernel '{}' in --kernels: copy, scale, add, triad",
+                        "unknown kernel '{}' in --kernels: copy, scale, add, triad, hpccg",
                         k.trim()
                     ))
                 })
@@ -150,7 +154,7 @@ fn parse_kernels(list: &str) -> Result<Vec<StreamOp>> {
 fn offsets(
     a: &RowbufferArgs,
     model: Option<&ModelInfo>,
-    kernels: &[StreamOp],
+    kernels: &[Kernel],
 ) -> Result<(Vec<u64>, String)> {
     if let Some(text) = &a.offsets {
         return Ok((parse_offsets(text)?, format!("--offsets {text}")));

@@ -194,7 +194,7 @@ fn offset_charts(r: &RowbufferResults) -> Vec<Block> {
             Lines {
                 x_marks: marks,
                 ..Lines::new(
-                    format!("STREAM {} bandwidth vs array offset", op.name()),
+                    format!("{} bandwidth vs array offset", op.name()),
                     "OFFSET, KiB (padding between arrays)",
                     "GB/s (program bytes)",
                     (Scale::Linear, Scale::Linear),
@@ -239,7 +239,7 @@ impl Present for RowbufferResults {
                     "rowbuffer",
                     format!("{key}/{what}"),
                     format!(
-                        "STREAM {} over the OFFSET sweep on {} memory, {what} point",
+                        "{} over the OFFSET sweep on {} memory, {what} point",
                         l.kernel.name(),
                         l.memory.name()
                     ),
