@@ -16,7 +16,6 @@ use std::sync::Mutex;
 
 use memsight_core::buffer::{Buffer, bytes_as_f64_mut, bytes_as_u32_mut};
 use memsight_core::cpuclock::{SpinBarrier, TeamClock};
-use memsight_core::stats::{Taken, summarize_taken};
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::cg::{self, Csr, Vectors};
 
@@ -184,17 +183,7 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
                 "HPCCG at offset {off} B: after {ITERATIONS} CG iterations the residual is {low:.6e} to {high:.6e} of its start (it must fall below {MAX_RELATIVE_RESIDUAL} and be the same in every solve): the kernel is broken"
             )));
         }
-        let rates: Vec<Taken> = clocks
-            .iter()
-            .map(|c| {
-                let span = c.span();
-                Taken::spanned(bytes / span.ns, &span)
-            })
-            .collect();
-        points.push(Point {
-            offset_bytes: off,
-            gbs: summarize_taken(&rates, nsamples),
-        });
+        points.push(Point::timed(off, bytes, &clocks, nsamples));
         tick(&format!("HPCCG offset {off} B"));
     }
     Ok(points)

@@ -28,6 +28,23 @@ pub struct Point {
     pub gbs: Summary,
 }
 
+impl Point {
+    /// The point of one offset: `bytes` per sample over each team clock's span.
+    pub fn timed(offset_bytes: u64, bytes: f64, clocks: &[TeamClock], want: usize) -> Point {
+        let rates: Vec<Taken> = clocks
+            .iter()
+            .map(|c| {
+                let span = c.span();
+                Taken::spanned(bytes / span.ns, &span)
+            })
+            .collect();
+        Point {
+            offset_bytes,
+            gbs: summarize_taken(&rates, want),
+        }
+    }
+}
+
 /// What one sweep needs.
 pub struct Plan<'a> {
     pub op: StreamOp,
@@ -142,17 +159,7 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
                 )));
             }
         }
-        let rates: Vec<Taken> = clocks
-            .iter()
-            .map(|c| {
-                let span = c.span();
-                Taken::spanned(bytes / span.ns, &span)
-            })
-            .collect();
-        points.push(Point {
-            offset_bytes: off,
-            gbs: summarize_taken(&rates, nsamples),
-        });
+        points.push(Point::timed(off, bytes, &clocks, nsamples));
         tick(&format!("offset {off} B"));
     }
     Ok(points)
