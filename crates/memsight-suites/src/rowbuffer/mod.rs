@@ -13,6 +13,7 @@
 
 mod advice;
 pub use advice::recurring_dips;
+mod crosspage;
 pub mod detect;
 pub mod hpccg;
 pub mod model;
@@ -341,11 +342,12 @@ pub fn run(
     };
     let probe = if cfg.probe {
         let p = probe::run(env, cfg.probe_bases, cfg.seed)?;
-        // Pairs across pages (frames from pagemap, as root) are not built: say what that leaves.
-        skipped.push(format!(
-            "row-conflict probe above bit {}: address pairs are flipped inside one {} page only, so bank functions that use higher address bits were not tested",
-            p.max_bit, p.page_kind
-        ));
+        if let Some(why) = &p.high_bits_skipped {
+            skipped.push(format!(
+                "row-conflict probe above bit {}: {why}; bank functions that use higher address bits were not tested",
+                p.max_bit
+            ));
+        }
         Some(p)
     } else {
         skipped.push("row-conflict probe: --no-probe".into());

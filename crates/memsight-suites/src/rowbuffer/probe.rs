@@ -1,6 +1,7 @@
 //! Row-conflict latency probe (DRAMA-style): time rounds of "load x, load y, flush both" for
 //! address pairs that differ in one physical address bit, inside one huge page (so virtual and
-//! physical address bits below the page size are the same, root or not).
+//! physical address bits below the page size are the same, root or not), and, as root, for pairs
+//! of 4 KiB pages whose frame numbers (pagemap) differ in one bit above the huge page.
 //!
 //! Pairs in different rows of the same bank take longer per round (precharge + activate) than
 //! pairs in the same row or in different banks. The round times of all pairs are split into two
@@ -16,6 +17,8 @@
 //! far below published RowHammer thresholds (≥ ~4.8 k activations in a 64 ms window).
 
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
+
+use super::crosspage::CrossPage;
 use memsight_core::env::Environment;
 use memsight_core::stats::{mad_sigma, median};
 use memsight_core::{Result, cancel};
@@ -65,6 +68,12 @@ pub struct ProbeResults {
     pub clear: bool,
     /// The verdict in words (what was found, or why nothing can be said).
     pub message: String,
+    /// The highest address bit tested with pairs across pages (root, pagemap), when any.
+    #[serde(default)]
+    pub high_bit: Option<u32>,
+    /// Why bits above the huge page were not tested, when they were not.
+    #[serde(default)]
+    pub high_bits_skipped: Option<String>,
     pub bits: Vec<BitResult>,
     /// Bank-address functions found: each a set of bits XORed together.
     pub bank_functions: Vec<Vec<u32>>,
@@ -133,40 +142,62 @@ pub fn clusters(values: &[f64]) -> Option<Clusters> {
 }
 
 /// Times pairs `(base, base ^ mask)` for every base and mask; returns ns per round, indexed
-/// `[mask][base]`. Pairs are visited in a shuffled order, sample by sample.
+/// `[mask][base]`.
 fn time_pairs(
     buf: &[u8],
     bases: &[usize],
     masks: &[usize],
     rng: &mut Xoshiro256PlusPlus,
 ) -> Option<Vec<Vec<f64>>> {
-    let mut order: Vec<(usize, usize)> = (0..masks.len())
-        .flat_map(|m| (0..bases.len()).map(move |b| (m, b)))
+    let sets: Vec<PairSet> = masks
+        .iter()
+        .map(|&m| bases.iter().map(|&b| (b, b ^ m)).collect())
         .collect();
-    let mut samples = vec![vec![Vec::with_capacity(SAMPLES as usize); bases.len()]; masks.len()];
+    time_pair_sets(buf, &sets, rng)
+}
+
+/// Offsets of line pairs into one buffer.
+pub(super) type PairSet = Vec<(usize, usize)>;
+
+/// Times every pair of every set; returns ns per round indexed `[set][pair]`. Pairs are visited
+/// in a shuffled order, sample by sample, so no pair is hammered in a burst.
+pub(super) fn time_pair_sets(
+    buf: &[u8],
+    sets: &[PairSet],
+    rng: &mut Xoshiro256PlusPlus,
+) -> Option<Vec<Vec<f64>>> {
+    let mut order: Vec<(usize, usize)> = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(s, pairs)| (0..pairs.len()).map(move |p| (s, p)))
+        .collect();
+    let mut samples: Vec<Vec<Vec<f64>>> = sets
+        .iter()
+        .map(|p| vec![Vec::with_capacity(SAMPLES as usize); p.len()])
+        .collect();
     for _ in 0..SAMPLES {
         order.shuffle(rng);
-        for &(m, b) in &order {
+        for &(s, p) in &order {
             if cancel::requested() {
                 return None;
             }
-            let (x, y) = (bases[b], bases[b] ^ masks[m]);
+            let (x, y) = sets[s][p];
             let t = std::time::Instant::now();
             rowconflict::pair_rounds_in(buf, x, y, ROUNDS);
-            samples[m][b].push(t.elapsed().as_nanos() as f64 / ROUNDS as f64);
+            samples[s][p].push(t.elapsed().as_nanos() as f64 / ROUNDS as f64);
         }
     }
     Some(
         samples
             .into_iter()
-            .map(|per_base| per_base.iter().map(|s| median(s)).collect())
+            .map(|per_pair| per_pair.iter().map(|s| median(s)).collect())
             .collect(),
     )
 }
 
 /// Runs the probe with `bases` base addresses.
 /// Each single-bit flip's share of slow rounds: `row` (conflicts), `fast` or `mixed`.
-fn single_bits(bits: &[u32], single: &[Vec<f64>], c: &Clusters) -> Vec<BitResult> {
+pub(super) fn single_bits(bits: &[u32], single: &[Vec<f64>], c: &Clusters) -> Vec<BitResult> {
     let mut out = Vec::new();
     for (i, &bit) in bits.iter().enumerate() {
         let share =
@@ -282,6 +313,9 @@ impl ProbeResults {
             slow_spread_ns: None,
             clear: false,
             message: String::new(),
+            high_bit: None,
+            // Until the single-bit probe gives a fast/slow threshold to class them by.
+            high_bits_skipped: Some("the probe ended before them".into()),
             bits: Vec::new(),
             bank_functions: Vec::new(),
         }
@@ -290,7 +324,7 @@ impl ProbeResults {
 
 pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
     let method = format!(
-        "pairs of addresses differing in one (then two) address bits inside one huge page; per pair {SAMPLES} samples of {ROUNDS} rounds of load-load-clflush-clflush-mfence (≤ {MAX_ROUNDS_PER_PAIR} activations per pair, shuffled), median ns per round; fast/slow split by Otsu's threshold"
+        "pairs of addresses differing in one (then two) address bits inside one huge page, and as root pairs of 4 KiB pages whose frames (pagemap) differ in one bit above it; per pair {SAMPLES} samples of {ROUNDS} rounds of load-load-clflush-clflush-mfence (≤ {MAX_ROUNDS_PER_PAIR} activations per pair, shuffled), median ns per round; fast/slow split by Otsu's threshold"
     );
     if !rowconflict::supported() {
         return Ok(ProbeResults {
@@ -350,6 +384,17 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
     out.slow_spread_ns = Some(c.slow_spread);
     out.clear = c.clear;
     out.bits = single_bits(&bits, &single, &c);
+    // As root, the bits above the huge page, across pages.
+    let mut cross = match CrossPage::new(env)? {
+        Ok(x) => Some(x),
+        Err(why) => {
+            out.high_bits_skipped = Some(why);
+            None
+        }
+    };
+    if let Some(x) = &mut cross {
+        x.single_bits(&mut out, &c, base_offsets.len(), &mut rng);
+    }
     if !c.clear {
         out.message = format!(
             "signal too weak to call: fast {:.0} ns vs slow {:.0} ns per round (spreads {:.1} / {:.1} ns, {:.0}% slow). Typical in a VM (guest-physical is not host-physical beyond the host's page, and other guests share the banks) or under a controller that hashes bank bits with many address bits; no bank bits are claimed",
@@ -362,6 +407,9 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
         return Ok(out);
     }
     let row_bits = two_bit_flips(&mut out, bytes, &base_offsets, &mut rng, &c);
+    if let Some(x) = &mut cross {
+        x.bank_functions(&mut out, &c, base_offsets.len(), &mut rng);
+    }
     out.message = format!(
         "row hit or other bank {:.0} ns, row conflict {:.0} ns per round (+{:.0} ns: precharge + activate); {} row bit(s) {:?}, bank/channel bits {:?}{}",
         c.fast,

@@ -111,8 +111,14 @@ fn notes(r: &RowbufferResults) -> Vec<String> {
     }
     if let Some(p) = &r.probe {
         notes.push(format!(
-            "Row-conflict probe ({} pages, bits 6..{}, {} pairs): {}",
-            p.page_kind, p.max_bit, p.pairs_timed, p.message
+            "Row-conflict probe ({} pages, bits 6..{}{}, {} pairs): {}",
+            p.page_kind,
+            p.max_bit,
+            p.high_bit
+                .map(|h| format!(" and {}..={h} across pages", p.max_bit))
+                .unwrap_or_default(),
+            p.pairs_timed,
+            p.message
         ));
     }
     if let Some(f) = &r.fragmentation {
