@@ -181,6 +181,32 @@ fn figures_measured_differently_are_not_judged() {
         assert_eq!(r["verdict"], "different", "{r}");
         assert!(r["note"].as_str().unwrap().contains("8 MiB per thread"));
     }
+    // A latency ladder measured with another access pattern.
+    let lat = results_dir().join("latency.json");
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&lat).unwrap()).unwrap();
+    doc["results"]["method"]["pattern"] = serde_json::json!({"kind": "random"});
+    let random = dir.path().join("random.json");
+    std::fs::write(&random, serde_json::to_string(&doc).unwrap()).unwrap();
+    let c = json(
+        memsight()
+            .args(["--json", "compare"])
+            .arg(&lat)
+            .arg(&random),
+    );
+    let ladder: Vec<&serde_json::Value> = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["key"].as_str().unwrap().starts_with("latency/cpu0/")
+                && !r["key"].as_str().unwrap().contains("level")
+        })
+        .collect();
+    assert!(!ladder.is_empty());
+    assert!(
+        ladder.iter().all(|r| r["verdict"] == "different"),
+        "{ladder:?}"
+    );
 }
 
 #[test]

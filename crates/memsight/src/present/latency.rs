@@ -22,20 +22,30 @@ impl Present for LatencyResults {
 
     fn figures(&self) -> Vec<Figure> {
         let mut out = Vec::new();
+        // What a ladder's figures depend on besides CPU and size: the access pattern, the stride
+        // and the pages.
+        let pattern = serde_json::to_string(&self.method.pattern).unwrap_or_default();
         for l in &self.ladders {
+            let conditions = format!(
+                "pattern {pattern}, stride {} B, {} pages",
+                self.method.stride_bytes, l.main.buffer.kind
+            );
             for p in &l.main.points {
-                out.push(Figure::sampled(
-                    "latency",
-                    format!("latency/cpu{}/{}", l.cpu, size_key(p.size_bytes)),
-                    format!(
-                        "load latency, CPU {}, {} working set",
-                        l.cpu,
-                        format_bytes(p.size_bytes)
-                    ),
-                    "ns",
-                    Better::Lower,
-                    &p.ns,
-                ));
+                out.push(
+                    Figure::sampled(
+                        "latency",
+                        format!("latency/cpu{}/{}", l.cpu, size_key(p.size_bytes)),
+                        format!(
+                            "load latency, CPU {}, {} working set",
+                            l.cpu,
+                            format_bytes(p.size_bytes)
+                        ),
+                        "ns",
+                        Better::Lower,
+                        &p.ns,
+                    )
+                    .under(conditions.clone()),
+                );
             }
             for p in &l.levels.plateaus {
                 out.push(Figure::scalar(
