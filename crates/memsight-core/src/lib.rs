@@ -5,10 +5,11 @@
 //! - [`pin`]: pinned threads and a barrier-started team;
 //! - [`cpuclock`]: whether a measuring thread kept its CPU, and team spans;
 //! - [`timer`] and [`stats`]: one timing and statistics scheme for every mode;
-//! - [`report`]: the versioned JSON envelope every command writes.
+//! - [`report`]: the versioned JSON envelope every command writes;
+//! - [`perf`]: event counters through perf_event_open, and PMUs as sysfs describes them.
 //!
 //! `unsafe` here: buffer (mmap, mbind, madvise), pin (sched_setaffinity), pagemap, cpuclock
-//! (clock_gettime); each block has a `// SAFETY:` comment.
+//! (clock_gettime), perf (perf_event_open); each block has a `// SAFETY:` comment.
 
 pub mod buffer;
 pub mod cancel;
@@ -19,6 +20,7 @@ pub mod error;
 pub mod hugepool;
 pub mod input;
 pub mod pagemap;
+pub mod perf;
 pub mod pin;
 pub mod report;
 pub mod stats;

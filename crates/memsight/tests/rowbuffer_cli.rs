@@ -167,6 +167,26 @@ fn the_default_range_holds_three_predicted_periods_for_every_kernel() {
     kernels.dedup();
     assert_eq!(kernels, ["add", "copy", "hpccg", "scale", "triad"]);
     assert_eq!(curves.len(), 10, "five kernels on two layouts");
+    // Memory-controller counters were read per point, or the study says once why not.
+    let counted = curves.iter().any(|c| {
+        c["points"][0]["counts"]
+            .as_object()
+            .is_some_and(|m| !m.is_empty())
+    });
+    let said = r["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s.as_str()
+                .unwrap()
+                .starts_with("memory-controller counters")
+        })
+        .count();
+    assert!(
+        counted != (said == 1),
+        "counted {counted}, said {said} times"
+    );
     if doc["environment"]["cpu"]["hypervisor"].is_string() {
         assert!(
             r["findings"].to_string().contains("guest's view"),
@@ -283,6 +303,7 @@ fn bad_input_is_refused_in_one_line() {
     for (args, needle) in [
         (vec!["--offsets", "0..1M/100"], "multiples of 8"),
         (vec!["--points-per-period", "0"], "at least 1"),
+        (vec!["--counter", "junk"], "NAME=TERMS"),
         (vec!["--offsets", "junk"], "START..END/STEP"),
         (vec!["--kernels", "saxpy"], "unknown kernel"),
         (vec!["--array-size", "100T"], "MemAvailable"),

@@ -80,6 +80,8 @@ pub struct Plan<'a> {
     pub cpus: &'a [usize],
     pub offsets: &'a [u64],
     pub samples: usize,
+    /// Memory-controller counters to read around each point.
+    pub counters: Option<&'a super::counters::Controllers>,
 }
 
 /// Buffer bytes the sweep needs: one region per thread.
@@ -146,6 +148,7 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
             "the buffer holds a region per thread"
         );
         let regions = Mutex::new(regions);
+        let running = plan.counters.and_then(|c| c.start().ok());
         let clocks: Vec<TeamClock> = (0..nsamples).map(|_| TeamClock::new(threads)).collect();
         let start = SpinBarrier::new(threads);
         let seen = Mutex::new((f64::INFINITY, 0.0f64));
@@ -183,7 +186,9 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
                 "HPCCG at offset {off} B: after {ITERATIONS} CG iterations the residual is {low:.6e} to {high:.6e} of its start (it must fall below {MAX_RELATIVE_RESIDUAL} and be the same in every solve): the kernel is broken"
             )));
         }
-        points.push(Point::timed(off, bytes, &clocks, nsamples));
+        let mut point = Point::timed(off, bytes, &clocks, nsamples);
+        point.counts = running.map(|r| r.finish()).unwrap_or_default();
+        points.push(point);
         tick(&format!("HPCCG offset {off} B"));
     }
     Ok(points)

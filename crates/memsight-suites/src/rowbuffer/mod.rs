@@ -13,6 +13,7 @@
 
 mod advice;
 pub use advice::recurring_dips;
+pub mod counters;
 mod crosspage;
 pub mod detect;
 pub mod hpccg;
@@ -116,6 +117,9 @@ pub struct Config {
     /// Why the OFFSET range is what it is, in words.
     #[serde(default)]
     pub range: String,
+    /// Memory-controller events asked for besides the controllers' named ones.
+    #[serde(default)]
+    pub counters: Vec<counters::CounterSpec>,
 }
 
 /// One sweep: a kernel on one buffer.
@@ -297,24 +301,55 @@ fn reserve(cfg: &Config, skipped: &mut Vec<String>) -> Option<Reservation> {
     None
 }
 
-/// Memory-controller PMUs (Intel `uncore_imc_*`, AMD `amd_umc_*`) the kernel exposes.
-pub fn controller_pmus(fs: &memsight_core::sysfs::FsRoot) -> Vec<String> {
-    fs.list("/sys/bus/event_source/devices")
-        .into_iter()
-        .filter(|d| d.starts_with("uncore_imc") || d.starts_with("amd_umc"))
-        .collect()
+/// The memory controllers to count on, when the kernel exposes them and lets us open them;
+/// otherwise why not, once, in `skipped`.
+fn controllers(cfg: &Config, skipped: &mut Vec<String>) -> Option<counters::Controllers> {
+    let fs = memsight_core::sysfs::FsRoot::from_env();
+    let c = counters::Controllers::plan(&fs, &cfg.counters)
+        .map_err(|why| skipped.push(why))
+        .ok()?;
+    // Open them once now: a refusal is said here, not at every point.
+    c.start().map_err(|why| skipped.push(why)).ok()?.finish();
+    Some(c)
 }
 
-/// What the counters could add, and why they are not in the results.
-fn counters_note(pmus: &[String]) -> String {
-    if pmus.is_empty() {
-        "memory-controller counters: none exposed here (no uncore_imc or amd_umc PMU in /sys/bus/event_source/devices, as in most VMs): row conflicts per offset are inferred from bandwidth alone".into()
-    } else {
-        format!(
-            "memory-controller counters: {} exposed, but memsight does not read activates and precharges per offset yet: row conflicts are inferred from bandwidth alone",
-            pmus.join(", ")
-        )
+/// Where the controllers counted the most of each event on contiguous memory, against where
+/// bandwidth was lowest: row conflicts explain a dip when the two offsets meet.
+fn counter_findings(curves: &[Curve]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in curves
+        .iter()
+        .filter(|c| c.memory == Memory::Contiguous && c.rep == 0)
+    {
+        let Some(worst) = c
+            .points
+            .iter()
+            .min_by(|a, b| a.gbs.median.total_cmp(&b.gbs.median))
+        else {
+            continue;
+        };
+        let events: std::collections::BTreeSet<&String> =
+            c.points.iter().flat_map(|p| p.counts.keys()).collect();
+        for e in events {
+            let at = |p: &sweep::Point| p.counts.get(e).copied().unwrap_or(0);
+            let (Some(lo), Some(hi)) = (
+                c.points.iter().min_by_key(|p| at(p)),
+                c.points.iter().max_by_key(|p| at(p)),
+            ) else {
+                continue;
+            };
+            out.push(format!(
+                "{} on contiguous memory, {e}: {}–{} per point, the most at OFFSET {}; bandwidth is lowest at OFFSET {}{}",
+                c.kernel.name(),
+                at(lo),
+                at(hi),
+                format_bytes(hi.offset_bytes),
+                format_bytes(worst.offset_bytes),
+                if hi.offset_bytes == worst.offset_bytes { " (the same point: the controller sees the conflicts)" } else { "" }
+            ));
+        }
     }
+    out
 }
 
 /// What the guest cannot see of the memory system.
@@ -331,9 +366,8 @@ pub fn run(
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(RowbufferResults, bool)> {
-    let mut skipped = vec![counters_note(&controller_pmus(
-        &memsight_core::sysfs::FsRoot::from_env(),
-    ))];
+    let mut skipped = Vec::new();
+    let controllers = controllers(cfg, &mut skipped);
     let mut findings: Vec<String> = hypervisor_finding(env).into_iter().collect();
     let _reservation = if cfg.reserve_huge {
         reserve(cfg, &mut skipped)
@@ -385,7 +419,7 @@ pub fn run(
                 if cancel::requested() {
                     break 'reps;
                 }
-                let points = sweep_one(op, cfg, &mut buf, tick)?;
+                let points = sweep_one(op, cfg, controllers.as_ref(), &mut buf, tick)?;
                 let offs: Vec<u64> = points.iter().map(|p| p.offset_bytes).collect();
                 let gbs: Vec<f64> = points.iter().map(|p| p.gbs.median).collect();
                 let detection = detect::detect(&offs, &gbs);
@@ -403,6 +437,7 @@ pub fn run(
     drop(fragmenter);
     let complete = !cancel::requested();
     findings.extend(contiguity_findings(&curves));
+    findings.extend(counter_findings(&curves));
     let summaries = summarise(&curves, cfg);
     let prediction = cfg.model.as_ref().map(|m| advice::predict(m, &curves, cfg));
     if prediction.is_none() {
@@ -432,6 +467,7 @@ pub fn run(
 fn sweep_one(
     kernel: Kernel,
     cfg: &Config,
+    counters: Option<&counters::Controllers>,
     buf: &mut Buffer,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<Vec<sweep::Point>> {
@@ -444,6 +480,7 @@ fn sweep_one(
                 elements: cfg.elements(),
                 offsets: &cfg.offsets,
                 samples: cfg.samples,
+                counters,
             },
             buf,
             tick,
@@ -454,6 +491,7 @@ fn sweep_one(
                 cpus: &cfg.cpus,
                 offsets: &cfg.offsets,
                 samples: cfg.samples,
+                counters,
             },
             buf,
             tick,
@@ -495,21 +533,6 @@ fn summarise(curves: &[Curve], cfg: &Config) -> Vec<LayoutSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn controller_counters_are_found_by_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let devices = dir.path().join("sys/bus/event_source/devices");
-        for d in ["cpu", "uncore_imc_0", "uncore_imc_1", "amd_umc_0", "msr"] {
-            std::fs::create_dir_all(devices.join(d)).unwrap();
-        }
-        let fs = memsight_core::sysfs::FsRoot::at(dir.path().to_path_buf());
-        let mut pmus = controller_pmus(&fs);
-        pmus.sort();
-        assert_eq!(pmus, ["amd_umc_0", "uncore_imc_0", "uncore_imc_1"]);
-        assert!(counters_note(&pmus).contains("does not read"));
-        assert!(counters_note(&[]).contains("none exposed"));
-    }
 
     #[test]
     fn only_recurring_dips_count() {

@@ -26,6 +26,10 @@ pub struct Point {
     pub offset_bytes: u64,
     /// GB/s of program bytes (STREAM counting), over the samples.
     pub gbs: Summary,
+    /// Memory-controller counts over the point (warm-up and timed passes), summed over the
+    /// controllers, by event; empty where none are read.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub counts: std::collections::BTreeMap<String, u64>,
 }
 
 impl Point {
@@ -41,6 +45,7 @@ impl Point {
         Point {
             offset_bytes,
             gbs: summarize_taken(&rates, want),
+            counts: Default::default(),
         }
     }
 }
@@ -54,6 +59,8 @@ pub struct Plan<'a> {
     pub elements: usize,
     pub offsets: &'a [u64],
     pub samples: usize,
+    /// Memory-controller counters to read around each point.
+    pub counters: Option<&'a super::counters::Controllers>,
 }
 
 /// Whether every offset keeps the arrays 64-byte aligned (the vector kernels need it).
@@ -110,6 +117,7 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
             .map(|((a, b), c)| Some((a, b, c)))
             .collect();
         let parts = Mutex::new(parts);
+        let running = plan.counters.and_then(|c| c.start().ok());
         // One team clock per sample: each spans the earliest start to the latest end.
         let clocks: Vec<TeamClock> = (0..nsamples).map(|_| TeamClock::new(threads)).collect();
         let start = SpinBarrier::new(threads);
@@ -159,7 +167,9 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
                 )));
             }
         }
-        points.push(Point::timed(off, bytes, &clocks, nsamples));
+        let mut point = Point::timed(off, bytes, &clocks, nsamples);
+        point.counts = running.map(|r| r.finish()).unwrap_or_default();
+        points.push(point);
         tick(&format!("offset {off} B"));
     }
     Ok(points)

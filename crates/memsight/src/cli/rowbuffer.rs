@@ -9,6 +9,7 @@ use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::Isa;
 use memsight_model::rowbuffer::Interleave;
 
+use crate::rowbuffer::counters::CounterSpec;
 use crate::rowbuffer::{Config, Kernel, ModelInfo, ModelSource, model, parse_offsets};
 
 #[derive(Debug, Clone, Args)]
@@ -72,6 +73,11 @@ pub struct RowbufferArgs {
     /// Bytes one ACTIVATE opens across a rank (device page × data devices).
     #[arg(long, value_name = "SIZE")]
     pub row_bytes: Option<String>,
+    /// A memory-controller event to count per offset besides the controllers' named ones, in
+    /// perf's syntax, e.g. `act=event=0x01,umask=0x0b` (repeatable; needs uncore_imc or amd_umc
+    /// PMUs and root).
+    #[arg(long, value_name = "NAME=TERMS")]
+    pub counter: Vec<String>,
     /// Seed of the probe's address choice.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
@@ -104,6 +110,19 @@ impl RowbufferArgs {
             )));
         }
         let fragment_bytes = a.fragment.as_deref().map(parse_size).transpose()?;
+        let counters = a
+            .counter
+            .iter()
+            .map(|c| match c.split_once('=') {
+                Some((name, terms)) if !name.is_empty() && terms.contains('=') => Ok(CounterSpec {
+                    name: name.into(),
+                    terms: terms.into(),
+                }),
+                _ => Err(Error::input(format!(
+                    "--counter '{c}': write NAME=TERMS, e.g. act=event=0x01,umask=0x0b"
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()?;
         let cpus = match &a.cpus {
             Some(list) => memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
             None => env.allowed_cpus.clone(),
@@ -126,6 +145,7 @@ impl RowbufferArgs {
             seed: a.seed,
             model,
             range,
+            counters,
         };
         memsight_core::buffer::check_size(cfg.buffer_bytes() + fragment_bytes.unwrap_or(0), env)?;
         Ok(cfg)
