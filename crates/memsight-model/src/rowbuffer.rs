@@ -64,6 +64,70 @@ impl Interleave {
     }
 }
 
+/// A bank mapping as XOR functions of physical address bits, the form DRAMA and memsight's probe
+/// report: the parity of each function's bits is one bit of the bank index (bank, bank group,
+/// rank or channel), and the row is the address from `row_bit` up. Linear interleaving is the
+/// special case of one bit per function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BankHash {
+    pub functions: Vec<Vec<u32>>,
+    pub row_bit: u32,
+}
+
+impl BankHash {
+    /// The linear model as a hash: the bank index is the address bits between the rank row and
+    /// the bank cycle.
+    pub fn linear(i: &Interleave) -> BankHash {
+        let lo = i.rank_row_bytes.trailing_zeros();
+        let hi = i.bank_cycle_bytes().trailing_zeros();
+        BankHash {
+            functions: (lo..hi).map(|b| vec![b]).collect(),
+            row_bit: hi,
+        }
+    }
+
+    /// The bank index of an address.
+    pub fn bank(&self, addr: u64) -> u64 {
+        self.functions
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let parity = f.iter().map(|&b| (addr >> b) & 1).fold(0, |a, x| a ^ x);
+                parity << i
+            })
+            .sum()
+    }
+
+    /// Whether `a` and `b` fall in the same bank and different rows: a row-buffer conflict when
+    /// both are streamed.
+    pub fn conflicts(&self, a: u64, b: u64) -> bool {
+        self.bank(a) == self.bank(b) && a >> self.row_bit != b >> self.row_bit
+    }
+
+    /// Share of the cache lines of `span` bytes from address 0 whose partner `distance` bytes
+    /// further conflicts with them (one line in 64 sampled: the functions use bits ≥ 6).
+    pub fn conflict_share(&self, distance: u64, span: u64) -> f64 {
+        let step = 64 * 64;
+        let n = (span / step).max(1);
+        let hits = (0..n)
+            .filter(|k| self.conflicts(k * step, k * step + distance))
+            .count();
+        hits as f64 / n as f64
+    }
+}
+
+/// `13,17;14,18` → XOR functions; `None` when it does not parse or a bit is not 6..63.
+pub fn parse_functions(text: &str) -> Option<Vec<Vec<u32>>> {
+    text.split(';')
+        .map(|f| {
+            f.split(',')
+                .map(|b| b.trim().parse().ok().filter(|b| (6..64).contains(b)))
+                .collect::<Option<Vec<u32>>>()
+                .filter(|v| !v.is_empty())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +190,50 @@ mod tests {
         assert_eq!(m.banks_per_rank, 32);
         assert_eq!(m.channels, 24);
         assert_eq!(m.rank_row_bytes, 4 << 10);
+    }
+
+    #[test]
+    fn the_linear_model_as_a_hash_conflicts_every_bank_cycle() {
+        let m = Interleave {
+            banks_per_rank: 16,
+            ranks_per_channel: 2,
+            channels: 8,
+            rank_row_bytes: 8 << 10,
+        };
+        let h = BankHash::linear(&m);
+        assert_eq!(
+            h.functions.len(),
+            8,
+            "256 bank × rank × channel combinations"
+        );
+        assert_eq!(h.row_bit, 21);
+        let span = 64 << 20;
+        assert!(h.conflict_share(2 << 20, span) > 0.99, "one cycle apart");
+        assert!(h.conflict_share(6 << 20, span) > 0.99);
+        assert!(
+            h.conflict_share(1 << 20, span) < 0.01,
+            "half a cycle: other banks"
+        );
+        assert!(h.conflict_share(4096, span) < 0.01, "same row");
+    }
+
+    #[test]
+    fn an_xor_hash_moves_the_conflicts() {
+        // Bank bit 0 = a13 ^ a17, bank bit 1 = a14 ^ a18; rows from bit 17.
+        let h = BankHash {
+            functions: parse_functions("13,17; 14,18").unwrap(),
+            row_bit: 17,
+        };
+        assert!(
+            !h.conflicts(0, 1 << 17),
+            "flipping a row bit alone changes the bank"
+        );
+        assert!(
+            h.conflicts(0, (1 << 17) | (1 << 13)),
+            "with its partner: same bank, new row"
+        );
+        assert!(!h.conflicts(0, 1 << 13), "a bank bit alone");
+        assert!(parse_functions("5,13").is_none() && parse_functions("x").is_none());
+        assert!(parse_functions("13;").is_none());
     }
 }

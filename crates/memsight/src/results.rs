@@ -70,9 +70,9 @@ macro_rules! commands {
         #[derive(Debug, Serialize)]
         #[serde(untagged)]
         pub enum Results {
-            /// Boxed: a run holds every suite's results.
+            // Boxed: results are hundreds of bytes to kilobytes, a run holds every suite's.
             Run(Box<RunResults>),
-            $($variant($ty),)*
+            $($variant(Box<$ty>),)*
         }
 
         impl Results {
@@ -91,7 +91,7 @@ macro_rules! commands {
             ) -> Option<Result<Self, serde_json::Error>> {
                 Some(match command {
                     "run" => serde_json::from_value(v).map(|r| Results::Run(Box::new(r))),
-                    $($name => serde_json::from_value(v).map(Results::$variant),)*
+                    $($name => serde_json::from_value(v).map(|r| Results::$variant(Box::new(r))),)*
                     _ => return None,
                 })
             }
@@ -100,7 +100,7 @@ macro_rules! commands {
             fn suite(&self) -> Option<&dyn Present> {
                 match self {
                     Results::Run(_) => None,
-                    $(Results::$variant(r) => Some(r),)*
+                    $(Results::$variant(r) => Some(r.as_ref()),)*
                 }
             }
 

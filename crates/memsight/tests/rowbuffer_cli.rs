@@ -238,6 +238,29 @@ fn the_hpccg_kernel_is_swept_validated_and_advised() {
     assert!(csv.contains("rowbuffer/hpccg/contiguous/peak"), "{csv}");
 }
 
+/// A bank hash given as XOR functions predicts where COPY should dip: the linear 2 MiB-cycle
+/// mapping as a hash puts COPY's arrays (two strides of 4 MiB + OFFSET apart) in one bank only at
+/// OFFSET 0 of this range.
+#[test]
+fn a_given_bank_hash_predicts_copy_dips() {
+    let _serial = common::measuring();
+    let doc = common::json(
+        memsight()
+            .args(["rowbuffer", "--json", "--no-progress", "--no-probe"])
+            .args(["--array-size", "4M", "--reps", "2", "--samples", "1"])
+            .args(["--offsets", "0..64K/16K", "--kernels", "copy"])
+            .args(["--bank-xor", "13;14;15;16;17;18;19;20", "--row-bit", "21"]),
+    );
+    let h = &doc["results"]["hash_prediction"];
+    assert_eq!(h["dips"], serde_json::json!([0]), "{h}");
+    assert!(
+        h["verdict"]
+            .as_str()
+            .unwrap()
+            .contains("predicts COPY dips at 0 B")
+    );
+}
+
 /// Offsets at multiples of 8 B leave the arrays unaligned: the sweep runs on the scalar
 /// kernels, validates them, and says so.
 #[test]
@@ -304,6 +327,8 @@ fn bad_input_is_refused_in_one_line() {
         (vec!["--offsets", "0..1M/100"], "multiples of 8"),
         (vec!["--points-per-period", "0"], "at least 1"),
         (vec!["--counter", "junk"], "NAME=TERMS"),
+        (vec!["--bank-xor", "5,13", "--row-bit", "17"], "bits 6..63"),
+        (vec!["--bank-xor", "13,17"], "required"),
         (vec!["--offsets", "junk"], "START..END/STEP"),
         (vec!["--kernels", "saxpy"], "unknown kernel"),
         (vec!["--array-size", "100T"], "MemAvailable"),

@@ -68,6 +68,59 @@ pub(super) fn predict(info: &ModelInfo, curves: &[Curve], cfg: &Config) -> Predi
     }
 }
 
+/// The dips a bank hash predicts for COPY in the swept range, against the recurring ones.
+pub(super) fn predict_hash(hash: &BankHash, curves: &[Curve], cfg: &Config) -> HashPrediction {
+    // COPY streams a and c, two strides of N + OFFSET elements apart; the share is sampled over
+    // the first 64 MiB of the array (the functions repeat long before).
+    let span = cfg.array_bytes.min(64 << 20);
+    let dips: Vec<u64> = cfg
+        .offsets
+        .iter()
+        .copied()
+        .filter(|&o| hash.conflict_share(2 * (cfg.array_bytes + o), span) >= 0.5)
+        .collect();
+    let step = cfg.offsets.get(1).map_or(64, |o| o - cfg.offsets[0]);
+    let reps: Vec<Vec<u64>> = curves
+        .iter()
+        .filter(|c| c.kernel == Kernel::Copy && c.memory == Memory::Contiguous)
+        .map(|c| c.detection.dips.iter().map(|d| d.offset_bytes).collect())
+        .collect();
+    let measured = recurring_dips(&reps, step);
+    let hit = measured
+        .iter()
+        .filter(|m| dips.iter().any(|d| d.abs_diff(**m) <= step))
+        .count();
+    let list = |v: &[u64]| {
+        v.iter()
+            .map(|o| format_bytes(*o))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let verdict = match (dips.is_empty(), measured.is_empty()) {
+        (true, true) => "the hash predicts no COPY dip in this range and none recurred".to_string(),
+        (true, false) => format!(
+            "the hash predicts no COPY dip in this range, but COPY dipped at {}: it does not describe this machine's mapping",
+            list(&measured)
+        ),
+        (false, true) => format!(
+            "the hash predicts COPY dips at {}; none recurred on contiguous memory (a hypervisor's mapping, or the hash is not this machine's)",
+            list(&dips)
+        ),
+        (false, false) => format!(
+            "the hash predicts COPY dips at {}; {hit} of the {} recurring dips ({}) fall on them",
+            list(&dips),
+            measured.len(),
+            list(&measured)
+        ),
+    };
+    HashPrediction {
+        hash: hash.clone(),
+        dips,
+        measured,
+        verdict,
+    }
+}
+
 pub(super) fn advise(summaries: &[LayoutSummary], curves: &[Curve], cfg: &Config) -> Vec<String> {
     let mut out = Vec::new();
     for &op in &cfg.kernels {

@@ -29,7 +29,7 @@ use memsight_core::stats::summarize;
 use memsight_core::units::format_bytes;
 use memsight_core::{Result, cancel};
 use memsight_kernels::bandwidth::{Isa, StreamOp};
-use memsight_model::rowbuffer::Interleave;
+use memsight_model::rowbuffer::{BankHash, Interleave};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -120,6 +120,9 @@ pub struct Config {
     /// Memory-controller events asked for besides the controllers' named ones.
     #[serde(default)]
     pub counters: Vec<counters::CounterSpec>,
+    /// A bank mapping as XOR functions (`--bank-xor`), for the dips it predicts.
+    #[serde(default)]
+    pub bank_hash: Option<BankHash>,
 }
 
 /// One sweep: a kernel on one buffer.
@@ -161,6 +164,18 @@ pub struct Prediction {
     pub verdict: String,
 }
 
+/// What a given XOR bank hash predicts for COPY over the swept range.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct HashPrediction {
+    pub hash: BankHash,
+    /// Offsets where at least half of COPY's line pairs (a and c, two strides apart) fall in
+    /// one bank and different rows.
+    pub dips: Vec<u64>,
+    /// Offsets where COPY dipped on contiguous memory in two repetitions.
+    pub measured: Vec<u64>,
+    pub verdict: String,
+}
+
 /// Scattering free memory before the fragmented sweep.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Fragmentation {
@@ -176,6 +191,9 @@ pub struct RowbufferResults {
     pub curves: Vec<Curve>,
     pub summaries: Vec<LayoutSummary>,
     pub prediction: Option<Prediction>,
+    /// The dips a given bank hash predicts (`--bank-xor`).
+    #[serde(default)]
+    pub hash_prediction: Option<HashPrediction>,
     pub probe: Option<probe::ProbeResults>,
     pub fragmentation: Option<Fragmentation>,
     pub advice: Vec<String>,
@@ -440,6 +458,10 @@ pub fn run(
     findings.extend(counter_findings(&curves));
     let summaries = summarise(&curves, cfg);
     let prediction = cfg.model.as_ref().map(|m| advice::predict(m, &curves, cfg));
+    let hash_prediction = cfg
+        .bank_hash
+        .as_ref()
+        .map(|h| advice::predict_hash(h, &curves, cfg));
     if prediction.is_none() {
         skipped.push("period prediction: no DIMM inventory (SMBIOS unreadable here): pass --dmidecode FILE or --banks/--ranks/--channels/--row-bytes".into());
     }
@@ -453,6 +475,7 @@ pub fn run(
             curves,
             summaries,
             prediction,
+            hash_prediction,
             probe,
             fragmentation,
             advice,

@@ -7,7 +7,7 @@ use memsight_core::env::Environment;
 use memsight_core::units::{format_bytes, parse_size};
 use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::Isa;
-use memsight_model::rowbuffer::Interleave;
+use memsight_model::rowbuffer::{BankHash, Interleave, parse_functions};
 
 use crate::rowbuffer::counters::CounterSpec;
 use crate::rowbuffer::{Config, Kernel, ModelInfo, ModelSource, model, parse_offsets};
@@ -78,6 +78,14 @@ pub struct RowbufferArgs {
     /// PMUs and root).
     #[arg(long, value_name = "NAME=TERMS")]
     pub counter: Vec<String>,
+    /// A bank mapping as XOR functions of physical address bits, `13,17;14,18` (each group's
+    /// parity is one bank-index bit: DRAMA's form, or the probe's bank functions from a bare-metal
+    /// run): the study says where it predicts COPY dips and whether they recurred.
+    #[arg(long, value_name = "FUNCTIONS", requires = "row_bit")]
+    pub bank_xor: Option<String>,
+    /// With --bank-xor: the lowest row bit of the physical address.
+    #[arg(long, value_name = "BIT", requires = "bank_xor")]
+    pub row_bit: Option<u32>,
     /// Seed of the probe's address choice.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
@@ -146,10 +154,29 @@ impl RowbufferArgs {
             model,
             range,
             counters,
+            bank_hash: bank_hash(a)?,
         };
         memsight_core::buffer::check_size(cfg.buffer_bytes() + fragment_bytes.unwrap_or(0), env)?;
         Ok(cfg)
     }
+}
+
+/// `--bank-xor` and `--row-bit`.
+fn bank_hash(a: &RowbufferArgs) -> Result<Option<BankHash>> {
+    let (Some(text), Some(row_bit)) = (&a.bank_xor, a.row_bit) else {
+        return Ok(None);
+    };
+    let functions = parse_functions(text).ok_or_else(|| {
+        Error::input(format!(
+            "--bank-xor '{text}': write XOR functions of address bits 6..63 as 13,17;14,18"
+        ))
+    })?;
+    if !(6..64).contains(&row_bit) {
+        return Err(Error::input(format!(
+            "--row-bit {row_bit}: a bit between 6 and 63"
+        )));
+    }
+    Ok(Some(BankHash { functions, row_bit }))
 }
 
 /// `--kernels`: any of STREAM's four and HPCCG.

@@ -109,6 +109,25 @@ fn notes(r: &RowbufferResults) -> Vec<String> {
             p.verdict
         ));
     }
+    if let Some(h) = &r.hash_prediction {
+        let functions: Vec<String> = h
+            .hash
+            .functions
+            .iter()
+            .map(|f| {
+                f.iter()
+                    .map(|b| format!("a{b}"))
+                    .collect::<Vec<_>>()
+                    .join("⊕")
+            })
+            .collect();
+        notes.push(format!(
+            "Bank hash ({}; rows from a{}): {}",
+            functions.join(", "),
+            h.hash.row_bit,
+            h.verdict
+        ));
+    }
     if let Some(p) = &r.probe {
         notes.push(format!(
             "Row-conflict probe ({} pages, bits 6..{}{}, {} pairs): {}",
