@@ -249,6 +249,17 @@ impl Present for RowbufferResults {
 
     fn figures(&self) -> Vec<Figure> {
         let mut out = Vec::new();
+        // Peak, median and worst depend on the arrays, the offsets swept and the repetitions.
+        let c = &self.config;
+        let conditions = format!(
+            "arrays of {}, OFFSET {}..{} in {} points, {} repetition(s), {} thread(s)",
+            format_bytes(c.array_bytes),
+            format_bytes(c.offsets.first().copied().unwrap_or(0)),
+            format_bytes(c.offsets.last().copied().unwrap_or(0)),
+            c.offsets.len(),
+            c.reps,
+            c.cpus.len()
+        );
         for l in &self.summaries {
             let key = format!(
                 "rowbuffer/{}/{}",
@@ -260,18 +271,21 @@ impl Present for RowbufferResults {
                 ("median", l.median_gbs),
                 ("worst", l.worst_gbs),
             ] {
-                out.push(Figure::scalar(
-                    "rowbuffer",
-                    format!("{key}/{what}"),
-                    format!(
-                        "{} over the OFFSET sweep on {} memory, {what} point",
-                        l.kernel.name(),
-                        l.memory.name()
-                    ),
-                    "GB/s",
-                    Better::Higher,
-                    v,
-                ));
+                out.push(
+                    Figure::scalar(
+                        "rowbuffer",
+                        format!("{key}/{what}"),
+                        format!(
+                            "{} over the OFFSET sweep on {} memory, {what} point",
+                            l.kernel.name(),
+                            l.memory.name()
+                        ),
+                        "GB/s",
+                        Better::Higher,
+                        v,
+                    )
+                    .under(conditions.clone()),
+                );
             }
         }
         out
