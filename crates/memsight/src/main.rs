@@ -329,20 +329,11 @@ impl Show<'_> {
         if !self.g.json {
             output::draw(&view);
         }
+        let envelope = Envelope::new(command, self.started, env, results, complete);
         write_html(html, || {
-            let started = humantime::format_rfc3339_seconds(self.started).to_string();
-            report::study_page(
-                command,
-                &env,
-                &started,
-                complete,
-                &report::draw(&view, true),
-            )
+            report::study_page(&envelope, std::slice::from_ref(&view))
         })?;
-        emit(
-            self.g,
-            Envelope::new(command, self.started, env, results, complete),
-        )
+        emit(self.g, envelope)
     }
 }
 

@@ -133,19 +133,17 @@ commands! {
 impl Results {
     /// Every figure, in report order, for history, `compare` and the export.
     pub fn figures(&self) -> Vec<Figure> {
-        match (self, self.suite()) {
-            (Results::Run(r), _) => r.figures(),
-            (_, Some(s)) => s.figures(),
-            (_, None) => Vec::new(),
+        match self {
+            Results::Run(r) => r.figures(),
+            _ => self.suite().map(Present::figures).unwrap_or_default(),
         }
     }
 
     /// What the terminal and the HTML draw, in report order.
     pub fn views(&self, caches: &[CacheGroup]) -> Vec<View> {
-        match (self, self.suite()) {
-            (Results::Run(r), _) => r.views(caches),
-            (_, Some(s)) => vec![s.view()],
-            (_, None) => Vec::new(),
+        match self {
+            Results::Run(r) => r.views(caches),
+            _ => self.suite().map(Present::view).into_iter().collect(),
         }
     }
 

@@ -10,6 +10,7 @@ use memsight_core::units::format_bytes;
 use crate::history::compare::{Comparison, Verdict};
 use crate::results::{Document, Results, RunResults};
 use html::{Cell, chart, esc, list, method, section, table};
+use memsight_core::report::Envelope;
 
 use crate::view::num;
 
@@ -17,21 +18,7 @@ use crate::view::num;
 pub fn render(doc: &Document) -> String {
     match &doc.results {
         Results::Run(r) => render_run(doc, r),
-        other => {
-            let mut body: String = other
-                .views(&doc.environment.topology.caches)
-                .iter()
-                .map(|v| draw(v, true))
-                .collect();
-            body.push_str(&environment(doc));
-            study_page(
-                &doc.command,
-                &doc.environment,
-                &doc.started,
-                doc.complete,
-                &body,
-            )
-        }
+        other => study_page(doc, &other.views(&doc.environment.topology.caches)),
     }
 }
 
@@ -136,15 +123,11 @@ fn samples(r: &RunResults) -> String {
     section("samples", "Samples", &s)
 }
 
-/// The page of one command's result (`memsight rowbuffer --html`, or `memsight report` of any
-/// result that is not a run): its sections under a header naming the machine and the start time.
-pub fn study_page(
-    command: &str,
-    env: &memsight_core::env::Environment,
-    started: &str,
-    complete: bool,
-    body: &str,
-) -> String {
+/// The page of one command's result, the same whether written live (`memsight rowbuffer
+/// --html`) or later (`memsight report` of any result that is not a run): its sections and the
+/// environment under a header naming the machine and the start time.
+pub fn study_page<T>(doc: &Envelope<T>, views: &[crate::view::View]) -> String {
+    let (command, env) = (&doc.command, &doc.environment);
     let host = env
         .hostname
         .clone()
@@ -156,17 +139,21 @@ pub fn study_page(
             .clone()
             .unwrap_or_else(|| "unknown CPU".into()),
         format!(
-            "memsight {command} · started {started} · machine {}",
+            "memsight {command} · started {} · machine {}",
+            doc.started,
             crate::history::fingerprint(env)
         ),
     ]);
-    if !complete {
+    if !doc.complete {
         page.raw(&format!(
             "<div class=\"banner\">{}</div>",
             esc("This measurement was interrupted: the page shows what finished before the stop (partial results).")
         ));
     }
-    page.raw(body);
+    for v in views {
+        page.raw(&draw(v, true));
+    }
+    page.raw(&environment(doc));
     page.finish()
 }
 
@@ -283,7 +270,7 @@ fn no_dimms() -> String {
     )
 }
 
-fn environment(doc: &Document) -> String {
+fn environment<T>(doc: &Envelope<T>) -> String {
     let e = &doc.environment;
     let opt = |x: &Option<String>| x.clone().unwrap_or_else(|| "-".into());
     let caches: Vec<String> = e
