@@ -18,6 +18,11 @@ use crate::error::{Error, Result};
 use crate::pagemap::{PhysicalLayout, SmapsEntry, page_nodes, physical_layout, smaps_entry};
 use crate::units::{MIB, format_bytes};
 
+mod file;
+mod weighted;
+pub use file::{DaxKind, DaxTarget, FileBacking};
+pub use weighted::Weighted;
+
 /// The kind of page backing a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -111,6 +116,27 @@ pub struct BufferReport {
     /// Physical contiguity from `/proc/self/pagemap` (frame numbers are visible to root only;
     /// `frames_visible: false` says so instead of reporting zeros as addresses).
     pub physical: Option<PhysicalLayout>,
+    /// The DAX device or file the buffer is mapped from (`--dax`); absent for anonymous memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileBacking>,
+}
+
+impl BufferReport {
+    fn new(bytes: u64, kind: PageKind, node: Option<usize>) -> Self {
+        BufferReport {
+            bytes,
+            requested: kind,
+            kind,
+            huge_fraction: None,
+            kernel_page_bytes: None,
+            bound_node: node,
+            pages_per_node: Vec::new(),
+            physical: None,
+            interleaved: Vec::new(),
+            warnings: Vec::new(),
+            file: None,
+        }
+    }
 }
 
 /// Anonymous memory owned by memsight, unmapped on drop.
@@ -120,6 +146,8 @@ pub struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
     report: BufferReport,
+    /// The devdax region this buffer holds, returned on drop.
+    region: Option<(&'static DaxTarget, u64)>,
 }
 
 // SAFETY: the buffer is plain anonymous memory owned by this value; moving the owner to another
@@ -134,11 +162,16 @@ pub struct BufferRequest {
     pub bytes: u64,
     pub kind: PageKind,
     pub node: Option<usize>,
+    /// Map from this DAX device or directory instead of anonymous memory (`--dax`).
+    pub dax: Option<&'static DaxTarget>,
 }
 
 impl Buffer {
     /// Allocates exactly the requested kind or fails with an input error saying how to get it.
     pub fn allocate(req: BufferRequest, env: &Environment) -> Result<Buffer> {
+        if let Some(t) = req.dax {
+            return dax_buffer(req, t);
+        }
         check_request(&req, env)?;
         let mut b = map(req)?;
         b.verify();
@@ -148,6 +181,9 @@ impl Buffer {
     /// Allocates the requested kind if possible, else the next best (1 GiB → 2 MiB → THP → 4 KiB),
     /// recording the fallback as a warning in the report.
     pub fn allocate_preferring(req: BufferRequest, env: &Environment) -> Result<Buffer> {
+        if let Some(t) = req.dax {
+            return dax_buffer(req, t);
+        }
         check_size(req.bytes, env)?;
         let order = [
             PageKind::Huge1G,
@@ -299,7 +335,20 @@ impl Drop for Buffer {
     fn drop(&mut self) {
         // SAFETY: map/map_len describe exactly the mapping we created and nobody else unmaps it.
         unsafe { libc::munmap(self.map.as_ptr().cast(), self.map_len) };
+        if let Some((t, offset)) = self.region {
+            t.release(offset);
+        }
     }
+}
+
+/// A file-backed buffer, verified like an anonymous one.
+fn dax_buffer(req: BufferRequest, t: &'static DaxTarget) -> Result<Buffer> {
+    if req.bytes == 0 {
+        return Err(Error::input("buffer size must be at least 1 byte"));
+    }
+    let mut b = file::map_file(req, t)?;
+    b.verify();
+    Ok(b)
 }
 
 /// Views 8-byte aligned bytes as f64 (every bit pattern is a valid f64). Panics when misaligned;
@@ -456,18 +505,8 @@ fn map(req: BufferRequest) -> Result<Buffer> {
         map_len,
         ptr: start,
         len,
-        report: BufferReport {
-            bytes: req.bytes,
-            requested: req.kind,
-            kind: req.kind,
-            huge_fraction: None,
-            kernel_page_bytes: None,
-            bound_node: req.node,
-            pages_per_node: Vec::new(),
-            physical: None,
-            interleaved: Vec::new(),
-            warnings: Vec::new(),
-        },
+        report: BufferReport::new(req.bytes, req.kind, req.node),
+        region: None,
     };
     let advice = match req.kind {
         PageKind::Thp => Some(libc::MADV_HUGEPAGE),
@@ -531,6 +570,11 @@ impl Buffer {
     /// NUMA-unaware program gets from `numactl --interleave`. Call before touching.
     pub fn interleave(&mut self, nodes: &[usize]) -> Result<()> {
         const MPOL_INTERLEAVE: libc::c_int = 3;
+        if self.report.file.is_some() {
+            return Err(Error::input(
+                "DAX memory cannot be interleaved over NUMA nodes (it is where its device is)",
+            ));
+        }
         if nodes.is_empty() {
             return Err(Error::input("no NUMA node to interleave over"));
         }

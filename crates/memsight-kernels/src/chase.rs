@@ -11,12 +11,16 @@ use std::time::{Duration, Instant};
 
 use crate::chain::{Mixer, Pattern, link, visit_order};
 
-/// A set of `k` chains written into a buffer, ready to chase. Borrowing the buffer for `'a` keeps
-/// it alive and unmoved while the chains' absolute pointers are in use.
+/// A set of `k` chains written into a buffer, ready to chase. Borrowing the buffer mutably for
+/// `'a` keeps it alive, unmoved and ours while the chains' absolute pointers are in use (the
+/// write chase stores through them).
 pub struct Chains<'a> {
-    buf: &'a [u8],
+    base: *mut u8,
+    len: usize,
     starts: Vec<*const u8>,
     elements: usize,
+    writes: bool,
+    _buf: std::marker::PhantomData<&'a mut [u8]>,
 }
 
 impl<'a> Chains<'a> {
@@ -31,13 +35,30 @@ impl<'a> Chains<'a> {
     ) -> Self {
         let order = visit_order(elements, stride, pattern, seed);
         let offsets = link(buf, stride, &order, k, &Mixer::new(stride, seed));
-        let buf: &'a [u8] = buf;
-        let starts = offsets.iter().map(|&o| buf[o..].as_ptr()).collect();
+        let base = buf.as_mut_ptr();
+        let starts = offsets
+            .iter()
+            .map(|&o| base.wrapping_add(o).cast_const())
+            .collect();
         Chains {
-            buf,
+            base,
+            len: buf.len(),
             starts,
             elements,
+            writes: false,
+            _buf: std::marker::PhantomData,
         }
+    }
+
+    /// Makes every step also write the line it visits (multichase's `incr`): the 8-byte word
+    /// beside the pointer (same 16-byte pair, so the same line) is incremented before the next
+    /// pointer is loaded. The line is then dirty and costs a write-back when evicted, so the
+    /// figure is the latency of a read-modify-write of a line, a store-heavy workload's view of
+    /// memory. One chain only (the MLP sweep reads); the stride must leave the word free (≥ 16).
+    pub fn with_writes(mut self) -> Self {
+        assert_eq!(self.k(), 1, "the write chase walks one chain");
+        self.writes = true;
+        self
     }
 
     /// Number of chains.
@@ -52,7 +73,9 @@ impl<'a> Chains<'a> {
 
     /// The bytes the chains live in.
     pub fn bytes(&self) -> &[u8] {
-        self.buf
+        // SAFETY: base..base+len is the buffer borrowed mutably for 'a; no write is in flight
+        // while `&self` is held.
+        unsafe { std::slice::from_raw_parts(self.base, self.len) }
     }
 
     /// Walks every chain for `rounds` steps each (k × rounds loads). Each chain resumes where the
@@ -68,6 +91,11 @@ impl<'a> Chains<'a> {
             }};
         }
         match self.k() {
+            1 if self.writes => {
+                // SAFETY: as above; the pointers derive from the buffer borrowed mutably for 'a,
+                // and each element's partner word lies in the same 16-byte pair of the buffer.
+                self.starts[0] = unsafe { chase1_write(self.starts[0].cast_mut(), rounds) };
+            }
             1 => {
                 // SAFETY: as above, for the single chain.
                 self.starts[0] = unsafe { chase1(self.starts[0], rounds) };
@@ -132,6 +160,25 @@ pub unsafe fn chase1(mut p: *const u8, steps: u64) -> *const u8 {
     black_box(p)
 }
 
+/// One chain whose every step increments the word beside the pointer (address xor 8) before
+/// loading the next pointer: `steps` dependent read-modify-writes. Returns where it stopped.
+///
+/// # Safety
+/// As for [`chase1`], and every element's partner word (address xor 8) is writable and belongs to
+/// no other element.
+#[inline(never)]
+pub unsafe fn chase1_write(mut p: *mut u8, steps: u64) -> *const u8 {
+    for _ in 0..steps {
+        let w = (p as usize ^ 8) as *mut u64;
+        // SAFETY: guaranteed by the caller; volatile keeps one store per step.
+        unsafe {
+            w.write_volatile(w.read_volatile().wrapping_add(1));
+            p = *(p as *const *mut u8);
+        }
+    }
+    black_box(p)
+}
+
 /// `K` independent chains walked in lockstep: K loads in flight per round, which shows how many
 /// misses the core overlaps (memory-level parallelism, multichase `parallelN`).
 ///
@@ -165,6 +212,38 @@ mod tests {
         assert_eq!(c.starts[0], start);
         c.run(elements as u64 / 2);
         assert_ne!(c.starts[0], start);
+    }
+
+    #[test]
+    fn the_write_chase_writes_every_line_once_per_lap() {
+        let (stride, elements) = (128, 2048);
+        let mut store = vec![0u64; elements * stride / 8];
+        // SAFETY: test-only byte view of u64 storage (8-byte aligned, as `link` requires).
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(store.as_mut_ptr().cast::<u8>(), elements * stride)
+        };
+        let base = bytes.as_ptr() as usize;
+        let mut c = Chains::build(bytes, elements, stride, Pattern::Random, 1, 4).with_writes();
+        let start = c.starts[0];
+        c.run(elements as u64);
+        assert_eq!(c.starts[0], start, "one cycle through every element");
+        drop(c);
+        let words: Vec<u64> = store.clone();
+        let mut counted = 0;
+        for (i, &w) in words.iter().enumerate() {
+            let is_pointer = w as usize >= base && (w as usize) < base + elements * stride;
+            if is_pointer {
+                assert_eq!(
+                    words[i ^ 1],
+                    1,
+                    "the partner of the pointer at word {i} was written once"
+                );
+                counted += 1;
+            }
+        }
+        assert_eq!(counted, elements, "every element's line was written");
+        let ones = words.iter().filter(|&&w| w == 1).count();
+        assert_eq!(ones, elements, "nothing else was written");
     }
 
     #[test]

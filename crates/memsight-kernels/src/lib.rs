@@ -4,6 +4,7 @@
 //! - [`chase`]: the dependent-load loops, one chain or k in parallel;
 //! - [`flush`]: evicting a buffer from the caches after building it;
 //! - [`clock`]: the core's effective clock, from a chain of dependent adds.
+//! - [`granular`]: random whole-block reads and writes (access granularity, random bandwidth);
 //! - [`rowconflict`]: the DRAMA-style two-address access pattern of the row-buffer probe;
 //! - [`loadgen`], [`pingpong`]: the loaded-latency traffic generators and the core-to-core ping-pong;
 //! - [`bandwidth`]: read, write, copy and STREAM kernels per vector width;
@@ -27,6 +28,7 @@ pub mod chain;
 pub mod chase;
 pub mod clock;
 pub mod flush;
+pub mod granular;
 pub mod loadgen;
 pub mod pingpong;
 pub mod pmemobj;

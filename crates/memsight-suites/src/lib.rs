@@ -11,6 +11,8 @@
 //! - [`rowbuffer`]: STREAM offset sweeps, page contiguity and the row-conflict probe;
 //! - [`alloc`]: allocator fragmentation (RSS against live heap) per allocator;
 //! - [`pmem`]: PMDK pool utilisation, allocation classes and arena strategies;
+//! - [`tiers`]: memory tiers (CXL, persistent memory, HBM): latency, bandwidth, granularity,
+//!   near-memory sweep and weighted interleave;
 //! - [`plan`]: which CPUs and nodes the c2c, NUMA and loaded-latency suites use, from the topology;
 //! - [`sampling`]: the sampling settings every measuring suite takes;
 //! - [`memlevel`]: cache levels and memory, as results name them.
@@ -30,3 +32,4 @@ pub mod pmem;
 pub mod rowbuffer;
 pub mod sampling;
 pub mod stream;
+pub mod tiers;

@@ -27,7 +27,7 @@ use memsight_kernels::loadgen::{TrafficMix, generate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use memsight_core::buffer::PageKind;
+use memsight_core::buffer::{DaxTarget, PageKind};
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +52,8 @@ pub struct Config {
     pub min_samples: u32,
     /// Seconds per point.
     pub point_budget: f64,
+    /// Map every buffer from this DAX device or directory instead (`--dax`).
+    pub dax: Option<&'static DaxTarget>,
 }
 
 impl Default for Config {
@@ -68,6 +70,7 @@ impl Default for Config {
             settle_ms: 100,
             min_samples: 7,
             point_budget: 0.4,
+            dax: None,
         }
     }
 }
@@ -213,6 +216,7 @@ pub fn run(
                     bytes: load_size,
                     kind: page_kind,
                     node,
+                    dax: a.dax,
                 };
                 return load_thread(&traffic, i - 1, req, env, barrier);
             }
@@ -272,6 +276,7 @@ fn chase_thread(c: &Chase, barrier: &std::sync::Barrier) -> Result<Option<Vec<Cu
         bytes: c.size,
         kind: c.a.page_kind,
         node: c.a.node,
+        dax: c.a.dax,
     };
     let buf = Buffer::allocate(req, c.env);
     barrier.wait();

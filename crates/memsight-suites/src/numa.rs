@@ -253,6 +253,8 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
         rule: t.rule,
         sample_ns: 2e6,
         seed: 0x5eed,
+        write: false,
+        dax: None,
     };
     let timer = memsight_core::timer::calibrate();
     let (lat, done) = crate::latency::run(&lat_cfg, env, timer, &|_| {})?;
@@ -278,6 +280,8 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
             rule: t.rule,
             sample_ns: t.sample_ns,
             skipped: Vec::new(),
+            weighted: None,
+            dax: None,
         };
         let p = crate::bandwidth::measure(
             &bw_cfg.tests[0],

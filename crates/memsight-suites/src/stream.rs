@@ -142,6 +142,7 @@ pub fn run(
         bytes: 3 * stride as u64 * 8,
         kind: cfg.page_kind,
         node: cfg.node,
+        dax: None,
     };
     let mut buf = Buffer::allocate(req, env)?;
     let threads = cfg.cpus.len();

@@ -14,7 +14,7 @@ mod run;
 
 // The suites live in memsight-suites; `crate::latency` and kin keep naming them here.
 use memsight_suites::{
-    alloc, bandwidth, c2c, dimms, latency, loaded, numa, pmem, rowbuffer, sampling, stream,
+    alloc, bandwidth, c2c, dimms, latency, loaded, numa, pmem, rowbuffer, sampling, stream, tiers,
 };
 
 use std::io::Write;
@@ -130,6 +130,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let (results, complete) =
                 progress::with_progress(None, g.no_progress, |tick| numa::run(&cfg, &env, tick))?;
             show.measured("numa", env, results, complete, None)
+        }
+        Command::Tiers(a) => {
+            let cfg = a.config()?;
+            if a.plan {
+                let results = tiers::planned(&cfg, &env)?;
+                return show.study("tiers", env, results, true, None);
+            }
+            require_live(&env)?;
+            let (results, complete) =
+                progress::with_progress(None, g.no_progress, |tick| tiers::run(&cfg, &env, tick))?;
+            show.measured("tiers", env, results, complete, None)
         }
         Command::LoadedLatency(a) => {
             require_live(&env)?;

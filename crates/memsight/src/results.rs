@@ -15,7 +15,7 @@ use crate::present::Present;
 use crate::present::bandwidth::WithCeilings;
 use crate::present::latency::WithCaches;
 use crate::view::View;
-use crate::{alloc, bandwidth, c2c, dimms, latency, loaded, numa, pmem, rowbuffer, stream};
+use crate::{alloc, bandwidth, c2c, dimms, latency, loaded, numa, pmem, rowbuffer, stream, tiers};
 use memsight_core::topology::CacheGroup;
 
 /// How much `memsight run` measures (written as `quick`, `default`, `thorough`).
@@ -53,6 +53,9 @@ pub struct RunResults {
     /// Row-buffer study (thorough level).
     #[serde(default)]
     pub rowbuffer: Option<rowbuffer::RowbufferResults>,
+    /// Memory-tier study (machines with more than one memory tier).
+    #[serde(default)]
+    pub tiers: Option<tiers::TiersResults>,
     /// Suites not run, with the reason.
     pub skipped: Vec<String>,
     /// Headline figures, one line each.
@@ -128,6 +131,7 @@ commands! {
     Pmem "pmem" pmem::PmemResults;
     Dimms "dimms" dimms::DimmsResults;
     DimmsPlan "dimms-plan" dimms::PlanResults;
+    Tiers "tiers" tiers::TiersResults;
 }
 
 impl Results {
@@ -238,6 +242,7 @@ impl RunResults {
         out.extend(self.numa.iter().flat_map(Present::figures));
         out.extend(self.c2c.iter().flat_map(Present::figures));
         out.extend(self.rowbuffer.iter().flat_map(Present::figures));
+        out.extend(self.tiers.iter().flat_map(Present::figures));
         out.extend(self.dimms.iter().flat_map(Present::figures));
         out
     }
@@ -255,6 +260,7 @@ impl RunResults {
         out.extend(self.numa.as_ref().map(Present::view));
         out.extend(self.c2c.as_ref().map(Present::view));
         out.extend(self.rowbuffer.as_ref().map(Present::view));
+        out.extend(self.tiers.as_ref().map(Present::view));
         out.extend(self.dimms.as_ref().map(Present::view));
         out
     }
@@ -270,6 +276,7 @@ impl RunResults {
             c2c: None,
             dimms: None,
             rowbuffer: None,
+            tiers: None,
             skipped: vec!["every suite after the latency ladder: interrupted".into()],
             summary: Vec::new(),
             directory: None,

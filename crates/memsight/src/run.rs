@@ -12,7 +12,7 @@ use memsight_core::{Error, Result};
 
 use crate::cli::{BandwidthArgs, DataArg, LatencyArgs, RowbufferArgs, RunArgs};
 use crate::results::{Document, Level, RunResults};
-use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer};
+use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer, tiers};
 
 /// A suite's flags at their defaults: the defaults stay defined once, in the flag definitions.
 fn defaults<T: Args>() -> T {
@@ -191,6 +191,36 @@ fn skip(what: &str, level: Level, ncpu: usize, needs_two: bool) -> Option<String
     }
 }
 
+/// The tier study in a run: every part, shorter points, Memory Mode from the inventory.
+fn tiers_config(dimms: Option<&dimms::DimmsResults>) -> tiers::Config {
+    tiers::Config {
+        memory_mode_dram: dimms.filter(|d| d.memory_mode).map(|d| d.dram_bytes),
+        min_samples: 5,
+        point_budget: 0.2,
+        ..Default::default()
+    }
+}
+
+/// Why the tier study is not part of this run (`None`: it runs): it is, where the machine has
+/// more than one memory tier or near memory in front of far memory.
+fn tiers_skip(
+    level: Level,
+    env: &Environment,
+    dimms: Option<&dimms::DimmsResults>,
+) -> Result<Option<String>> {
+    if level == Level::Quick {
+        return Ok(Some("memory tiers: not in a quick run".into()));
+    }
+    let plan = tiers::make_plan(
+        &tiers_config(dimms),
+        env,
+        &memsight_core::sysfs::FsRoot::from_env(),
+    )?;
+    Ok((plan.tiers.len() < 2 && plan.near.is_none()).then(|| {
+        "memory tiers: one memory tier and no near memory here (memsight tiers measures it anyway)".to_string()
+    }))
+}
+
 /// Runs every suite. `latency` holds the already measured ladder (it needs the CLI's progress).
 pub fn rest(
     a: &RunArgs,
@@ -246,6 +276,10 @@ pub fn rest(
             None
         }
     };
+    let tiers = p.suite(tiers_skip(level, env, dimms.as_ref())?, || {
+        let cfg = tiers_config(dimms.as_ref());
+        tiers::run(&cfg, env, &|m: &str| tick(&format!("tiers: {m}")))
+    })?;
     let thorough_only = (level != Level::Thorough)
         .then(|| "row-buffer study: thorough runs only (memsight rowbuffer)".to_string());
     let rowbuffer = p.suite(thorough_only, || {
@@ -271,6 +305,7 @@ pub fn rest(
             c2c,
             dimms,
             rowbuffer,
+            tiers,
             skipped: p.skipped,
             summary,
             directory: None,

@@ -24,6 +24,7 @@ fn base_pages_are_verified_small() {
         bytes: 8 * MIB,
         kind: PageKind::Base4K,
         node: None,
+        dax: None,
     };
     let mut b = Buffer::allocate(req, &env).unwrap();
     b.touch();
@@ -59,6 +60,7 @@ fn thp_is_verified_when_enabled() {
         bytes: 16 * MIB,
         kind: PageKind::Thp,
         node: None,
+        dax: None,
     };
     let mut b = Buffer::allocate(req, &env).unwrap();
     b.touch();
@@ -73,6 +75,7 @@ fn oversized_and_empty_pool_requests_are_refused() {
         bytes: 1 << 50,
         kind: PageKind::Base4K,
         node: None,
+        dax: None,
     };
     assert!(matches!(
         Buffer::allocate(too_big, &env),
@@ -83,6 +86,7 @@ fn oversized_and_empty_pool_requests_are_refused() {
             bytes: 1 << 30,
             kind: PageKind::Huge1G,
             node: None,
+            dax: None,
         };
         let e = Buffer::allocate(req, &env).err().unwrap().to_string();
         assert!(e.contains("echo"), "{e}");
@@ -91,6 +95,7 @@ fn oversized_and_empty_pool_requests_are_refused() {
             bytes: 4 * MIB,
             kind: PageKind::Huge1G,
             node: None,
+            dax: None,
         };
         let b = Buffer::allocate_preferring(req, &env).unwrap();
         assert_ne!(b.report().kind, PageKind::Huge1G);
@@ -105,6 +110,7 @@ fn interleaving_over_the_allowed_nodes_places_pages_on_them() {
         bytes: 8 * MIB,
         kind: PageKind::Base4K,
         node: None,
+        dax: None,
     };
     let mut b = Buffer::allocate(req, &env).unwrap();
     b.interleave(&env.allowed_nodes).unwrap();
@@ -125,6 +131,7 @@ fn binding_to_a_missing_node_is_refused() {
         bytes: MIB,
         kind: PageKind::Base4K,
         node: Some(4095),
+        dax: None,
     };
     assert!(matches!(Buffer::allocate(req, &env), Err(Error::Input(_))));
 }

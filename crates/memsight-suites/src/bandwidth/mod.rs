@@ -107,6 +107,13 @@ pub struct BandwidthConfig {
     pub sample_ns: f64,
     /// Tests left out of the defaults because this CPU cannot run them, with the reason.
     pub skipped: Vec<String>,
+    /// Spread every buffer's pages over nodes by weight (the tier study's interleave sweep).
+    #[serde(default)]
+    pub weighted: Option<memsight_core::buffer::Weighted>,
+    /// Map every buffer from this DAX device or directory instead (`--dax`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub dax: Option<&'static memsight_core::buffer::DaxTarget>,
 }
 
 impl BandwidthConfig {
@@ -323,10 +330,14 @@ fn setup<'a>(
                 bytes: region as u64,
                 kind: cfg.page_kind,
                 node: cfg.node,
+                dax: cfg.dax,
             };
             let mut b = Buffer::allocate(req, env)?;
             if cfg.interleave {
                 b.interleave(&env.allowed_nodes)?;
+            }
+            if let Some(w) = &cfg.weighted {
+                b.interleave_weighted(w)?;
             }
             Region::Own(Box::new(b))
         }
@@ -409,6 +420,7 @@ pub fn measure(
             bytes: region as u64 * threads,
             kind: cfg.page_kind,
             node: cfg.node,
+            dax: cfg.dax,
         };
         let b = std::sync::Mutex::new(Buffer::allocate(req, env)?);
         memsight_core::pin::run_team(&cpus[..1], |_, _, _| {

@@ -74,6 +74,7 @@ pub fn run_on_cpu(
         bytes: max,
         kind: cfg.page_kind,
         node: cfg.node,
+        dax: cfg.dax,
     };
     let mut main = Buffer::allocate(req, env)?;
     if cfg.interleave {
@@ -185,6 +186,9 @@ fn measure_point(
     let elements = (size as usize / cfg.stride).max(1);
     let slice = &mut buf.as_mut_slice()[..size as usize];
     let mut chains = Chains::build(slice, elements, cfg.stride, cfg.pattern, 1, cfg.seed ^ size);
+    if cfg.write {
+        chains = chains.with_writes();
+    }
     flush::flush(chains.bytes(), evict);
     let loads = calibrate(
         &mut chains,

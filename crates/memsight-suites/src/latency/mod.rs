@@ -43,6 +43,13 @@ pub struct LadderConfig {
     pub rule: StopRule,
     pub sample_ns: f64,
     pub seed: u64,
+    /// Every step also writes the line it visits (multichase `incr`): the write latency.
+    #[serde(default)]
+    pub write: bool,
+    /// Map the buffer from this DAX device or directory instead (`--dax`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub dax: Option<&'static memsight_core::buffer::DaxTarget>,
 }
 
 /// Log-spaced sizes from `min` to `max` with `per_octave` points per doubling, each rounded to a
@@ -158,6 +165,9 @@ pub struct Method {
     pub stop_rule: StopRule,
     pub sample_ns: f64,
     pub seed: u64,
+    /// Each step also wrote the line it visited (the write chase).
+    #[serde(default)]
+    pub write: bool,
 }
 
 /// The `latency` command's results.
@@ -208,7 +218,7 @@ pub fn run(
     if cfg.pattern == Pattern::Stride {
         findings.push("the sequential stride order lets hardware prefetchers run ahead of the chase: these figures (like lmbench lat_mem_rd's) understate latency beyond L1 and their plateaus do not mark cache sizes; use the default window order for latency".to_string());
     }
-    let method = Method {
+    let mut method = Method {
         description: format!(
             "Pointer chase, one dependent load per step, over working sets of {} to {} ({} sizes); stride {} B; {}; chain flushed (clflush) after building, warmed with one lap, then timed in samples of ≥{:.1} ms until the median's 95% CI is within {:.1}% (at least {} samples, at most {:.2} s per size). Figures are ns per load (program loads, one per element visited).",
             memsight_core::units::format_bytes(cfg.sizes[0]),
@@ -237,7 +247,14 @@ pub fn run(
         stop_rule: cfg.rule,
         sample_ns: cfg.sample_ns,
         seed: cfg.seed,
+        write: cfg.write,
     };
+    if cfg.write {
+        method.description += " Write chase: each step also increments the 8-byte word beside the pointer (the same line, as multichase's incr chase), so every visited line is written and later written back; the figure is ns per dependent read-modify-write.";
+    }
+    if let Some(f) = ladders.first().and_then(|l| l.main.buffer.file.as_ref()) {
+        method.description += &format!(" Memory: {}.", f.describe());
+    }
     Ok((
         LatencyResults {
             method,

@@ -34,6 +34,7 @@ impl CrossPage {
                 bytes: BYTES,
                 kind: PageKind::Base4K,
                 node: None,
+                dax: None,
             },
             env,
         )?;

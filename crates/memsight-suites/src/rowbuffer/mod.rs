@@ -238,6 +238,7 @@ fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
             _ => PageKind::Base4K,
         },
         node: None,
+        dax: None,
     };
     let mut b = match memory {
         Memory::Contiguous => Buffer::allocate_preferring(req, env)?,
@@ -421,6 +422,7 @@ pub fn run(
                         bytes,
                         kind: PageKind::Base4K,
                         node: None,
+                        dax: None,
                     },
                     env,
                 )?;

@@ -338,6 +338,7 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
             bytes: 4 << 20,
             kind: PageKind::Huge1G,
             node: None,
+            dax: None,
         },
         env,
     )?;

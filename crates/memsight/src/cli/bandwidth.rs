@@ -59,6 +59,8 @@ pub struct BandwidthArgs {
     /// Target duration of one timed sample in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 20.0)]
     pub sample_ms: f64,
+    #[command(flatten)]
+    pub dax: super::DaxArg,
 }
 
 /// What the writes write.
@@ -111,7 +113,15 @@ impl BandwidthArgs {
                 max_arrays * GRANULE as u64
             )));
         }
-        memsight_core::buffer::check_size(bytes_per_thread * n as u64, env)?;
+        let dax = a.dax.target()?;
+        if dax.is_some() && a.node.is_some() {
+            return Err(Error::input(
+                "--dax and --node exclude each other: DAX memory is where its device is",
+            ));
+        }
+        if dax.is_none() {
+            memsight_core::buffer::check_size(bytes_per_thread * n as u64, env)?;
+        }
         env.check_node(a.node)?;
         let (rule, sample_ns) =
             crate::sampling::stop_rule(a.target_ci, a.min_samples, a.point_budget, a.sample_ms)?;
@@ -152,6 +162,8 @@ impl BandwidthArgs {
             rule,
             sample_ns,
             skipped,
+            weighted: None,
+            dax,
         })
     }
 }

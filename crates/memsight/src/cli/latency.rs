@@ -59,6 +59,12 @@ pub struct LatencyArgs {
     /// Seed of the chain permutations (runs are reproducible for a seed).
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
+    /// Every step also writes the line it visits (multichase's incr chase): the latency of a
+    /// dependent read-modify-write, whose dirty lines cost a write-back each.
+    #[arg(long)]
+    pub write: bool,
+    #[command(flatten)]
+    pub dax: super::DaxArg,
 }
 
 /// Order in which the chase visits lines.
@@ -99,10 +105,19 @@ impl LatencyArgs {
             )));
         }
         let page_kind: PageKind = a.page_kind.parse()?;
-        let tlb_compare = !a.no_tlb && page_kind == PageKind::Base4K;
+        let dax = a.dax.target()?;
+        if dax.is_some() && a.node.is_some() {
+            return Err(Error::input(
+                "--dax and --node exclude each other: DAX memory is where its device is",
+            ));
+        }
+        // DAX memory comes in its own pages: no huge-page twin for the TLB cost.
+        let tlb_compare = !a.no_tlb && page_kind == PageKind::Base4K && dax.is_none();
         // Both ladders' buffers exist at once: check the total before allocating anything.
         let buffers = if tlb_compare { 2 } else { 1 };
-        memsight_core::buffer::check_size(max * buffers, env)?;
+        if dax.is_none() {
+            memsight_core::buffer::check_size(max * buffers, env)?;
+        }
         let cpus = match &a.cpu {
             Some(list) => parse_cpu_list(list)?,
             None => vec![*env.allowed_cpus.first().ok_or_else(|| {
@@ -133,6 +148,8 @@ impl LatencyArgs {
             rule,
             sample_ns,
             seed: a.seed,
+            write: a.write,
+            dax,
         })
     }
 }

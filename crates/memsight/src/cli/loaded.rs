@@ -42,6 +42,8 @@ pub struct LoadedArgs {
     /// Time budget per point in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = Config::default().point_budget)]
     pub point_budget: f64,
+    #[command(flatten)]
+    pub dax: super::DaxArg,
 }
 
 impl LoadedArgs {
@@ -67,6 +69,7 @@ impl LoadedArgs {
             settle_ms: self.settle_ms,
             min_samples: self.min_samples,
             point_budget: self.point_budget,
+            dax: self.dax.target()?,
         })
     }
 }

@@ -14,6 +14,7 @@ mod numa;
 mod pmem;
 mod rowbuffer;
 mod stream;
+mod tiers;
 pub use alloc::{AllocArgs, AllocWorkerArgs};
 pub use bandwidth::{BandwidthArgs, DataArg};
 pub use c2c::C2cArgs;
@@ -24,6 +25,29 @@ pub use numa::NumaArgs;
 pub use pmem::{PmemArgs, PmemWorkerArgs};
 pub use rowbuffer::RowbufferArgs;
 pub use stream::StreamArgs;
+pub use tiers::TiersArgs;
+
+/// `--dax PATH`: file-backed memory for the commands that measure on one buffer kind.
+#[derive(Debug, Clone, Default, Args)]
+pub struct DaxArg {
+    /// Map the buffers from persistent or CXL memory through DAX: a devdax device (/dev/daxX.Y)
+    /// or a directory on a DAX file system (memsight creates and removes its own files). A tmpfs
+    /// directory such as /dev/shm emulates DAX, and every figure then says so.
+    #[arg(long, value_name = "PATH")]
+    pub dax: Option<PathBuf>,
+}
+
+impl DaxArg {
+    /// Opens the target, once per process.
+    pub fn target(
+        &self,
+    ) -> memsight_core::Result<Option<&'static memsight_core::buffer::DaxTarget>> {
+        self.dax
+            .as_deref()
+            .map(memsight_core::buffer::DaxTarget::open)
+            .transpose()
+    }
+}
 
 /// Measure, model and explain a computer's memory system.
 #[derive(Debug, Parser)]
@@ -76,6 +100,10 @@ pub enum Command {
     /// Loaded latency: latency vs bandwidth curves, one per read:write mix, with the knee and
     /// saturation bandwidth.
     LoadedLatency(LoadedArgs),
+    /// Memory tiers (DRAM, HBM, CXL, persistent memory, DAX): idle read and write latency,
+    /// bandwidth, loaded-latency knee and access granularity per node, the working set against
+    /// near memory, weighted interleave, and the firmware's claims beside the measured figures.
+    Tiers(TiersArgs),
     /// Row-buffer conflicts and physical page mapping: STREAM offset sweeps on contiguous and
     /// demand-paged memory, dip detection and period prediction, a row-conflict probe, advice.
     Rowbuffer(RowbufferArgs),

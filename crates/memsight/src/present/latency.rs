@@ -26,10 +26,16 @@ impl Present for LatencyResults {
         // and the pages.
         let pattern = serde_json::to_string(&self.method.pattern).unwrap_or_default();
         for l in &self.ladders {
-            let conditions = format!(
+            let mut conditions = format!(
                 "pattern {pattern}, stride {} B, {} pages",
                 self.method.stride_bytes, l.main.buffer.kind
             );
+            if self.method.write {
+                conditions += ", write chase";
+            }
+            if let Some(f) = &l.main.buffer.file {
+                conditions += &format!(", {:?} DAX", f.kind);
+            }
             for p in &l.main.points {
                 out.push(
                     Figure::sampled(
@@ -93,6 +99,9 @@ impl Present for LatencyResults {
 
 /// Page kind as verified, and physical contiguity where frames are visible.
 fn describe(b: &BufferReport) -> String {
+    if let Some(f) = &b.file {
+        return f.describe();
+    }
     let mut s = format!("{} pages (requested {})", b.kind, b.requested);
     if let Some(f) = b.huge_fraction {
         s += &format!(", {:.0}% on huge pages (smaps)", 100.0 * f);

@@ -12,6 +12,7 @@ mod numa;
 mod pmem;
 mod rowbuffer;
 mod stream;
+mod tiers;
 
 use crate::view::View;
 

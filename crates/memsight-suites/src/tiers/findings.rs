@@ -1,0 +1,195 @@
+//! The tier study's findings, in words with their evidence.
+
+use memsight_core::buffer::DaxKind;
+
+use super::measure::{MemTarget, TargetFigures};
+use super::plan::TierPlan;
+use super::sweeps::{NearSweep, WeightedSweep};
+
+fn med(s: &Option<memsight_core::stats::Summary>) -> Option<f64> {
+    s.as_ref().map(|s| s.median)
+}
+
+/// Everything worth saying about the figures.
+pub fn findings(
+    plan: &TierPlan,
+    targets: &[TargetFigures],
+    near: Option<&NearSweep>,
+    weighted: Option<&WeightedSweep>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if plan.tiers.len() == 1 {
+        let nodes: Vec<String> = plan.tiers[0]
+            .nodes
+            .iter()
+            .map(|n| n.node.to_string())
+            .collect();
+        out.push(format!(
+            "one memory tier here ({}; node {}): nothing slower to compare with; CXL, persistent-memory and HBM nodes would appear as further tiers",
+            plan.tiers[0].label,
+            nodes.join(", ")
+        ));
+    }
+    let base = targets.iter().find(|t| t.tier == Some(0));
+    for t in targets {
+        out.extend(asymmetry(t));
+        if let Some(b) = base
+            && !std::ptr::eq(b, t)
+        {
+            out.extend(against_fastest(b, t));
+        }
+        out.extend(claims(plan, t));
+        out.extend(dax(t));
+    }
+    out.extend(plan.notes.iter().cloned());
+    if let Some(n) = near {
+        out.extend(
+            n.analysis
+                .findings
+                .iter()
+                .map(|f| format!("near memory (node {}): {f}", n.node)),
+        );
+    }
+    if let Some(w) = weighted {
+        out.extend(weighted_findings(w));
+    }
+    out
+}
+
+/// Read against write latency, and the granule, of one target.
+fn asymmetry(t: &TargetFigures) -> Vec<String> {
+    let mut out = Vec::new();
+    let label = t.target.label();
+    if let (Some(r), Some(w)) = (med(&t.read_latency_ns), med(&t.write_latency_ns)) {
+        out.push(format!(
+            "{label}: idle read latency {r:.0} ns, write (read-modify-write) {w:.0} ns ({:.2}×)",
+            w / r
+        ));
+    }
+    if let Some(g) = t.read_granule {
+        let why = if g >= 256 {
+            "a 64-byte random read costs as much as a whole media unit: the medium reads in units this large (Optane: 256 B)"
+        } else if g == 128 {
+            "the adjacent-line prefetcher fetches 128-byte pairs, so 64 and 128 B random reads cost alike (usual for DRAM)"
+        } else {
+            "random reads cost in proportion to their size from 64 B up"
+        };
+        out.push(format!(
+            "{label}: effective random-read granularity {g} B — {why}"
+        ));
+    }
+    if let (Some(rg), Some(wg)) = (t.read_granule, t.write_granule)
+        && wg > rg
+    {
+        out.push(format!(
+            "{label}: writes have a coarser granule ({wg} B) than reads ({rg} B): a small random write costs a read-modify-write of a larger unit"
+        ));
+    }
+    out
+}
+
+/// A slower target against the fastest tier's first node.
+fn against_fastest(b: &TargetFigures, t: &TargetFigures) -> Option<String> {
+    let (bl, tl) = (med(&b.read_latency_ns)?, med(&t.read_latency_ns)?);
+    let bw = match (med(&b.read_gbs), med(&t.read_gbs)) {
+        (Some(x), Some(y)) if x > 0.0 => format!(", read bandwidth {y:.1} GB/s ({:.2}×)", y / x),
+        _ => String::new(),
+    };
+    Some(format!(
+        "{} ({}) against {}: read latency {tl:.0} ns ({:.2}×){bw}",
+        t.target.label(),
+        t.kind.as_deref().unwrap_or("kind not reported"),
+        b.target.label(),
+        tl / bl
+    ))
+}
+
+/// Measured against the firmware's HMAT claims.
+fn claims(plan: &TierPlan, t: &TargetFigures) -> Vec<String> {
+    let MemTarget::Node { node } = t.target else {
+        return Vec::new();
+    };
+    let Some(c) = plan
+        .nodes()
+        .find(|n| n.node == node)
+        .and_then(|n| n.claim.as_ref())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let (Some(m), Some(cl)) = (
+        med(&t.read_latency_ns),
+        c.read_latency_ns.filter(|&x| x > 0),
+    ) {
+        out.push(format!(
+            "node {node}: measured read latency {m:.0} ns is {:.2}× the firmware's claim ({cl} ns; HMAT figures are idle, from the memory controller, without the cache hierarchy)",
+            m / cl as f64
+        ));
+    }
+    if let (Some(m), Some(cl)) = (med(&t.read_gbs), c.read_bandwidth_mbs.filter(|&x| x > 0)) {
+        out.push(format!(
+            "node {node}: measured read bandwidth {m:.1} GB/s is {:.2}× the firmware's claim ({cl} MB/s)",
+            m * 1000.0 / cl as f64
+        ));
+    }
+    out
+}
+
+/// What DAX figures mean.
+fn dax(t: &TargetFigures) -> Vec<String> {
+    let MemTarget::Dax { backing } = &t.target else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if backing.kind == DaxKind::Emulated {
+        out.push(format!(
+            "every DAX figure is EMULATED: {} is {}, not persistent or CXL memory, so these are DRAM figures through a shared file mapping; on real DAX the same command measures the media",
+            backing.path, backing.filesystem
+        ));
+    }
+    if let Some(c) = t.persist_cost {
+        out.push(format!(
+            "{}: persisting each 64-byte random write (line write-back + sfence) costs {c:.2}× its bandwidth",
+            t.target.label()
+        ));
+    }
+    out
+}
+
+fn weighted_findings(w: &WeightedSweep) -> Vec<String> {
+    let mut out = Vec::new();
+    let read = |r| {
+        w.points
+            .iter()
+            .find(|p| p.ratio == r)
+            .and_then(|p| med(&p.read_gbs))
+    };
+    let local = w
+        .points
+        .iter()
+        .find(|p| p.ratio.far == 0)
+        .and_then(|p| med(&p.read_gbs));
+    if let (Some(best), Some(l)) = (w.best_read, local)
+        && let Some(b) = read(best)
+    {
+        out.push(format!(
+            "weighted interleave node {}:{}: best read bandwidth at {best} ({b:.1} GB/s, {:+.0}% against all pages on node {})",
+            w.fast,
+            w.slow,
+            100.0 * (b / l - 1.0),
+            w.fast
+        ));
+    }
+    if let Some(m) = w.measured_ratio {
+        out.push(format!(
+            "the two nodes' measured read bandwidths suggest {m}{}",
+            w.claimed_ratio.map_or(String::new(), |c| format!(
+                "; the firmware's figures suggest {c}"
+            ))
+        ));
+    }
+    for p in &w.restore_problems {
+        out.push(format!("WARNING: {p}"));
+    }
+    out
+}

@@ -1,0 +1,333 @@
+//! The figures of one memory target (a NUMA node, or DAX memory): idle read and write latency,
+//! read/write bandwidth, the loaded-latency knee and the access-granularity curve.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use memsight_core::buffer::{DaxTarget, FileBacking, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::stats::{StopRule, Summary};
+use memsight_core::{Result, cancel};
+use memsight_kernels::chain::Pattern;
+use memsight_kernels::granular::Access;
+
+use super::granularity::{self, GranPoint, GranTarget};
+use super::{Config, Part};
+use crate::bandwidth::{BandwidthConfig, NONZERO, spec::parse_test};
+use crate::latency::LadderConfig;
+
+/// What is measured: a node, or memory mapped through DAX.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum MemTarget {
+    Node { node: usize },
+    Dax { backing: FileBacking },
+}
+
+impl MemTarget {
+    /// `node 2` or `DAX /dev/dax0.0 (emulated)`.
+    pub fn label(&self) -> String {
+        match self {
+            MemTarget::Node { node } => format!("node {node}"),
+            MemTarget::Dax { backing } => format!(
+                "DAX {}{}",
+                backing.path,
+                if backing.kind == memsight_core::buffer::DaxKind::Emulated {
+                    " (emulated)"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+
+    /// Key part for stored figures.
+    pub fn key(&self) -> String {
+        match self {
+            MemTarget::Node { node } => format!("node{node}"),
+            MemTarget::Dax { .. } => "dax".to_string(),
+        }
+    }
+}
+
+/// Every figure of one target.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TargetFigures {
+    pub target: MemTarget,
+    /// Index into the plan's tiers (DAX memory has none).
+    pub tier: Option<usize>,
+    pub kind: Option<String>,
+    pub cpus: Vec<usize>,
+    /// Idle load latency, ns (pointer chase).
+    pub read_latency_ns: Option<Summary>,
+    /// Idle latency of a dependent read-modify-write step, ns (write chase).
+    pub write_latency_ns: Option<Summary>,
+    /// GB/s of program bytes, every CPU of `cpus`.
+    pub read_gbs: Option<Summary>,
+    pub write_gbs: Option<Summary>,
+    pub write_nt_gbs: Option<Summary>,
+    /// Bandwidth where loaded latency reaches the knee factor × idle, GB/s (estimated DRAM bytes).
+    pub knee_gbs: Option<f64>,
+    pub saturation_gbs: Option<f64>,
+    pub granularity: Vec<GranPoint>,
+    /// Effective granularity of random reads and of random writes (largest block costing no more
+    /// than 1.25 × a 64-byte access), all threads.
+    pub read_granule: Option<usize>,
+    pub write_granule: Option<usize>,
+    /// Bandwidth of 64-byte random writes ÷ the same with each line written back and fenced:
+    /// the cost of persistence (≥ 1).
+    pub persist_cost: Option<f64>,
+}
+
+/// Where one target's buffers come from.
+pub struct Where<'a> {
+    pub target: MemTarget,
+    pub tier: Option<usize>,
+    pub kind: Option<String>,
+    pub node: Option<usize>,
+    pub dax: Option<&'static DaxTarget>,
+    pub cpus: &'a [usize],
+}
+
+/// Measures one target; the flag is false when interrupted.
+pub fn measure(
+    w: &Where,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    sample_ns: f64,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(TargetFigures, bool)> {
+    let label = w.target.label();
+    let mut f = TargetFigures {
+        target: w.target.clone(),
+        tier: w.tier,
+        kind: w.kind.clone(),
+        cpus: w.cpus.to_vec(),
+        read_latency_ns: None,
+        write_latency_ns: None,
+        read_gbs: None,
+        write_gbs: None,
+        write_nt_gbs: None,
+        knee_gbs: None,
+        saturation_gbs: None,
+        granularity: Vec::new(),
+        read_granule: None,
+        write_granule: None,
+        persist_cost: None,
+    };
+    if a.parts.contains(&Part::Latency) {
+        for write in [false, true] {
+            tick(&format!(
+                "{label}: {} latency",
+                if write { "write" } else { "read" }
+            ));
+            let s = latency(w, a, env, rule, write)?;
+            if cancel::requested() {
+                return Ok((f, false));
+            }
+            *if write {
+                &mut f.write_latency_ns
+            } else {
+                &mut f.read_latency_ns
+            } = s;
+        }
+    }
+    if a.parts.contains(&Part::Bandwidth) {
+        let isa = memsight_kernels::bandwidth::Isa::widest();
+        type Slot = fn(&mut TargetFigures) -> &mut Option<Summary>;
+        let tests: [(&str, Slot); 3] = [
+            ("read", |f| &mut f.read_gbs),
+            ("write", |f| &mut f.write_gbs),
+            ("write-nt", |f| &mut f.write_nt_gbs),
+        ];
+        for (test, slot) in tests {
+            if memsight_kernels::bandwidth::supports(isa, parse_test(test)?.store).is_err() {
+                continue;
+            }
+            tick(&format!("{label}: {test} bandwidth"));
+            let s = bandwidth(w, a, env, rule, sample_ns, test)?;
+            if cancel::requested() {
+                return Ok((f, false));
+            }
+            *slot(&mut f) = s;
+        }
+    }
+    if a.parts.contains(&Part::Loaded) && w.cpus.len() >= 2 {
+        tick(&format!("{label}: loaded latency"));
+        let (knee, sat) = loaded(w, a, env)?;
+        (f.knee_gbs, f.saturation_gbs) = (knee, sat);
+        if cancel::requested() {
+            return Ok((f, false));
+        }
+    }
+    if a.parts.contains(&Part::Granularity) {
+        let done = granularity_sweep(w, a, env, rule, sample_ns, &mut f, tick)?;
+        if !done {
+            return Ok((f, false));
+        }
+    }
+    Ok((f, true))
+}
+
+fn latency(
+    w: &Where,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    write: bool,
+) -> Result<Option<Summary>> {
+    let size = a
+        .latency_bytes
+        .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 << 20));
+    let cfg = LadderConfig {
+        sizes: vec![size / 128 * 128],
+        stride: 128,
+        pattern: Pattern::Window {
+            window_bytes: 64 * 4096,
+        },
+        page_kind: a.page_kind,
+        tlb_compare: false,
+        max_parallel: 1,
+        cpus: vec![w.cpus[0]],
+        node: w.node,
+        interleave: false,
+        rule,
+        sample_ns: 2e6,
+        seed: 0x5eed,
+        write,
+        dax: w.dax,
+    };
+    let timer = memsight_core::timer::calibrate();
+    let (r, _) = crate::latency::run(&cfg, env, timer, &|_| {})?;
+    Ok(r.ladders
+        .first()
+        .and_then(|l| l.main.points.first())
+        .map(|p| p.ns.clone()))
+}
+
+fn bandwidth(
+    w: &Where,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    sample_ns: f64,
+    test: &str,
+) -> Result<Option<Summary>> {
+    let cfg = BandwidthConfig {
+        tests: vec![parse_test(test)?],
+        isa: memsight_kernels::bandwidth::Isa::widest(),
+        cpus: w.cpus.to_vec(),
+        thread_counts: vec![w.cpus.len()],
+        bytes_per_thread: a.bandwidth_bytes,
+        shared: false,
+        interleave: false,
+        sweep_sizes: Vec::new(),
+        node: w.node,
+        page_kind: a.page_kind,
+        patterns: vec![NONZERO],
+        rule,
+        sample_ns,
+        skipped: Vec::new(),
+        weighted: None,
+        dax: w.dax,
+    };
+    let p =
+        crate::bandwidth::measure(&cfg.tests[0], &cfg, env, w.cpus, a.bandwidth_bytes, NONZERO)?;
+    Ok(p.map(|p| p.program_gbs))
+}
+
+/// The loaded-latency knee with read traffic (estimated DRAM GB/s).
+fn loaded(w: &Where, a: &Config, env: &Environment) -> Result<(Option<f64>, Option<f64>)> {
+    let cfg = crate::loaded::Config {
+        mixes: vec![memsight_kernels::loadgen::TrafficMix::Reads],
+        points: 5,
+        cpus: Some(w.cpus.to_vec()),
+        node: w.node,
+        chase_bytes: a.latency_bytes,
+        page_kind: a.page_kind,
+        min_samples: a.min_samples,
+        point_budget: a.point_budget,
+        dax: w.dax,
+        ..Default::default()
+    };
+    let (r, _) = crate::loaded::run(&cfg, env, &|_| {})?;
+    Ok(r.curves
+        .first()
+        .map_or((None, None), |c| (c.knee_gbs, Some(c.saturation_gbs))))
+}
+
+/// Thread counts of the granularity sweep: one, and every CPU.
+fn thread_counts(cpus: usize) -> Vec<usize> {
+    let mut v = vec![1, cpus];
+    v.dedup();
+    v
+}
+
+fn granularity_sweep(
+    w: &Where,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    sample_ns: f64,
+    f: &mut TargetFigures,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<bool> {
+    let t = GranTarget {
+        node: w.node,
+        dax: w.dax,
+        cpus: w.cpus,
+        total_bytes: a
+            .granularity_bytes
+            .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 << 20)),
+        page_kind: if w.dax.is_some() {
+            PageKind::Base4K
+        } else {
+            a.page_kind
+        },
+        rule,
+        sample_ns,
+    };
+    for &threads in &thread_counts(w.cpus.len()) {
+        for &access in &a.accesses {
+            if access.supported().is_err() {
+                continue;
+            }
+            for &block in &a.blocks {
+                tick(&format!(
+                    "{}: random {} {} B × {threads} thread(s)",
+                    w.target.label(),
+                    access.name(),
+                    block
+                ));
+                match granularity::measure(&t, env, access, block, threads)? {
+                    Some(p) => f.granularity.push(p),
+                    None => return Ok(false),
+                }
+                if cancel::requested() {
+                    return Ok(false);
+                }
+            }
+        }
+    }
+    let curve = |acc: Access| -> Vec<&GranPoint> {
+        let max = w.cpus.len();
+        f.granularity
+            .iter()
+            .filter(|p| p.access == acc && p.threads == max)
+            .collect()
+    };
+    f.read_granule = granularity::effective_granule(&curve(Access::Read));
+    f.write_granule = granularity::effective_granule(&curve(Access::Write));
+    let at64 = |acc: Access| {
+        curve(acc)
+            .iter()
+            .find(|p| p.block_bytes == 64)
+            .map(|p| p.gbs.median)
+    };
+    f.persist_cost = match (at64(Access::Write), at64(Access::WritePersist)) {
+        (Some(wr), Some(p)) if p > 0.0 => Some(wr / p),
+        _ => None,
+    };
+    Ok(true)
+}

@@ -1,0 +1,343 @@
+//! Memory tiers: DRAM, HBM, CXL expanders and persistent memory, each characterised as the Optane
+//! seed characterised its two tiers.
+//!
+//! Per node of every tier (and DAX memory given with `--dax`): idle read latency (pointer chase)
+//! and write latency (the same chase writing every line it visits), read, write and
+//! non-temporal-write bandwidth, the loaded-latency knee with read traffic, and bandwidth of
+//! random whole-block accesses per block size (the media's access granularity), beside what the
+//! firmware claims (ACPI HMAT). Where a memory-side cache sits in front of a node, the working
+//! set is swept against it ([`nearmem`]); where a slower tier exists, pages are interleaved by
+//! weight between a fast and a slow node ([`sweeps`]).
+
+pub mod granularity;
+pub mod measure;
+pub mod nearmem;
+pub mod plan;
+pub mod sweeps;
+pub mod weights;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use memsight_core::buffer::{DaxTarget, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::sysfs::FsRoot;
+use memsight_core::units::{MIB, format_bytes};
+use memsight_core::{Error, Result, cancel};
+use memsight_kernels::granular::Access;
+
+use measure::{MemTarget, TargetFigures, Where};
+use plan::{NearMemory, TierPlan};
+use sweeps::{NearSweep, WeightedSweep};
+
+/// The parts of the study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    Latency,
+    Bandwidth,
+    Loaded,
+    Granularity,
+    Near,
+    Weighted,
+}
+
+impl Part {
+    pub const ALL: [Part; 6] = [
+        Part::Latency,
+        Part::Bandwidth,
+        Part::Loaded,
+        Part::Granularity,
+        Part::Near,
+        Part::Weighted,
+    ];
+
+    /// Name as the CLI takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Latency => "latency",
+            Part::Bandwidth => "bandwidth",
+            Part::Loaded => "loaded",
+            Part::Granularity => "granularity",
+            Part::Near => "near",
+            Part::Weighted => "weighted",
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Only these nodes (default: every allowed node with memory).
+    pub nodes: Option<Vec<usize>>,
+    /// Also measure DAX memory (`--dax`).
+    pub dax: Option<&'static DaxTarget>,
+    /// Measure only the DAX memory, no node.
+    pub dax_only: bool,
+    /// Near-memory size to sweep against (`--near-size`), overriding what the system says.
+    pub near_size: Option<u64>,
+    /// Installed DRAM when SMBIOS says persistent memory runs in Memory Mode.
+    pub memory_mode_dram: Option<u64>,
+    pub parts: Vec<Part>,
+    pub blocks: Vec<usize>,
+    pub accesses: Vec<Access>,
+    /// Working set of the latency points (default max(4 × LLC, 256 MiB)).
+    pub latency_bytes: Option<u64>,
+    /// Working set per thread of the bandwidth points.
+    pub bandwidth_bytes: u64,
+    /// Working set of all threads of a granularity point (default as latency).
+    pub granularity_bytes: Option<u64>,
+    pub page_kind: PageKind,
+    pub min_samples: u32,
+    pub point_budget: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            nodes: None,
+            dax: None,
+            dax_only: false,
+            near_size: None,
+            memory_mode_dram: None,
+            parts: Part::ALL.to_vec(),
+            blocks: granularity::BLOCKS.to_vec(),
+            accesses: Access::ALL.to_vec(),
+            latency_bytes: None,
+            bandwidth_bytes: 128 * MIB,
+            granularity_bytes: None,
+            page_kind: PageKind::Thp,
+            min_samples: 7,
+            point_budget: 0.3,
+        }
+    }
+}
+
+/// The `tiers` command's results.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct TiersResults {
+    pub method: String,
+    pub plan: TierPlan,
+    /// One entry per measured node (fastest tier first), then DAX memory.
+    pub targets: Vec<TargetFigures>,
+    pub near: Option<NearSweep>,
+    pub weighted: Option<WeightedSweep>,
+    pub findings: Vec<String>,
+}
+
+/// Builds the plan: tiers, near memory, weighted pair, and the notes on what does not apply.
+pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan> {
+    let mut tiers = plan::tiers(&env.topology, env, fs);
+    if let Some(only) = &a.nodes {
+        for n in only {
+            if !tiers.iter().any(|t| t.nodes.iter().any(|x| x.node == *n)) {
+                return Err(Error::input(format!(
+                    "node {n} is not a memory node this process may use (memsight env lists them)"
+                )));
+            }
+        }
+        for t in &mut tiers {
+            t.nodes.retain(|x| only.contains(&x.node));
+        }
+        tiers.retain(|t| !t.nodes.is_empty());
+    }
+    if tiers.is_empty() {
+        return Err(Error::input(
+            "no NUMA node with memory and reachable CPUs is allowed here: check the cpuset (memsight env)",
+        ));
+    }
+    let mut notes = Vec::new();
+    if tiers.iter().all(|t| t.id.is_none()) {
+        notes.push("the kernel publishes no memory tiers (/sys/devices/virtual/memory_tiering, Linux 6.1+): nodes are grouped by the kind hwloc reports (HBM, DRAM, CXL, NVM)".to_string());
+    }
+    notes.extend(env.topology.memory_devices.iter().filter_map(device_note));
+    let near_node = tiers
+        .iter()
+        .flat_map(|t| &t.nodes)
+        .find(|n| {
+            plan::near_memory(&env.topology, fs, n.node, None, None)
+                .is_some_and(|(_, s)| s == plan::NearSource::Sysfs)
+        })
+        .or_else(|| tiers[0].nodes.first())
+        .expect("a tier has nodes");
+    let near = plan::near_memory(
+        &env.topology,
+        fs,
+        near_node.node,
+        a.near_size,
+        a.memory_mode_dram,
+    )
+    .map(|(bytes, source)| {
+        let (sizes, capped) =
+            plan::near_sizes(bytes, near_node.memory_bytes, env.memory.usable_bytes());
+        NearMemory {
+            node: near_node.node,
+            bytes,
+            source,
+            sizes,
+            capped,
+        }
+    });
+    if near.is_none() {
+        notes.push("no memory-side cache here (no sysfs memory_side_cache, no hwloc memory-side cache, no SMBIOS Memory Mode): the working-set sweep against near memory does not apply; --near-size SIZE runs it anyway (e.g. the L3 size)".to_string());
+    }
+    let weighted = match plan::weighted(&tiers, fs) {
+        Ok(w) => Some(w),
+        Err(why) => {
+            notes.push(format!("weighted interleave: {why}"));
+            None
+        }
+    };
+    Ok(TierPlan {
+        tiers,
+        near,
+        weighted,
+        notes,
+    })
+}
+
+/// What to say about a memory device hwloc reports outside the NUMA nodes.
+fn device_note(d: &memsight_core::topology::MemoryDevice) -> Option<String> {
+    let info = |k: &str| d.info.get(k).map(String::as_str);
+    if let Some(t) = info("DAXType") {
+        return Some(format!(
+            "DAX device {} ({t}, {}): not a NUMA node here; measure it with --dax /dev/{} (or online it as a node with daxctl reconfigure-device --mode=system-ram)",
+            d.name,
+            info("Size").unwrap_or("size unknown"),
+            d.name
+        ));
+    }
+    if d.subtype.as_deref() == Some("CXLMem") {
+        let cap: Vec<String> = [("CXLRAMSize", "volatile"), ("CXLPMEMSize", "persistent")]
+            .iter()
+            .filter_map(|(k, what)| Some(format!("{} {what}", info(k)?)))
+            .collect();
+        return Some(format!(
+            "CXL memory device {} ({}): reachable once a region is created (cxl create-region) and onlined as a NUMA node or exposed as devdax (--dax)",
+            d.name,
+            cap.join(", ")
+        ));
+    }
+    None
+}
+
+/// The plan alone, as results with nothing measured (`memsight tiers --plan`).
+pub fn planned(a: &Config, env: &Environment) -> Result<TiersResults> {
+    let plan = make_plan(a, env, &FsRoot::from_env())?;
+    let findings = findings::findings(&plan, &[], None, None);
+    Ok(TiersResults {
+        method: "plan only (--plan): nothing was measured".to_string(),
+        plan,
+        targets: Vec::new(),
+        near: None,
+        weighted: None,
+        findings,
+    })
+}
+
+/// Measures the plan. Returns results and whether everything ran.
+pub fn run(
+    a: &Config,
+    env: &Environment,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(TiersResults, bool)> {
+    let fs = FsRoot::from_env();
+    let plan = make_plan(a, env, &fs)?;
+    let (rule, sample_ns) = crate::sampling::stop_rule(0.02, a.min_samples, a.point_budget, 10.0)?;
+    let mut targets = Vec::new();
+    let mut complete = true;
+    let mut wheres: Vec<Where> = Vec::new();
+    if !a.dax_only {
+        for (ti, t) in plan.tiers.iter().enumerate() {
+            for n in &t.nodes {
+                wheres.push(Where {
+                    target: MemTarget::Node { node: n.node },
+                    tier: Some(ti),
+                    kind: n.kind.clone(),
+                    node: Some(n.node),
+                    dax: None,
+                    cpus: &n.cpus,
+                });
+            }
+        }
+    }
+    if let Some(d) = a.dax {
+        let backing = d.probe()?;
+        wheres.push(Where {
+            target: MemTarget::Dax { backing },
+            tier: None,
+            kind: None,
+            node: None,
+            dax: Some(d),
+            cpus: &plan.tiers[0].nodes[0].cpus,
+        });
+    }
+    for w in &wheres {
+        let (f, done) = measure::measure(w, a, env, rule, sample_ns, tick)?;
+        targets.push(f);
+        if !done {
+            complete = false;
+            break;
+        }
+    }
+    let mut near = None;
+    if complete
+        && a.parts.contains(&Part::Near)
+        && !a.dax_only
+        && let Some(nm) = &plan.near
+    {
+        let cpus = plan
+            .nodes()
+            .find(|n| n.node == nm.node)
+            .map(|n| n.cpus.clone())
+            .unwrap_or_default();
+        near = sweeps::near_sweep(nm, &cpus, a, env, rule, sample_ns, tick)?;
+        complete &= !cancel::requested();
+    }
+    let mut weighted = None;
+    if complete
+        && a.parts.contains(&Part::Weighted)
+        && !a.dax_only
+        && let Some(wp) = &plan.weighted
+    {
+        let bw = |node: usize| {
+            targets
+                .iter()
+                .find(|t| matches!(t.target, MemTarget::Node { node: n } if n == node))
+                .and_then(|t| t.read_gbs.as_ref().map(|s| s.median))
+        };
+        let measured = bw(wp.fast).zip(bw(wp.slow));
+        weighted = Some(sweeps::weighted_sweep(
+            wp, measured, a, env, rule, sample_ns, tick,
+        )?);
+        complete &= !cancel::requested();
+    }
+    let findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
+    let method = method(a, env);
+    Ok((
+        TiersResults {
+            method,
+            plan,
+            targets,
+            near,
+            weighted,
+            findings,
+        },
+        complete,
+    ))
+}
+
+fn method(a: &Config, env: &Environment) -> String {
+    let lat = a
+        .latency_bytes
+        .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 * MIB));
+    format!(
+        "Per node, from the allowed CPUs nearest it (its own, else those hwloc places it beside): idle read latency = pointer chase over {} ({} pages, 128 B stride, random within 256 KiB windows), median ns per load; write latency = the same chase incrementing the word beside each pointer (multichase incr), ns per dependent read-modify-write; read, write and non-temporal-write bandwidth on every CPU, {} per thread, GB/s of program bytes; loaded-latency knee: read traffic, where latency reaches 2 × idle, GB/s of estimated DRAM bytes; granularity: random whole-block reads, writes, non-temporal writes and writes followed by a line write-back + sfence per block, in a random permutation of 2^k blocks per thread ({} in all), GB/s of program bytes, 1 thread and every CPU; effective granule = largest block whose access costs ≤ 1.25 × a 64 B access. Samples taken over the span the team ran together; samples in which a thread lost its CPU dropped. Firmware claims: ACPI HMAT access class 0 (sysfs).",
+        format_bytes(lat),
+        a.page_kind.name(),
+        format_bytes(a.bandwidth_bytes),
+        format_bytes(a.granularity_bytes.unwrap_or(lat)),
+    )
+}
+
+mod findings;

@@ -1,0 +1,299 @@
+//! Working set against near memory: where a memory-side cache (DRAM in front of Optane in Memory
+//! Mode, HBM in cache mode, a CXL device's own cache) stops holding the working set.
+//!
+//! The sweep measures latency (the pointer chase) and read bandwidth per working-set size from an
+//! eighth of the near memory to four times it. The analysis finds the near plateau (sizes at or
+//! below half the near size), the size where misses begin (latency 15% above the near plateau
+//! and staying there), and the far plateau (the largest sizes, when at least two agree within
+//! 10%). The miss rate of each point follows from the two plateaus: latency is a mix,
+//! `near + m·(far − near)`, and so is time per byte, `(1−m)/bw_near + m/bw_far` — the seed's
+//! "bandwidth vs DRAM-cache miss rate". When the far plateau was not reached, it is estimated
+//! from the largest point assuming a fully associative cache under uniformly random accesses
+//! (miss rate 1 − near ÷ size), and marked as estimated.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use memsight_core::stats::Summary;
+
+/// One working set.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NearPoint {
+    pub size_bytes: u64,
+    pub latency_ns: Summary,
+    pub read_gbs: Option<Summary>,
+    /// Miss rate from latency, 0..1.
+    pub miss_latency: Option<f64>,
+    /// Miss rate from bandwidth, 0..1.
+    pub miss_bandwidth: Option<f64>,
+    /// What a fully associative near memory would miss under uniformly random accesses.
+    pub miss_ideal: f64,
+}
+
+/// What the curve says.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NearAnalysis {
+    pub near_bytes: u64,
+    pub near_latency_ns: Option<f64>,
+    pub far_latency_ns: Option<f64>,
+    pub near_gbs: Option<f64>,
+    pub far_gbs: Option<f64>,
+    /// Smallest size from which latency stays 15% above the near plateau.
+    pub misses_begin_bytes: Option<u64>,
+    /// Smallest size of the far plateau, when reached.
+    pub far_plateau_bytes: Option<u64>,
+    /// False: the far figures are estimated from the largest point.
+    pub far_reached: bool,
+    pub findings: Vec<String>,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+/// Ideal miss rate of a fully associative cache of `near` bytes under uniform random accesses.
+pub fn ideal_miss(size: u64, near: u64) -> f64 {
+    if size <= near {
+        0.0
+    } else {
+        1.0 - near as f64 / size as f64
+    }
+}
+
+/// Finds the plateaus and fills in each point's miss rates.
+pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
+    points.sort_by_key(|p| p.size_bytes);
+    for p in points.iter_mut() {
+        p.miss_ideal = ideal_miss(p.size_bytes, near);
+    }
+    let lat = |p: &NearPoint| p.latency_ns.median;
+    let bw = |p: &NearPoint| p.read_gbs.as_ref().map(|s| s.median);
+    let below: Vec<&NearPoint> = points.iter().filter(|p| p.size_bytes <= near / 2).collect();
+    let near_lat =
+        median(below.iter().map(|p| lat(p)).collect()).or_else(|| points.first().map(lat));
+    let near_gbs = median(below.iter().filter_map(|p| bw(p)).collect())
+        .or_else(|| points.first().and_then(bw));
+    let misses_begin = near_lat.and_then(|n| {
+        let i = points
+            .iter()
+            .rposition(|p| lat(p) <= 1.15 * n)
+            .map_or(0, |i| i + 1);
+        points.get(i).map(|p| p.size_bytes)
+    });
+    // Far plateau: the run of largest sizes (≥ 2 × near) within 10% of the largest point.
+    let last = points.last().map(lat);
+    let plateau: Vec<&NearPoint> = match last {
+        Some(l) => points
+            .iter()
+            .rev()
+            .take_while(|p| p.size_bytes >= 2 * near && (lat(p) / l - 1.0).abs() <= 0.10)
+            .collect(),
+        None => Vec::new(),
+    };
+    let reached = plateau.len() >= 2
+        && plateau.last().is_some_and(|p| {
+            // The plateau must be flat, not the tail of a slow 1 − near/size rise.
+            near_lat.is_some_and(|n| lat(p) > 1.15 * n)
+        })
+        && is_flat(&plateau);
+    let (far_lat, far_gbs, far_from) = if reached {
+        (
+            median(plateau.iter().map(|p| lat(p)).collect()),
+            median(plateau.iter().filter_map(|p| bw(p)).collect()),
+            plateau.last().map(|p| p.size_bytes),
+        )
+    } else {
+        let est = points.last().zip(near_lat).and_then(|(p, n)| {
+            let m = ideal_miss(p.size_bytes, near);
+            (m > 0.2).then(|| n + (lat(p) - n) / m)
+        });
+        let est_bw = points.last().zip(near_gbs).and_then(|(p, nb)| {
+            let m = ideal_miss(p.size_bytes, near);
+            let b = bw(p)?;
+            // 1/b = (1−m)/nb + m/fb  →  fb = m / (1/b − (1−m)/nb)
+            let denom = 1.0 / b - (1.0 - m) / nb;
+            (m > 0.2 && denom > 0.0).then(|| m / denom)
+        });
+        (est, est_bw, None)
+    };
+    for p in points.iter_mut() {
+        p.miss_latency = near_lat
+            .zip(far_lat)
+            .filter(|(n, f)| f > n)
+            .map(|(n, f)| ((lat(p) - n) / (f - n)).clamp(0.0, 1.0));
+        p.miss_bandwidth = match (bw(p), near_gbs, far_gbs) {
+            (Some(b), Some(nb), Some(fb)) if nb > fb => {
+                Some(((1.0 / b - 1.0 / nb) / (1.0 / fb - 1.0 / nb)).clamp(0.0, 1.0))
+            }
+            _ => None,
+        };
+    }
+    let mut a = NearAnalysis {
+        near_bytes: near,
+        near_latency_ns: near_lat,
+        far_latency_ns: far_lat,
+        near_gbs,
+        far_gbs,
+        misses_begin_bytes: misses_begin,
+        far_plateau_bytes: far_from,
+        far_reached: reached,
+        findings: Vec::new(),
+    };
+    a.findings = findings(&a);
+    a
+}
+
+/// Consecutive plateau points differ by less than 5%.
+fn is_flat(plateau: &[&NearPoint]) -> bool {
+    plateau
+        .windows(2)
+        .all(|w| (w[0].latency_ns.median / w[1].latency_ns.median - 1.0).abs() < 0.05)
+}
+
+fn findings(a: &NearAnalysis) -> Vec<String> {
+    use memsight_core::units::format_bytes;
+    let mut out = Vec::new();
+    let near = format_bytes(a.near_bytes);
+    match a.misses_begin_bytes {
+        Some(s) if s < a.near_bytes / 2 => out.push(format!(
+            "misses begin at {} — well below the {near} near memory: conflict misses (a direct-mapped near memory sees physical pages collide) or a smaller cache than the firmware says",
+            format_bytes(s)
+        )),
+        Some(s) => out.push(format!(
+            "misses begin at {} ({:.2} × the {near} near memory)",
+            format_bytes(s),
+            s as f64 / a.near_bytes as f64
+        )),
+        None => out.push(format!(
+            "no misses over the sweep: the whole range fits the {near} near memory, or there is no near memory in front of this node"
+        )),
+    }
+    if let (Some(n), Some(f)) = (a.near_latency_ns, a.far_latency_ns) {
+        out.push(format!(
+            "near plateau {n:.0} ns, far {} {f:.0} ns ({:.1}×)",
+            if a.far_reached {
+                "plateau"
+            } else {
+                "memory (estimated from the largest size, assuming 1 − near ÷ size misses)"
+            },
+            f / n
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memsight_core::stats::summarize;
+
+    const G: u64 = 1 << 30;
+
+    fn pts(sizes: &[u64], f: impl Fn(u64) -> (f64, f64)) -> Vec<NearPoint> {
+        sizes
+            .iter()
+            .map(|&s| {
+                let (l, b) = f(s);
+                NearPoint {
+                    size_bytes: s,
+                    latency_ns: summarize(&[l, l, l]),
+                    read_gbs: Some(summarize(&[b, b, b])),
+                    miss_latency: None,
+                    miss_bandwidth: None,
+                    miss_ideal: 0.0,
+                }
+            })
+            .collect()
+    }
+
+    fn sizes() -> Vec<u64> {
+        crate::latency::log_sizes(G, 32 * G, 3, 1 << 20)
+    }
+
+    #[test]
+    fn a_step_curve_has_both_plateaus_and_exact_miss_rates() {
+        // Near 8 GiB: 100 ns / 40 GB/s up to 8 GiB, 300 ns / 10 GB/s from 16 GiB, a mix between.
+        let near = 8 * G;
+        let mix = |m: f64| (100.0 + 200.0 * m, 1.0 / ((1.0 - m) / 40.0 + m / 10.0));
+        let mut p = pts(&sizes(), |s| {
+            mix(if s <= near {
+                0.0
+            } else if s >= 2 * near {
+                1.0
+            } else {
+                0.5
+            })
+        });
+        let a = analyse(&mut p, near);
+        assert!(a.far_reached);
+        assert_eq!(a.near_latency_ns, Some(100.0));
+        assert_eq!(a.far_latency_ns, Some(300.0));
+        assert!(a.misses_begin_bytes.unwrap() > near && a.misses_begin_bytes.unwrap() < 2 * near);
+        assert_eq!(a.far_plateau_bytes, Some(2 * near));
+        for x in &p {
+            let want = if x.size_bytes <= near {
+                0.0
+            } else if x.size_bytes >= 2 * near {
+                1.0
+            } else {
+                0.5
+            };
+            assert!(
+                (x.miss_latency.unwrap() - want).abs() < 1e-9,
+                "{}",
+                x.size_bytes
+            );
+            assert!(
+                (x.miss_bandwidth.unwrap() - want).abs() < 1e-9,
+                "{}",
+                x.size_bytes
+            );
+        }
+    }
+
+    #[test]
+    fn a_slow_rise_estimates_the_far_memory_from_the_ideal_cache() {
+        // Fully associative 4 GiB cache, uniform random accesses: m = 1 − near/size. At 4 × near
+        // the rise is still going (75% misses); the far latency is recovered, marked estimated.
+        let near = 4 * G;
+        let mut p = pts(&sizes()[..13], |s| {
+            let m = ideal_miss(s, near);
+            (100.0 + 250.0 * m, 1.0 / ((1.0 - m) / 40.0 + m / 8.0))
+        });
+        assert_eq!(p.last().unwrap().size_bytes, 16 * G);
+        let a = analyse(&mut p, near);
+        assert!(!a.far_reached);
+        assert!((a.far_latency_ns.unwrap() - 350.0).abs() < 1e-6);
+        assert!((a.far_gbs.unwrap() - 8.0).abs() < 1e-6);
+        assert!(a.findings.iter().any(|f| f.contains("estimated")));
+        let last = p.last().unwrap();
+        assert!((last.miss_latency.unwrap() - 0.75).abs() < 1e-9);
+    }
+
+    #[test]
+    fn early_misses_are_called_conflicts() {
+        let near = 16 * G;
+        let mut p = pts(&sizes(), |s| {
+            if s >= 4 * G {
+                (200.0, 20.0)
+            } else {
+                (100.0, 40.0)
+            }
+        });
+        let a = analyse(&mut p, near);
+        assert_eq!(a.misses_begin_bytes, Some(4 * G));
+        assert!(a.findings[0].contains("conflict"), "{:?}", a.findings);
+    }
+
+    #[test]
+    fn a_flat_curve_has_no_misses() {
+        let mut p = pts(&sizes(), |_| (90.0, 30.0));
+        let a = analyse(&mut p, 64 * G);
+        assert_eq!(a.misses_begin_bytes, None);
+        assert!(a.findings[0].contains("no misses"));
+    }
+}

@@ -1,0 +1,271 @@
+//! The two sweeps over placements: working set against near memory, and DRAM:far page weights.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use memsight_core::buffer::Weighted;
+use memsight_core::env::Environment;
+use memsight_core::stats::{StopRule, Summary};
+use memsight_core::sysfs::FsRoot;
+use memsight_core::{Result, cancel};
+use memsight_kernels::chain::Pattern;
+
+use super::Config;
+use super::nearmem::{NearAnalysis, NearPoint, analyse};
+use super::plan::{Mechanism, NearMemory, Ratio, WeightedPlan, proportional};
+use super::weights::WeightGuard;
+use crate::bandwidth::{BandwidthConfig, NONZERO, spec::parse_test};
+use crate::latency::LadderConfig;
+
+/// The near-memory sweep's points and analysis.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NearSweep {
+    pub node: usize,
+    pub cpus: Vec<usize>,
+    pub points: Vec<NearPoint>,
+    pub analysis: NearAnalysis,
+}
+
+/// One weight ratio's bandwidths.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct WeightedPoint {
+    pub ratio: Ratio,
+    /// Reads, every CPU, GB/s of program bytes.
+    pub read_gbs: Option<Summary>,
+    /// A 2:1 read:write mix (regular stores), GB/s of program bytes.
+    pub mix_gbs: Option<Summary>,
+}
+
+/// The weighted-interleave sweep.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct WeightedSweep {
+    pub fast: usize,
+    pub slow: usize,
+    pub mechanism: Mechanism,
+    pub points: Vec<WeightedPoint>,
+    /// The ratio proportional to the two nodes' measured read bandwidths.
+    pub measured_ratio: Option<Ratio>,
+    pub claimed_ratio: Option<Ratio>,
+    pub best_read: Option<Ratio>,
+    pub best_mix: Option<Ratio>,
+    /// Weights that could not be restored (should be empty).
+    pub restore_problems: Vec<String>,
+}
+
+/// Latency and read bandwidth per working set on the node behind the near memory.
+pub fn near_sweep(
+    near: &NearMemory,
+    cpus: &[usize],
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    sample_ns: f64,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<Option<NearSweep>> {
+    tick(&format!(
+        "near memory: latency over {} sizes",
+        near.sizes.len()
+    ));
+    let cfg = LadderConfig {
+        sizes: near.sizes.iter().map(|s| s / 128 * 128).collect(),
+        stride: 128,
+        pattern: Pattern::Window {
+            window_bytes: 64 * 4096,
+        },
+        page_kind: a.page_kind,
+        tlb_compare: false,
+        max_parallel: 1,
+        cpus: vec![cpus[0]],
+        node: Some(near.node),
+        interleave: false,
+        rule,
+        sample_ns: 2e6,
+        seed: 0x5eed,
+        write: false,
+        dax: None,
+    };
+    let timer = memsight_core::timer::calibrate();
+    let (lat, done) = crate::latency::run(&cfg, env, timer, &|_| {})?;
+    let Some(ladder) = lat.ladders.first() else {
+        return Ok(None);
+    };
+    let mut points = Vec::new();
+    for p in &ladder.main.points {
+        if !done && cancel::requested() {
+            break;
+        }
+        tick(&format!(
+            "near memory: read bandwidth at {}",
+            memsight_core::units::format_bytes(p.size_bytes)
+        ));
+        let per_thread = (p.size_bytes / cpus.len() as u64).max(1 << 20);
+        let read = read_bandwidth(
+            cpus,
+            Some(near.node),
+            None,
+            per_thread,
+            a,
+            env,
+            rule,
+            sample_ns,
+        )?;
+        points.push(NearPoint {
+            size_bytes: p.size_bytes,
+            latency_ns: p.ns.clone(),
+            read_gbs: read,
+            miss_latency: None,
+            miss_bandwidth: None,
+            miss_ideal: 0.0,
+        });
+        if cancel::requested() {
+            break;
+        }
+    }
+    let analysis = analyse(&mut points, near.bytes);
+    Ok(Some(NearSweep {
+        node: near.node,
+        cpus: cpus.to_vec(),
+        points,
+        analysis,
+    }))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_bandwidth(
+    cpus: &[usize],
+    node: Option<usize>,
+    weighted: Option<Weighted>,
+    per_thread: u64,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    sample_ns: f64,
+) -> Result<Option<Summary>> {
+    test_bandwidth(
+        "read", cpus, node, weighted, per_thread, a, env, rule, sample_ns,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn test_bandwidth(
+    test: &str,
+    cpus: &[usize],
+    node: Option<usize>,
+    weighted: Option<Weighted>,
+    per_thread: u64,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    sample_ns: f64,
+) -> Result<Option<Summary>> {
+    let spec = parse_test(test)?;
+    // Weighted placement splits by page: 4 KiB pages give the finest split.
+    let page_kind = if weighted.is_some() {
+        memsight_core::buffer::PageKind::Base4K
+    } else {
+        a.page_kind
+    };
+    let cfg = BandwidthConfig {
+        tests: vec![spec.clone()],
+        isa: memsight_kernels::bandwidth::Isa::widest(),
+        cpus: cpus.to_vec(),
+        thread_counts: vec![cpus.len()],
+        bytes_per_thread: per_thread,
+        shared: false,
+        interleave: false,
+        sweep_sizes: Vec::new(),
+        node,
+        page_kind,
+        patterns: vec![NONZERO],
+        rule,
+        sample_ns,
+        skipped: Vec::new(),
+        weighted,
+        dax: None,
+    };
+    let p = crate::bandwidth::measure(&spec, &cfg, env, cpus, per_thread, NONZERO)?;
+    Ok(p.map(|p| p.program_gbs))
+}
+
+/// Bandwidth per DRAM:far page ratio. Kernel weights are saved first and restored whatever
+/// happens (the guard's drop).
+pub fn weighted_sweep(
+    plan: &WeightedPlan,
+    measured: Option<(f64, f64)>,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    sample_ns: f64,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<WeightedSweep> {
+    let measured_ratio = measured.and_then(|(f, s)| proportional(f, s));
+    let mut ratios = plan.ratios.clone();
+    if let Some(r) = measured_ratio
+        && !ratios.contains(&r)
+    {
+        ratios.push(r);
+    }
+    let fs = FsRoot::live();
+    let mut guard = match plan.mechanism {
+        Mechanism::Kernel => Some(WeightGuard::save(&fs, &[plan.fast, plan.slow])?),
+        Mechanism::Mbind => None,
+    };
+    let mut points = Vec::new();
+    for r in ratios {
+        let (node, weighted) = if r.far == 0 {
+            (Some(plan.fast), None)
+        } else {
+            if let Some(g) = &guard {
+                g.set(plan.fast, r.near)?;
+                g.set(plan.slow, r.far)?;
+            }
+            let w = Weighted {
+                nodes: vec![(plan.fast, r.near), (plan.slow, r.far)],
+                kernel_policy: guard.is_some(),
+            };
+            (None, Some(w))
+        };
+        let mut point = WeightedPoint {
+            ratio: r,
+            read_gbs: None,
+            mix_gbs: None,
+        };
+        for (test, slot) in [("read", &mut point.read_gbs), ("2:1", &mut point.mix_gbs)] {
+            tick(&format!("weighted interleave {r}: {test}"));
+            *slot = test_bandwidth(
+                test,
+                &plan.cpus,
+                node,
+                weighted.clone(),
+                a.bandwidth_bytes,
+                a,
+                env,
+                rule,
+                sample_ns,
+            )?;
+        }
+        points.push(point);
+        if cancel::requested() {
+            break;
+        }
+    }
+    let restore_problems = guard.as_mut().map(|g| g.restore()).unwrap_or_default();
+    let best = |f: fn(&WeightedPoint) -> Option<f64>| {
+        points
+            .iter()
+            .filter_map(|p| f(p).map(|v| (p.ratio, v)))
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+            .map(|x| x.0)
+    };
+    Ok(WeightedSweep {
+        fast: plan.fast,
+        slow: plan.slow,
+        mechanism: plan.mechanism,
+        best_read: best(|p| p.read_gbs.as_ref().map(|s| s.median)),
+        best_mix: best(|p| p.mix_gbs.as_ref().map(|s| s.median)),
+        points,
+        measured_ratio,
+        claimed_ratio: plan.claimed,
+        restore_problems,
+    })
+}
