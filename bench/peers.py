@@ -68,16 +68,17 @@ def ms_stream(kernel):
     return k["best_rate_mbs"] / 1000.0, k["gbs"]["dropped"]
 
 
-def ms_latency(pattern, stride):
+def ms_latency(pattern, stride, write=False):
     d = memsight_json(["latency", "--min-size", "1G", "--max-size", "1G", "--stride", str(stride),
-                       "--pattern", pattern, "--no-tlb", "--parallel", "1", "--cpu", "0", "--page-kind", "4k"])
+                       "--pattern", pattern, "--no-tlb", "--parallel", "1", "--cpu", "0", "--page-kind", "4k",
+                       *(["--write"] if write else [])])
     ns = d["results"]["ladders"][0]["main"]["points"][-1]["ns"]
     return ns["median"], ns["dropped"], ns["min"]
 
 
-def multichase(stride, window):
+def multichase(stride, window, chase="simple"):
     out = sh(["taskset", "-c", "0", f"{PEERS}/multichase/multichase", "-m", "1g", "-s", str(stride),
-              "-T", window, "-n", "10", "-v"])
+              "-T", window, "-n", "10", "-v", "-c", chase])
     samples = [float(x) for x in re.findall(r"avg=([\d.]+)", out)]
     best = float(out.strip().splitlines()[-1].split()[-1])
     return statistics.median(samples), best
@@ -114,6 +115,9 @@ CLASSES = [
      {"multichase -s 128 -T 256k": lambda: multichase(128, "256k")}),
     ("DRAM latency, random over 1 GiB", "ns", False, lambda: ms_latency("random", 128),
      {"multichase -s 128 -T 1g": lambda: multichase(128, "1g")}),
+    ("DRAM write latency (write chase), 128 B stride, 256 KiB windows, 1 GiB", "ns", False,
+     lambda: ms_latency("window", 128, write=True),
+     {"multichase -c incr -s 128 -T 256k": lambda: multichase(128, "256k", "incr")}),
 ]
 
 

@@ -188,6 +188,7 @@ fn weighted_findings(w: &WeightedSweep) -> Vec<String> {
             ))
         ));
     }
+    out.extend(w.notes.iter().cloned());
     for p in &w.restore_problems {
         out.push(format!("WARNING: {p}"));
     }

@@ -263,10 +263,17 @@ pub fn run(
     }
     if let Some(d) = a.dax {
         let backing = d.probe()?;
+        let kind = Some(match backing.kind {
+            memsight_core::buffer::DaxKind::DevDax => "devdax".to_string(),
+            memsight_core::buffer::DaxKind::FsDax => format!("fsdax ({})", backing.filesystem),
+            memsight_core::buffer::DaxKind::Emulated => {
+                format!("emulated ({})", backing.filesystem)
+            }
+        });
         wheres.push(Where {
             target: MemTarget::Dax { backing },
             tier: None,
-            kind: None,
+            kind,
             node: None,
             dax: Some(d),
             cpus: &plan.tiers[0].nodes[0].cpus,
@@ -295,6 +302,7 @@ pub fn run(
         complete &= !cancel::requested();
     }
     let mut weighted = None;
+    let mut weighted_error = None;
     if complete
         && a.parts.contains(&Part::Weighted)
         && !a.dax_only
@@ -307,12 +315,15 @@ pub fn run(
                 .and_then(|t| t.read_gbs.as_ref().map(|s| s.median))
         };
         let measured = bw(wp.fast).zip(bw(wp.slow));
-        weighted = Some(sweeps::weighted_sweep(
-            wp, measured, a, env, rule, sample_ns, tick,
-        )?);
+        match sweeps::weighted_sweep(wp, measured, a, env, rule, sample_ns, tick) {
+            Ok(w) => weighted = Some(w),
+            // Everything else was measured: keep it and say why the sweep is missing.
+            Err(e) => weighted_error = Some(format!("weighted interleave not measured: {e}")),
+        }
         complete &= !cancel::requested();
     }
-    let findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
+    let mut findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
+    findings.extend(weighted_error);
     let method = method(a, env);
     Ok((
         TiersResults {

@@ -2,8 +2,8 @@
 //! Mode, HBM in cache mode, a CXL device's own cache) stops holding the working set.
 //!
 //! The sweep measures latency (the pointer chase) and read bandwidth per working-set size from an
-//! eighth of the near memory to four times it. The analysis finds the near plateau (sizes at or
-//! below half the near size), the size where misses begin (latency 15% above the near plateau
+//! eighth of the near memory to four times it. The analysis finds the near plateau (the leading
+//! run of sizes within 15% of the fastest, up to the near size), the size where misses begin (latency 15% above the near plateau
 //! and staying there), and the far plateau (the largest sizes, when at least two agree within
 //! 10%). The miss rate of each point follows from the two plateaus: latency is a mix,
 //! `near + m·(far − near)`, and so is time per byte, `(1−m)/bw_near + m/bw_far` — the seed's
@@ -72,7 +72,15 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
     }
     let lat = |p: &NearPoint| p.latency_ns.median;
     let bw = |p: &NearPoint| p.read_gbs.as_ref().map(|s| s.median);
-    let below: Vec<&NearPoint> = points.iter().filter(|p| p.size_bytes <= near / 2).collect();
+    // The near plateau: the leading run of points within 15% of the fastest of them, among the
+    // sizes that fit the near memory (misses can begin well before it is full).
+    let fits: Vec<&NearPoint> = points.iter().filter(|p| p.size_bytes <= near).collect();
+    let fastest = fits.iter().map(|p| lat(p)).fold(f64::INFINITY, f64::min);
+    let below: Vec<&NearPoint> = fits
+        .iter()
+        .copied()
+        .take_while(|p| lat(p) <= 1.15 * fastest)
+        .collect();
     let near_lat =
         median(below.iter().map(|p| lat(p)).collect()).or_else(|| points.first().map(lat));
     let near_gbs = median(below.iter().filter_map(|p| bw(p)).collect())
@@ -126,7 +134,9 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
             .filter(|(n, f)| f > n)
             .map(|(n, f)| ((lat(p) - n) / (f - n)).clamp(0.0, 1.0));
         p.miss_bandwidth = match (bw(p), near_gbs, far_gbs) {
-            (Some(b), Some(nb), Some(fb)) if nb > fb => {
+            // Only where the two plateaus differ beyond the noise (20%): else every point would
+            // divide noise by noise.
+            (Some(b), Some(nb), Some(fb)) if nb > 1.2 * fb => {
                 Some(((1.0 / b - 1.0 / nb) / (1.0 / fb - 1.0 / nb)).clamp(0.0, 1.0))
             }
             _ => None,
@@ -171,6 +181,13 @@ fn findings(a: &NearAnalysis) -> Vec<String> {
         None => out.push(format!(
             "no misses over the sweep: the whole range fits the {near} near memory, or there is no near memory in front of this node"
         )),
+    }
+    if let (Some(n), Some(f)) = (a.near_gbs, a.far_gbs)
+        && n <= 1.2 * f
+    {
+        out.push(format!(
+            "read bandwidth hardly changes across the sweep ({n:.1} → {f:.1} GB/s): bandwidth does not see the near memory here, so no miss rate is derived from it"
+        ));
     }
     if let (Some(n), Some(f)) = (a.near_latency_ns, a.far_latency_ns) {
         out.push(format!(
@@ -287,6 +304,61 @@ mod tests {
         let a = analyse(&mut p, near);
         assert_eq!(a.misses_begin_bytes, Some(4 * G));
         assert!(a.findings[0].contains("conflict"), "{:?}", a.findings);
+    }
+
+    #[test]
+    fn equal_bandwidth_plateaus_give_no_bandwidth_miss_rate() {
+        let near = 4 * G;
+        let mut p = pts(&sizes(), |s| {
+            if s > near {
+                (300.0, 30.0)
+            } else {
+                (100.0, 31.0)
+            }
+        });
+        let a = analyse(&mut p, near);
+        assert!(p.iter().all(|x| x.miss_bandwidth.is_none()));
+        assert!(
+            a.findings.iter().any(|f| f.contains("hardly changes")),
+            "{:?}",
+            a.findings
+        );
+    }
+
+    #[test]
+    fn this_vms_l3_curve_finds_the_near_plateau_before_the_jump() {
+        // Measured here (2026-11-23, --near-size 32M: the L3 sysfs reports): the guest's share of
+        // the host L3 ends near 8 MiB, DRAM from 10 MiB; bandwidth falls from 20 MiB.
+        const M: u64 = 1 << 20;
+        let measured = [
+            (4, 13.35, 195.0),
+            (5, 13.59, 194.9),
+            (6, 14.01, 195.9),
+            (8, 71.22, 195.7),
+            (10, 131.1, 195.2),
+            (13, 123.3, 194.9),
+            (16, 125.1, 187.9),
+            (20, 127.9, 167.5),
+            (25, 124.1, 136.4),
+            (32, 126.1, 103.0),
+            (40, 122.5, 73.87),
+            (51, 125.0, 60.72),
+            (64, 130.4, 49.77),
+            (81, 130.2, 46.43),
+            (102, 126.6, 36.62),
+            (128, 122.3, 35.85),
+        ];
+        let sizes: Vec<u64> = measured.iter().map(|m| m.0 * M).collect();
+        let mut p = pts(&sizes, |s| {
+            let m = measured.iter().find(|m| m.0 * M == s).unwrap();
+            (m.1, m.2)
+        });
+        let a = analyse(&mut p, 32 * M);
+        assert!((a.near_latency_ns.unwrap() - 13.59).abs() < 0.01);
+        assert_eq!(a.misses_begin_bytes, Some(8 * M));
+        assert!(a.far_reached);
+        assert!((120.0..135.0).contains(&a.far_latency_ns.unwrap()));
+        assert!(a.findings[0].contains("well below"), "{:?}", a.findings);
     }
 
     #[test]

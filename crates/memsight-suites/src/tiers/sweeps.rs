@@ -50,6 +50,9 @@ pub struct WeightedSweep {
     pub best_mix: Option<Ratio>,
     /// Weights that could not be restored (should be empty).
     pub restore_problems: Vec<String>,
+    /// How the placement was made when it was not as planned.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// Latency and read bandwidth per working set on the node behind the near memory.
@@ -206,9 +209,27 @@ pub fn weighted_sweep(
         ratios.push(r);
     }
     let fs = FsRoot::live();
+    let mut notes = Vec::new();
+    // The kernel's weights are global and need root: where they cannot be written, the same
+    // placement comes from per-range mbind.
     let mut guard = match plan.mechanism {
-        Mechanism::Kernel => Some(WeightGuard::save(&fs, &[plan.fast, plan.slow])?),
+        Mechanism::Kernel => {
+            match WeightGuard::save(&fs, &[plan.fast, plan.slow])
+                .and_then(|g| g.probe_writable(plan.fast).map(|()| g))
+            {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    notes.push(format!("kernel weights not usable ({e}): pages bound range by range with mbind instead"));
+                    None
+                }
+            }
+        }
         Mechanism::Mbind => None,
+    };
+    let mechanism = if guard.is_some() {
+        Mechanism::Kernel
+    } else {
+        Mechanism::Mbind
     };
     let mut points = Vec::new();
     for r in ratios {
@@ -260,7 +281,8 @@ pub fn weighted_sweep(
     Ok(WeightedSweep {
         fast: plan.fast,
         slow: plan.slow,
-        mechanism: plan.mechanism,
+        mechanism,
+        notes,
         best_read: best(|p| p.read_gbs.as_ref().map(|s| s.median)),
         best_mix: best(|p| p.mix_gbs.as_ref().map(|s| s.median)),
         points,
@@ -268,4 +290,54 @@ pub fn weighted_sweep(
         claimed_ratio: plan.claimed,
         restore_problems,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tiers::plan::RATIOS;
+    use memsight_core::topology::Topology;
+
+    fn env() -> Environment {
+        Environment::collect(&FsRoot::live(), Topology::load().unwrap(), false)
+    }
+
+    /// The sweep end to end on one node (fast = slow = node 0: every ratio places every page on
+    /// node 0), both mechanisms where they can run; kernel weights are as before afterwards.
+    #[test]
+    fn the_weighted_sweep_runs_every_ratio_and_restores_the_weights() {
+        let env = env();
+        let cpus = vec![env.allowed_cpus[0]];
+        let a = Config {
+            bandwidth_bytes: 4 << 20,
+            ..Default::default()
+        };
+        let (rule, ns) = crate::sampling::stop_rule(0.05, 3, 0.05, 2.0).unwrap();
+        let weights_dir = FsRoot::live().path(crate::tiers::weights::SYSFS);
+        let read_weights = || {
+            ["node0", "auto"]
+                .map(|f| std::fs::read_to_string(weights_dir.join(f)).unwrap_or_default())
+        };
+        let before = read_weights();
+        for mechanism in [Mechanism::Mbind, Mechanism::Kernel] {
+            if mechanism == Mechanism::Kernel && !weights_dir.is_dir() {
+                continue;
+            }
+            let plan = WeightedPlan {
+                fast: 0,
+                slow: 0,
+                cpus: cpus.clone(),
+                mechanism,
+                ratios: RATIOS.to_vec(),
+                claimed: Some(Ratio { near: 5, far: 2 }),
+            };
+            let w = weighted_sweep(&plan, Some((30.0, 10.0)), &a, &env, rule, ns, &|_| {}).unwrap();
+            assert!(w.restore_problems.is_empty(), "{:?}", w.restore_problems);
+            assert_eq!(w.measured_ratio, Some(Ratio { near: 3, far: 1 }));
+            assert_eq!(w.points.len(), RATIOS.len(), "3:1 is already a fixed ratio");
+            assert!(w.points.iter().all(|p| p.read_gbs.is_some() && p.mix_gbs.is_some()));
+            assert!(w.best_read.is_some() && w.best_mix.is_some());
+            assert_eq!(read_weights(), before, "{mechanism:?}: weights as before");
+        }
+    }
 }

@@ -69,6 +69,21 @@ impl WeightGuard {
         })
     }
 
+    /// Checks that weights can be written (root) by writing `node`'s saved weight back.
+    pub fn probe_writable(&self, node: usize) -> Result<()> {
+        let file = format!("node{node}");
+        let Some((_, v)) = self.saved.iter().find(|(f, _)| *f == file) else {
+            return Err(Error::input(format!("node {node} has no saved weight")));
+        };
+        let path = self.dir.join(&file);
+        std::fs::write(&path, format!("{v}\n")).map_err(|e| {
+            Error::input(format!(
+                "cannot write {}: {e} (setting interleave weights needs root)",
+                path.display()
+            ))
+        })
+    }
+
     /// Writes every saved value back; returns what could not be restored.
     pub fn restore(&mut self) -> Vec<String> {
         let mut problems = Vec::new();
