@@ -131,17 +131,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 progress::with_progress(None, g.no_progress, |tick| numa::run(&cfg, &env, tick))?;
             show.measured("numa", env, results, complete, None)
         }
-        Command::Tiers(a) => {
-            let cfg = a.config()?;
-            if a.plan {
-                let results = tiers::planned(&cfg, &env)?;
-                return show.study("tiers", env, results, true, None);
-            }
-            require_live(&env)?;
-            let (results, complete) =
-                progress::with_progress(None, g.no_progress, |tick| tiers::run(&cfg, &env, tick))?;
-            show.measured("tiers", env, results, complete, None)
-        }
+        Command::Tiers(a) => run_tiers(a, env, &show),
         Command::LoadedLatency(a) => {
             require_live(&env)?;
             let cfg = a.config(&env)?;
@@ -346,6 +336,20 @@ impl Show<'_> {
         })?;
         emit(self.g, envelope)
     }
+}
+
+/// `memsight tiers`: the plan alone (`--plan`), or the study.
+fn run_tiers(a: &cli::TiersArgs, env: Environment, show: &Show) -> anyhow::Result<ExitCode> {
+    let cfg = a.config()?;
+    if a.plan {
+        let results = tiers::planned(&cfg, &env)?;
+        return show.study("tiers", env, results, true, None);
+    }
+    require_live(&env)?;
+    let (results, complete) = progress::with_progress(None, show.g.no_progress, |tick| {
+        tiers::run(&cfg, &env, tick)
+    })?;
+    show.measured("tiers", env, results, complete, None)
 }
 
 /// `memsight run`: every suite under one progress display, the tables at the end, the results

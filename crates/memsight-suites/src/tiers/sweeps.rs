@@ -335,7 +335,11 @@ mod tests {
             assert!(w.restore_problems.is_empty(), "{:?}", w.restore_problems);
             assert_eq!(w.measured_ratio, Some(Ratio { near: 3, far: 1 }));
             assert_eq!(w.points.len(), RATIOS.len(), "3:1 is already a fixed ratio");
-            assert!(w.points.iter().all(|p| p.read_gbs.is_some() && p.mix_gbs.is_some()));
+            assert!(
+                w.points
+                    .iter()
+                    .all(|p| p.read_gbs.is_some() && p.mix_gbs.is_some())
+            );
             assert!(w.best_read.is_some() && w.best_mix.is_some());
             assert_eq!(read_weights(), before, "{mechanism:?}: weights as before");
         }

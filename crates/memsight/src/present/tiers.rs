@@ -271,6 +271,111 @@ fn plan_facts(r: &TiersResults) -> Vec<String> {
     out
 }
 
+/// The keyed figures of one target.
+fn target_figures(t: &TargetFigures) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let k = t.target.key();
+    let cond = match &t.target {
+        MemTarget::Dax { backing } => {
+            format!("{:?} DAX on {}", backing.kind, backing.filesystem)
+        }
+        MemTarget::Node { .. } => format!("CPUs {}", format_list(&t.cpus)),
+    };
+    let l = t.target.label();
+    let sampled: [(&str, &str, &str, Better, &Option<Summary>); 5] = [
+        (
+            "read-latency",
+            "idle read latency",
+            "ns",
+            Better::Lower,
+            &t.read_latency_ns,
+        ),
+        (
+            "write-latency",
+            "idle write (RMW) latency",
+            "ns",
+            Better::Lower,
+            &t.write_latency_ns,
+        ),
+        (
+            "read-bw",
+            "read bandwidth",
+            "GB/s (program bytes)",
+            Better::Higher,
+            &t.read_gbs,
+        ),
+        (
+            "write-bw",
+            "write bandwidth",
+            "GB/s (program bytes)",
+            Better::Higher,
+            &t.write_gbs,
+        ),
+        (
+            "write-nt-bw",
+            "non-temporal write bandwidth",
+            "GB/s (program bytes)",
+            Better::Higher,
+            &t.write_nt_gbs,
+        ),
+    ];
+    for (key, what, unit, better, s) in sampled {
+        if let Some(s) = s {
+            out.push(
+                Figure::sampled(
+                    "tiers",
+                    format!("tiers/{k}/{key}"),
+                    format!("{what}, {l}"),
+                    unit,
+                    better,
+                    s,
+                )
+                .under(cond.clone()),
+            );
+        }
+    }
+    if let Some(v) = t.knee_gbs {
+        out.push(
+            Figure::scalar(
+                "tiers",
+                format!("tiers/{k}/knee"),
+                format!("loaded-latency knee, {l}"),
+                "GB/s (estimated DRAM bytes)",
+                Better::Higher,
+                v,
+            )
+            .under(cond.clone()),
+        );
+    }
+    for p in &t.granularity {
+        out.push(
+            Figure::sampled(
+                "tiers",
+                format!(
+                    "tiers/{k}/random-{}/{}/t{}",
+                    p.access.name(),
+                    size_key(p.block_bytes as u64),
+                    p.threads
+                ),
+                format!(
+                    "random {} of {} B blocks, {} thread(s), {l}",
+                    p.access.name(),
+                    p.block_bytes,
+                    p.threads
+                ),
+                "GB/s (program bytes)",
+                Better::Higher,
+                &p.gbs,
+            )
+            .under(format!(
+                "{cond}, {} per thread",
+                format_bytes(p.bytes_per_thread)
+            )),
+        );
+    }
+    out
+}
+
 impl Present for TiersResults {
     fn view(&self) -> View {
         let mut blocks = Vec::new();
@@ -328,108 +433,7 @@ impl Present for TiersResults {
     }
 
     fn figures(&self) -> Vec<Figure> {
-        let mut out = Vec::new();
-        for t in &self.targets {
-            let k = t.target.key();
-            let cond = match &t.target {
-                MemTarget::Dax { backing } => {
-                    format!("{:?} DAX on {}", backing.kind, backing.filesystem)
-                }
-                MemTarget::Node { .. } => format!("CPUs {}", format_list(&t.cpus)),
-            };
-            let l = t.target.label();
-            let sampled: [(&str, &str, &str, Better, &Option<Summary>); 5] = [
-                (
-                    "read-latency",
-                    "idle read latency",
-                    "ns",
-                    Better::Lower,
-                    &t.read_latency_ns,
-                ),
-                (
-                    "write-latency",
-                    "idle write (RMW) latency",
-                    "ns",
-                    Better::Lower,
-                    &t.write_latency_ns,
-                ),
-                (
-                    "read-bw",
-                    "read bandwidth",
-                    "GB/s (program bytes)",
-                    Better::Higher,
-                    &t.read_gbs,
-                ),
-                (
-                    "write-bw",
-                    "write bandwidth",
-                    "GB/s (program bytes)",
-                    Better::Higher,
-                    &t.write_gbs,
-                ),
-                (
-                    "write-nt-bw",
-                    "non-temporal write bandwidth",
-                    "GB/s (program bytes)",
-                    Better::Higher,
-                    &t.write_nt_gbs,
-                ),
-            ];
-            for (key, what, unit, better, s) in sampled {
-                if let Some(s) = s {
-                    out.push(
-                        Figure::sampled(
-                            "tiers",
-                            format!("tiers/{k}/{key}"),
-                            format!("{what}, {l}"),
-                            unit,
-                            better,
-                            s,
-                        )
-                        .under(cond.clone()),
-                    );
-                }
-            }
-            if let Some(v) = t.knee_gbs {
-                out.push(
-                    Figure::scalar(
-                        "tiers",
-                        format!("tiers/{k}/knee"),
-                        format!("loaded-latency knee, {l}"),
-                        "GB/s (estimated DRAM bytes)",
-                        Better::Higher,
-                        v,
-                    )
-                    .under(cond.clone()),
-                );
-            }
-            for p in &t.granularity {
-                out.push(
-                    Figure::sampled(
-                        "tiers",
-                        format!(
-                            "tiers/{k}/random-{}/{}/t{}",
-                            p.access.name(),
-                            size_key(p.block_bytes as u64),
-                            p.threads
-                        ),
-                        format!(
-                            "random {} of {} B blocks, {} thread(s), {l}",
-                            p.access.name(),
-                            p.block_bytes,
-                            p.threads
-                        ),
-                        "GB/s (program bytes)",
-                        Better::Higher,
-                        &p.gbs,
-                    )
-                    .under(format!(
-                        "{cond}, {} per thread",
-                        format_bytes(p.bytes_per_thread)
-                    )),
-                );
-            }
-        }
+        let mut out: Vec<Figure> = self.targets.iter().flat_map(target_figures).collect();
         if let Some(n) = &self.near {
             for p in &n.points {
                 out.push(Figure::sampled(
