@@ -541,18 +541,24 @@ fn bind(b: &Buffer, node: usize) -> Result<()> {
 
 /// Applies a memory policy over the whole mapping (`mbind`).
 fn set_policy(b: &Buffer, mode: libc::c_int, nodes: &[usize]) -> std::io::Result<()> {
+    mbind(b.map.as_ptr() as usize, b.map_len, mode, nodes)
+}
+
+/// `mbind` over `len` bytes at `addr` with a node mask of `nodes`.
+fn mbind(addr: usize, len: usize, mode: libc::c_int, nodes: &[usize]) -> std::io::Result<()> {
     let bits = 8 * std::mem::size_of::<libc::c_ulong>();
     let max = nodes.iter().copied().max().unwrap_or(0);
     let mut mask = vec![0 as libc::c_ulong; max / bits + 1];
     for &n in nodes {
         mask[n / bits] |= 1 << (n % bits);
     }
-    // SAFETY: the range is our mapping; the mask has maxnode = mask.len()*bits bits.
+    // SAFETY: callers pass a range inside a mapping their buffer owns; the mask has
+    // maxnode = mask.len()*bits bits.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_mbind,
-            b.map.as_ptr(),
-            b.map_len,
+            addr,
+            len,
             mode,
             mask.as_ptr(),
             mask.len() * bits + 1,

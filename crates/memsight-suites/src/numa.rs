@@ -14,7 +14,6 @@ use memsight_core::stats::Summary;
 use memsight_core::sysfs::FsRoot;
 use memsight_core::units::MIB;
 use memsight_core::{Error, Result};
-use memsight_kernels::chain::Pattern;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -239,22 +238,9 @@ struct Target<'a> {
 /// the latency point completed.
 fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
     let lat_cfg = LadderConfig {
-        sizes: vec![t.latency_size / 128 * 128],
-        stride: 128,
-        pattern: Pattern::Window {
-            window_bytes: 64 * 4096,
-        },
-        page_kind: t.page_kind,
-        tlb_compare: false,
-        max_parallel: 1,
-        cpus: vec![t.init.cpu],
         node: t.col.node,
         interleave: t.col.node.is_none(),
-        rule: t.rule,
-        sample_ns: 2e6,
-        seed: 0x5eed,
-        write: false,
-        dax: None,
+        ..LadderConfig::chase_point(&[t.latency_size], t.init.cpu, t.page_kind, t.rule)
     };
     let timer = memsight_core::timer::calibrate();
     let (lat, done) = crate::latency::run(&lat_cfg, env, timer, &|_| {})?;

@@ -66,7 +66,7 @@ impl Buffer {
                     break 'outer;
                 }
                 let len = (weight as usize * page).min(self.map_len - off);
-                mbind_range(self.map.as_ptr() as usize + off, len, MPOL_BIND, node).map_err(
+                super::mbind(self.map.as_ptr() as usize + off, len, MPOL_BIND, &[node]).map_err(
                     |e| Error::input(format!("cannot bind pages to NUMA node {node}: {e}")),
                 )?;
                 off += len;
@@ -81,28 +81,6 @@ impl Buffer {
         let pages = self.len.div_ceil(4096);
         crate::pagemap::page_nodes(self.ptr.as_ptr() as usize, self.len, pages)
     }
-}
-
-fn mbind_range(addr: usize, len: usize, mode: libc::c_int, node: usize) -> std::io::Result<()> {
-    let bits = 8 * std::mem::size_of::<libc::c_ulong>();
-    let mut mask = vec![0 as libc::c_ulong; node / bits + 1];
-    mask[node / bits] |= 1 << (node % bits);
-    // SAFETY: the range lies inside a mapping the caller owns; the mask has maxnode bits.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_mbind,
-            addr,
-            len,
-            mode,
-            mask.as_ptr(),
-            mask.len() * bits + 1,
-            0,
-        )
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

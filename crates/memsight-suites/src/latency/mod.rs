@@ -52,6 +52,32 @@ pub struct LadderConfig {
     pub dax: Option<&'static memsight_core::buffer::DaxTarget>,
 }
 
+impl LadderConfig {
+    /// One CPU's chase at the given sizes with the default method (128 B stride, random within
+    /// 256 KiB windows, 2 ms samples), no TLB twin and no MLP sweep: the memory-latency point
+    /// other suites (NUMA cells, memory tiers) measure. Callers set `node`, `write`, `dax`.
+    pub fn chase_point(sizes: &[u64], cpu: usize, page_kind: PageKind, rule: StopRule) -> Self {
+        LadderConfig {
+            sizes: sizes.iter().map(|s| s / 128 * 128).collect(),
+            stride: 128,
+            pattern: Pattern::Window {
+                window_bytes: 64 * 4096,
+            },
+            page_kind,
+            tlb_compare: false,
+            max_parallel: 1,
+            cpus: vec![cpu],
+            node: None,
+            interleave: false,
+            rule,
+            sample_ns: 2e6,
+            seed: 0x5eed,
+            write: false,
+            dax: None,
+        }
+    }
+}
+
 /// Log-spaced sizes from `min` to `max` with `per_octave` points per doubling, each rounded to a
 /// multiple of `align`; powers of two between the ends are always included, and so is `max`.
 pub fn log_sizes(min: u64, max: u64, per_octave: u32, align: u64) -> Vec<u64> {

@@ -8,7 +8,6 @@ use memsight_core::buffer::{DaxTarget, FileBacking, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::stats::{StopRule, Summary};
 use memsight_core::{Result, cancel};
-use memsight_kernels::chain::Pattern;
 use memsight_kernels::granular::Access;
 
 use super::granularity::{self, GranPoint, GranTarget};
@@ -181,22 +180,10 @@ fn latency(
         .latency_bytes
         .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 << 20));
     let cfg = LadderConfig {
-        sizes: vec![size / 128 * 128],
-        stride: 128,
-        pattern: Pattern::Window {
-            window_bytes: 64 * 4096,
-        },
-        page_kind: a.page_kind,
-        tlb_compare: false,
-        max_parallel: 1,
-        cpus: vec![w.cpus[0]],
         node: w.node,
-        interleave: false,
-        rule,
-        sample_ns: 2e6,
-        seed: 0x5eed,
         write,
         dax: w.dax,
+        ..LadderConfig::chase_point(&[size], w.cpus[0], a.page_kind, rule)
     };
     let timer = memsight_core::timer::calibrate();
     let (r, _) = crate::latency::run(&cfg, env, timer, &|_| {})?;

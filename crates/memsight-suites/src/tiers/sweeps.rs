@@ -8,7 +8,6 @@ use memsight_core::env::Environment;
 use memsight_core::stats::{StopRule, Summary};
 use memsight_core::sysfs::FsRoot;
 use memsight_core::{Result, cancel};
-use memsight_kernels::chain::Pattern;
 
 use super::Config;
 use super::nearmem::{NearAnalysis, NearPoint, analyse};
@@ -70,22 +69,8 @@ pub fn near_sweep(
         near.sizes.len()
     ));
     let cfg = LadderConfig {
-        sizes: near.sizes.iter().map(|s| s / 128 * 128).collect(),
-        stride: 128,
-        pattern: Pattern::Window {
-            window_bytes: 64 * 4096,
-        },
-        page_kind: a.page_kind,
-        tlb_compare: false,
-        max_parallel: 1,
-        cpus: vec![cpus[0]],
         node: Some(near.node),
-        interleave: false,
-        rule,
-        sample_ns: 2e6,
-        seed: 0x5eed,
-        write: false,
-        dax: None,
+        ..LadderConfig::chase_point(&near.sizes, cpus[0], a.page_kind, rule)
     };
     let timer = memsight_core::timer::calibrate();
     let (lat, done) = crate::latency::run(&cfg, env, timer, &|_| {})?;
@@ -102,7 +87,8 @@ pub fn near_sweep(
             memsight_core::units::format_bytes(p.size_bytes)
         ));
         let per_thread = (p.size_bytes / cpus.len() as u64).max(1 << 20);
-        let read = read_bandwidth(
+        let read = test_bandwidth(
+            "read",
             cpus,
             Some(near.node),
             None,
@@ -131,22 +117,6 @@ pub fn near_sweep(
         points,
         analysis,
     }))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn read_bandwidth(
-    cpus: &[usize],
-    node: Option<usize>,
-    weighted: Option<Weighted>,
-    per_thread: u64,
-    a: &Config,
-    env: &Environment,
-    rule: StopRule,
-    sample_ns: f64,
-) -> Result<Option<Summary>> {
-    test_bandwidth(
-        "read", cpus, node, weighted, per_thread, a, env, rule, sample_ns,
-    )
 }
 
 #[allow(clippy::too_many_arguments)]
