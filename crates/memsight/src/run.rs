@@ -191,9 +191,11 @@ fn skip(what: &str, level: Level, ncpu: usize, needs_two: bool) -> Option<String
     }
 }
 
-/// The tier study in a run: every part, shorter points, Memory Mode from the inventory.
-fn tiers_config(dimms: Option<&dimms::DimmsResults>) -> tiers::Config {
+/// The tier study in a run: every part, shorter points, Memory Mode from the inventory; one node
+/// per tier unless thorough.
+fn tiers_config(level: Level, dimms: Option<&dimms::DimmsResults>) -> tiers::Config {
     tiers::Config {
+        one_per_tier: level != Level::Thorough,
         memory_mode_dram: dimms.filter(|d| d.memory_mode).map(|d| d.dram_bytes),
         min_samples: 5,
         point_budget: 0.2,
@@ -212,7 +214,7 @@ fn tiers_skip(
         return Ok(Some("memory tiers: not in a quick run".into()));
     }
     let plan = tiers::make_plan(
-        &tiers_config(dimms),
+        &tiers_config(level, dimms),
         env,
         &memsight_core::sysfs::FsRoot::from_env(),
     )?;
@@ -277,7 +279,7 @@ pub fn rest(
         }
     };
     let tiers = p.suite(tiers_skip(level, env, dimms.as_ref())?, || {
-        let cfg = tiers_config(dimms.as_ref());
+        let cfg = tiers_config(level, dimms.as_ref());
         tiers::run(&cfg, env, &|m: &str| tick(&format!("tiers: {m}")))
     })?;
     let thorough_only = (level != Level::Thorough)

@@ -76,6 +76,10 @@ fn hbm_dram_and_nvm_make_three_tiers_fastest_first() {
             }
         }
     }
+    // One node per tier, as `memsight run` measures by default.
+    let one = plan_of_fsroot("fakeheteromemtiers", &["--one-per-tier"]);
+    assert!(tier_kinds(&one).iter().all(|t| t.len() == 1));
+    assert_eq!(tier_kinds(&one).len(), 3);
     let w = &r["plan"]["weighted"];
     assert_eq!(w["ratios"][0], serde_json::json!({"near": 1, "far": 0}));
     assert_ne!(w["fast"], w["slow"]);

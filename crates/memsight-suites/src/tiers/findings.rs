@@ -66,6 +66,11 @@ fn asymmetry(t: &TargetFigures) -> Vec<String> {
             w / r
         ));
     }
+    if let (None, Some(s)) = (t.knee_gbs, t.saturation_gbs) {
+        out.push(format!(
+            "{label}: loaded latency stayed below 2 × idle up to {s:.1} GB/s (the most the load threads generated): no knee within reach"
+        ));
+    }
     if let Some(g) = t.read_granule {
         let why = if g >= 256 {
             "a 64-byte random read costs as much as a whole media unit: the medium reads in units this large (Optane: 256 B)"

@@ -74,6 +74,9 @@ pub struct Config {
     pub dax: Option<&'static DaxTarget>,
     /// Measure only the DAX memory, no node.
     pub dax_only: bool,
+    /// Measure one node per tier (the one nearest the first CPUs), as `memsight run` does by
+    /// default to bound its time on many-node machines.
+    pub one_per_tier: bool,
     /// Near-memory size to sweep against (`--near-size`), overriding what the system says.
     pub near_size: Option<u64>,
     /// Installed DRAM when SMBIOS says persistent memory runs in Memory Mode.
@@ -98,6 +101,7 @@ impl Default for Config {
             nodes: None,
             dax: None,
             dax_only: false,
+            one_per_tier: false,
             near_size: None,
             memory_mode_dram: None,
             parts: Part::ALL.to_vec(),
@@ -140,6 +144,18 @@ pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan>
             t.nodes.retain(|x| only.contains(&x.node));
         }
         tiers.retain(|t| !t.nodes.is_empty());
+    }
+    if a.one_per_tier {
+        let first = tiers[0].nodes[0].initiator;
+        for t in &mut tiers {
+            let keep = t
+                .nodes
+                .iter()
+                .position(|n| n.initiator == first)
+                .unwrap_or(0);
+            let n = t.nodes.swap_remove(keep);
+            t.nodes = vec![n];
+        }
     }
     if tiers.is_empty() {
         return Err(Error::input(

@@ -17,6 +17,9 @@ pub struct TiersArgs {
     /// With --dax: measure only the DAX memory, no NUMA node.
     #[arg(long, requires = "dax")]
     pub dax_only: bool,
+    /// Measure one node per tier (the one nearest the first CPUs) instead of every node.
+    #[arg(long)]
+    pub one_per_tier: bool,
     /// Size of the near memory (memory-side cache) to sweep the working set against, overriding
     /// what sysfs, hwloc or SMBIOS say (e.g. 96G; the L3 size shows the method on any machine).
     #[arg(long, value_name = "SIZE")]
@@ -131,6 +134,7 @@ impl TiersArgs {
             nodes,
             dax: self.dax.target()?,
             dax_only: self.dax_only,
+            one_per_tier: self.one_per_tier,
             near_size: self.near_size.as_deref().map(parse_size).transpose()?,
             memory_mode_dram,
             parts: Part::ALL

@@ -54,7 +54,11 @@ fn row(r: &TiersResults, t: &TargetFigures) -> Vec<Cell> {
         opt(&t.read_gbs),
         opt(&t.write_gbs),
         opt(&t.write_nt_gbs),
-        optf(t.knee_gbs),
+        // No knee up to saturation: latency never doubled; say how far the traffic went.
+        match (t.knee_gbs, t.saturation_gbs) {
+            (None, Some(s)) => Cell::Num(format!("> {}", num(s))),
+            (k, _) => optf(k),
+        },
         gran(t.read_granule),
         gran(t.write_granule),
         optf(
