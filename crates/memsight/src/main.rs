@@ -4,6 +4,8 @@
 
 mod cli;
 mod figures;
+mod fleet;
+mod fleetrun;
 mod history;
 mod output;
 mod present;
@@ -132,6 +134,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             show.measured("numa", env, results, complete, None)
         }
         Command::Tiers(a) => run_tiers(a, env, &show),
+        Command::Fleet(a) => fleetrun::fleet(a, env, g, started),
         Command::LoadedLatency(a) => {
             require_live(&env)?;
             let cfg = a.config(&env)?;
@@ -353,13 +356,16 @@ fn run_tiers(a: &cli::TiersArgs, env: Environment, show: &Show) -> anyhow::Resul
 }
 
 /// `memsight run`: every suite under one progress display, the tables at the end, the results
-/// saved to a directory and the history.
+/// saved to a directory and the history. With `--fleet DIR`, one rank of a fleet.
 fn run_all(
     a: &cli::RunArgs,
     env: Environment,
     g: &GlobalArgs,
     started: SystemTime,
 ) -> anyhow::Result<ExitCode> {
+    if a.fleet.is_some() {
+        return fleetrun::rank(a, env, g, started);
+    }
     let dir = run::out_dir(a, &env);
     run::check_out_dir(&dir)?;
     // A database that cannot be used is refused now, before minutes of measuring.
@@ -368,7 +374,21 @@ fn run_all(
     } else {
         Some(history::History::open(&a.db.path(), true)?)
     };
-    if !g.json {
+    let envelope = measure_run(a, env, g, started, &dir, g.json)?;
+    run::save(&envelope, &dir, history.as_mut(), g.json)?;
+    emit(g, envelope)
+}
+
+/// The measurements of `memsight run`, printed as they are shown, as a document for `dir`.
+fn measure_run(
+    a: &cli::RunArgs,
+    env: Environment,
+    g: &GlobalArgs,
+    started: SystemTime,
+    dir: &std::path::Path,
+    quiet: bool,
+) -> anyhow::Result<results::Document> {
+    if !quiet {
         output::env::print(&env);
     }
     require_live(&env)?;
@@ -384,7 +404,7 @@ fn run_all(
         }
     })?;
     results.directory = Some(dir.display().to_string());
-    if !g.json {
+    if !quiet {
         for view in results.views(&env.topology.caches) {
             output::draw(&view);
         }
@@ -396,15 +416,13 @@ fn run_all(
             println!("  skipped: {s}");
         }
     }
-    let envelope = Envelope::new(
+    Ok(Envelope::new(
         "run",
         started,
         env,
         results::Results::Run(Box::new(results)),
         done,
-    );
-    run::save(&envelope, &dir, history.as_mut(), g.json)?;
-    emit(g, envelope)
+    ))
 }
 
 /// Exit code 1 with one line when results were written but show a failure (STREAM validation,

@@ -132,6 +132,7 @@ commands! {
     Dimms "dimms" dimms::DimmsResults;
     DimmsPlan "dimms-plan" dimms::PlanResults;
     Tiers "tiers" tiers::TiersResults;
+    Fleet "fleet" crate::fleet::FleetResults;
 }
 
 impl Results {

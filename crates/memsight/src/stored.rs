@@ -188,6 +188,7 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     match a.format {
         ExportFormat::Csv => export::figures_csv(&doc, &mut out)?,
         ExportFormat::SamplesCsv => export::samples_csv(&doc, &mut out)?,
+        ExportFormat::Prometheus => export::prometheus(&doc, &mut out)?,
         ExportFormat::Json => {
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;

@@ -41,6 +41,11 @@ pub struct Table {
 pub enum Cell {
     Text(String),
     Num(String),
+    /// Text linking to a file beside the page (a relative path; the terminal shows the path).
+    Link {
+        text: String,
+        href: String,
+    },
 }
 
 /// A square or rectangular matrix of figures.

@@ -122,6 +122,9 @@ pub enum Command {
     /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors;
     /// or, with --plan, a what-if for memory you have not bought yet.
     Dimms(DimmsArgs),
+    /// Fleet report of a directory of results (one per node): nodes grouped by hardware, the
+    /// figures that stand out within a group, faults; terminal table, JSON, --html page.
+    Fleet(FleetArgs),
     /// List the results stored in the history database (runs, and results imported with
     /// --import).
     History(HistoryArgs),
@@ -228,6 +231,9 @@ pub enum ExportFormat {
     SamplesCsv,
     /// The stored result document.
     Json,
+    /// Prometheus text exposition format (for node_exporter's textfile collector): one gauge
+    /// per figure, labelled with host, key and unit; a fleet report gives one per node.
+    Prometheus,
 }
 
 #[derive(Debug, Args)]
@@ -265,8 +271,58 @@ pub struct RunArgs {
     /// whose SMBIOS tables memsight cannot read, e.g. without root).
     #[arg(long, value_name = "FILE")]
     pub dmidecode: Option<PathBuf>,
+    /// Fleet mode: this process is one rank of a launcher (srun, mpirun, mpiexec); its result
+    /// goes under DIR (a shared file system), and rank 0 waits for the others and writes
+    /// DIR/JOB/fleet.json and fleet.html. No history is stored.
+    #[arg(long, value_name = "DIR")]
+    pub fleet: Option<PathBuf>,
+    /// In fleet mode, how long rank 0 waits for the others after its own run, seconds.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 600,
+        requires = "fleet"
+    )]
+    pub fleet_timeout: u64,
     #[command(flatten)]
     pub latency: LatencyArgs,
+}
+
+/// `memsight fleet DIR`.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    /// A directory of memsight results (searched 4 levels deep): a `run --fleet` directory, or
+    /// results gathered any other way (pdsh, Ansible, a cron job copying files).
+    pub dir: PathBuf,
+    /// Robust score beyond which a figure is flagged (Iglewicz & Hoaglin recommend 3.5).
+    #[arg(long, value_name = "SCORE", default_value_t = 3.5)]
+    pub threshold: f64,
+    /// Smallest relative distance from the group median that is flagged (0.05 = 5%).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.05)]
+    pub min_change: f64,
+    /// Also write the fleet page (HTML) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+impl FleetArgs {
+    /// The analysis settings, validated.
+    pub fn strictness(&self) -> memsight_core::Result<crate::fleet::Strictness> {
+        if !(self.threshold > 0.0 && self.threshold.is_finite()) {
+            return Err(memsight_core::Error::input(
+                "--threshold must be a positive score, e.g. 3.5",
+            ));
+        }
+        if !(0.0..1.0).contains(&self.min_change) {
+            return Err(memsight_core::Error::input(
+                "--min-change must be a fraction from 0 to 1, e.g. 0.05",
+            ));
+        }
+        Ok(crate::fleet::Strictness {
+            threshold: self.threshold,
+            min_change: self.min_change,
+        })
+    }
 }
 
 /// Where the history lives unless `--db` says otherwise: `$MEMSIGHT_DB`, else the user's data

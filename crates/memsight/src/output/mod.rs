@@ -8,8 +8,17 @@ use comfy_table::{ContentArrangement, Table, presets};
 pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    // Wrap to the terminal only where there is one of a usable width: under a launcher
+    // (mpirun's forwarded output) the reported width can be a few columns, which would squeeze
+    // every cell into a letter per line.
+    use std::io::IsTerminal;
+    let wide = t.width().is_some_and(|w| w >= 60);
+    t.set_content_arrangement(if std::io::stdout().is_terminal() && wide {
+        ContentArrangement::Dynamic
+    } else {
+        ContentArrangement::Disabled
+    });
     t
 }
 
@@ -26,6 +35,7 @@ fn print_table(t: &crate::view::Table) {
     for r in &t.rows {
         out.add_row(r.iter().map(|c| match c {
             Cell::Text(x) | Cell::Num(x) => x.clone(),
+            Cell::Link { text, href } => format!("{text} ({href})"),
         }));
     }
     if t.caption.is_empty() {

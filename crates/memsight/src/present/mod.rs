@@ -6,6 +6,7 @@ mod alloc;
 pub mod bandwidth;
 mod c2c;
 mod dimms;
+mod fleet;
 pub mod latency;
 mod loaded;
 mod numa;

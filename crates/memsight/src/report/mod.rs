@@ -14,6 +14,17 @@ use memsight_core::report::Envelope;
 
 use crate::view::num;
 
+/// A link to a file beside the page. Only relative paths become links (no scheme, so no
+/// `javascript:` or remote address can be smuggled in through a result file); both parts escaped.
+fn link(text: &str, href: &str) -> Cell {
+    let relative = !href.contains(':') && !href.starts_with('/') && !href.starts_with("//");
+    if relative {
+        Cell::Html(format!("<a href=\"{}\">{}</a>", esc(href), esc(text)))
+    } else {
+        Cell::Text(format!("{text} ({href})"))
+    }
+}
+
 /// Renders the report of any result: a run's full report, or one command's page.
 pub fn render(doc: &Document) -> String {
     match &doc.results {
@@ -224,6 +235,7 @@ pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
                             .map(|c| match c {
                                 crate::view::Cell::Text(x) => Cell::Text(x.clone()),
                                 crate::view::Cell::Num(x) => Cell::Num(x.clone()),
+                                crate::view::Cell::Link { text, href } => link(text, href),
                             })
                             .collect()
                     })

@@ -1,0 +1,207 @@
+//! The fleet report's findings, in words: outliers, groups of one, disturbed nodes, DIMM
+//! inventories that differ within a group, several ranks on one node, and faults.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::FleetMember;
+use super::collect::{Fault, Status};
+use super::outliers::{Direction, Group, Member, Outlier};
+
+/// Environment warnings that mean a node was disturbed while it measured.
+const DISTURBING: [&str; 6] = [
+    "busy",
+    "load",
+    "steal",
+    "governor",
+    "damon",
+    "cgroup_memory",
+];
+
+pub fn findings(
+    members: &[Member],
+    rows: &[FleetMember],
+    groups: &[Group],
+    outliers: &[Outlier],
+    faults: &[Fault],
+    statuses: &[(PathBuf, Status)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if members.is_empty() {
+        out.push("no usable memsight result in the directory".into());
+    }
+    for o in outliers {
+        out.push(format!(
+            "{}: {} = {:.4} {} is {:+.1}% from its group's median {:.4} ({}, robust score {:+.1}, {} members)",
+            o.member,
+            o.label,
+            o.value,
+            o.unit,
+            100.0 * o.deviation,
+            o.median,
+            match o.direction {
+                Direction::Worse => "worse",
+                Direction::Better => "better",
+            },
+            o.score,
+            o.n
+        ));
+    }
+    out.extend(lonely(groups));
+    out.extend(disturbed(rows, groups));
+    out.extend(inventory(members, groups));
+    out.extend(crowded(rows, statuses));
+    for f in faults {
+        out.push(format!("{} — {:?}: {}", f.who, f.kind, f.reason));
+    }
+    out
+}
+
+/// Groups of one and of two: nothing (or too little) to compare with; what sets them apart.
+fn lonely(groups: &[Group]) -> Vec<String> {
+    let Some(big) = groups.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for g in groups.iter().skip(1).filter(|g| g.members.len() < 3) {
+        let differs: Vec<String> = g
+            .fingerprint
+            .iter()
+            .zip(&big.fingerprint)
+            .filter(|(a, b)| a.1 != b.1)
+            .map(|(a, b)| format!("{} {} (most: {})", a.0, a.1, b.1))
+            .collect();
+        out.push(format!(
+            "{} {} a group of {}: no figure is scored; it differs from the largest group in {}",
+            g.members.join(", "),
+            if g.members.len() == 1 { "is" } else { "are" },
+            g.members.len(),
+            if differs.is_empty() {
+                "nothing recorded".into()
+            } else {
+                differs.join("; ")
+            }
+        ));
+    }
+    if big.members.len() < 3 {
+        out.push(format!(
+            "the largest group has {} member(s): figures are scored only in groups of 3 or more",
+            big.members.len()
+        ));
+    }
+    out
+}
+
+/// Members whose environment warned of disturbance where most of their group did not.
+fn disturbed(rows: &[FleetMember], groups: &[Group]) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in groups {
+        let in_g: Vec<&FleetMember> = rows.iter().filter(|r| r.group == g.id).collect();
+        for code in DISTURBING {
+            let with: Vec<&&FleetMember> = in_g
+                .iter()
+                .filter(|r| r.warnings.iter().any(|w| w == code))
+                .collect();
+            if !with.is_empty() && with.len() * 2 < in_g.len().max(2) {
+                let names: Vec<&str> = with.iter().map(|r| r.name.as_str()).collect();
+                out.push(format!(
+                    "{} warned [{code}] while measuring, unlike most of its group: its figures may be disturbed (see its environment report)",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Members whose DIMMs (part numbers, ranks, vendors) or visible memory differ from their
+/// group's most common.
+fn inventory(members: &[Member], groups: &[Group]) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in groups {
+        let in_g: Vec<&Member> = members
+            .iter()
+            .filter(|m| g.members.contains(&m.name))
+            .collect();
+        let sig = |m: &Member| -> Option<String> {
+            let d = super::outliers::dimms(m.doc)?;
+            let mut parts: Vec<String> = d
+                .inventory
+                .populated()
+                .map(|x| {
+                    format!(
+                        "{} {} rank {}",
+                        x.manufacturer.as_deref().unwrap_or("?"),
+                        x.part_number.as_deref().unwrap_or("?").trim(),
+                        x.rank.map_or("?".into(), |r| r.to_string())
+                    )
+                })
+                .collect();
+            parts.sort();
+            Some(parts.join(", "))
+        };
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for m in &in_g {
+            if let Some(s) = sig(m) {
+                *count.entry(s).or_default() += 1;
+            }
+        }
+        if let Some((common, _)) = count.iter().max_by_key(|(_, n)| **n)
+            && count.len() > 1
+        {
+            for m in in_g
+                .iter()
+                .filter(|m| sig(m).as_ref().is_some_and(|s| s != common))
+            {
+                out.push(format!(
+                    "{}: DIMM inventory differs from its group's (part numbers, vendors or ranks)",
+                    m.name
+                ));
+            }
+        }
+        let mem: Vec<(String, f64)> = in_g
+            .iter()
+            .filter_map(|m| Some((m.name.clone(), m.doc.environment.memory.total_bytes? as f64)))
+            .collect();
+        if mem.len() >= 3 {
+            let (med, _) = super::outliers::centre(&mem.iter().map(|x| x.1).collect::<Vec<_>>());
+            for (name, v) in mem.iter().filter(|(_, v)| *v < 0.98 * med) {
+                out.push(format!(
+                    "{name}: the kernel sees {:.1}% less memory than its group's median ({}): a DIMM missing, disabled or mapped out?",
+                    100.0 * (1.0 - v / med),
+                    memsight_core::units::format_bytes(med as u64)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Several ranks on one node: they measured at the same time and competed for its memory.
+fn crowded(rows: &[FleetMember], statuses: &[(PathBuf, Status)]) -> Vec<String> {
+    let mut by_host: BTreeMap<&str, Vec<&FleetMember>> = BTreeMap::new();
+    for r in rows {
+        by_host.entry(r.host.as_str()).or_default().push(r);
+    }
+    let mut out: Vec<String> = by_host
+        .iter()
+        .filter(|(_, v)| v.len() > 1)
+        .map(|(h, v)| {
+            format!(
+                "{} results come from host {h}: the ranks ran at the same time and competed for its memory, so their figures are neither independent nor comparable with one rank per node (launch with --ntasks-per-node=1, -ppn 1 or --map-by ppr:1:node)",
+                v.len()
+            )
+        })
+        .collect();
+    if out.is_empty()
+        && let Some((_, s)) = statuses
+            .iter()
+            .find(|(_, s)| s.local_size.is_some_and(|n| n > 1))
+    {
+        out.push(format!(
+            "the launcher started {} ranks per node: they compete for the same memory",
+            s.local_size.unwrap_or(0)
+        ));
+    }
+    out
+}

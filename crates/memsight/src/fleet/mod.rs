@@ -1,0 +1,284 @@
+//! Fleet mode: one characterisation per node, and the nodes that stand out.
+//!
+//! `memsight run --fleet DIR` under a launcher (`srun`, `mpirun`, `mpiexec`) writes each rank's
+//! result under DIR ([`member`]); rank 0 waits for the others and writes the fleet report.
+//! `memsight fleet DIR` builds the same report from any directory of results ([`collect`]),
+//! however they got there. The analysis ([`outliers`]) groups nodes by hardware and settings and
+//! flags, per figure, the ones far from their group's median.
+
+pub mod collect;
+pub mod launcher;
+pub mod member;
+pub mod outliers;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use collect::{Fault, FaultKind};
+use outliers::{Group, Member, Outlier};
+
+/// A member of the fleet report.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FleetMember {
+    /// Host name, with the rank when one host gave several results.
+    pub name: String,
+    pub host: String,
+    pub rank: Option<usize>,
+    /// The result file, relative to the fleet directory.
+    pub path: String,
+    /// Its HTML report beside it, relative to the fleet directory, if there is one.
+    pub report: Option<String>,
+    pub command: String,
+    pub group: usize,
+    pub started: String,
+    /// Headline figures: key → value.
+    pub headline: BTreeMap<String, f64>,
+    /// Environment warnings (codes) this member had.
+    pub warnings: Vec<String>,
+}
+
+/// A headline column.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Headline {
+    pub key: String,
+    /// Short column name.
+    pub name: String,
+    pub unit: String,
+    pub lower_is_better: bool,
+}
+
+/// The `fleet` command's results (and rank 0's report in fleet mode).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FleetResults {
+    pub directory: String,
+    pub method: String,
+    /// Ranks the launcher started, when rank 0 wrote the report.
+    pub expected: Option<usize>,
+    pub threshold: f64,
+    pub min_change: f64,
+    pub headline: Vec<Headline>,
+    pub members: Vec<FleetMember>,
+    pub groups: Vec<Group>,
+    pub outliers: Vec<Outlier>,
+    pub faults: Vec<Fault>,
+    pub findings: Vec<String>,
+}
+
+/// How strict the analysis is.
+#[derive(Debug, Clone, Copy)]
+pub struct Strictness {
+    pub threshold: f64,
+    pub min_change: f64,
+}
+
+impl Strictness {
+    /// Score 3.5 (Iglewicz & Hoaglin) and 5% from the median.
+    pub const DEFAULT: Strictness = Strictness {
+        threshold: 3.5,
+        min_change: 0.05,
+    };
+}
+
+/// Headline columns: memory latency, bandwidth at the most threads (read, write, copy), the
+/// loaded-latency saturation and core-to-core latency — where the members measured them.
+fn headline(members: &[Member]) -> Vec<Headline> {
+    type Pick = fn(&str) -> bool;
+    let specs: [(&str, &str, Pick); 6] = [
+        ("memory latency", "ns", |k| {
+            k.starts_with("latency/cpu") && k.ends_with("/level/memory")
+        }),
+        ("read", "GB/s", |k| k.starts_with("bandwidth/read/")),
+        ("write", "GB/s", |k| {
+            k.starts_with("bandwidth/write/") && !k.ends_with("/0x0000000000000000")
+        }),
+        ("copy", "GB/s", |k| {
+            k.starts_with("bandwidth/copy/") || k.starts_with("bandwidth/copy-nt/")
+        }),
+        ("loaded saturation", "GB/s", |k| {
+            k == "loaded/all-reads/saturation"
+        }),
+        ("c2c", "ns", |k| {
+            k.starts_with("c2c/") && k.ends_with("/modified")
+        }),
+    ];
+    let mut out = Vec::new();
+    for (name, unit, pred) in specs {
+        // The key most members have; among equals, the most threads (`…/8t` over `…/1t`).
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for m in members {
+            for f in m.figures.iter().filter(|f| pred(&f.key)) {
+                *count.entry(f.key.as_str()).or_default() += 1;
+            }
+        }
+        let threads = |k: &str| -> usize {
+            k.split('/')
+                .find_map(|p| p.strip_suffix('t').and_then(|n| n.parse().ok()))
+                .unwrap_or(0)
+        };
+        if let Some((key, _)) = count
+            .iter()
+            .max_by_key(|(k, n)| (**n, threads(k), std::cmp::Reverse(k.to_string())))
+        {
+            let f = members
+                .iter()
+                .flat_map(|m| &m.figures)
+                .find(|f| f.key == *key)
+                .expect("counted");
+            // Bandwidth columns say which test and how many threads (`copy-nt 2t`).
+            let name = match key.split('/').collect::<Vec<_>>().as_slice() {
+                ["bandwidth", test, threads, ..] => format!("{test} {threads}"),
+                _ => name.to_string(),
+            };
+            out.push(Headline {
+                key: key.to_string(),
+                name,
+                unit: unit.to_string(),
+                lower_is_better: f.better == crate::figures::Better::Lower,
+            });
+        }
+    }
+    out
+}
+
+/// Unique names: the host, or `host#rank` where one host gave several results.
+fn names(entries: &[collect::Entry]) -> Vec<String> {
+    let host = |e: &collect::Entry| {
+        e.doc
+            .environment
+            .hostname
+            .clone()
+            .unwrap_or_else(|| "?".into())
+    };
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for e in entries {
+        *count.entry(host(e)).or_default() += 1;
+    }
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let h = host(e);
+            if count[&h] == 1 {
+                h
+            } else {
+                match e.status.as_ref() {
+                    Some(s) => format!("{h}#{}", s.rank),
+                    None => format!("{h}#{}", i),
+                }
+            }
+        })
+        .collect()
+}
+
+/// Builds the fleet report from a directory.
+pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> FleetResults {
+    let c = collect::collect(dir);
+    let names = names(&c.entries);
+    let members: Vec<Member> = c
+        .entries
+        .iter()
+        .zip(&names)
+        .map(|(e, n)| Member {
+            name: n.clone(),
+            doc: &e.doc,
+            figures: e.doc.results.figures(),
+        })
+        .collect();
+    let groups = outliers::groups(&members);
+    let found = outliers::outliers(&members, &groups, strict.threshold, strict.min_change);
+    let head = headline(&members);
+    let fleet_members: Vec<FleetMember> = c
+        .entries
+        .iter()
+        .zip(&members)
+        .map(|(e, m)| member_row(dir, e, m, &groups, &head))
+        .collect();
+    let mut faults = c.faults;
+    if let Some(n) = expected {
+        let ranks = c.statuses.len();
+        if ranks < n && !faults.iter().any(|f| f.kind == FaultKind::NeverStarted) {
+            faults.push(Fault {
+                who: format!("{} of {n} ranks", n - ranks),
+                kind: FaultKind::NeverStarted,
+                reason: "left no status file in the directory".into(),
+            });
+        }
+    }
+    let findings = findings::findings(
+        &members,
+        &fleet_members,
+        &groups,
+        &found,
+        &faults,
+        &c.statuses,
+    );
+    FleetResults {
+        directory: dir.display().to_string(),
+        method: METHOD.into(),
+        expected,
+        threshold: strict.threshold,
+        min_change: strict.min_change,
+        headline: head,
+        members: fleet_members,
+        groups,
+        outliers: found,
+        faults,
+        findings,
+    }
+}
+
+const METHOD: &str = "Every memsight result under the directory (status files name the ranks that failed or wrote nothing). Members are grouped by command, CPU model, sockets/threads/NUMA nodes, kernel, THP mode and DIMM population. Per figure (same key and conditions, ≥ 3 members of a group): robust score = (value − group median) ÷ max(1.4826 × MAD, 0.5% of the median); a member is flagged when |score| exceeds the threshold, the value is further than the minimum change from the median, and its own confidence interval does not hold the median.";
+
+fn member_row(
+    dir: &Path,
+    e: &collect::Entry,
+    m: &Member,
+    groups: &[Group],
+    head: &[Headline],
+) -> FleetMember {
+    let report = e
+        .path
+        .parent()
+        .map(|p| p.join("report.html"))
+        .filter(|p| dir.join(p).is_file())
+        .map(|p| p.display().to_string());
+    FleetMember {
+        name: m.name.clone(),
+        host: e
+            .doc
+            .environment
+            .hostname
+            .clone()
+            .unwrap_or_else(|| "?".into()),
+        rank: e.status.as_ref().map(|s| s.rank),
+        path: e.path.display().to_string(),
+        report,
+        command: e.doc.command.clone(),
+        group: groups
+            .iter()
+            .find(|g| g.members.contains(&m.name))
+            .map_or(0, |g| g.id),
+        started: e.doc.started.clone(),
+        headline: head
+            .iter()
+            .filter_map(|h| {
+                Some((
+                    h.key.clone(),
+                    m.figures.iter().find(|f| f.key == h.key)?.value,
+                ))
+            })
+            .collect(),
+        warnings: e
+            .doc
+            .environment
+            .warnings
+            .iter()
+            .map(|w| w.code.clone())
+            .collect(),
+    }
+}
+
+mod findings;

@@ -1,0 +1,246 @@
+//! The nodes that stand out: members grouped by what should make them alike (CPU, topology,
+//! kernel, memory settings), then, per figure and group, a robust score of each member against
+//! the group.
+//!
+//! **The score.** For a figure measured (under the same conditions) by n ≥ 3 members of a group:
+//! the group median m and the median absolute deviation, scaled by 1.4826 so it estimates a
+//! standard deviation for normal data (Iglewicz & Hoaglin); score = (x − m) ÷ max(1.4826·MAD,
+//! 0.5% of |m|) (the floor keeps identical members from dividing by zero). A member is flagged
+//! when |score| > the threshold (3.5, Iglewicz & Hoaglin's cut-off for the modified z-score), its
+//! value is more than `min_change` (5%) from the median, and its own confidence interval does not
+//! contain the median (a noisy figure is not called out). Direction comes from the figure:
+//! slower latency or lower bandwidth is *worse*. Median and MAD ignore up to half the fleet being
+//! odd, so one slow node cannot hide itself by dragging the mean.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::figures::{Better, Figure};
+use crate::results::{Document, Results};
+
+/// A member as the analysis sees it.
+pub struct Member<'a> {
+    pub name: String,
+    pub doc: &'a Document,
+    pub figures: Vec<Figure>,
+}
+
+/// Members expected to perform alike.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Group {
+    pub id: usize,
+    /// What they share: (field, value).
+    pub fingerprint: Vec<(String, String)>,
+    /// Member names.
+    pub members: Vec<String>,
+}
+
+/// Which way a flagged member deviates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Worse,
+    Better,
+}
+
+/// A member's figure beyond the threshold.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Outlier {
+    pub member: String,
+    pub group: usize,
+    pub key: String,
+    pub label: String,
+    pub unit: String,
+    pub value: f64,
+    pub median: f64,
+    /// value ÷ median − 1.
+    pub deviation: f64,
+    pub score: f64,
+    pub direction: Direction,
+    /// Members of the group that measured the figure.
+    pub n: usize,
+}
+
+/// The settings the grouping uses, with their names.
+pub fn fingerprint(doc: &Document) -> Vec<(String, String)> {
+    let e = &doc.environment;
+    let t = &e.topology;
+    let mut f = vec![
+        ("command".to_string(), doc.command.clone()),
+        (
+            "CPU".into(),
+            e.cpu.model_name.clone().unwrap_or_else(|| "?".into()),
+        ),
+        (
+            "topology".into(),
+            format!(
+                "{} sockets, {} threads, {} NUMA nodes",
+                t.packages,
+                t.threads,
+                t.numa_nodes.len()
+            ),
+        ),
+        (
+            "kernel".into(),
+            e.kernel.clone().unwrap_or_else(|| "?".into()),
+        ),
+        (
+            "THP".into(),
+            e.thp_enabled.clone().unwrap_or_else(|| "?".into()),
+        ),
+    ];
+    if let Some(d) = dimms(doc) {
+        f.push(("DIMMs".into(), dimm_population(d)));
+    }
+    f
+}
+
+/// The DIMM inventory a run carries, if SMBIOS was readable.
+pub fn dimms(doc: &Document) -> Option<&crate::dimms::DimmsResults> {
+    match &doc.results {
+        Results::Run(r) => r.dimms.as_ref(),
+        Results::Dimms(d) => Some(d),
+        _ => None,
+    }
+}
+
+/// Populated slots, sizes and configured speed: `16 × 32 GiB @ 3200 MT/s`.
+pub fn dimm_population(d: &crate::dimms::DimmsResults) -> String {
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for m in d.inventory.populated() {
+        let k = format!(
+            "{} @ {} MT/s",
+            m.size_bytes
+                .map_or("?".into(), memsight_core::units::format_bytes),
+            m.configured_mts.map_or("?".into(), |s| s.to_string())
+        );
+        *kinds.entry(k).or_default() += 1;
+    }
+    kinds
+        .into_iter()
+        .map(|(k, n)| format!("{n} × {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Groups members by fingerprint, largest group first.
+pub fn groups(members: &[Member]) -> Vec<Group> {
+    let mut by: BTreeMap<Vec<(String, String)>, Vec<String>> = BTreeMap::new();
+    for m in members {
+        by.entry(fingerprint(m.doc))
+            .or_default()
+            .push(m.name.clone());
+    }
+    let mut v: Vec<_> = by.into_iter().collect();
+    v.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    v.into_iter()
+        .enumerate()
+        .map(|(id, (fingerprint, members))| Group {
+            id,
+            fingerprint,
+            members,
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Median and scaled MAD (with its floor) of some values.
+pub fn centre(values: &[f64]) -> (f64, f64) {
+    let mut v = values.to_vec();
+    let m = median(&mut v);
+    let mut dev: Vec<f64> = values.iter().map(|x| (x - m).abs()).collect();
+    let mad = 1.4826 * median(&mut dev);
+    (m, mad.max(0.005 * m.abs()).max(f64::MIN_POSITIVE))
+}
+
+/// Flags every member's figures beyond `threshold` and `min_change`, group by group.
+pub fn outliers(
+    members: &[Member],
+    groups: &[Group],
+    threshold: f64,
+    min_change: f64,
+) -> Vec<Outlier> {
+    let mut out = Vec::new();
+    for g in groups {
+        let in_group: Vec<&Member> = members
+            .iter()
+            .filter(|m| g.members.contains(&m.name))
+            .collect();
+        // Figures by key and conditions: only like with like is compared.
+        let mut by: BTreeMap<(String, String), Vec<(&Member, &Figure)>> = BTreeMap::new();
+        for m in &in_group {
+            for f in &m.figures {
+                by.entry((f.key.clone(), f.conditions.clone()))
+                    .or_default()
+                    .push((m, f));
+            }
+        }
+        for ((key, _), v) in by {
+            if v.len() < 3 {
+                continue;
+            }
+            let values: Vec<f64> = v.iter().map(|(_, f)| f.value).collect();
+            let (m, spread) = centre(&values);
+            for (member, f) in &v {
+                let score = (f.value - m) / spread;
+                let deviation = if m != 0.0 { f.value / m - 1.0 } else { 0.0 };
+                let ci_holds_median = f
+                    .summary
+                    .as_ref()
+                    .is_some_and(|s| s.ci_low <= m && m <= s.ci_high);
+                if score.abs() <= threshold || deviation.abs() <= min_change || ci_holds_median {
+                    continue;
+                }
+                let worse = match f.better {
+                    Better::Higher => f.value < m,
+                    Better::Lower => f.value > m,
+                };
+                out.push(Outlier {
+                    member: member.name.clone(),
+                    group: g.id,
+                    key: key.clone(),
+                    label: f.label.clone(),
+                    unit: f.unit.clone(),
+                    value: f.value,
+                    median: m,
+                    deviation,
+                    score,
+                    direction: if worse {
+                        Direction::Worse
+                    } else {
+                        Direction::Better
+                    },
+                    n: v.len(),
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| b.score.abs().total_cmp(&a.score.abs()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn centre_is_robust_and_floored() {
+        let (m, s) = centre(&[100.0, 101.0, 99.0, 100.0, 300.0]);
+        assert_eq!(m, 100.0);
+        assert!((s - 1.4826).abs() < 1e-9, "{s}");
+        let (m, s) = centre(&[50.0, 50.0, 50.0]);
+        assert_eq!(m, 50.0);
+        assert!((s - 0.25).abs() < 1e-12, "0.5% floor: {s}");
+    }
+}

@@ -1,0 +1,144 @@
+//! `memsight run --fleet DIR` (one rank of a fleet) and `memsight fleet DIR` (the report of any
+//! directory of results): the command-line side of [`crate::fleet`].
+
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use memsight_core::env::Environment;
+use memsight_core::report::Envelope;
+
+use crate::cli::{FleetArgs, GlobalArgs, RunArgs};
+use crate::fleet::collect::State;
+use crate::fleet::launcher;
+use crate::fleet::member::{Rank, write_atomic};
+use crate::fleet::{FleetResults, Strictness, aggregate};
+use crate::present::Present;
+
+/// One rank: measure, leave the result and status under DIR; rank 0 then waits for the others
+/// and writes the fleet report. Only rank 0 prints tables (the ranks share the launcher's
+/// terminal); the others print where their result went.
+pub fn rank(
+    a: &RunArgs,
+    env: Environment,
+    g: &GlobalArgs,
+    started: SystemTime,
+) -> anyhow::Result<ExitCode> {
+    let dir = a.fleet.clone().expect("fleet mode");
+    let place = launcher::detect(&|k| std::env::var(k).ok())?;
+    crate::require_live(&env)?;
+    let host = env.hostname.clone().unwrap_or_else(|| "?".into());
+    if let Some(n) = place.local_size.filter(|&n| n > 1) {
+        eprintln!(
+            "memsight: warning: rank {}: the launcher started {n} ranks on {host}: they measure at the same time and compete for its memory (use srun --ntasks-per-node=1, mpirun --map-by ppr:1:node or mpiexec -ppn 1)",
+            place.rank
+        );
+    }
+    let mut me = Rank::claim(&dir, place.clone(), &host)?;
+    let env0 = env.clone();
+    let measured = crate::measure_run(a, env, g, started, &me.out_dir, true);
+    let own_error = match measured {
+        Ok(doc) => {
+            crate::run::save(&doc, &me.out_dir, None, true)?;
+            let state = if doc.complete {
+                State::Done
+            } else {
+                State::Interrupted
+            };
+            me.finish(
+                state,
+                (!doc.complete).then(|| "interrupted (Ctrl-C)".to_string()),
+            )?;
+            eprintln!(
+                "memsight: rank {} of {} ({host}): {}",
+                place.rank,
+                place.size,
+                me.out_dir.join("run.json").display()
+            );
+            None
+        }
+        Err(e) => {
+            let line = e
+                .chain()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(": ");
+            me.finish(State::Failed, Some(line))?;
+            Some(e)
+        }
+    };
+    if place.rank != 0 {
+        return own_error.map_or(Ok(ExitCode::SUCCESS), Err);
+    }
+    let timeout = Duration::from_secs(a.fleet_timeout);
+    let last = std::cell::Cell::new(usize::MAX);
+    let still = me.wait_for_others(timeout, &|done, total| {
+        if done != last.get() {
+            last.set(done);
+            eprintln!("memsight: fleet: {done} of {total} ranks finished");
+        }
+    });
+    if still > 0 {
+        eprintln!(
+            "memsight: fleet: {still} rank(s) still running after {} s: reported as without result",
+            a.fleet_timeout
+        );
+    }
+    let results = aggregate(&me.job_dir, Strictness::DEFAULT, Some(place.size));
+    let code = report(results, env0, g, started, &me.job_dir)?;
+    own_error.map_or(Ok(code), Err)
+}
+
+/// `memsight fleet DIR`.
+pub fn fleet(
+    a: &FleetArgs,
+    env: Environment,
+    g: &GlobalArgs,
+    started: SystemTime,
+) -> anyhow::Result<ExitCode> {
+    if !a.dir.is_dir() {
+        return Err(memsight_core::Error::input(format!(
+            "{} is not a directory: give the directory holding the nodes' results",
+            a.dir.display()
+        ))
+        .into());
+    }
+    let strict = a.strictness()?;
+    let results = aggregate(&a.dir, strict, None);
+    let view = results.view();
+    if !g.json {
+        crate::output::draw(&view);
+    }
+    let envelope = Envelope::new("fleet", started, env, results, true);
+    crate::write_html(a.html.as_deref(), || {
+        crate::report::study_page(&envelope, std::slice::from_ref(&view))
+    })?;
+    crate::emit(g, envelope)
+}
+
+/// Rank 0's report: fleet.json and fleet.html in the job directory, the view on the terminal.
+fn report(
+    results: FleetResults,
+    env: Environment,
+    g: &GlobalArgs,
+    started: SystemTime,
+    job_dir: &std::path::Path,
+) -> anyhow::Result<ExitCode> {
+    let view = results.view();
+    if !g.json {
+        crate::output::draw(&view);
+    }
+    let envelope = Envelope::new("fleet", started, env, results, true);
+    write_atomic(
+        &job_dir.join("fleet.json"),
+        &serde_json::to_string_pretty(&envelope)?,
+    )?;
+    write_atomic(
+        &job_dir.join("fleet.html"),
+        &crate::report::study_page(&envelope, std::slice::from_ref(&view)),
+    )?;
+    if !g.json {
+        println!("  fleet report: {}", job_dir.join("fleet.json").display());
+        println!("  fleet page:   {}", job_dir.join("fleet.html").display());
+    }
+    crate::emit(g, envelope)
+}

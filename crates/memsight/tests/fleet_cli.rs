@@ -1,0 +1,342 @@
+//! `memsight fleet DIR` on a directory built from a recorded run: six nodes, one made slower,
+//! one with different DIMMs, plus a corrupt file, a partial result, a failed rank and a hung one.
+//! And the Prometheus export of a run and of the fleet report.
+
+mod common;
+
+use std::path::Path;
+
+use common::{assert_valid, json, memsight};
+use serde_json::Value;
+
+fn recorded_run() -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Multiplies every statistic of a summary (median, CI, extremes, samples) under `v` by `f`.
+fn scale(v: &mut Value, f: f64) {
+    match v {
+        Value::Object(m) => {
+            let is_summary = m.contains_key("median") && m.contains_key("ci_low");
+            for (k, x) in m.iter_mut() {
+                if is_summary
+                    && ["median", "ci_low", "ci_high", "min", "max", "mean"].contains(&k.as_str())
+                {
+                    if let Some(n) = x.as_f64() {
+                        *x = serde_json::json!(n * f);
+                    }
+                } else if k == "ns" && x.is_f64() {
+                    // Plateau latencies of the ladder's levels are plain numbers.
+                    *x = serde_json::json!(x.as_f64().unwrap() * f);
+                } else if is_summary && k == "samples" {
+                    for s in x.as_array_mut().into_iter().flatten() {
+                        if let Some(n) = s.as_f64() {
+                            *s = serde_json::json!(n * f);
+                        }
+                    }
+                } else {
+                    scale(x, f);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| scale(x, f)),
+        _ => {}
+    }
+}
+
+fn node(base: &Value, name: &str, lat: f64, bw: f64) -> Value {
+    let mut d = base.clone();
+    d["environment"]["hostname"] = Value::String(name.into());
+    scale(&mut d["results"]["latency"], lat);
+    scale(&mut d["results"]["bandwidth"], bw);
+    d
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// The fleet directory: node01–node06 (node04 30% slower memory, node06 other DIMM parts),
+/// node07 corrupt, node08 partial, ranks 8 (failed) and 9 (hung) with status files only.
+fn fleet_dir(dir: &Path) {
+    let base = recorded_run();
+    // Small, deterministic differences: healthy nodes are alike but not identical.
+    let jitter = [1.0, 1.004, 0.997, 1.0, 1.002, 0.998];
+    for (i, j) in jitter.iter().enumerate() {
+        let name = format!("node{:02}", i + 1);
+        let (lat, bw) = if i == 3 { (1.3 * j, 0.7 * j) } else { (*j, *j) };
+        let mut d = node(&base, &name, lat, bw);
+        if i == 5 {
+            for dev in d["results"]["dimms"]["inventory"]["devices"]
+                .as_array_mut()
+                .unwrap()
+            {
+                if dev["populated"] == true {
+                    dev["part_number"] = Value::String("M393A4K40DB3-CWE".into());
+                }
+            }
+        }
+        write(
+            dir,
+            &format!("{name}/run.json"),
+            &serde_json::to_string(&d).unwrap(),
+        );
+    }
+    let full = serde_json::to_string(&node(&base, "node07", 1.0, 1.0)).unwrap();
+    write(dir, "node07/run.json", &full[..full.len() / 2]);
+    let mut partial = node(&base, "node08", 1.0, 1.0);
+    partial["complete"] = Value::Bool(false);
+    write(
+        dir,
+        "node08/run.json",
+        &serde_json::to_string(&partial).unwrap(),
+    );
+    for (rank, state, reason) in [
+        (8, "failed", "\"cannot bind memory to NUMA node 1\""),
+        (9, "running", "null"),
+    ] {
+        write(
+            dir,
+            &format!("job/rank-{rank:05}.status.json"),
+            &format!(
+                r#"{{"rank":{rank},"size":10,"host":"node{rank:02}","pid":1,"launcher":"slurm","local_size":1,"started":"2026-11-23T03:00:00Z","state":"{state}","reason":{reason},"result":null}}"#
+            ),
+        );
+    }
+}
+
+fn fleet_of(dir: &Path, extra: &[&str]) -> Value {
+    let doc = json(memsight().args(["fleet", "--json"]).arg(dir).args(extra));
+    assert_valid(&doc);
+    doc
+}
+
+#[test]
+fn the_slow_node_is_named_and_every_fault_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    fleet_dir(tmp.path());
+    let doc = fleet_of(tmp.path(), &[]);
+    let r = &doc["results"];
+    let members: Vec<&str> = r["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(members.len(), 6, "{members:?}");
+    let outliers = r["outliers"].as_array().unwrap();
+    assert!(!outliers.is_empty());
+    // Every flagged figure belongs to node04, and is worse.
+    for o in outliers {
+        assert_eq!(o["member"], "node04", "{o}");
+        assert_eq!(o["direction"], "worse", "{o}");
+    }
+    let keys: Vec<&str> = outliers
+        .iter()
+        .map(|o| o["key"].as_str().unwrap())
+        .collect();
+    assert!(keys.contains(&"latency/cpu0/level/memory"), "{keys:?}");
+    assert!(
+        keys.iter().any(|k| k.starts_with("bandwidth/read/")),
+        "{keys:?}"
+    );
+    let kinds: Vec<(&str, &str)> = r["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["who"].as_str().unwrap(), f["kind"].as_str().unwrap()))
+        .collect();
+    assert!(
+        kinds.contains(&("node07/run.json", "unreadable")),
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&("node08/run.json", "partial")), "{kinds:?}");
+    assert!(kinds.contains(&("rank 8 (node08)", "failed")), "{kinds:?}");
+    assert!(
+        kinds.contains(&("rank 9 (node09)", "no_result")),
+        "{kinds:?}"
+    );
+    // Ranks 0–7 of the 10 the launcher started left no status file.
+    assert!(
+        kinds
+            .iter()
+            .any(|k| k.0 == "rank 0" && k.1 == "never_started"),
+        "{kinds:?}"
+    );
+    let findings = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        findings.contains("node06: DIMM inventory differs"),
+        "{findings}"
+    );
+    assert!(
+        findings.contains("cannot bind memory to NUMA node 1"),
+        "{findings}"
+    );
+    // The headline columns include memory latency and read bandwidth at 2 threads.
+    let head: Vec<&str> = r["headline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["key"].as_str().unwrap())
+        .collect();
+    assert!(
+        head.contains(&"latency/cpu0/level/memory") && head.contains(&"bandwidth/read/2t"),
+        "{head:?}"
+    );
+}
+
+#[test]
+fn stricter_or_looser_settings_move_the_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    fleet_dir(tmp.path());
+    let loose = fleet_of(tmp.path(), &["--min-change", "0.5"]);
+    assert!(
+        loose["results"]["outliers"].as_array().unwrap().is_empty(),
+        "a 30% change is under 50%"
+    );
+    for bad in [["--threshold", "0"], ["--min-change", "2"]] {
+        let out = memsight()
+            .arg("fleet")
+            .arg(tmp.path())
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+    }
+    let out = memsight()
+        .args(["fleet", "/nonexistent/fleet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim().lines().count(),
+        1
+    );
+}
+
+#[test]
+fn the_fleet_page_names_outliers_and_links_node_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    fleet_dir(tmp.path());
+    std::fs::write(tmp.path().join("node01/report.html"), "<html></html>").unwrap();
+    let html = tmp.path().join("fleet.html");
+    let out = memsight()
+        .arg("fleet")
+        .arg(tmp.path())
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<a href=\"node01/report.html\">report</a>"));
+    assert!(page.contains("node04"));
+    assert!(
+        page.matches("<svg").count() >= 2,
+        "a distribution chart per headline figure"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("▲"), "outliers marked on the terminal");
+}
+
+/// Checks text against the exposition format: Python's prometheus_client parser where it is
+/// installed (CI installs python3-prometheus-client), else the line grammar.
+fn check_exposition(text: &str) {
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (name, rest) = line.split_once('{').expect("labels");
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{line}"
+        );
+        let value = rest.rsplit_once("} ").expect("value").1;
+        assert!(
+            value.parse::<f64>().is_ok() || value == "NaN" || value.ends_with("Inf"),
+            "{line}"
+        );
+    }
+    let py = std::process::Command::new("python3")
+        .args(["-c", "import sys; from prometheus_client.parser import text_string_to_metric_families as p; n=sum(len(f.samples) for f in p(sys.stdin.read())); print(n)"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = py else { return };
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if String::from_utf8_lossy(&out.stderr).contains("No module named") {
+        eprintln!("prometheus_client not installed: checked the line grammar only");
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let n: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert_eq!(n, text.lines().filter(|l| !l.starts_with('#')).count());
+}
+
+#[test]
+fn prometheus_export_of_a_run_and_of_a_fleet() {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json");
+    let out = memsight()
+        .args(["export", "--format", "prometheus"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    check_exposition(&text);
+    assert!(text.contains("# TYPE memsight_latency_nanoseconds gauge"));
+    assert!(
+        text.contains("memsight_latency_nanoseconds{host=\"vm\",key=\"latency/cpu0/level/memory\"")
+    );
+    assert!(text.contains("memsight_result_info{command=\"run\""));
+    let tmp = tempfile::tempdir().unwrap();
+    fleet_dir(tmp.path());
+    let report = tmp.path().join("fleet.json");
+    let out = memsight()
+        .arg("fleet")
+        .arg(tmp.path())
+        .arg("-o")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = memsight()
+        .args(["export", "--format", "prometheus"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    check_exposition(&text);
+    assert!(
+        text.contains("memsight_fleet_outlier_score{host=\"node04\""),
+        "{text}"
+    );
+    assert!(text.contains("memsight_fleet_fault{who=\"node07/run.json\",kind=\"unreadable\"} 1"));
+    assert!(text.contains("memsight_fleet_nanoseconds{host=\"node01\""));
+}
