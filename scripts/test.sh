@@ -7,8 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # chromium: the HTML report is rendered headless and checked (tests/report_browser.rs);
-# the allocators: memsight alloc compares them (tests/alloc_cli.rs); PMDK: memsight pmem.
-MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools"
+# the allocators: memsight alloc compares them (tests/alloc_cli.rs); PMDK: memsight pmem;
+# the launchers fleet mode runs under (scripts/test-launchers.sh) and the Prometheus text parser
+# the export is checked with (tests/fleet_cli.rs).
+MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin python3-prometheus-client"
 . scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings
@@ -17,3 +19,5 @@ cargo test --locked --all-targets
 # The Debian package: built with cargo-deb, its contents, dependencies, man pages and completions
 # checked, and its binary run from a scratch root.
 bash scripts/package.sh --check
+# Fleet mode under real launchers: Open MPI's mpirun and a one-node Slurm cluster started here.
+bash scripts/test-launchers.sh

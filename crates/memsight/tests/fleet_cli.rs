@@ -267,7 +267,13 @@ fn check_exposition(text: &str) {
             "{line}"
         );
     }
-    let py = std::process::Command::new("python3")
+    // Debian's python3 (where python3-prometheus-client installs), not a pyenv one on PATH.
+    let python = if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let py = std::process::Command::new(python)
         .args(["-c", "import sys; from prometheus_client.parser import text_string_to_metric_families as p; n=sum(len(f.samples) for f in p(sys.stdin.read())); print(n)"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Fleet mode under the real launchers, on this machine:
+#   Open MPI:  mpirun --allow-run-as-root --oversubscribe -np 3 memsight run --quick --fleet DIR
+#   Slurm:     a one-node cluster (slurmctld + slurmd with munge, started here from a generated
+#              slurm.conf in a temporary directory), then
+#              srun -n 3 --overcommit memsight run --quick --fleet DIR
+#              and the same with rank 2 exiting 3 before it starts (the report names it).
+# Each must leave a fleet report (fleet.json) with 3 members (2 and a fault in the failure case).
+# When the Slurm cluster cannot start here, that part says why and is skipped; the MPI part
+# still runs. Needs root (daemons, mpirun as root) and the packages test.sh installs.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ms=$PWD/target/release/memsight
+[[ -x $ms ]] || cargo build --release --locked -q -p memsight || exit 1
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "test-launchers: FAILED: $*" >&2; exit 1; }
+
+# fleet.json under DIR: members, faults of a kind, expected ranks.
+check() { # DIR MEMBERS [FAULT_KIND]
+  local report
+  report=$(find "$1" -name fleet.json | head -1)
+  [[ -n $report ]] || fail "no fleet.json under $1"
+  python3 - "$report" "$2" "${3:-}" <<'PY' || fail "fleet report $report"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+r = doc["results"]
+want, fault = int(sys.argv[2]), sys.argv[3]
+members = [m["name"] for m in r["members"]]
+kinds = [f["kind"] for f in r["faults"]]
+print(f"  {sys.argv[1]}: {len(members)} members {members}, faults {kinds}, expected {r['expected']}")
+assert len(members) == want, members
+assert r["expected"] == 3, r["expected"]
+assert (fault in kinds) if fault else not kinds, kinds
+assert any("results come from host" in f for f in r["findings"]), "several ranks on one node are named"
+PY
+}
+
+if [[ $(id -u) != 0 ]]; then
+  echo "test-launchers: skipping: needs root (mpirun --allow-run-as-root, Slurm daemons)" >&2
+  exit 0
+fi
+for c in mpirun srun slurmctld slurmd munged python3; do
+  command -v "$c" >/dev/null || fail "$c is missing (scripts/test.sh installs openmpi-bin slurm-wlm munge)"
+done
+
+echo "test-launchers: Open MPI"
+timeout 600 mpirun --allow-run-as-root --oversubscribe -np 3 \
+  "$ms" run --quick --no-progress --fleet "$work/mpi" --fleet-timeout 300 >"$work/mpi.out" 2>&1 \
+  || { tail -20 "$work/mpi.out"; fail "mpirun"; }
+check "$work/mpi" 3
+
+echo "test-launchers: Slurm"
+slurm_skip() { echo "test-launchers: skipping the Slurm part: $*" >&2; exit 0; }
+if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+  mkdir -p /run/munge && chown munge:munge /run/munge 2>/dev/null
+  [[ -f /etc/munge/munge.key ]] || slurm_skip "no /etc/munge/munge.key"
+  su -s /bin/sh munge -c munged 2>"$work/munged.err" || munged --force 2>>"$work/munged.err" || true
+  sleep 1
+  munge -n 2>/dev/null | unmunge >/dev/null 2>&1 || slurm_skip "munged does not start: $(tail -2 "$work/munged.err")"
+fi
+host=$(hostname -s)
+s=$work/slurm-conf
+mkdir -p "$s/state" "$s/spool" "$s/log"
+cat >"$s/slurm.conf" <<EOF
+ClusterName=memsighttest
+SlurmctldHost=$host
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$s/state
+SlurmdSpoolDir=$s/spool
+SlurmctldPidFile=$s/slurmctld.pid
+SlurmdPidFile=$s/slurmd.pid
+SlurmctldLogFile=$s/log/slurmctld.log
+SlurmdLogFile=$s/log/slurmd.log
+SlurmctldPort=26817
+SlurmdPort=26818
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+ReturnToService=2
+NodeName=$host CPUs=$(nproc) State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+export SLURM_CONF=$s/slurm.conf
+slurmctld -D >"$s/log/ctld.out" 2>&1 &
+pids+=($!)
+slurmd -D >"$s/log/d.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 60); do
+  [[ $(sinfo -h -o %T 2>/dev/null) == idle ]] && break
+  sleep 0.5
+done
+[[ $(sinfo -h -o %T 2>/dev/null) == idle ]] \
+  || slurm_skip "the one-node cluster did not come up: $(tail -3 "$s/log/slurmctld.log" "$s/log/slurmd.log" 2>/dev/null | tr '\n' ' ')"
+timeout 600 srun -n 3 --overcommit "$ms" run --quick --no-progress --fleet "$work/slurm" \
+  --fleet-timeout 300 >"$work/slurm.out" 2>&1 || { tail -20 "$work/slurm.out"; fail "srun"; }
+check "$work/slurm" 3
+echo "test-launchers: Slurm, rank 2 exits 3 before it starts"
+timeout 600 srun -n 3 --overcommit sh -c \
+  "if [ \"\$SLURM_PROCID\" = 2 ]; then exit 3; fi; exec '$ms' run --quick --no-progress --fleet '$work/fail' --fleet-timeout 20" \
+  >"$work/fail.out" 2>&1 && fail "srun should report rank 2's exit"
+check "$work/fail" 2 never_started
+echo "test-launchers: Slurm, Ctrl-C on srun after rank 1 finished"
+# Rank 1 runs --quick, the others the longer default; once rank 1's result is in, Ctrl-C twice
+# (srun then kills every task). Rank 1's result must stay, and the others be named.
+# (srun itself, not under timeout: srun must receive the two SIGINTs.)
+srun -n 3 --overcommit sh -c \
+  "if [ \"\$SLURM_PROCID\" = 1 ]; then q=--quick; else q=; fi; exec '$ms' run \$q --no-progress --fleet '$work/int' --fleet-timeout 300" \
+  >"$work/int.out" 2>&1 &
+srun_pid=$!
+for _ in $(seq 240); do
+  grep -qs '"state": "done"' "$work"/int/*/rank-00001.status.json && break
+  sleep 0.5
+done
+kill -INT "$srun_pid"; sleep 0.3; kill -INT "$srun_pid"
+wait "$srun_pid"
+[[ -f $(echo "$work"/int/*/rank-00001/run.json) ]] || fail "rank 1's finished result was lost"
+"$ms" fleet --json "$work/int" >"$work/int.json" || fail "memsight fleet after Ctrl-C"
+python3 - "$work/int.json" <<'PY' || fail "the report after Ctrl-C"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+members = [m["rank"] for m in r["members"]]
+faults = {f["who"]: f["kind"] for f in r["faults"]}
+print(f"  after Ctrl-C: members (ranks) {members}, faults {faults}")
+assert members == [1], members
+assert all(k in ("no_result", "partial") for k in faults.values()) and len(faults) == 2, faults
+PY
+echo "test-launchers: passed"
