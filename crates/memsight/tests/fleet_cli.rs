@@ -346,3 +346,52 @@ fn prometheus_export_of_a_run_and_of_a_fleet() {
     assert!(text.contains("memsight_fleet_fault{who=\"node07/run.json\",kind=\"unreadable\"} 1"));
     assert!(text.contains("memsight_fleet_nanoseconds{host=\"node01\""));
 }
+
+#[test]
+fn a_fleet_of_one_under_hydra_variables_and_a_rank_claimed_twice() {
+    let _m = common::measuring();
+    let tmp = tempfile::tempdir().unwrap();
+    let run = || {
+        let mut c = memsight();
+        c.args(["run", "--quick", "--no-progress", "--fleet"])
+            .arg(tmp.path())
+            .args(["--min-samples", "3", "--point-budget", "0.05"])
+            .env("PMI_RANK", "0")
+            .env("PMI_SIZE", "1")
+            .env("PMI_KVSNAME", "kvs_42");
+        for v in [
+            "SLURM_JOB_ID",
+            "SLURM_PROCID",
+            "OMPI_COMM_WORLD_RANK",
+            "OMPI_COMM_WORLD_SIZE",
+        ] {
+            c.env_remove(v);
+        }
+        c.output().unwrap()
+    };
+    let out = run();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let job = tmp.path().join("kvs_42");
+    assert!(job.join("rank-00000/run.json").is_file());
+    assert!(job.join("rank-00000/report.html").is_file());
+    let status: Value =
+        serde_json::from_str(&std::fs::read_to_string(job.join("rank-00000.status.json")).unwrap())
+            .unwrap();
+    assert_eq!(status["state"], "done");
+    assert_eq!(status["launcher"], "mpich");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(job.join("fleet.json")).unwrap()).unwrap();
+    assert_valid(&report);
+    assert_eq!(report["results"]["members"].as_array().unwrap().len(), 1);
+    assert_eq!(report["results"]["expected"], 1);
+    // The same rank again in the same directory: refused before measuring, in one line.
+    let out = run();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("already taken"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -303,6 +303,9 @@ pub struct FleetArgs {
     /// Also write the fleet page (HTML) to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Score every point of the latency and bandwidth curves too, not only their summaries.
+    #[arg(long)]
+    pub all_figures: bool,
 }
 
 impl FleetArgs {
@@ -321,6 +324,7 @@ impl FleetArgs {
         Ok(crate::fleet::Strictness {
             threshold: self.threshold,
             min_change: self.min_change,
+            curves: self.all_figures,
         })
     }
 }

@@ -83,6 +83,12 @@ fn lonely(groups: &[Group]) -> Vec<String> {
             }
         ));
     }
+    if (3..5).contains(&big.members.len()) {
+        out.push(format!(
+            "the largest group has {} members: with so few, one noisy node moves the median and the spread; treat its flags as hints and rerun before acting",
+            big.members.len()
+        ));
+    }
     if big.members.len() < 3 {
         out.push(format!(
             "the largest group has {} member(s): figures are scored only in groups of 3 or more",

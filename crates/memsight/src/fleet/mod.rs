@@ -72,6 +72,8 @@ pub struct FleetResults {
 pub struct Strictness {
     pub threshold: f64,
     pub min_change: f64,
+    /// Score every point of the latency and bandwidth curves too (`--all-figures`).
+    pub curves: bool,
 }
 
 impl Strictness {
@@ -79,6 +81,7 @@ impl Strictness {
     pub const DEFAULT: Strictness = Strictness {
         threshold: 3.5,
         min_change: 0.05,
+        curves: false,
     };
 }
 
@@ -188,7 +191,13 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
         })
         .collect();
     let groups = outliers::groups(&members);
-    let found = outliers::outliers(&members, &groups, strict.threshold, strict.min_change);
+    let found = outliers::outliers(
+        &members,
+        &groups,
+        strict.threshold,
+        strict.min_change,
+        strict.curves,
+    );
     let head = headline(&members);
     let fleet_members: Vec<FleetMember> = c
         .entries
@@ -230,7 +239,7 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
     }
 }
 
-const METHOD: &str = "Every memsight result under the directory (status files name the ranks that failed or wrote nothing). Members are grouped by command, CPU model, sockets/threads/NUMA nodes, kernel, THP mode and DIMM population. Per figure (same key and conditions, ≥ 3 members of a group): robust score = (value − group median) ÷ max(1.4826 × MAD, 0.5% of the median); a member is flagged when |score| exceeds the threshold, the value is further than the minimum change from the median, and its own confidence interval does not hold the median.";
+const METHOD: &str = "Every memsight result under the directory (status files name the ranks that failed or wrote nothing). Members are grouped by command, CPU model, sockets/threads/NUMA nodes, kernel, THP mode and DIMM population. Per figure (same key and conditions, ≥ 3 members of a group): robust score = (value − group median) ÷ max(1.4826 × MAD, 0.5% of the median); a member is flagged when |score| exceeds the threshold, the value is further than the minimum change from the median, and its own confidence interval does not hold the median. Points of the latency and bandwidth curves (one working-set size each) are not scored unless --all-figures: near cache boundaries they move between runs of one healthy machine; their summaries (plateaus, tests) are scored.";
 
 fn member_row(
     dir: &Path,

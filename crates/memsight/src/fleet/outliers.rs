@@ -164,12 +164,28 @@ pub fn centre(values: &[f64]) -> (f64, f64) {
     (m, mad.max(0.005 * m.abs()).max(f64::MIN_POSITIVE))
 }
 
-/// Flags every member's figures beyond `threshold` and `min_change`, group by group.
+/// A point of a curve rather than a summary figure: one working-set size of the latency ladder,
+/// its TLB twin, the bandwidth sweep, the MLP sweep. Near cache boundaries these move between
+/// runs of one healthy machine (a shared host cache, a page colouring), so comparing them across
+/// nodes raises false alarms; the curves' summaries (cache-level plateaus, bandwidth tests,
+/// loaded latency, NUMA, c2c) carry what distinguishes a slow node.
+pub fn is_curve_point(key: &str) -> bool {
+    let mut p = key.split('/');
+    match (p.next(), p.next(), p.next()) {
+        (Some("latency"), Some(_), Some(third)) => third != "level",
+        (Some("tlb" | "mlp" | "bandwidth-sweep"), _, _) => true,
+        _ => false,
+    }
+}
+
+/// Flags every member's figures beyond `threshold` and `min_change`, group by group (curve
+/// points only when `curves`).
 pub fn outliers(
     members: &[Member],
     groups: &[Group],
     threshold: f64,
     min_change: f64,
+    curves: bool,
 ) -> Vec<Outlier> {
     let mut out = Vec::new();
     for g in groups {
@@ -180,7 +196,11 @@ pub fn outliers(
         // Figures by key and conditions: only like with like is compared.
         let mut by: BTreeMap<(String, String), Vec<(&Member, &Figure)>> = BTreeMap::new();
         for m in &in_group {
-            for f in &m.figures {
+            for f in m
+                .figures
+                .iter()
+                .filter(|f| curves || !is_curve_point(&f.key))
+            {
                 by.entry((f.key.clone(), f.conditions.clone()))
                     .or_default()
                     .push((m, f));
@@ -233,6 +253,16 @@ pub fn outliers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn curve_points_are_told_from_summaries() {
+        assert!(is_curve_point("latency/cpu0/64MiB"));
+        assert!(!is_curve_point("latency/cpu0/level/memory"));
+        assert!(is_curve_point("bandwidth-sweep/read/1t/8MiB"));
+        assert!(is_curve_point("tlb/cpu0/2MiB"));
+        assert!(!is_curve_point("bandwidth/read/2t"));
+        assert!(!is_curve_point("loaded/all-reads/saturation"));
+    }
 
     #[test]
     fn centre_is_robust_and_floored() {
