@@ -40,7 +40,10 @@ fn ladder_json_is_valid_and_ordered() {
     // the curve of one short ladder (seen once in CI: fewer than two plateaus); the properties
     // are checked on a second ladder then, never asserted on a blurred one.
     if plateaus(&doc) < 2 {
-        eprintln!("the first ladder showed {} plateau(s): measuring again", plateaus(&doc));
+        eprintln!(
+            "the first ladder showed {} plateau(s): measuring again",
+            plateaus(&doc)
+        );
         doc = small_ladder();
     }
     assert_valid(&doc);
