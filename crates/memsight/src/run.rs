@@ -290,13 +290,14 @@ pub fn rest(
             tick(&format!("row buffer: {m}"))
         })
     })?;
-    let summary = summary(
+    let mut summary = summary(
         &latency,
         &bandwidth,
         loaded_latency.as_ref(),
         c2c.as_ref(),
         dimms.as_ref(),
     );
+    summary.extend(tiers.as_ref().map(tiers_summary));
     Ok((
         RunResults {
             level,
@@ -326,6 +327,27 @@ pub fn latency_args(a: &RunArgs) -> LatencyArgs {
         l.point_budget = l.point_budget.min(0.15);
     }
     l
+}
+
+/// One line for the memory tiers: each measured target's idle read latency and read bandwidth.
+fn tiers_summary(t: &tiers::TiersResults) -> String {
+    let parts: Vec<String> = t
+        .targets
+        .iter()
+        .map(|f| {
+            let med = |s: &Option<memsight_core::stats::Summary>| {
+                s.as_ref().map_or("-".to_string(), |s| format!("{:.1}", s.median))
+            };
+            format!(
+                "{} ({}) {} ns, {} GB/s",
+                f.target.label(),
+                f.kind.as_deref().unwrap_or("kind not reported"),
+                med(&f.read_latency_ns),
+                med(&f.read_gbs)
+            )
+        })
+        .collect();
+    format!("memory tiers (read latency, read bandwidth): {}", parts.join("; "))
 }
 
 fn summary(
