@@ -414,3 +414,23 @@ pub fn render_comparison(c: &Comparison) -> String {
     page.raw(&section("comparison", "Figures side by side", &body));
     page.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_relative_paths_become_links_and_both_parts_are_escaped() {
+        let html = |c: Cell| match c {
+            Cell::Html(h) => h,
+            Cell::Text(t) | Cell::Num(t) => format!("text:{t}"),
+        };
+        assert_eq!(
+            html(link("r<1>", "rank-00000/report.html?a=\"x\"")),
+            "<a href=\"rank-00000/report.html?a=&quot;x&quot;\">r&lt;1&gt;</a>"
+        );
+        for bad in ["javascript:alert(1)", "/etc/passwd", "//evil.example/x", "https://x"] {
+            assert!(html(link("report", bad)).starts_with("text:"), "{bad}");
+        }
+    }
+}
