@@ -33,3 +33,13 @@ pub mod rowbuffer;
 pub mod sampling;
 pub mod stream;
 pub mod tiers;
+
+/// The finding every command measuring on `--dax` memory adds when the memory is emulated.
+pub fn dax_finding(m: &memsight_core::buffer::FileBacking) -> Option<String> {
+    (m.kind == memsight_core::buffer::DaxKind::Emulated).then(|| {
+        format!(
+            "every figure is EMULATED DAX: {} is {}, so these are DRAM figures through a shared file mapping, not persistent or CXL memory",
+            m.path, m.filesystem
+        )
+    })
+}

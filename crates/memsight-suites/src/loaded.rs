@@ -109,6 +109,9 @@ pub struct LoadedResults {
     pub plan: crate::plan::LoadedPlan,
     pub knee_factor: f64,
     pub curves: Vec<Curve>,
+    /// The DAX device or file the buffers were mapped from (`--dax`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<memsight_core::buffer::FileBacking>,
     pub findings: Vec<String>,
 }
 
@@ -241,14 +244,20 @@ pub fn run(
     if curves.len() < mixes.len() || curves.iter().any(|c| c.points.len() < a.points as usize) {
         complete = false;
     }
-    let findings = findings(&curves, a.knee);
-    let method = method(a, &plan, size);
+    let mut findings = findings(&curves, a.knee);
+    let mut method = method(a, &plan, size);
+    let memory = a.dax.map(|d| d.probe()).transpose()?;
+    if let Some(m) = &memory {
+        method += &format!(" Memory: {}.", m.describe());
+        findings.extend(crate::dax_finding(m));
+    }
     Ok((
         LoadedResults {
             method,
             plan,
             knee_factor: a.knee,
             curves,
+            memory,
             findings,
         },
         complete,

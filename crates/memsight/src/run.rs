@@ -336,7 +336,8 @@ fn tiers_summary(t: &tiers::TiersResults) -> String {
         .iter()
         .map(|f| {
             let med = |s: &Option<memsight_core::stats::Summary>| {
-                s.as_ref().map_or("-".to_string(), |s| format!("{:.1}", s.median))
+                s.as_ref()
+                    .map_or("-".to_string(), |s| format!("{:.1}", s.median))
             };
             format!(
                 "{} ({}) {} ns, {} GB/s",
@@ -347,7 +348,10 @@ fn tiers_summary(t: &tiers::TiersResults) -> String {
             )
         })
         .collect();
-    format!("memory tiers (read latency, read bandwidth): {}", parts.join("; "))
+    format!(
+        "memory tiers (read latency, read bandwidth): {}",
+        parts.join("; ")
+    )
 }
 
 fn summary(

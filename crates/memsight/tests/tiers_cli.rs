@@ -325,6 +325,14 @@ fn latency_bandwidth_and_loaded_latency_take_dax_and_the_write_chase() {
             .unwrap()
             > 0.0
     );
+    // Every command says when its figures are emulated DAX.
+    assert_eq!(doc["results"]["memory"]["kind"], "emulated");
+    let said = |d: &Value| {
+        d["results"]["findings"]
+            .to_string()
+            .contains("EMULATED DAX")
+    };
+    assert!(said(&doc));
     if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
         let doc = json(memsight().args([
             "loaded-latency",
@@ -346,5 +354,6 @@ fn latency_bandwidth_and_loaded_latency_take_dax_and_the_write_chase() {
             "0.05",
         ]));
         assert!(!doc["results"]["curves"].as_array().unwrap().is_empty());
+        assert_eq!(doc["results"]["memory"]["kind"], "emulated");
     }
 }

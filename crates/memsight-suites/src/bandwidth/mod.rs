@@ -187,6 +187,9 @@ pub struct BandwidthResults {
     /// limit (absent when no such point was measured).
     #[serde(default)]
     pub l1_read: Option<L1Read>,
+    /// The DAX device or file the buffers were mapped from (`--dax`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<memsight_core::buffer::FileBacking>,
     pub findings: Vec<String>,
 }
 
@@ -553,7 +556,8 @@ pub fn run(
             l.limit_bytes_per_cycle
         ));
     }
-    let method = format!(
+    let memory = cfg.dax.map(|d| d.probe()).transpose()?;
+    let mut method = format!(
         "{} kernels ({} B vectors), {} pinned thread(s) on CPUs {}, each with {} buffer of {} ({} pages{}), first-touched by {}; samples of ≥{:.0} ms, each timed from the earliest thread's start to the latest thread's end (samples in which a thread lost its CPU, or the threads started apart, are dropped and counted), repeated until the median's 95% CI is within {:.1}% (≥{} samples, ≤{:.1} s). GB/s = 10^9 B/s. Program bytes count what the kernel loads and stores; DRAM bytes add a read-for-ownership for every regular store (none for NT stores, CLZERO or read-modify-write).",
         cfg.isa.name(),
         cfg.isa.vector_bytes(),
@@ -578,6 +582,13 @@ pub fn run(
         cfg.rule.min_samples,
         cfg.rule.budget_s,
     );
+    if let Some(m) = &memory {
+        method += &format!(
+            " Memory: {} (the page kind is the mapping's, not the flag's).",
+            m.describe()
+        );
+        findings.extend(crate::dax_finding(m));
+    }
     Ok((
         BandwidthResults {
             method,
@@ -585,6 +596,7 @@ pub fn run(
             points,
             sweep,
             l1_read,
+            memory,
             findings,
         },
         complete,

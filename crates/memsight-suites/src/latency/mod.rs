@@ -280,6 +280,7 @@ pub fn run(
     }
     if let Some(f) = ladders.first().and_then(|l| l.main.buffer.file.as_ref()) {
         method.description += &format!(" Memory: {}.", f.describe());
+        findings.extend(crate::dax_finding(f));
     }
     Ok((
         LatencyResults {

@@ -1,7 +1,5 @@
 //! The tier study's findings, in words with their evidence.
 
-use memsight_core::buffer::DaxKind;
-
 use super::measure::{MemTarget, TargetFigures};
 use super::plan::TierPlan;
 use super::sweeps::{NearSweep, WeightedSweep};
@@ -146,12 +144,7 @@ fn dax(t: &TargetFigures) -> Vec<String> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    if backing.kind == DaxKind::Emulated {
-        out.push(format!(
-            "every DAX figure is EMULATED: {} is {}, not persistent or CXL memory, so these are DRAM figures through a shared file mapping; on real DAX the same command measures the media",
-            backing.path, backing.filesystem
-        ));
-    }
+    out.extend(crate::dax_finding(backing));
     if let Some(c) = t.persist_cost {
         out.push(format!(
             "{}: persisting each 64-byte random write (line write-back + sfence) costs {c:.2}× its bandwidth",

@@ -253,7 +253,7 @@ impl Present for WithCeilings<'_> {
                     Better::Higher,
                     &p.program_gbs,
                 )
-                .under(conditions(&self.0.config, p)),
+                .under(conditions(self.0, p)),
             );
         }
         for p in &self.0.sweep {
@@ -275,7 +275,7 @@ impl Present for WithCeilings<'_> {
                     Better::Higher,
                     &p.program_gbs,
                 )
-                .under(conditions(&self.0.config, p)),
+                .under(conditions(self.0, p)),
             );
         }
         out
@@ -283,9 +283,13 @@ impl Present for WithCeilings<'_> {
 }
 
 /// What a bandwidth figure depends on besides its key.
-fn conditions(c: &crate::bandwidth::BandwidthConfig, p: &Point) -> String {
+fn conditions(r: &crate::bandwidth::BandwidthResults, p: &Point) -> String {
+    let c = &r.config;
+    let memory = r.memory.as_ref().map_or(String::new(), |m| {
+        format!(", {:?} DAX on {}", m.kind, m.filesystem)
+    });
     format!(
-        "{} per thread{}, {} pages, {}, {}",
+        "{} per thread{}, {} pages, {}, {}{memory}",
         format_bytes(p.bytes_per_thread),
         if c.shared { " (one shared buffer)" } else { "" },
         c.page_kind,

@@ -429,7 +429,12 @@ mod tests {
             html(link("r<1>", "rank-00000/report.html?a=\"x\"")),
             "<a href=\"rank-00000/report.html?a=&quot;x&quot;\">r&lt;1&gt;</a>"
         );
-        for bad in ["javascript:alert(1)", "/etc/passwd", "//evil.example/x", "https://x"] {
+        for bad in [
+            "javascript:alert(1)",
+            "/etc/passwd",
+            "//evil.example/x",
+            "https://x",
+        ] {
             assert!(html(link("report", bad)).starts_with("text:"), "{bad}");
         }
     }
