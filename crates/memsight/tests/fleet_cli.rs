@@ -395,3 +395,45 @@ fn a_fleet_of_one_under_hydra_variables_and_a_rank_claimed_twice() {
     assert!(err.contains("already taken"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn a_large_fleet_is_drawn_as_histograms_and_its_slow_node_found() {
+    // 120 nodes of one recorded bandwidth result, healthy ones within ±1%, node077 20% slower.
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/results/bandwidth.json");
+    let base: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..120 {
+        let mut d = base.clone();
+        d["environment"]["hostname"] = Value::String(format!("node{i:03}"));
+        let f = if i == 77 {
+            0.8
+        } else {
+            1.0 + 0.01 * ((i % 21) as f64 - 10.0) / 10.0
+        };
+        scale(&mut d["results"], f);
+        write(
+            tmp.path(),
+            &format!("n{i:03}/bandwidth.json"),
+            &serde_json::to_string(&d).unwrap(),
+        );
+    }
+    let html = tmp.path().join("fleet.html");
+    let start = std::time::Instant::now();
+    let doc = fleet_of(tmp.path(), &["--html", html.to_str().unwrap()]);
+    eprintln!("120 results aggregated in {:?}", start.elapsed());
+    let r = &doc["results"];
+    assert_eq!(r["members"].as_array().unwrap().len(), 120);
+    let flagged: std::collections::BTreeSet<&str> = r["outliers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["member"].as_str().unwrap())
+        .collect();
+    assert_eq!(flagged.into_iter().collect::<Vec<_>>(), vec!["node077"]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("across 120 nodes"),
+        "histograms, not 120 bars per figure"
+    );
+    assert!(page.contains("flagged: node077"));
+}

@@ -17,6 +17,15 @@ impl FleetResults {
             .map(|o| o.direction)
     }
 
+    /// Members flagged on `key`.
+    fn flagged(&self, key: &str) -> Vec<String> {
+        self.outliers
+            .iter()
+            .filter(|o| o.key == key)
+            .map(|o| o.member.clone())
+            .collect()
+    }
+
     fn nodes_table(&self) -> Table {
         let mut header = vec!["node".to_string(), "group".into()];
         header.extend(
@@ -112,6 +121,10 @@ impl FleetResults {
             bars.sort_by(|a, b| a.value.total_cmp(&b.value));
             let values: Vec<f64> = bars.iter().map(|b| b.value).collect();
             let (median, _) = crate::fleet::outliers::centre(&values);
+            if bars.len() > MAX_BARS {
+                out.push(histogram(h, &values, median, &self.flagged(&h.key)));
+                continue;
+            }
             out.push(Block::Bars(
                 Bars {
                     title: format!("{} across nodes", h.name),
@@ -131,6 +144,56 @@ impl FleetResults {
         }
         out
     }
+}
+
+/// Above this many nodes a headline figure is drawn as a histogram, not a bar per node.
+const MAX_BARS: usize = 40;
+
+/// The distribution of one headline figure over many nodes: 20 equal bins, the median marked,
+/// the flagged nodes named in the caption.
+fn histogram(h: &crate::fleet::Headline, values: &[f64], median: f64, flagged: &[String]) -> Block {
+    const BINS: usize = 20;
+    let (lo, hi) = (values[0], values[values.len() - 1]);
+    let width = ((hi - lo) / BINS as f64).max(f64::MIN_POSITIVE);
+    let mut counts = [0usize; BINS];
+    for v in values {
+        counts[(((v - lo) / width) as usize).min(BINS - 1)] += 1;
+    }
+    let bars = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let a = lo + i as f64 * width;
+            Bar {
+                label: format!("{}–{} {}", num(a), num(a + width), h.unit),
+                value: n as f64,
+                low: n as f64,
+                high: n as f64,
+                secondary: None,
+            }
+        })
+        .collect();
+    Block::Bars(
+        Bars {
+            title: format!("{} across {} nodes", h.name, values.len()),
+            x_desc: "nodes".into(),
+            legend: (h.key.clone(), String::new()),
+            bars,
+            marks: Vec::new(),
+        },
+        format!(
+            "{} ({}): nodes per bin; median {} {}; flagged: {}.",
+            h.name,
+            h.key,
+            num(median),
+            h.unit,
+            if flagged.is_empty() {
+                "none".to_string()
+            } else {
+                flagged.join(", ")
+            }
+        ),
+    )
 }
 
 impl Present for FleetResults {
