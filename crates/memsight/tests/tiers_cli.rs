@@ -84,6 +84,19 @@ fn hbm_dram_and_nvm_make_three_tiers_fastest_first() {
     assert_eq!(w["ratios"][0], serde_json::json!({"near": 1, "far": 0}));
     assert_ne!(w["fast"], w["slow"]);
     assert!(r["targets"].as_array().unwrap().is_empty(), "plan only");
+    // The plan is presented too: a line per node with its kind, CPUs and tier.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = unpack_fsroot("fakeheteromemtiers", tmp.path());
+    let out = memsight()
+        .args(["tiers", "--plan", "--no-progress"])
+        .env("HWLOC_FSROOT", &root)
+        .env("HWLOC_COMPONENTS", "linux,stop")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("node 6 (NVM, 384 MiB, CPU-less) measured from CPUs"), "{text}");
+    assert!(text.contains("weighted interleave: node"), "{text}");
 }
 
 #[test]
