@@ -95,7 +95,10 @@ fn hbm_dram_and_nvm_make_three_tiers_fastest_first() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success());
-    assert!(text.contains("node 6 (NVM, 384 MiB, CPU-less) measured from CPUs"), "{text}");
+    assert!(
+        text.contains("node 6 (NVM, 384 MiB, CPU-less) measured from CPUs"),
+        "{text}"
+    );
     assert!(text.contains("weighted interleave: node"), "{text}");
 }
 
