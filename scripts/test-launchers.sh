@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fleet mode under the real launchers, on this machine:
-#   Open MPI:  mpirun --allow-run-as-root --oversubscribe -np 3 memsight run --quick --fleet DIR
+#   Open MPI:  mpirun.openmpi --allow-run-as-root --oversubscribe -np 3 memsight run --quick --fleet DIR
+#   MPICH:     mpiexec.hydra -n 3 memsight run --quick --fleet DIR
 #   Slurm:     a one-node cluster (slurmctld + slurmd with munge, started here from a generated
 #              slurm.conf in a temporary directory), then
 #              srun -n 3 --overcommit memsight run --quick --fleet DIR
@@ -46,15 +47,21 @@ if [[ $(id -u) != 0 ]]; then
   echo "test-launchers: skipping: needs root (mpirun --allow-run-as-root, Slurm daemons)" >&2
   exit 0
 fi
-for c in mpirun srun slurmctld slurmd munged python3; do
-  command -v "$c" >/dev/null || fail "$c is missing (scripts/test.sh installs openmpi-bin slurm-wlm munge)"
+for c in mpirun.openmpi mpiexec.hydra srun slurmctld slurmd munged python3; do
+  command -v "$c" >/dev/null || fail "$c is missing (scripts/test.sh installs openmpi-bin mpich slurm-wlm munge)"
 done
 
 echo "test-launchers: Open MPI"
-timeout 600 mpirun --allow-run-as-root --oversubscribe -np 3 \
+timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np 3 \
   "$ms" run --quick --no-progress --fleet "$work/mpi" --fleet-timeout 300 >"$work/mpi.out" 2>&1 \
   || { tail -20 "$work/mpi.out"; fail "mpirun"; }
 check "$work/mpi" 3
+
+echo "test-launchers: MPICH (Hydra)"
+timeout 600 mpiexec.hydra -n 3 \
+  "$ms" run --quick --no-progress --fleet "$work/hydra" --fleet-timeout 300 >"$work/hydra.out" 2>&1 \
+  || { tail -20 "$work/hydra.out"; fail "mpiexec.hydra"; }
+check "$work/hydra" 3
 
 echo "test-launchers: Slurm"
 slurm_skip() { echo "test-launchers: skipping the Slurm part: $*" >&2; exit 0; }

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # the allocators: memsight alloc compares them (tests/alloc_cli.rs); PMDK: memsight pmem;
 # the launchers fleet mode runs under (scripts/test-launchers.sh) and the Prometheus text parser
 # the export is checked with (tests/fleet_cli.rs).
-MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin python3-prometheus-client"
+MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client"
 . scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings
