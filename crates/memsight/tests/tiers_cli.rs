@@ -122,6 +122,19 @@ fn memory_side_caches_plan_the_near_memory_sweep() {
         "capped by the node"
     );
     assert!(near["capped"].as_str().unwrap().contains("far plateau"));
+    // The same machine as hwloc exports it: the near memory comes from its memory-side caches,
+    // and this VM's own memory does not cap the recorded machine's sweep.
+    let r = plan_of_xml("memorysidecaches.xml");
+    assert_eq!(r["plan"]["near"]["source"], "hwloc");
+    assert_eq!(r["plan"]["near"]["bytes"], 96u64 << 30);
+    let last = r["plan"]["near"]["sizes"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    assert!(last > 300u64 << 30, "{last}");
     // --near-size overrides what the firmware says.
     let r = plan_of_fsroot("memorysidecaches", &["--near-size", "8G"]);
     assert_eq!(r["plan"]["near"]["source"], "given");

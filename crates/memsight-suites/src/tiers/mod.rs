@@ -184,8 +184,10 @@ pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan>
         a.memory_mode_dram,
     )
     .map(|(bytes, source)| {
-        let (sizes, capped) =
-            plan::near_sizes(bytes, near_node.memory_bytes, env.memory.usable_bytes());
+        // This process's memory limits apply to this machine, not to a recorded one.
+        let live = env.topology.source == memsight_core::topology::TopologySource::Live;
+        let usable = env.memory.usable_bytes().filter(|_| live);
+        let (sizes, capped) = plan::near_sizes(bytes, near_node.memory_bytes, usable);
         NearMemory {
             node: near_node.node,
             bytes,
