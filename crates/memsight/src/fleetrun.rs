@@ -104,6 +104,19 @@ pub fn fleet(
     }
     let strict = a.strictness()?;
     let results = aggregate(&a.dir, strict, None);
+    let worse = results
+        .outliers
+        .iter()
+        .filter(|o| o.direction == crate::fleet::outliers::Direction::Worse)
+        .map(|o| o.member.clone())
+        .collect::<std::collections::BTreeSet<_>>();
+    let failed = a.fail_on_outliers && (!worse.is_empty() || !results.faults.is_empty());
+    let why = format!(
+        "{} node(s) stand out worse than their group ({}) and {} fault(s) were found",
+        worse.len(),
+        worse.into_iter().collect::<Vec<_>>().join(", "),
+        results.faults.len()
+    );
     let view = results.view();
     if !g.json {
         crate::output::draw(&view);
@@ -112,7 +125,8 @@ pub fn fleet(
     crate::write_html(a.html.as_deref(), || {
         crate::report::study_page(&envelope, std::slice::from_ref(&view))
     })?;
-    crate::emit(g, envelope)
+    let code = crate::emit(g, envelope)?;
+    Ok(crate::failing(code, failed, &why))
 }
 
 /// Rank 0's report: fleet.json and fleet.html in the job directory, the view on the terminal.

@@ -198,6 +198,17 @@ fn the_slow_node_is_named_and_every_fault_reported() {
 fn stricter_or_looser_settings_move_the_line() {
     let tmp = tempfile::tempdir().unwrap();
     fleet_dir(tmp.path());
+    // For health checks: exit 1 when a node stands out worse or a fault was found, reports
+    // written all the same.
+    let out = memsight()
+        .arg("fleet")
+        .arg(tmp.path())
+        .args(["--fail-on-outliers", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("node04"));
+    assert!(serde_json::from_slice::<Value>(&out.stdout).is_ok());
     let loose = fleet_of(tmp.path(), &["--min-change", "0.5"]);
     assert!(
         loose["results"]["outliers"].as_array().unwrap().is_empty(),

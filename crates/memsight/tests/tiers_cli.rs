@@ -284,6 +284,8 @@ fn bad_input_is_one_line_and_exit_2() {
     for args in [
         vec!["tiers", "--dax", file.path().to_str().unwrap()],
         vec!["tiers", "--dax", "/nonexistent/dir"],
+        // A character device that is not a devdax device.
+        vec!["tiers", "--dax", "/dev/null"],
         vec!["tiers", "--skip", "everything"],
         vec!["tiers", "--blocks", "100"],
         vec!["tiers", "--node", "7"],

@@ -306,6 +306,10 @@ pub struct FleetArgs {
     /// Score every point of the latency and bandwidth curves too, not only their summaries.
     #[arg(long)]
     pub all_figures: bool,
+    /// Exit 1 (after writing every report) when a node stands out worse than its group or a
+    /// member has a fault: for health checks and cron jobs.
+    #[arg(long)]
+    pub fail_on_outliers: bool,
 }
 
 impl FleetArgs {
