@@ -7,10 +7,12 @@
 //! with their own buffers), small random blocks cost a whole unit each: bandwidth per block size
 //! shows the unit as the size where it stops rising steeply.
 //!
-//! The order needs no index table (which would add its own memory traffic): `order` is a
-//! bijection on k-bit numbers built from multiplications by odd constants and xor-shifts, both
-//! invertible modulo 2^k. Successive visits are independent, so the core keeps many misses in
-//! flight, as MLC's random-access bandwidth (`-U`) does.
+//! The order needs no index table over the buffer (which would add its own memory traffic):
+//! `order` is a bijection on k-bit numbers built from multiplications by odd constants and
+//! xor-shifts, both invertible modulo 2^k. The next 256 offsets are computed into a small,
+//! L1-resident array before they are visited, so the access loop is a few instructions per block;
+//! successive visits are independent and the core keeps many misses in flight, as MLC's
+//! random-access bandwidth (`-U`) does.
 //!
 //! Writes are regular stores (the line is read for ownership first), non-temporal stores
 //! (x86_64 only; an `sfence` ends each call) or regular stores followed by a cache-line write-back
