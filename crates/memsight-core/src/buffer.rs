@@ -139,7 +139,8 @@ impl BufferReport {
     }
 }
 
-/// Anonymous memory owned by memsight, unmapped on drop.
+/// Memory owned by memsight (anonymous, or a shared mapping of a DAX device or file), unmapped on
+/// drop.
 pub struct Buffer {
     map: NonNull<u8>,
     map_len: usize,
@@ -150,7 +151,8 @@ pub struct Buffer {
     region: Option<(&'static DaxTarget, u64)>,
 }
 
-// SAFETY: the buffer is plain anonymous memory owned by this value; moving the owner to another
+// SAFETY: the buffer is a mapping owned by this value (anonymous, or a file/devdax region no other
+// buffer maps); moving the owner to another
 // thread moves the only handle to it.
 unsafe impl Send for Buffer {}
 // SAFETY: shared references only hand out `*const` views and the read-only report.
