@@ -42,7 +42,7 @@ impl Buffer {
         }
         let nodes: Vec<usize> = w.nodes.iter().map(|&(n, _)| n).collect();
         if w.kernel_policy {
-            super::set_policy(self, MPOL_WEIGHTED_INTERLEAVE, &nodes).map_err(|e| {
+            super::policy::set_policy(self, MPOL_WEIGHTED_INTERLEAVE, &nodes).map_err(|e| {
                 Error::input(format!(
                     "MPOL_WEIGHTED_INTERLEAVE over nodes {} failed: {e} (Linux 6.9+ needed)",
                     crate::units::format_list(&nodes)
@@ -66,9 +66,10 @@ impl Buffer {
                     break 'outer;
                 }
                 let len = (weight as usize * page).min(self.map_len - off);
-                super::mbind(self.map.as_ptr() as usize + off, len, MPOL_BIND, &[node]).map_err(
-                    |e| Error::input(format!("cannot bind pages to NUMA node {node}: {e}")),
-                )?;
+                super::policy::mbind(self.map.as_ptr() as usize + off, len, MPOL_BIND, &[node])
+                    .map_err(|e| {
+                        Error::input(format!("cannot bind pages to NUMA node {node}: {e}"))
+                    })?;
                 off += len;
             }
         }
