@@ -47,12 +47,9 @@ pub struct NearAnalysis {
     pub findings: Vec<String>,
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+/// memsight-core's median; `None` for no values.
+fn median(v: Vec<f64>) -> Option<f64> {
+    (!v.is_empty()).then(|| memsight_core::stats::median(&v))
 }
 
 /// Ideal miss rate of a fully associative cache of `near` bytes under uniform random accesses.

@@ -145,22 +145,10 @@ pub fn groups(members: &[Member]) -> Vec<Group> {
         .collect()
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// Median and scaled MAD (with its floor) of some values.
+/// Median and scaled MAD (memsight-core's robust statistics) with the score's floor.
 pub fn centre(values: &[f64]) -> (f64, f64) {
-    let mut v = values.to_vec();
-    let m = median(&mut v);
-    let mut dev: Vec<f64> = values.iter().map(|x| (x - m).abs()).collect();
-    let mad = 1.4826 * median(&mut dev);
+    let m = memsight_core::stats::median(values);
+    let mad = memsight_core::stats::mad_sigma(values);
     (m, mad.max(0.005 * m.abs()).max(f64::MIN_POSITIVE))
 }
 
