@@ -191,9 +191,7 @@ pub fn run(
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
     }
     let (rule, _) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 2.0)?;
-    let size = a
-        .chase_bytes
-        .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 * MIB));
+    let size = a.chase_bytes.unwrap_or_else(|| env.memory_working_set());
     let load_size = a.load_bytes;
     if load_size < 3 * 4096 {
         return Err(Error::input("--load-size must be at least 12K"));

@@ -133,9 +133,7 @@ pub fn run(
         ));
     }
     let (rule, sample_ns) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 20.0)?;
-    let latency_size = a
-        .latency_bytes
-        .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 * MIB));
+    let latency_size = a.latency_bytes.unwrap_or_else(|| env.memory_working_set());
     let bw_size = a.bandwidth_bytes;
     let page_kind = a.page_kind;
     memsight_core::buffer::check_size(latency_size, env)?;

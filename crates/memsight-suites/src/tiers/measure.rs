@@ -176,9 +176,7 @@ fn latency(
     rule: StopRule,
     write: bool,
 ) -> Result<Option<Summary>> {
-    let size = a
-        .latency_bytes
-        .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 << 20));
+    let size = a.latency_bytes.unwrap_or_else(|| env.memory_working_set());
     let cfg = LadderConfig {
         node: w.node,
         write,
@@ -266,7 +264,7 @@ fn granularity_sweep(
         cpus: w.cpus,
         total_bytes: a
             .granularity_bytes
-            .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 << 20)),
+            .unwrap_or_else(|| env.memory_working_set()),
         page_kind: if w.dax.is_some() {
             PageKind::Base4K
         } else {

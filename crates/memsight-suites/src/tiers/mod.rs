@@ -357,9 +357,7 @@ pub fn run(
 }
 
 fn method(a: &Config, env: &Environment) -> String {
-    let lat = a
-        .latency_bytes
-        .unwrap_or_else(|| (4 * env.llc_bytes()).max(256 * MIB));
+    let lat = a.latency_bytes.unwrap_or_else(|| env.memory_working_set());
     format!(
         "Per node, from the allowed CPUs nearest it (its own, else those hwloc places it beside): idle read latency = pointer chase over {} ({} pages, 128 B stride, random within 256 KiB windows), median ns per load; write latency = the same chase incrementing the word beside each pointer (multichase incr), ns per dependent read-modify-write; read, write and non-temporal-write bandwidth on every CPU, {} per thread, GB/s of program bytes; loaded-latency knee: read traffic, where latency reaches 2 × idle, GB/s of estimated DRAM bytes; granularity: random whole-block reads, writes, non-temporal writes and writes followed by a line write-back + sfence per block, in a random permutation of 2^k blocks per thread ({} in all), GB/s of program bytes, 1 thread and every CPU; effective granule = largest block whose access costs ≤ 1.25 × a 64 B access. Samples taken over the span the team ran together; samples in which a thread lost its CPU dropped. Firmware claims: ACPI HMAT access class 0 (sysfs).",
         format_bytes(lat),
