@@ -84,8 +84,15 @@ pub enum Flush {
 }
 
 impl Flush {
-    /// What this CPU offers (CPUID leaf 7: EBX bit 24 clwb, bit 23 clflushopt).
+    /// What this CPU offers (CPUID leaf 7: EBX bit 24 clwb, bit 23 clflushopt), asked once per
+    /// process: every pass of a measurement calls [`visit`], and CPUID traps to the hypervisor
+    /// in a VM.
     pub fn detect() -> Flush {
+        static FLUSH: std::sync::OnceLock<Flush> = std::sync::OnceLock::new();
+        *FLUSH.get_or_init(Flush::probe)
+    }
+
+    fn probe() -> Flush {
         #[cfg(target_arch = "x86_64")]
         {
             let ebx = std::arch::x86_64::__cpuid_count(7, 0).ebx;
