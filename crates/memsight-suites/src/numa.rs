@@ -17,7 +17,7 @@ use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::bandwidth::{BandwidthConfig, NONZERO, spec::parse_test};
+use crate::bandwidth::BandwidthConfig;
 use memsight_core::buffer::PageKind;
 
 /// What to measure.
@@ -250,32 +250,18 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
     let mut bandwidth_gbs = None;
     if let (true, Some(bytes)) = (done, t.bandwidth_bytes) {
         let bw_cfg = BandwidthConfig {
-            tests: vec![parse_test("read")?],
-            isa: memsight_kernels::bandwidth::Isa::widest(),
-            cpus: t.init.cpus.clone(),
-            thread_counts: vec![t.init.cpus.len()],
-            bytes_per_thread: bytes,
-            shared: false,
             interleave: t.col.node.is_none(),
-            sweep_sizes: Vec::new(),
             node: t.col.node,
-            page_kind: t.page_kind,
-            patterns: vec![NONZERO],
-            rule: t.rule,
-            sample_ns: t.sample_ns,
-            skipped: Vec::new(),
-            weighted: None,
-            dax: None,
+            ..BandwidthConfig::single(
+                "read",
+                &t.init.cpus,
+                bytes,
+                t.page_kind,
+                t.rule,
+                t.sample_ns,
+            )?
         };
-        let p = crate::bandwidth::measure(
-            &bw_cfg.tests[0],
-            &bw_cfg,
-            env,
-            &t.init.cpus,
-            bytes,
-            NONZERO,
-        )?;
-        bandwidth_gbs = p.map(|p| p.program_gbs);
+        bandwidth_gbs = bw_cfg.measure_single(env)?;
     }
     Ok((
         Cell {

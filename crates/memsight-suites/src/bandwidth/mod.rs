@@ -12,6 +12,7 @@
 
 mod findings;
 mod method;
+mod single;
 pub mod spec;
 
 use crate::memlevel::MemLevel;

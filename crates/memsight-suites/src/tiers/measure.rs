@@ -12,7 +12,7 @@ use memsight_kernels::granular::Access;
 
 use super::granularity::{self, GranPoint, GranTarget};
 use super::{Config, Part};
-use crate::bandwidth::{BandwidthConfig, NONZERO, spec::parse_test};
+use crate::bandwidth::{BandwidthConfig, spec::parse_test};
 use crate::latency::LadderConfig;
 
 /// What is measured: a node, or memory mapped through DAX.
@@ -200,26 +200,18 @@ fn bandwidth(
     test: &str,
 ) -> Result<Option<Summary>> {
     let cfg = BandwidthConfig {
-        tests: vec![parse_test(test)?],
-        isa: memsight_kernels::bandwidth::Isa::widest(),
-        cpus: w.cpus.to_vec(),
-        thread_counts: vec![w.cpus.len()],
-        bytes_per_thread: a.bandwidth_bytes,
-        shared: false,
-        interleave: false,
-        sweep_sizes: Vec::new(),
         node: w.node,
-        page_kind: a.page_kind,
-        patterns: vec![NONZERO],
-        rule,
-        sample_ns,
-        skipped: Vec::new(),
-        weighted: None,
         dax: w.dax,
+        ..BandwidthConfig::single(
+            test,
+            w.cpus,
+            a.bandwidth_bytes,
+            a.page_kind,
+            rule,
+            sample_ns,
+        )?
     };
-    let p =
-        crate::bandwidth::measure(&cfg.tests[0], &cfg, env, w.cpus, a.bandwidth_bytes, NONZERO)?;
-    Ok(p.map(|p| p.program_gbs))
+    cfg.measure_single(env)
 }
 
 /// The loaded-latency knee with read traffic (estimated DRAM GB/s).

@@ -13,7 +13,7 @@ use super::Config;
 use super::nearmem::{NearAnalysis, NearPoint, analyse};
 use super::plan::{Mechanism, NearMemory, Ratio, WeightedPlan, proportional};
 use super::weights::WeightGuard;
-use crate::bandwidth::{BandwidthConfig, NONZERO, spec::parse_test};
+use crate::bandwidth::BandwidthConfig;
 use crate::latency::LadderConfig;
 
 /// The near-memory sweep's points and analysis.
@@ -131,7 +131,6 @@ fn test_bandwidth(
     rule: StopRule,
     sample_ns: f64,
 ) -> Result<Option<Summary>> {
-    let spec = parse_test(test)?;
     // Weighted placement splits by page: 4 KiB pages give the finest split.
     let page_kind = if weighted.is_some() {
         memsight_core::buffer::PageKind::Base4K
@@ -139,25 +138,11 @@ fn test_bandwidth(
         a.page_kind
     };
     let cfg = BandwidthConfig {
-        tests: vec![spec.clone()],
-        isa: memsight_kernels::bandwidth::Isa::widest(),
-        cpus: cpus.to_vec(),
-        thread_counts: vec![cpus.len()],
-        bytes_per_thread: per_thread,
-        shared: false,
-        interleave: false,
-        sweep_sizes: Vec::new(),
         node,
-        page_kind,
-        patterns: vec![NONZERO],
-        rule,
-        sample_ns,
-        skipped: Vec::new(),
         weighted,
-        dax: None,
+        ..BandwidthConfig::single(test, cpus, per_thread, page_kind, rule, sample_ns)?
     };
-    let p = crate::bandwidth::measure(&spec, &cfg, env, cpus, per_thread, NONZERO)?;
-    Ok(p.map(|p| p.program_gbs))
+    cfg.measure_single(env)
 }
 
 /// Bandwidth per DRAM:far page ratio. Kernel weights are saved first and restored whatever
