@@ -88,13 +88,8 @@ pub fn rank(
     own_error.map_or(Ok(code), Err)
 }
 
-/// `memsight fleet DIR`.
-pub fn fleet(
-    a: &FleetArgs,
-    env: Environment,
-    g: &GlobalArgs,
-    started: SystemTime,
-) -> anyhow::Result<ExitCode> {
+/// `memsight fleet DIR`: the report drawn, written and emitted like any study's.
+pub fn fleet(a: &FleetArgs, env: Environment, show: &crate::Show) -> anyhow::Result<ExitCode> {
     if !a.dir.is_dir() {
         return Err(memsight_core::Error::input(format!(
             "{} is not a directory: give the directory holding the nodes' results",
@@ -117,15 +112,7 @@ pub fn fleet(
         worse.into_iter().collect::<Vec<_>>().join(", "),
         results.faults.len()
     );
-    let view = results.view();
-    if !g.json {
-        crate::output::draw(&view);
-    }
-    let envelope = Envelope::new("fleet", started, env, results, true);
-    crate::write_html(a.html.as_deref(), || {
-        crate::report::study_page(&envelope, std::slice::from_ref(&view))
-    })?;
-    let code = crate::emit(g, envelope)?;
+    let code = show.study("fleet", env, results, true, a.html.as_deref())?;
     Ok(crate::failing(code, failed, &why))
 }
 

@@ -134,7 +134,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             show.measured("numa", env, results, complete, None)
         }
         Command::Tiers(a) => run_tiers(a, env, &show),
-        Command::Fleet(a) => fleetrun::fleet(a, env, g, started),
+        Command::Fleet(a) => fleetrun::fleet(a, env, &show),
         Command::LoadedLatency(a) => {
             require_live(&env)?;
             let cfg = a.config(&env)?;
