@@ -72,16 +72,13 @@ impl WeightGuard {
     /// Checks that weights can be written (root) by writing `node`'s saved weight back.
     pub fn probe_writable(&self, node: usize) -> Result<()> {
         let file = format!("node{node}");
-        let Some((_, v)) = self.saved.iter().find(|(f, _)| *f == file) else {
-            return Err(Error::input(format!("node {node} has no saved weight")));
-        };
-        let path = self.dir.join(&file);
-        std::fs::write(&path, format!("{v}\n")).map_err(|e| {
-            Error::input(format!(
-                "cannot write {}: {e} (setting interleave weights needs root)",
-                path.display()
-            ))
-        })
+        let weight = self
+            .saved
+            .iter()
+            .find(|(f, _)| *f == file)
+            .and_then(|(_, v)| v.parse().ok())
+            .ok_or_else(|| Error::input(format!("node {node} has no saved weight")))?;
+        self.set(node, weight)
     }
 
     /// Writes every saved value back; returns what could not be restored.
