@@ -73,13 +73,14 @@ pub fn near_sweep(
         ..LadderConfig::chase_point(&near.sizes, cpus[0], a.page_kind, rule)
     };
     let timer = memsight_core::timer::calibrate();
-    let (lat, done) = crate::latency::run(&cfg, env, timer, &|_| {})?;
+    let (lat, _) = crate::latency::run(&cfg, env, timer, &|_| {})?;
     let Some(ladder) = lat.ladders.first() else {
         return Ok(None);
     };
     let mut points = Vec::new();
+    // Ctrl-C during the ladder or after any point ends the sweep with what was measured.
     for p in &ladder.main.points {
-        if !done && cancel::requested() {
+        if cancel::requested() {
             break;
         }
         tick(&format!(
@@ -106,9 +107,6 @@ pub fn near_sweep(
             miss_bandwidth: None,
             miss_ideal: 0.0,
         });
-        if cancel::requested() {
-            break;
-        }
     }
     let analysis = analyse(&mut points, near.bytes);
     Ok(Some(NearSweep {
