@@ -147,6 +147,8 @@ pub struct Buffer {
     map_len: usize,
     ptr: NonNull<u8>,
     len: usize,
+    /// Bytes from the start already faulted in by [`Buffer::touch_to`].
+    touched: usize,
     report: BufferReport,
     /// The devdax region this buffer holds, returned on drop.
     region: Option<(&'static DaxTarget, u64)>,
@@ -248,10 +250,29 @@ impl Buffer {
     /// Writes one non-zero byte per 4 KiB so every page is faulted in by the calling thread
     /// (first touch decides the node of unbound memory), then re-verifies.
     pub fn touch(&mut self) {
+        self.touch_to(self.len);
+        self.verify();
+    }
+
+    /// Faults in the pages of the first `bytes` (at most the length) not touched yet, one
+    /// non-zero byte per 4 KiB, by the calling thread: a buffer sized for the largest working
+    /// set a measurement might need costs memory only as far as the measurement grows.
+    pub fn touch_to(&mut self, bytes: usize) {
+        let end = bytes.min(self.len);
+        let from = self.touched.next_multiple_of(4096);
         let s = self.as_mut_slice();
-        for i in (0..s.len()).step_by(4096) {
+        for i in (from..end).step_by(4096) {
             s[i] = 0xA5;
         }
+        self.touched = self.touched.max(end);
+    }
+
+    /// Shortens the usable region to its first `bytes` (the part a measurement used) and
+    /// re-verifies, so that the report describes that part. The tail stays mapped until drop.
+    pub fn truncate(&mut self, bytes: usize) {
+        self.len = bytes.clamp(1, self.len);
+        self.touched = self.touched.min(self.len);
+        self.report.bytes = self.len as u64;
         self.verify();
     }
 
@@ -279,7 +300,9 @@ impl Buffer {
         Ok(released)
     }
 
-    fn verify(&mut self) {
+    /// Re-reads what the kernel gave for the resident part: page kind (smaps), nodes
+    /// (move_pages) and physical layout (pagemap).
+    pub fn verify(&mut self) {
         let addr = self.ptr.as_ptr() as usize;
         let Some(e) = smaps_entry(addr) else {
             self.report
@@ -508,6 +531,7 @@ fn map(req: BufferRequest) -> Result<Buffer> {
         map_len,
         ptr: start,
         len,
+        touched: 0,
         report: BufferReport::new(req.bytes, req.kind, req.node),
         region: None,
     };

@@ -204,14 +204,9 @@ impl Environment {
             .map_or(0, |p| p.free)
     }
 
-    /// A working set that lives in memory, not in a cache: max(4 × LLC, 256 MiB), the default of
-    /// every suite that measures memory latency at one size (NUMA cells, loaded latency, tiers).
-    pub fn memory_working_set(&self) -> u64 {
-        (4 * self.llc_bytes()).max(256 << 20)
-    }
-
-    /// The L3 (or last level) cache size to trust for sizing buffers: the largest of what hwloc,
-    /// sysfs and CPUID's deterministic leaf agree on. Never the legacy AMD leaf.
+    /// The L3 (or last level) cache size the OS reports per instance: hwloc's, else sysfs's.
+    /// Never the legacy AMD leaf. A claim, not a measurement: hypervisors pass the host's
+    /// through, so memory working sets come from the latency curve (memsight-suites `reach`).
     pub fn llc_bytes(&self) -> u64 {
         self.topology
             .last_level_cache()

@@ -10,6 +10,9 @@ pub enum Error {
     /// The operating system refused or failed something that should have worked.
     #[error("{0}")]
     System(String),
+    /// Ctrl-C (or SIGTERM) came before there was anything to keep (exit code 130).
+    #[error("interrupted before anything was measured")]
+    Interrupted,
 }
 
 impl Error {

@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn recorded_pagemaps_parse() {
-        // 8 MiB touched on 4 KiB pages, recorded as root in this project's VM: frames scattered.
+        // 8 MiB touched on 4 KiB pages, recorded as root in a KVM guest: frames scattered.
         let (e, visible) = parse_entries(&recorded("pagemap-4k-8MiB.bin"));
         assert!(visible);
         assert_eq!(e.len(), 2048);

@@ -23,6 +23,8 @@ pub struct TeamSample {
     pub sampled: Sampled,
     /// Passes of the work per thread per sample.
     pub passes: u64,
+    /// Rounds (samples, warm-up and dropped ones included) run between the bracket's calls.
+    pub rounds: u64,
 }
 
 /// Runs `setup(i, cpu)` on each pinned thread, calibrates how many passes of `work` make a sample
@@ -36,6 +38,36 @@ pub fn sample_team<S>(
     setup: impl Fn(usize, usize) -> Result<S> + Sync,
     work: impl Fn(&mut S, u64) + Sync,
     value: impl Fn(u64, f64) -> f64 + Sync,
+) -> Result<Option<TeamSample>> {
+    sample_team_bracketed(cpus, rule, sample_ns, setup, work, value, &Bracket::NONE)
+}
+
+/// Called by the first thread right before the first sampled round and right after the last
+/// (after setup, warm-up and calibration): what must watch exactly the sampled rounds, such as
+/// memory-controller counters, which count for a whole socket.
+pub struct Bracket<'a> {
+    pub open: &'a (dyn Fn() + Sync),
+    pub close: &'a (dyn Fn() + Sync),
+}
+
+impl Bracket<'_> {
+    /// Nothing to call.
+    pub const NONE: Bracket<'static> = Bracket {
+        open: &|| {},
+        close: &|| {},
+    };
+}
+
+/// [`sample_team`], calling `bracket` around the sampled rounds; [`TeamSample::rounds`] says how
+/// many rounds ran inside it.
+pub fn sample_team_bracketed<S>(
+    cpus: &[usize],
+    rule: &StopRule,
+    sample_ns: f64,
+    setup: impl Fn(usize, usize) -> Result<S> + Sync,
+    work: impl Fn(&mut S, u64) + Sync,
+    value: impl Fn(u64, f64) -> f64 + Sync,
+    bracket: &Bracket,
 ) -> Result<Option<TeamSample>> {
     let go = AtomicBool::new(false);
     let failed = AtomicBool::new(false);
@@ -70,13 +102,21 @@ pub fn sample_team<S>(
             let one = round(&mut state).ns;
             let p = ((sample_ns / one).ceil() as u64).max(1);
             passes.store(p, Ordering::SeqCst);
+            let mut rounds = 0;
+            (bracket.open)();
             let sampled = sample_until(rule, || {
                 let span = round(&mut state);
+                rounds += 1;
                 Taken::spanned(value(p, span.ns), &span)
             });
+            (bracket.close)();
             go.store(false, Ordering::SeqCst);
             barrier.wait();
-            Ok(sampled.map(|sampled| TeamSample { sampled, passes: p }))
+            Ok(sampled.map(|sampled| TeamSample {
+                sampled,
+                passes: p,
+                rounds,
+            }))
         } else {
             loop {
                 barrier.wait();

@@ -1,85 +1,299 @@
 //! The core's effective clock while it runs our code, for converting nanoseconds into cycles.
 //!
-//! A chain of dependent integer adds retires one add per cycle on every x86_64 and AArch64 core
-//! (single-cycle ALU latency), so adds ÷ seconds is the clock the core actually ran at, turbo and
-//! hypervisor throttling included. This is what `cycles` figures are computed from; inside a VM
-//! the nominal frequency is often not even visible.
+//! A chain of dependent operations whose latency is the same on every core of an architecture
+//! retires at a known number of cycles per operation, so operations ÷ seconds × cycles per
+//! operation is the clock the core actually ran at, turbo and hypervisor throttling included.
+//! Inside a VM the nominal frequency is often not even visible; this is what `cycles` figures are
+//! computed from.
+//!
+//! Two chains, so that one can check the other:
+//! - [`Chain::AddRegister`]: `add acc, step`, where `step` is a register loaded from memory. Not
+//!   `add acc, 1`: Golden Cove and later Intel P-cores (Alder/Raptor Lake, Sapphire, Emerald and
+//!   Granite Rapids) execute adds of small immediates at rename, several per cycle, so an
+//!   immediate chain reads 4–6× the real clock there (Andreas Abel's and Anton Ertl's
+//!   measurements; uarch-bench issue #91). A register operand whose value the renamer cannot know
+//!   leaves a plain 1-cycle ALU chain (clamchowder's CoreClockChecker uses the same form).
+//! - [`Chain::Multiply`] on x86_64: `imul acc, k`, 3 cycles on every Intel core since Nehalem and
+//!   every AMD core since K10 (Zen 1–5 included; Agner Fog's instruction tables, uops.info). It
+//!   shares no execution unit with the add chain, so a core that shortened one would not shorten
+//!   the other by the same factor. AArch64 has no multiply whose latency is the same on every
+//!   core (2 cycles on Neoverse N1/V1/V2, 3 on others), so there the second chain is
+//!   [`Chain::XorRegister`] (`eor acc, acc, key`, 1 cycle) and the PMU's cycle counter, where the
+//!   kernel exposes it, is the independent check.
 
 use std::time::Instant;
 
-/// Adds per call of [`dependent_adds`] per iteration.
-pub const ADDS_PER_ITER: u64 = 128;
+/// Operations per loop iteration of every chain.
+pub const OPS_PER_ITER: u64 = 128;
 
-/// Runs `iters` × 128 dependent adds; returns the elapsed nanoseconds.
-pub fn dependent_adds(iters: u64) -> f64 {
-    let t = Instant::now();
-    run_adds(iters);
-    t.elapsed().as_nanos() as f64
+/// A dependent chain with a known latency per operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chain {
+    /// `add acc, step` with `step` in a register (1 cycle per add).
+    AddRegister,
+    /// `imul acc, k` (3 cycles per multiply; x86_64 only).
+    Multiply,
+    /// `eor acc, acc, key` with `key` in a register (1 cycle; the AArch64 cross-check).
+    XorRegister,
+}
+
+impl Chain {
+    /// The chains this architecture runs: the primary one first, then its cross-check.
+    pub fn available() -> &'static [Chain] {
+        if cfg!(target_arch = "x86_64") {
+            &[Chain::AddRegister, Chain::Multiply]
+        } else {
+            &[Chain::AddRegister, Chain::XorRegister]
+        }
+    }
+
+    /// Core cycles one operation of the chain takes.
+    pub fn cycles_per_op(self) -> f64 {
+        match self {
+            Chain::AddRegister | Chain::XorRegister => 1.0,
+            Chain::Multiply => 3.0,
+        }
+    }
+
+    /// Runs `iters` × [`OPS_PER_ITER`] dependent operations; returns the elapsed nanoseconds.
+    pub fn run_ns(self, iters: u64) -> f64 {
+        let t = Instant::now();
+        self.run(iters);
+        t.elapsed().as_nanos() as f64
+    }
+
+    /// Runs `iters` × [`OPS_PER_ITER`] dependent operations.
+    pub fn run(self, iters: u64) {
+        let iters = iters.max(1);
+        // The operand comes through black_box, i.e. from memory: neither the compiler nor the
+        // core's renamer can know its value.
+        let operand = std::hint::black_box(match self {
+            Chain::Multiply => 3u64,
+            _ => 1u64,
+        });
+        let acc = match self {
+            Chain::AddRegister => arch::add_chain(iters, operand),
+            Chain::Multiply => arch::mul_chain(iters, operand),
+            Chain::XorRegister => arch::xor_chain(iters, operand),
+        };
+        std::hint::black_box(acc);
+    }
+
+    /// One estimate of the clock in GHz from a run lasting about `target_ns`.
+    pub fn sample_ghz(self, target_ns: f64) -> f64 {
+        let iters = self.iterations_for(target_ns);
+        let ns = self.run_ns(iters);
+        self.ghz(iters, ns)
+    }
+
+    /// The clock in GHz that `iters` iterations in `ns` nanoseconds imply.
+    pub fn ghz(self, iters: u64, ns: f64) -> f64 {
+        (iters.max(1) * OPS_PER_ITER) as f64 * self.cycles_per_op() / ns.max(1.0)
+    }
+
+    /// Iterations that last about `target_ns`, from a short calibration run.
+    pub fn iterations_for(self, target_ns: f64) -> u64 {
+        let probe = 256;
+        let ns = self.run_ns(probe).max(1.0);
+        ((target_ns / ns) * probe as f64).max(1.0) as u64
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
-fn run_adds(iters: u64) {
-    let mut acc: u64 = 0;
-    // SAFETY: register-only arithmetic; no memory is touched.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            ".rept 128",
-            "add {acc}, 1",
-            ".endr",
-            "dec {n}",
-            "jnz 2b",
-            acc = inout(reg) acc,
-            n = inout(reg) iters.max(1) => _,
-            options(nomem, nostack),
-        );
+mod arch {
+    pub fn add_chain(iters: u64, step: u64) -> u64 {
+        let mut acc: u64 = 0;
+        // SAFETY: register-only arithmetic; no memory is touched.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                ".rept 128",
+                "add {acc}, {step}",
+                ".endr",
+                "dec {n}",
+                "jnz 2b",
+                acc = inout(reg) acc,
+                step = in(reg) step,
+                n = inout(reg) iters => _,
+                options(nomem, nostack),
+            );
+        }
+        acc
     }
-    std::hint::black_box(acc);
+
+    pub fn mul_chain(iters: u64, k: u64) -> u64 {
+        let mut acc: u64 = 1;
+        // SAFETY: register-only arithmetic; no memory is touched.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                ".rept 128",
+                "imul {acc}, {k}",
+                ".endr",
+                "dec {n}",
+                "jnz 2b",
+                acc = inout(reg) acc,
+                k = in(reg) k,
+                n = inout(reg) iters => _,
+                options(nomem, nostack),
+            );
+        }
+        acc
+    }
+
+    pub fn xor_chain(iters: u64, key: u64) -> u64 {
+        let mut acc: u64 = 0;
+        // SAFETY: register-only arithmetic; no memory is touched.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                ".rept 128",
+                "xor {acc}, {key}",
+                ".endr",
+                "dec {n}",
+                "jnz 2b",
+                acc = inout(reg) acc,
+                key = in(reg) key,
+                n = inout(reg) iters => _,
+                options(nomem, nostack),
+            );
+        }
+        acc
+    }
 }
 
 #[cfg(target_arch = "aarch64")]
-fn run_adds(iters: u64) {
-    let mut acc: u64 = 0;
-    // SAFETY: register-only arithmetic; no memory is touched.
-    unsafe {
-        std::arch::asm!(
-            "2:",
-            ".rept 128",
-            "add {acc}, {acc}, #1",
-            ".endr",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            acc = inout(reg) acc,
-            n = inout(reg) iters.max(1) => _,
-            options(nomem, nostack),
-        );
+mod arch {
+    pub fn add_chain(iters: u64, step: u64) -> u64 {
+        let mut acc: u64 = 0;
+        // SAFETY: register-only arithmetic; no memory is touched.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                ".rept 128",
+                "add {acc}, {acc}, {step}",
+                ".endr",
+                "subs {n}, {n}, #1",
+                "b.ne 2b",
+                acc = inout(reg) acc,
+                step = in(reg) step,
+                n = inout(reg) iters => _,
+                options(nomem, nostack),
+            );
+        }
+        acc
     }
-    std::hint::black_box(acc);
+
+    pub fn mul_chain(iters: u64, k: u64) -> u64 {
+        let mut acc: u64 = 1;
+        // SAFETY: register-only arithmetic; no memory is touched.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                ".rept 128",
+                "mul {acc}, {acc}, {k}",
+                ".endr",
+                "subs {n}, {n}, #1",
+                "b.ne 2b",
+                acc = inout(reg) acc,
+                k = in(reg) k,
+                n = inout(reg) iters => _,
+                options(nomem, nostack),
+            );
+        }
+        acc
+    }
+
+    pub fn xor_chain(iters: u64, key: u64) -> u64 {
+        let mut acc: u64 = 0;
+        // SAFETY: register-only arithmetic; no memory is touched.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                ".rept 128",
+                "eor {acc}, {acc}, {key}",
+                ".endr",
+                "subs {n}, {n}, #1",
+                "b.ne 2b",
+                acc = inout(reg) acc,
+                key = in(reg) key,
+                n = inout(reg) iters => _,
+                options(nomem, nostack),
+            );
+        }
+        acc
+    }
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn run_adds(iters: u64) {
-    let mut acc = 0u64;
-    for _ in 0..iters.max(1) * ADDS_PER_ITER {
-        acc = std::hint::black_box(acc + 1);
+mod arch {
+    fn chain(iters: u64, f: impl Fn(u64) -> u64) -> u64 {
+        let mut acc = 1u64;
+        for _ in 0..iters * super::OPS_PER_ITER {
+            acc = std::hint::black_box(f(acc));
+        }
+        acc
     }
-}
-
-/// One estimate of the clock in GHz from a run lasting about `target_ns`.
-pub fn sample_ghz(target_ns: f64) -> f64 {
-    // Calibrate the iteration count on a short run, then do the real one.
-    let probe = 1000;
-    let ns = dependent_adds(probe).max(1.0);
-    let iters = ((target_ns / ns) * probe as f64).max(1.0) as u64;
-    let ns = dependent_adds(iters);
-    (iters * ADDS_PER_ITER) as f64 / ns
+    pub fn add_chain(iters: u64, step: u64) -> u64 {
+        chain(iters, |a| a.wrapping_add(step))
+    }
+    pub fn mul_chain(iters: u64, k: u64) -> u64 {
+        chain(iters, |a| a.wrapping_mul(k))
+    }
+    pub fn xor_chain(iters: u64, key: u64) -> u64 {
+        chain(iters, |a| a ^ key)
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// The median of `n` estimates, to stay clear of a stolen CPU in one of them.
+    fn median_ghz(chain: Chain, n: usize) -> f64 {
+        let mut v: Vec<f64> = (0..n).map(|_| chain.sample_ghz(2e6)).collect();
+        v.sort_by(f64::total_cmp);
+        v[n / 2]
+    }
+
     #[test]
     fn clock_is_plausible() {
-        let ghz = super::sample_ghz(2e6);
+        let ghz = median_ghz(Chain::AddRegister, 5);
         assert!(ghz > 0.2 && ghz < 10.0, "{ghz} GHz");
+    }
+
+    /// Fails on a core that collapses or fuses the primary chain: the two chains share no trick
+    /// (and, on x86_64, no execution unit), so they agree only where both run at their documented
+    /// latency. Interleaved rounds, so that a clock change or a stolen CPU hits both alike; the
+    /// band is wide (±15%) because this is a shared machine, while a collapsed chain is off by 2×
+    /// or more.
+    #[test]
+    fn the_two_chains_agree() {
+        let [a, b] = Chain::available() else {
+            panic!("two chains")
+        };
+        // Let the clock settle before either is timed.
+        a.sample_ghz(20e6);
+        let mut ratios: Vec<f64> = (0..9)
+            .map(|_| a.sample_ghz(2e6) / b.sample_ghz(2e6))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let r = ratios[ratios.len() / 2];
+        assert!(
+            (r - 1.0).abs() < 0.15,
+            "{a:?} ÷ {b:?} = {r:.3} ({ratios:?})"
+        );
+    }
+
+    #[test]
+    fn every_chain_runs_its_operations() {
+        // Twice the iterations take about twice the time (the loop is not folded away).
+        for &c in Chain::available() {
+            c.run(1000);
+            let short = (0..5).map(|_| c.run_ns(20_000)).fold(f64::MAX, f64::min);
+            let long = (0..5).map(|_| c.run_ns(40_000)).fold(f64::MAX, f64::min);
+            let r = long / short;
+            assert!(r > 1.5 && r < 2.6, "{c:?}: {r:.2}");
+        }
     }
 }

@@ -9,8 +9,8 @@
 //! arrive clean, Exclusive, in the partner's cache), then the measuring core walks them as a
 //! pointer chain — each load needs the previous one's value — and times the walk. Time ÷ lines is
 //! the load-to-use latency of a line that sits clean in another core. A chain of many lines keeps
-//! the figure well above the time-stamp counter's granularity (26 ticks ≈ 10 ns in this project's
-//! VM, too coarse to time one load).
+//! the figure well above the time-stamp counter's granularity (26 ticks ≈ 10 ns in one KVM
+//! guest, too coarse to time one load).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -281,14 +281,14 @@ fn findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
     let widths: std::collections::BTreeSet<u32> =
         p.parts.iter().map(|x| x.decoded.device_width).collect();
     if widths.len() > 1 {
-        out.push("x4 and x8 modules mixed: x4 devices have the smaller page and tFAW, x8 modules use fewer chips (less power); the DDR4 seed measured < 4% bandwidth difference between 2Rx4 and 2Rx8".to_string());
+        out.push("x4 and x8 modules mixed: x4 devices have the smaller page and tFAW, x8 modules use fewer chips (less power); Cloudflare's DDR4 study (Shen, 2020) measured < 4% bandwidth difference between 2Rx4 and 2Rx8".to_string());
     }
     if p.channels
         .iter()
         .filter(|c| !c.parts.is_empty())
         .all(|c| c.ranks == 1)
     {
-        out.push("one rank per channel: fewer banks to interleave and no rank-to-rank turnaround hiding, so sustained bandwidth is lower than with 2 ranks (the DDR4 seed measured 1Rx8 below 2Rx8 and 2Rx4)".to_string());
+        out.push("one rank per channel: fewer banks to interleave and no rank-to-rank turnaround hiding, so sustained bandwidth is lower than with 2 ranks".to_string());
     }
     let kind = |t: &str| ["RDIMM", "LRDIMM", "MRDIMM"].iter().any(|k| t.contains(k));
     for x in &p.parts {

@@ -290,7 +290,7 @@ fn findings(env: &Environment, pairs: &[Pair]) -> Vec<String> {
     }
     if let Some(h) = &env.cpu.hypervisor {
         out.push(format!(
-            "under a hypervisor ({h}) these are transfers between wherever the host placed the vCPUs at the time: on this project's EPYC guest the same pair measured ~35 ns (one CCX) in most runs and ~150 ns (across CCDs) in others; repeat and compare"
+            "under a hypervisor ({h}) these are transfers between wherever the host placed the vCPUs at the time: the same pair of vCPUs can measure one LLC domain's latency in one run and a cross-die latency (several times higher on chiplet CPUs) in the next; repeat and compare"
         ));
     }
     out

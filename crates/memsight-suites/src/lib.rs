@@ -1,6 +1,9 @@
 //! memsight's measurement suites. Each takes a typed config and returns typed results; none
 //! knows the command line, the terminal or HTML (the `memsight` binary owns those).
 //!
+//! - [`clock`]: the core clock, measured and cross-checked, that cycles figures come from;
+//! - [`counters`]: memory-controller counters (activates, precharges, CAS commands) where the
+//!   kernel exposes the controllers;
 //! - [`latency`]: the latency ladder L1 → DRAM, TLB cost, memory-level parallelism;
 //! - [`bandwidth`]: bandwidth by read/write mix and store kind, thread scaling, working-set sweep;
 //! - [`stream`]: STREAM 5.10's four kernels, counted as STREAM counts;
@@ -13,6 +16,8 @@
 //! - [`pmem`]: PMDK pool utilisation, allocation classes and arena strategies;
 //! - [`tiers`]: memory tiers (CXL, persistent memory, HBM): latency, bandwidth, granularity,
 //!   near-memory sweep and weighted interleave;
+//! - [`reach`]: where memory begins on a core's latency curve, and the memory working sets
+//!   sized from it;
 //! - [`plan`]: which CPUs and nodes the c2c, NUMA and loaded-latency suites use, from the topology;
 //! - [`sampling`]: the sampling settings every measuring suite takes;
 //! - [`memlevel`]: cache levels and memory, as results name them.
@@ -22,6 +27,8 @@
 pub mod alloc;
 pub mod bandwidth;
 pub mod c2c;
+pub mod clock;
+pub mod counters;
 pub mod dimms;
 pub mod latency;
 pub mod loaded;
@@ -29,6 +36,7 @@ pub mod memlevel;
 pub mod numa;
 pub mod plan;
 pub mod pmem;
+pub mod reach;
 pub mod rowbuffer;
 pub mod sampling;
 pub mod stream;

@@ -133,7 +133,7 @@ pub fn run(
         ));
     }
     let (rule, sample_ns) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 20.0)?;
-    let latency_size = a.latency_bytes.unwrap_or_else(|| env.memory_working_set());
+    let (latency_size, in_memory) = crate::reach::working_set(a.latency_bytes, env)?;
     let bw_size = a.bandwidth_bytes;
     let page_kind = a.page_kind;
     memsight_core::buffer::check_size(latency_size, env)?;
@@ -179,7 +179,7 @@ pub fn run(
     let claims = claims(&plan, &columns, &cells);
     let findings = findings(&plan, &columns, &cells, &claims);
     let method = format!(
-        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the read kernel on every allowed CPU of the row's node, {} per thread, GB/s of program bytes. Firmware claims: ACPI HMAT access class 0 from sysfs.",
+        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the read kernel on every allowed CPU of the row's node, {} per thread, GB/s of program bytes. Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
         memsight_core::units::format_bytes(latency_size),
         a.page_kind.name(),
         memsight_core::units::format_bytes(bw_size)

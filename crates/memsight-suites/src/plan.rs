@@ -1,7 +1,7 @@
 //! Placement plans: which CPUs measure, which generate load, which node each buffer is bound to.
 //! Pure functions of the topology and the allowed sets, so they are tested on recorded machines
-//! (2- and 4-socket, 24 nodes, CXL, heterogeneous memory, cgroup-limited) that this project's
-//! 2-vCPU VM cannot be.
+//! (2- and 4-socket, 24 nodes, CXL, heterogeneous memory, cgroup-limited) that a small test
+//! machine cannot be.
 
 use std::collections::BTreeMap;
 

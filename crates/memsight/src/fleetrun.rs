@@ -99,21 +99,46 @@ pub fn fleet(a: &FleetArgs, env: Environment, show: &crate::Show) -> anyhow::Res
     }
     let strict = a.strictness()?;
     let results = aggregate(&a.dir, strict, None);
+    let verdict = verdict(a, &results);
+    let code = show.study("fleet", env, results, true, a.html.as_deref())?;
+    Ok(match verdict {
+        Some(why) => crate::failing(code, true, &why),
+        None => code,
+    })
+}
+
+/// Why `memsight fleet` exits 1, if it does: results missing (none at all, or fewer than
+/// `--expect`), or with `--fail-on-outliers` nodes worse than their group and faults. A
+/// health check whose results never arrived must not pass.
+fn verdict(a: &FleetArgs, results: &FleetResults) -> Option<String> {
+    let found = results.members.len();
+    if found == 0 {
+        return Some(format!(
+            "no usable memsight result in {} ({} fault(s)): nothing arrived to check",
+            a.dir.display(),
+            results.faults.len()
+        ));
+    }
+    if let Some(n) = a.expect.filter(|&n| (found as u64) < n) {
+        return Some(format!(
+            "{found} usable result(s) of the {n} expected in {}: the rest never arrived or could not be read",
+            a.dir.display()
+        ));
+    }
     let worse = results
         .outliers
         .iter()
         .filter(|o| o.direction == crate::fleet::outliers::Direction::Worse)
         .map(|o| o.member.clone())
         .collect::<std::collections::BTreeSet<_>>();
-    let failed = a.fail_on_outliers && (!worse.is_empty() || !results.faults.is_empty());
-    let why = format!(
-        "{} node(s) stand out worse than their group ({}) and {} fault(s) were found",
-        worse.len(),
-        worse.into_iter().collect::<Vec<_>>().join(", "),
-        results.faults.len()
-    );
-    let code = show.study("fleet", env, results, true, a.html.as_deref())?;
-    Ok(crate::failing(code, failed, &why))
+    (a.fail_on_outliers && (!worse.is_empty() || !results.faults.is_empty())).then(|| {
+        format!(
+            "{} node(s) stand out worse than their group ({}) and {} fault(s) were found",
+            worse.len(),
+            worse.into_iter().collect::<Vec<_>>().join(", "),
+            results.faults.len()
+        )
+    })
 }
 
 /// Rank 0's report: fleet.json and fleet.html in the job directory, the view on the terminal.

@@ -58,6 +58,10 @@ fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(code) => code,
+        Err(e) if matches!(e.downcast_ref::<Error>(), Some(Error::Interrupted)) => {
+            eprintln!("memsight: {e}");
+            ExitCode::from(EXIT_INTERRUPTED)
+        }
         Err(e) => {
             let usage = e
                 .downcast_ref::<Error>()

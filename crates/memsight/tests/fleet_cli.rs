@@ -234,6 +234,63 @@ fn stricter_or_looser_settings_move_the_line() {
     );
 }
 
+/// A health check whose results never arrived must not pass: an empty directory, one holding
+/// only unreadable files, and fewer results than `--expect` all exit 1 with one line.
+#[test]
+fn missing_results_fail_the_check() {
+    let stderr_of = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).to_string();
+    let empty = tempfile::tempdir().unwrap();
+    for extra in [&[][..], &["--fail-on-outliers"][..]] {
+        let out = memsight()
+            .arg("fleet")
+            .arg(empty.path())
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {}", stderr_of(&out));
+        let err = stderr_of(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("no usable memsight result"), "{err}");
+    }
+    let corrupt = tempfile::tempdir().unwrap();
+    write(corrupt.path(), "node01/run.json", "{\"schema\": ");
+    let out = memsight()
+        .arg("fleet")
+        .arg(corrupt.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    // Six usable results of seven expected: the report is written, then exit 1.
+    let tmp = tempfile::tempdir().unwrap();
+    fleet_dir(tmp.path());
+    let out = memsight()
+        .arg("fleet")
+        .arg(tmp.path())
+        .args(["--expect", "7", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(serde_json::from_slice::<Value>(&out.stdout).is_ok());
+    let err = stderr_of(&out);
+    assert!(err.contains("of the 7 expected"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // As many as expected: the check passes (no --fail-on-outliers).
+    let out = memsight()
+        .arg("fleet")
+        .arg(tmp.path())
+        .args(["--expect", "6", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let out = memsight()
+        .arg("fleet")
+        .arg(tmp.path())
+        .args(["--expect", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
 #[test]
 fn the_fleet_page_names_outliers_and_links_node_reports() {
     let tmp = tempfile::tempdir().unwrap();

@@ -300,6 +300,7 @@ pub(super) fn map_file(req: BufferRequest, t: &'static DaxTarget) -> Result<Buff
         map_len: len as usize,
         ptr: map,
         len: req.bytes as usize,
+        touched: 0,
         report,
         region: t.device.then_some((t, offset)),
     })

@@ -4,7 +4,7 @@
 //!
 //! | kernel | per element | program bytes per element |
 //! |---|---|---|
-//! | `read` | `sum += a[i]` | 1 × read |
+//! | `read` | `x ^= a[i]` | 1 × read |
 //! | `write` | `a[i] = pattern` | 1 × write |
 //! | `copy` | `b[i] = a[i]` | 1 read + 1 write |
 //! | `rmw` | `a[i] ^= pattern` | 1 read + 1 write (same line) |
@@ -53,6 +53,11 @@ impl Isa {
             Isa::Avx2 => 32,
             Isa::Avx512 => 64,
         }
+    }
+
+    /// 64-bit lanes per vector as the read kernel accumulates them (scalar: one).
+    pub fn lanes(self) -> usize {
+        self.vector_bytes() / 8
     }
 
     /// Name as the CLI takes it.
@@ -210,7 +215,6 @@ macro_rules! dispatch {
     }};
 }
 
-/// Sums the buffer as 64-bit words (wrapping). Reads every byte once.
 /// Runs a kernel `passes` times: x86 SIMD kernels loop inside (one call for all passes), the
 /// others are called once per pass.
 macro_rules! dispatch_passes {
@@ -236,7 +240,11 @@ macro_rules! dispatch_passes {
     }};
 }
 
-/// Sums the buffer as 64-bit words (wrapping), `passes` times. Reads every byte once per pass.
+/// Reads every byte of the buffer once per pass, `passes` times. Returns, added over passes
+/// (wrapping), each pass's checksum: the XOR of the 64-bit words in each lane of the ISA's vector
+/// (word `i` in lane `i mod lanes`, [`Isa::lanes`]), lanes added. XOR lets the AVX-512 kernel
+/// fold two loads per instruction; the per-lane form is what the kernels compute without a
+/// horizontal step per load, and it still changes when any word is skipped or read twice.
 pub fn read(isa: Isa, buf: &[u8], passes: u64) -> u64 {
     check(buf);
     dispatch_passes!(isa, passes, read(buf), u64::wrapping_add)

@@ -152,11 +152,32 @@ macro_rules! stream_fn {
     };
 }
 
+/// `acc ^ a ^ b`: two xors (SSE2, AVX2 have no three-input logic op).
+#[target_feature(enable = "sse2")]
+#[inline]
+fn fold2_sse2(acc: __m128i, a: __m128i, b: __m128i) -> __m128i {
+    _mm_xor_si128(acc, _mm_xor_si128(a, b))
+}
+
+/// `acc ^ a ^ b`: two xors.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn fold2_avx2(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+    _mm256_xor_si256(acc, _mm256_xor_si256(a, b))
+}
+
+/// `acc ^ a ^ b` in one `vpternlogq` (truth table 0x96: the three-way xor).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn fold2_avx512(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
+    _mm512_ternarylogic_epi64::<0x96>(acc, a, b)
+}
+
 macro_rules! kernels {
     (
         $modname:ident, $feature:literal, $V:ty, $D:ty, lanes = $lanes:literal,
         load = $load:ident, store = $store:ident, stream = $stream:ident,
-        add = $add:ident, xor = $xor:ident, set1 = $set1:ident, zero = $zero:ident,
+        add = $add:ident, xor = $xor:ident, fold2 = $fold2:ident, set1 = $set1:ident, zero = $zero:ident,
         loadd = $loadd:ident, streamd = $streamd:ident,
         addd = $addd:ident, muld = $muld:ident, set1d = $set1d:ident
     ) => {
@@ -222,48 +243,52 @@ macro_rules! kernels {
                 unsafe { $streamd(p.cast(), v) }
             }
 
-            /// Sums the buffer `passes` times. Eight vectors and eight accumulators per
-            /// iteration: two loads issue per cycle on Zen 4/5 and recent Intel cores, and eight
-            /// independent adds keep both load ports busy with the loop's own counter, compare
-            /// and branch amortised over 8 vectors (at four, a 16 KiB L1 read ran at ~0.8 of
-            /// likwid-bench's `load_avx`).
+            /// Reads the buffer `passes` times; returns the sum over passes of each pass's
+            /// lane-wise XOR of the buffer's words, lanes added (see [`super::super::read`]).
+            ///
+            /// Sixteen vectors per iteration into eight accumulators, each taking two loaded
+            /// vectors per step through `fold2`: one `vpternlogq` with AVX-512, two xors
+            /// otherwise. Why not one add per load: Golden Cove-class Intel cores (Sapphire
+            /// Rapids and later) run 512-bit integer ops on two ports only, so an add per load
+            /// plus the loop's own µops saturate them below the two 64-byte loads per cycle the
+            /// load ports carry (a 16 KiB read measured 0.7 of likwid-bench's pure-load
+            /// `load_avx512` there). One three-input op per two loads leaves half of those ports
+            /// free; on Zen 4/5 it makes no difference. The words stay verifiable (unlike a
+            /// pure-load loop) and each pass folds its accumulators into a running sum, so
+            /// passes do not cancel.
             ///
             /// # Safety
             /// The CPU has the feature; the buffer is 64-byte aligned, a multiple of 256 bytes.
             #[target_feature(enable = $feature)]
             pub unsafe fn read(buf: &[u8], passes: u64) -> u64 {
                 let n = buf.len();
-                let mut s = [$zero(); 8];
+                let mut total = $zero();
                 for _ in 0..passes {
                     let p = std::hint::black_box(buf.as_ptr());
+                    let mut s = [$zero(); 8];
                     let mut i = 0;
-                    while i + 2 * STEP <= n {
-                        // SAFETY: i + 2·STEP ≤ len.
+                    while i + 4 * STEP <= n {
+                        // SAFETY: i + 16·VB ≤ len.
                         unsafe {
-                            s[0] = $add(s[0], ld(p.add(i)));
-                            s[1] = $add(s[1], ld(p.add(i + VB)));
-                            s[2] = $add(s[2], ld(p.add(i + 2 * VB)));
-                            s[3] = $add(s[3], ld(p.add(i + 3 * VB)));
-                            s[4] = $add(s[4], ld(p.add(i + 4 * VB)));
-                            s[5] = $add(s[5], ld(p.add(i + 5 * VB)));
-                            s[6] = $add(s[6], ld(p.add(i + 6 * VB)));
-                            s[7] = $add(s[7], ld(p.add(i + 7 * VB)));
+                            for k in 0..8 {
+                                s[k] = $fold2(s[k], ld(p.add(i + 2 * k * VB)), ld(p.add(i + (2 * k + 1) * VB)));
+                            }
                         }
-                        i += 2 * STEP;
+                        i += 4 * STEP;
                     }
-                    if i < n {
-                        // SAFETY: len is a multiple of 256 ≥ STEP, so one STEP is left.
+                    while i < n {
+                        // SAFETY: len is a multiple of 256 ≥ STEP, so whole STEPs are left.
                         unsafe {
-                            s[0] = $add(s[0], ld(p.add(i)));
-                            s[1] = $add(s[1], ld(p.add(i + VB)));
-                            s[2] = $add(s[2], ld(p.add(i + 2 * VB)));
-                            s[3] = $add(s[3], ld(p.add(i + 3 * VB)));
+                            s[0] = $fold2(s[0], ld(p.add(i)), ld(p.add(i + VB)));
+                            s[1] = $fold2(s[1], ld(p.add(i + 2 * VB)), ld(p.add(i + 3 * VB)));
                         }
+                        i += STEP;
                     }
+                    let x = $xor($xor($xor(s[0], s[1]), $xor(s[2], s[3])), $xor($xor(s[4], s[5]), $xor(s[6], s[7])));
+                    total = $add(total, x);
                 }
-                let t = $add($add($add(s[0], s[1]), $add(s[2], s[3])), $add($add(s[4], s[5]), $add(s[6], s[7])));
                 // SAFETY: feature present.
-                unsafe { hsum(t) }
+                unsafe { hsum(total) }
             }
 
             fill_fn!($feature, write, st, false, $set1);
@@ -346,6 +371,7 @@ kernels!(
     stream = _mm_stream_si128,
     add = _mm_add_epi64,
     xor = _mm_xor_si128,
+    fold2 = fold2_sse2,
     set1 = _mm_set1_epi64x,
     zero = _mm_setzero_si128,
     loadd = _mm_load_pd,
@@ -366,6 +392,7 @@ kernels!(
     stream = _mm256_stream_si256,
     add = _mm256_add_epi64,
     xor = _mm256_xor_si256,
+    fold2 = fold2_avx2,
     set1 = _mm256_set1_epi64x,
     zero = _mm256_setzero_si256,
     loadd = _mm256_load_pd,
@@ -386,6 +413,7 @@ kernels!(
     stream = _mm512_stream_si512,
     add = _mm512_add_epi64,
     xor = _mm512_xor_si512,
+    fold2 = fold2_avx512,
     set1 = _mm512_set1_epi64,
     zero = _mm512_setzero_si512,
     loadd = _mm512_load_pd,
@@ -396,7 +424,7 @@ kernels!(
 );
 
 /// Zeroes `buf` with `clzero`, one 64-byte line per instruction, all in one inlined loop (a call
-/// per line was 4–10× slower on this project's machines).
+/// per line was 4–10× slower on a Zen 4 server).
 pub fn clzero_fill(buf: &mut [u8]) {
     let p = buf.as_mut_ptr();
     let mut i = 0;

@@ -543,7 +543,7 @@ fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<String>) {
             && g.median >= 2.0
         {
             findings.push(format!(
-                "glibc's defaults hold {:.1}× the live heap: per-thread arenas keep memory one thread freed where another thread cannot use it (the seed's 2.5–3× on RocksDB)",
+                "glibc's defaults hold {:.1}× the live heap: per-thread arenas keep memory one thread freed where another thread cannot use it (Cloudflare's RocksDB study, Vorobev 2020, saw 2.5–3×)",
                 g.median
             ));
         }

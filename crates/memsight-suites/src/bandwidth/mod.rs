@@ -10,6 +10,7 @@
 //! estimated DRAM bytes beside them ([`spec`]); "best" is the fastest sample (STREAM reports the
 //! best time). Kernels use the widest vector width the CPU has unless `--isa` says otherwise.
 
+pub mod counted;
 mod findings;
 mod method;
 mod single;
@@ -19,7 +20,7 @@ use crate::memlevel::MemLevel;
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::stats::{StopReason, StopRule, Summary};
-use memsight_core::team::sample_team;
+use memsight_core::team::sample_team_bracketed;
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
@@ -116,6 +117,10 @@ pub struct BandwidthConfig {
     #[serde(skip)]
     #[schemars(skip)]
     pub dax: Option<&'static memsight_core::buffer::DaxTarget>,
+    /// Where memory begins for a core, from its latency curve: what labels the sweep's levels
+    /// (a size past the memory plateau's start is memory whatever the OS claims of its caches).
+    #[serde(default)]
+    pub reach: Option<crate::reach::MemoryReach>,
 }
 
 impl BandwidthConfig {
@@ -158,6 +163,10 @@ pub struct Point {
     /// Which cache level the per-thread working set fits (sweep points), or memory.
     #[schemars(with = "Option<String>")]
     pub level: Option<MemLevel>,
+    /// DRAM bytes the memory controllers counted over the sampled rounds, where they can be
+    /// read ([`counted`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_dram: Option<counted::CountedDram>,
 }
 
 impl Point {
@@ -192,6 +201,10 @@ pub struct BandwidthResults {
     /// The DAX device or file the buffers were mapped from (`--dax`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<memsight_core::buffer::FileBacking>,
+    /// How DRAM bytes were estimated, whether this core may make the estimate too high, and
+    /// which counters counted them (absent from files of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram: Option<counted::DramAccounting>,
     pub findings: Vec<String>,
 }
 
@@ -202,51 +215,68 @@ pub struct L1Read {
     pub bytes: u64,
     /// Median GB/s of the read point.
     pub gbs: f64,
-    /// Core clock measured on the same CPU right after (dependent adds, 1 per cycle).
+    /// Core clock measured on the same CPU right after (`crate::clock`, cross-checked).
     pub core_ghz: Summary,
     pub bytes_per_cycle: f64,
-    /// Two loads per cycle of the load width: the vector width, except on Zen 4, whose 512-bit
-    /// loads are carried as two 256-bit halves (so 64 B per cycle with AVX2 or AVX-512).
-    pub limit_bytes_per_cycle: f64,
+    /// What the L1 load ports carry per cycle at the kernel's vector width on this core
+    /// ([`memsight_core::cpu::CoreClass::l1_load_bytes_per_cycle`]); absent for a core not in
+    /// the table.
+    pub limit_bytes_per_cycle: Option<f64>,
     /// bytes_per_cycle ÷ limit.
-    pub fraction: f64,
+    pub fraction: Option<f64>,
+    /// The core design the limit is for.
+    #[serde(default)]
+    pub core: memsight_core::cpu::CoreClass,
 }
 
-/// Bytes per load the load ports carry for `isa` on this CPU.
-fn load_bytes(isa: Isa, env: &Environment) -> u64 {
-    let zen4 = env.cpu.vendor.as_deref() == Some("AuthenticAMD") && env.cpu.family == Some(0x19);
-    let width = isa.vector_bytes() as u64;
-    if zen4 { width.min(32) } else { width }
+/// Bytes per cycle the load ports carry for `isa` on this core (an efficiency core of a hybrid
+/// Intel CPU: two 16-byte loads).
+fn load_limit(isa: Isa, env: &Environment, core_type: Option<&str>) -> Option<f64> {
+    let class = env.cpu.core_class;
+    if class == memsight_core::cpu::CoreClass::IntelHybrid && core_type == Some("efficiency") {
+        return Some(2.0 * (isa.vector_bytes() as f64).min(16.0));
+    }
+    class.l1_load_bytes_per_cycle(isa.vector_bytes() as u64)
 }
 
-/// Measures the core clock on the CPU of the first single-thread L1-resident read point.
-fn l1_read(points: &[Point], sweep: &[Point], env: &Environment) -> Result<Option<L1Read>> {
+/// Measures the core clock on the CPU of the first single-thread L1-resident read point and
+/// gives that read in bytes per cycle; when the clock is disputed, the reason instead.
+fn l1_read(
+    points: &[Point],
+    sweep: &[Point],
+    env: &Environment,
+) -> Result<(Option<L1Read>, Option<String>)> {
     let Some(l1) = env.topology.cache(1).map(|c| c.size_bytes) else {
-        return Ok(None);
+        return Ok((None, None));
     };
     let Some(p) = points
         .iter()
         .chain(sweep)
         .find(|p| p.test.name == "read" && p.threads == 1 && p.bytes_per_thread <= l1)
     else {
-        return Ok(None);
+        return Ok((None, None));
     };
     let cpu = p.cpus[0];
     let clock =
-        memsight_core::pin::run_team(&[cpu], |_, _, _| crate::latency::ladder::core_clock())?
-            .remove(0);
-    let ghz = clock.ghz.median;
-    let limit = 2.0 * load_bytes(p.isa, env) as f64;
-    let per_cycle = p.program_gbs.median / ghz;
-    Ok(Some(L1Read {
-        cpu,
-        bytes: p.bytes_per_thread,
-        gbs: p.program_gbs.median,
-        core_ghz: clock.ghz,
-        bytes_per_cycle: per_cycle,
-        limit_bytes_per_cycle: limit,
-        fraction: per_cycle / limit,
-    }))
+        memsight_core::pin::run_team(&[cpu], |_, cpu, _| crate::clock::measure(cpu))?.remove(0);
+    let Some(core_ghz) = clock.ghz else {
+        return Ok((None, clock.disputed));
+    };
+    let limit = load_limit(p.isa, env, clock.core_type.as_deref());
+    let per_cycle = p.program_gbs.median / core_ghz.median;
+    Ok((
+        Some(L1Read {
+            cpu,
+            bytes: p.bytes_per_thread,
+            gbs: p.program_gbs.median,
+            core_ghz,
+            bytes_per_cycle: per_cycle,
+            limit_bytes_per_cycle: limit,
+            fraction: limit.map(|l| per_cycle / l),
+            core: env.cpu.core_class,
+        }),
+        None,
+    ))
 }
 
 fn scale(s: &Summary, k: f64) -> Summary {
@@ -412,6 +442,28 @@ pub fn measure(
     bytes: u64,
     pattern: u64,
 ) -> Result<Option<Point>> {
+    measure_counted(
+        spec,
+        cfg,
+        env,
+        cpus,
+        bytes,
+        pattern,
+        &counted::Counting::new(None),
+    )
+}
+
+/// [`measure`], with the memory controllers' CAS counters read over the sampled rounds where
+/// `counting` has them.
+fn measure_counted(
+    spec: &TestSpec,
+    cfg: &BandwidthConfig,
+    env: &Environment,
+    cpus: &[usize],
+    bytes: u64,
+    pattern: u64,
+    counting: &counted::Counting,
+) -> Result<Option<Point>> {
     let arrays = spec.arrays() as u64;
     let (len, region) = layout(spec, bytes);
     let len = len as u64;
@@ -445,20 +497,24 @@ pub fn measure(
             Some(b) => b.as_mut_slice().chunks_mut(region).map(Some).collect(),
             None => Vec::new(),
         });
-    let out = sample_team(
-        cpus,
-        &cfg.rule,
-        cfg.sample_ns,
-        |i, _| {
-            let part = parts
-                .lock()
-                .map_or(None, |mut p| p.get_mut(i).and_then(Option::take));
-            setup(spec, cfg, env, bytes, part)
-        },
-        |a, passes| work(spec, cfg.isa, pattern, a, passes),
-        |passes, ns| (passes * program) as f64 / ns,
-    )?;
+    let out = counting.around(|bracket| {
+        sample_team_bracketed(
+            cpus,
+            &cfg.rule,
+            cfg.sample_ns,
+            |i, _| {
+                let part = parts
+                    .lock()
+                    .map_or(None, |mut p| p.get_mut(i).and_then(Option::take));
+                setup(spec, cfg, env, bytes, part)
+            },
+            |a, passes| work(spec, cfg.isa, pattern, a, passes),
+            |passes, ns| (passes * program) as f64 / ns,
+            bracket,
+        )
+    })?;
     Ok(out.map(|t| {
+        let counted_dram = counting.result(t.rounds * t.passes * program);
         let dram_factor = per_pass.dram() as f64 / per_pass.program() as f64;
         Point {
             test: spec.clone(),
@@ -475,6 +531,7 @@ pub fn measure(
             stop: t.sampled.stop,
             noisy: t.sampled.is_noisy(),
             level: None,
+            counted_dram,
         }
     }))
 }
@@ -488,6 +545,8 @@ pub fn run(
     let mut points = Vec::new();
     let mut sweep = Vec::new();
     let mut complete = true;
+    let controllers = crate::counters::Controllers::cas(&memsight_core::sysfs::FsRoot::from_env());
+    let counting = counted::Counting::new(controllers.as_ref().ok());
     'outer: for &count in &cfg.thread_counts {
         let cpus = &cfg.cpus[..count];
         for spec in &cfg.tests {
@@ -499,7 +558,15 @@ pub fn run(
             };
             for &pattern in patterns {
                 tick(&format!("{} × {count} threads", spec.name));
-                match measure(spec, cfg, env, cpus, cfg.bytes_per_thread, pattern)? {
+                match measure_counted(
+                    spec,
+                    cfg,
+                    env,
+                    cpus,
+                    cfg.bytes_per_thread,
+                    pattern,
+                    &counting,
+                )? {
                     Some(p) => {
                         let stop = p.stop;
                         points.push(p);
@@ -522,9 +589,9 @@ pub fn run(
             let spec = parse_test(name)?;
             for &size in &cfg.sweep_sizes {
                 tick(&format!("sweep {name} {}", format_bytes(size)));
-                match measure(&spec, cfg, env, one, size, cfg.patterns[0])? {
+                match measure_counted(&spec, cfg, env, one, size, cfg.patterns[0], &counting)? {
                     Some(mut p) => {
-                        p.level = Some(level_of(size, env));
+                        p.level = Some(level_of(size, env, cfg.reach.as_ref()));
                         let stop = p.stop;
                         sweep.push(p);
                         if stop == StopReason::Interrupted {
@@ -541,23 +608,19 @@ pub fn run(
         }
     }
     let mut findings = findings::findings(cfg, &points, &sweep);
-    let l1_read = if complete {
+    let counted_any = points
+        .iter()
+        .chain(&sweep)
+        .any(|p| p.counted_dram.is_some());
+    findings.extend(counting.refused.lock().ok().and_then(|mut r| r.take()));
+    findings.extend(counted::evasion_finding(env, counted_any));
+    let (l1_read, disputed) = if complete {
         l1_read(&points, &sweep, env)?
     } else {
-        None
+        (None, None)
     };
-    if let Some(l) = &l1_read {
-        findings.push(format!(
-            "L1 read ({} on CPU {}): {:.1} GB/s = {:.1} B per core cycle at {:.2} GHz, {:.0}% of the load ports' {:.0} B/cycle",
-            format_bytes(l.bytes),
-            l.cpu,
-            l.gbs,
-            l.bytes_per_cycle,
-            l.core_ghz.median,
-            100.0 * l.fraction,
-            l.limit_bytes_per_cycle
-        ));
-    }
+    findings.extend(disputed);
+    findings.extend(l1_read.as_ref().map(l1_finding));
     let memory = cfg.dax.map(|d| d.probe()).transpose()?;
     let mut method = method::describe(cfg);
     if let Some(m) = &memory {
@@ -575,14 +638,43 @@ pub fn run(
             sweep,
             l1_read,
             memory,
+            dram: Some(counted::accounting(env, &controllers)),
             findings,
         },
         complete,
     ))
 }
 
-/// The cache level a per-thread working set fits in, by the sizes hwloc reports.
-fn level_of(bytes: u64, env: &Environment) -> MemLevel {
+/// The L1 read in bytes per cycle, against the load ports where the core is in the table.
+fn l1_finding(l: &L1Read) -> String {
+    let head = format!(
+        "L1 read ({} on CPU {}): {:.1} GB/s = {:.1} B per core cycle at {:.2} GHz",
+        format_bytes(l.bytes),
+        l.cpu,
+        l.gbs,
+        l.bytes_per_cycle,
+        l.core_ghz.median,
+    );
+    match (l.limit_bytes_per_cycle, l.fraction) {
+        (Some(limit), Some(f)) => format!(
+            "{head}, {:.0}% of the {:.0} B/cycle the load ports of a {} carry",
+            100.0 * f,
+            limit,
+            l.core.describe()
+        ),
+        _ => format!(
+            "{head} ({}: no load-port limit to compare with)",
+            l.core.describe()
+        ),
+    }
+}
+
+/// The level a per-thread working set lives in: memory from the start of the memory plateau on
+/// the core's latency curve on, else the first reported cache it fits in.
+fn level_of(bytes: u64, env: &Environment, reach: Option<&crate::reach::MemoryReach>) -> MemLevel {
+    if reach.is_some_and(|r| bytes >= r.memory.from_bytes) {
+        return MemLevel::Memory;
+    }
     (1..=5u8)
         .filter_map(|l| env.topology.cache(l.into()).map(|c| (l, c.size_bytes)))
         .find(|&(_, size)| bytes <= size)

@@ -37,6 +37,7 @@ impl BandwidthConfig {
             skipped: Vec::new(),
             weighted: None,
             dax: None,
+            reach: None,
         })
     }
 

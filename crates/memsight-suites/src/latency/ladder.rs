@@ -3,13 +3,13 @@
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::cpuclock::timed;
 use memsight_core::env::Environment;
-use memsight_core::stats::{StopReason, StopRule, Taken, sample_until};
+use memsight_core::stats::{StopReason, Taken, sample_until};
 use memsight_core::{Result, cancel};
 use memsight_kernels::chase::Chains;
-use memsight_kernels::{clock, flush};
+use memsight_kernels::flush;
 
 use super::levels::detect;
-use super::{CoreClock, CpuLadder, Ladder, LadderConfig, Mlp, MlpPoint, Point, TlbPoint};
+use super::{CpuLadder, Ladder, LadderConfig, Mlp, MlpPoint, Point, TlbPoint};
 
 /// Called once per finished step with a short description, for progress display.
 pub type Tick<'a> = &'a (dyn Fn(&str) + Sync);
@@ -33,27 +33,95 @@ pub fn chase_sample(chains: &mut Chains, steps: u64) -> Taken {
     Taken::timed(lap.wall_ns as f64 / steps as f64, &lap)
 }
 
-/// Measures the core clock on the current (pinned) thread.
-pub fn core_clock() -> CoreClock {
-    let rule = StopRule {
-        warmup: 2,
-        min_samples: 7,
-        max_samples: 51,
-        target_rel_ci: 0.005,
-        budget_s: 0.3,
+/// The ladder's main buffer: allocated at the largest size but faulted in only as far as the
+/// ladder climbs (first touch by the pinned thread decides the node of unbound memory).
+fn main_buffer(cfg: &LadderConfig, env: &Environment, max: u64) -> Result<Buffer> {
+    let req = BufferRequest {
+        bytes: max,
+        kind: cfg.page_kind,
+        node: cfg.node,
+        dax: cfg.dax,
     };
-    let s = sample_until(&rule, || {
-        let (ghz, lap) = timed(|| clock::sample_ghz(2e6));
-        Taken::timed(ghz, &lap)
-    })
-    .map_or_else(
-        || memsight_core::stats::summarize(&[clock::sample_ghz(1e6)]),
-        |s| s.summary,
-    );
-    CoreClock {
-        ghz: s,
-        method: "dependent integer adds (1 per cycle), timed with CLOCK_MONOTONIC".to_string(),
+    let mut main = Buffer::allocate(req, env)?;
+    if cfg.interleave {
+        main.interleave(&env.allowed_nodes)?;
     }
+    Ok(main)
+}
+
+/// The huge-page twin for the TLB cost, when asked for and when the kernel gives huge pages.
+fn huge_buffer(cfg: &LadderConfig, env: &Environment, max: u64) -> Result<Option<Buffer>> {
+    if !cfg.tlb_compare {
+        return Ok(None);
+    }
+    let req = BufferRequest {
+        bytes: max,
+        kind: PageKind::Huge2M,
+        node: cfg.node,
+        dax: cfg.dax,
+    };
+    let mut b = Buffer::allocate_preferring(req, env)?;
+    // A "huge" buffer that fell back to small pages cannot show the TLB cost: probe its page
+    // kind on a first 4 MiB.
+    b.touch_to((4 << 20).min(max as usize));
+    b.verify();
+    b.check_thp();
+    let huge = b.report().kind != PageKind::Base4K && b.report().huge_fraction.unwrap_or(0.0) > 0.5;
+    Ok(huge.then_some(b))
+}
+
+/// The ladder's points on `buffers` (the main one, then the huge twin if any), size by size,
+/// each buffer faulted in only as far as needed; ends at the last size, on Ctrl-C, or (with
+/// `stop_at_memory`) once the main curve's memory plateau has held. Returns the points per
+/// buffer and whether the ladder ran to its end (false after Ctrl-C).
+fn climb_buffers(
+    cfg: &LadderConfig,
+    buffers: &mut [&mut Buffer],
+    evict: usize,
+    min_sample_ns: f64,
+    ghz: Option<f64>,
+    tick: &dyn Fn(u64, PageKind),
+) -> (Vec<Vec<Point>>, bool) {
+    let mut points: Vec<Vec<Point>> = vec![Vec::new(); buffers.len()];
+    for &size in &cfg.sizes {
+        for (buf, pts) in buffers.iter_mut().zip(points.iter_mut()) {
+            buf.touch_to(size as usize);
+            let p = measure_point(buf, size, cfg, evict, min_sample_ns, ghz);
+            tick(size, buf.report().kind);
+            let Some(p) = p else {
+                return (points, false);
+            };
+            let interrupted = p.stop == StopReason::Interrupted;
+            pts.push(p);
+            if interrupted {
+                return (points, false);
+            }
+        }
+        if cfg.stop_at_memory && crate::reach::may_stop(&points[0]) {
+            break;
+        }
+    }
+    (points, true)
+}
+
+/// The main ladder alone on the calling (pinned) thread, without clock, TLB twin or MLP sweep:
+/// what the reach probe runs. Errors when Ctrl-C cut it short.
+pub fn climb(cfg: &LadderConfig, env: &Environment, min_sample_ns: f64) -> Result<Vec<Point>> {
+    let max = *cfg.sizes.last().expect("at least one size");
+    let mut main = main_buffer(cfg, env, max)?;
+    let evict = (2 * env.llc_bytes()) as usize;
+    let (mut points, done) = climb_buffers(
+        cfg,
+        &mut [&mut main],
+        evict,
+        min_sample_ns,
+        None,
+        &|_, _| {},
+    );
+    if !done {
+        return Err(memsight_core::Error::Interrupted);
+    }
+    Ok(points.remove(0))
 }
 
 /// Runs the ladder for one CPU on the calling thread, which must already be pinned to it.
@@ -65,86 +133,42 @@ pub fn run_on_cpu(
     min_sample_ns: f64,
     tick: Tick,
 ) -> Result<(CpuLadder, bool)> {
-    let clock = core_clock();
-    let ghz = clock.ghz.median;
+    let clock = crate::clock::measure(cpu);
+    let ghz = clock.trusted_ghz();
     let max = *cfg.sizes.last().expect("at least one size");
     let evict = (2 * env.llc_bytes()) as usize;
-
-    let req = BufferRequest {
-        bytes: max,
-        kind: cfg.page_kind,
-        node: cfg.node,
-        dax: cfg.dax,
+    let mut main = main_buffer(cfg, env, max)?;
+    let mut huge = huge_buffer(cfg, env, max)?;
+    let mut buffers: Vec<&mut Buffer> = vec![&mut main];
+    buffers.extend(huge.as_mut());
+    let say = |size: u64, kind: PageKind| {
+        tick(&format!(
+            "CPU {cpu}: {} on {kind}",
+            memsight_core::units::format_bytes(size)
+        ))
     };
-    let mut main = Buffer::allocate(req, env)?;
-    if cfg.interleave {
-        main.interleave(&env.allowed_nodes)?;
-    }
-    main.touch();
+    let (mut points, mut complete) =
+        climb_buffers(cfg, &mut buffers, evict, min_sample_ns, ghz, &say);
+    let main_points = points.remove(0);
+    let huge_points = points.pop().unwrap_or_default();
+    // The buffers' reports describe the memory the ladder used.
+    let used = main_points.last().map_or(0, |p| p.size_bytes) as usize;
+    main.truncate(used.max(1));
     main.check_thp();
-    let mut huge = if cfg.tlb_compare {
-        let req = BufferRequest {
-            kind: PageKind::Huge2M,
-            ..req
-        };
-        let mut b = Buffer::allocate_preferring(req, env)?;
-        b.touch();
-        b.check_thp();
-        // A "huge" buffer that ended up on small pages cannot show the TLB cost.
-        (b.report().kind != PageKind::Base4K && b.report().huge_fraction.unwrap_or(0.0) > 0.5)
-            .then_some(b)
-    } else {
-        None
-    };
-
-    let mut main_points = Vec::new();
-    let mut huge_points = Vec::new();
-    let mut complete = true;
-    'sizes: for &size in &cfg.sizes {
-        for (buf, points) in [
-            (Some(&mut main), &mut main_points),
-            (huge.as_mut(), &mut huge_points),
-        ] {
-            let Some(buf) = buf else { continue };
-            let kind = buf.report().kind;
-            let p = measure_point(buf, size, cfg, evict, min_sample_ns, ghz);
-            tick(&format!(
-                "CPU {cpu}: {} on {kind}",
-                memsight_core::units::format_bytes(size)
-            ));
-            match p {
-                Some(p) => {
-                    let interrupted = p.stop == StopReason::Interrupted;
-                    points.push(p);
-                    if interrupted {
-                        complete = false;
-                        break 'sizes;
-                    }
-                }
-                None => {
-                    complete = false;
-                    break 'sizes;
-                }
-            }
-        }
+    if let Some(h) = huge.as_mut() {
+        h.truncate(used.max(1));
     }
-
+    if complete {
+        crate::reach::record(cpu, &main_points, env);
+    }
     let tlb = tlb_points(&main_points, &huge_points);
-    let mlp = if complete && cfg.max_parallel > 1 {
-        let (buf, kind) = match huge.as_mut() {
-            Some(b) => {
-                let k = b.report().kind;
-                (b, k)
-            }
-            None => {
-                let k = main.report().kind;
-                (&mut main, k)
-            }
-        };
-        let (points, done) = mlp_sweep(buf, max, cfg, evict, min_sample_ns, tick);
+    let mlp = if complete && cfg.max_parallel > 1 && used > 0 {
+        let buf = huge.as_mut().unwrap_or(&mut main);
+        let kind = buf.report().kind;
+        let (points, done) = mlp_sweep(buf, used as u64, cfg, evict, min_sample_ns, tick);
         complete &= done;
         Some(Mlp {
-            size_bytes: max,
+            size_bytes: used as u64,
             page_kind: kind,
             points,
         })
@@ -181,7 +205,7 @@ fn measure_point(
     cfg: &LadderConfig,
     evict: usize,
     min_sample_ns: f64,
-    ghz: f64,
+    ghz: Option<f64>,
 ) -> Option<Point> {
     let elements = (size as usize / cfg.stride).max(1);
     let slice = &mut buf.as_mut_slice()[..size as usize];

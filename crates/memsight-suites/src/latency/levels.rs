@@ -5,9 +5,10 @@
 //! growing segments of consecutive sizes whose latency stays within ±12% of the segment's running
 //! median; a segment of three or more points (¾ octave at the default density) is a plateau,
 //! shorter ones are transitions. The last size on a plateau is the capacity the chase could use
-//! at that latency. Each plateau but the last is matched with the reported cache level whose size
-//! is nearest on a log scale; the last plateau is memory when the sweep went past twice the
-//! largest cache.
+//! at that latency. The last plateau is memory when the curve reached memory by one of the
+//! checks of [`crate::reach`] (held at a latency no cache has, or past twice the largest
+//! reported cache); the others are matched with the reported cache levels in order, pairing as
+//! many as possible with the least total distance in octaves ([`align`]).
 //!
 //! They can disagree for real: inside a VM on a shared EPYC the OS reports a 32 MiB L3, but one
 //! core's latency climbs past ~6–8 MiB. That is a finding, not an error.
@@ -43,10 +44,14 @@ pub struct Plateau {
     pub next_bytes: Option<u64>,
     /// Median latency over the plateau's points, ns.
     pub ns: f64,
-    pub cycles: f64,
+    /// Absent when the core clock was disputed.
+    pub cycles: Option<f64>,
     pub points: usize,
     /// The cache size the OS reports for the matched level (per instance).
     pub reported_bytes: Option<u64>,
+    /// For the memory plateau: the check that says it is memory, not a cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_check: Option<crate::reach::MemoryCheck>,
 }
 
 /// Detected levels and what they say.
@@ -54,6 +59,9 @@ pub struct Plateau {
 pub struct Levels {
     pub plateaus: Vec<Plateau>,
     pub findings: Vec<String>,
+    /// Where memory begins on this curve, when it reached memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::reach::MemoryStart>,
 }
 
 /// Index ranges of plateaus in a curve of (size, latency) sorted by size.
@@ -82,15 +90,13 @@ pub fn segment(latencies: &[f64]) -> Vec<std::ops::Range<usize>> {
 }
 
 /// Finds plateaus in the ladder and matches them with the topology's caches.
-pub fn detect(points: &[Point], topo: &Topology, ghz: f64) -> Levels {
+pub fn detect(points: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
     let lat: Vec<f64> = points.iter().map(|p| p.ns.median).collect();
     let caches: Vec<(u32, u64)> = (1..=5)
         .filter_map(|l| topo.cache(l).map(|c| (l, c.size_bytes)))
         .collect();
     let largest = caches.iter().map(|c| c.1).max().unwrap_or(0);
-    let swept_past = points
-        .last()
-        .is_some_and(|p| largest > 0 && p.size_bytes >= 2 * largest);
+    let memory = crate::reach::memory_start(&crate::reach::curve(points), largest);
 
     let plateaus: Vec<Plateau> = segment(&lat)
         .into_iter()
@@ -102,9 +108,10 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: f64) -> Levels {
                 last_bytes: points[r.end - 1].size_bytes,
                 next_bytes: points.get(r.end).map(|p| p.size_bytes),
                 ns,
-                cycles: ns * ghz,
+                cycles: ghz.map(|g| ns * g),
                 points: r.len(),
                 reported_bytes: None,
+                memory_check: None,
             }
         })
         .collect();
@@ -117,43 +124,89 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: f64) -> Levels {
         }
     }
     let mut plateaus = kept;
+    // The last plateau is memory when the curve reached memory (crate::reach says by which
+    // check): it held after a rise at a latency no cache has, or lies past every reported cache.
     let n = plateaus.len();
-    let memory_idx = (swept_past && n >= 2).then(|| n - 1);
-    if let Some(i) = memory_idx {
+    let memory_idx = memory.filter(|_| n >= 2).map(|_| n - 1);
+    if let (Some(i), Some(m)) = (memory_idx, memory) {
         plateaus[i].name = MemLevel::Memory;
+        plateaus[i].memory_check = Some(m.check);
     }
-    // Match cache plateaus to reported levels: in order when there are as many plateaus as
-    // levels, otherwise each to the level nearest in log size, each level at most once and in
-    // increasing order.
     let cache_plateaus = n - usize::from(memory_idx.is_some());
-    if cache_plateaus == caches.len() {
-        for (p, &(level, size)) in plateaus.iter_mut().zip(&caches) {
-            p.name = MemLevel::Cache(level as u8);
-            p.reported_bytes = Some(size);
-        }
-    }
-    let mut next_level = 0;
-    for (i, p) in plateaus.iter_mut().enumerate() {
-        if Some(i) == memory_idx || cache_plateaus == caches.len() {
-            continue;
-        }
-        let best = caches.iter().enumerate().skip(next_level).min_by(|a, b| {
-            let da = ((p.last_bytes as f64) / a.1.1 as f64).log2().abs();
-            let db = ((p.last_bytes as f64) / b.1.1 as f64).log2().abs();
-            da.total_cmp(&db)
-        });
-        if let Some((j, &(level, size))) = best {
-            p.name = MemLevel::Cache(level as u8);
-            p.reported_bytes = Some(size);
-            next_level = j + 1;
+    let ends: Vec<u64> = plateaus[..cache_plateaus]
+        .iter()
+        .map(|p| p.last_bytes)
+        .collect();
+    let sizes: Vec<u64> = caches.iter().map(|c| c.1).collect();
+    for (p, level) in plateaus.iter_mut().zip(align(&ends, &sizes)) {
+        if let Some(j) = level {
+            p.name = MemLevel::Cache(caches[j].0 as u8);
+            p.reported_bytes = Some(caches[j].1);
         }
     }
     let findings = findings(&plateaus, &caches, points);
-    Levels { plateaus, findings }
+    Levels {
+        plateaus,
+        findings,
+        memory: memory.filter(|_| memory_idx.is_some()),
+    }
+}
+
+/// Matches plateaus (by the size where each ends) with reported cache levels (by size), both
+/// in increasing order: as many pairs as the shorter list allows, and among those the pairing
+/// with the least total distance in octaves. A shoulder or a level split in two leaves one
+/// plateau unmatched; a level without a plateau of its own is skipped. Returns, per plateau, the
+/// index of its level.
+pub fn align(ends: &[u64], levels: &[u64]) -> Vec<Option<usize>> {
+    // Skipping costs more than any distance, so the number of pairs is always the largest.
+    const SKIP: f64 = 1e6;
+    let (p, l) = (ends.len(), levels.len());
+    let dist = |i: usize, j: usize| (ends[i] as f64 / levels[j] as f64).log2().abs();
+    let mut cost = vec![vec![0.0; l + 1]; p + 1];
+    for i in 0..=p {
+        for j in 0..=l {
+            cost[i][j] = match (i, j) {
+                (0, _) | (_, 0) => (i + j) as f64 * SKIP,
+                _ => (cost[i - 1][j - 1] + dist(i - 1, j - 1))
+                    .min(cost[i - 1][j] + SKIP)
+                    .min(cost[i][j - 1] + SKIP),
+            };
+        }
+    }
+    let mut out = vec![None; p];
+    let (mut i, mut j) = (p, l);
+    while i > 0 && j > 0 {
+        if cost[i][j] == cost[i - 1][j - 1] + dist(i - 1, j - 1) {
+            out[i - 1] = Some(j - 1);
+            i -= 1;
+            j -= 1;
+        } else if cost[i][j] == cost[i - 1][j] + SKIP {
+            i -= 1;
+        } else {
+            j -= 1;
+        }
+    }
+    out
 }
 
 fn findings(plateaus: &[Plateau], caches: &[(u32, u64)], points: &[Point]) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(m) = plateaus.iter().find(|p| p.name == MemLevel::Memory) {
+        out.push(format!(
+            "memory: {:.1} ns from {} on ({} points); it is memory because {}",
+            m.ns,
+            format_bytes(m.first_bytes),
+            m.points,
+            m.memory_check
+                .map_or("it is the last plateau".to_string(), |c| c.describe())
+        ));
+    } else if let Some(last) = points.last() {
+        out.push(format!(
+            "the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; raise --max-size",
+            format_bytes(last.size_bytes),
+            last.ns.median
+        ));
+    }
     for p in plateaus {
         let Some(rep) = p.reported_bytes else {
             continue;
@@ -209,6 +262,37 @@ mod tests {
     }
 
     #[test]
+    fn alignment_pairs_in_order_with_the_least_distance() {
+        let k = 1024;
+        // As many plateaus as levels: in order.
+        assert_eq!(
+            align(
+                &[32 * k, 1024 * k, 8192 * k],
+                &[32 * k, 1024 * k, 32768 * k]
+            ),
+            [Some(0), Some(1), Some(2)]
+        );
+        // A shoulder at 64 KiB between L1 and L2 (seen on a Zen 4 guest): it stays unmatched,
+        // and the 861 KiB and 8 MiB plateaus are L2 and L3.
+        assert_eq!(
+            align(
+                &[32 * k, 64 * k, 861 * k, 8192 * k],
+                &[32 * k, 1024 * k, 32768 * k]
+            ),
+            [Some(0), None, Some(1), Some(2)]
+        );
+        // Fewer plateaus than levels: the nearest levels, in order.
+        assert_eq!(
+            align(
+                &[48 * k, 100 * 1024 * k],
+                &[48 * k, 2048 * k, 105 * 1024 * k]
+            ),
+            [Some(0), Some(2)]
+        );
+        assert_eq!(align(&[], &[32 * k]), Vec::<Option<usize>>::new());
+    }
+
+    #[test]
     fn slow_drift_stays_one_plateau_but_a_step_does_not() {
         let drift: Vec<f64> = (0..10).map(|i| 100.0 * 1.02f64.powi(i)).collect();
         assert_eq!(segment(&drift).len(), 1);
@@ -257,7 +341,7 @@ mod tests {
         }
     }
 
-    /// The curve measured on this project's 2-vCPU EPYC guest: L1 at 1.1 ns, L2 at 4.2 ns with a
+    /// A curve measured on a 2-vCPU KVM guest of an EPYC host: L1 at 1.1 ns, L2 at 4.2 ns with a
     /// shoulder at 5 ns, an L3 plateau near 16 ns that ends far below the reported 32 MiB, DRAM.
     #[test]
     fn vm_curve_is_labelled_and_explained() {
@@ -293,7 +377,7 @@ mod tests {
         let l = detect(
             &points,
             &topo(&[(1, 32 * k), (2, 1024 * k), (3, 32768 * k)]),
-            3.5,
+            Some(3.5),
         );
         let names: Vec<String> = l.plateaus.iter().map(|p| p.name.to_string()).collect();
         assert_eq!(names, ["L1", "L2", "L3", "memory"]);

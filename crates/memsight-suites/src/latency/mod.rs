@@ -19,6 +19,7 @@ use memsight_core::env::Environment;
 use memsight_core::stats::{Sampled, StopRule, Summary};
 use memsight_core::timer::ClockInfo;
 
+pub use crate::clock::CoreClock;
 use memsight_core::Result;
 use memsight_kernels::chain::Pattern;
 use schemars::JsonSchema;
@@ -50,6 +51,10 @@ pub struct LadderConfig {
     #[serde(skip)]
     #[schemars(skip)]
     pub dax: Option<&'static memsight_core::buffer::DaxTarget>,
+    /// End the ladder once its memory plateau has held ([`crate::reach`]): the default, where
+    /// no `--max-size` forces the sizes.
+    #[serde(default)]
+    pub stop_at_memory: bool,
 }
 
 impl LadderConfig {
@@ -74,6 +79,7 @@ impl LadderConfig {
             seed: 0x5eed,
             write: false,
             dax: None,
+            stop_at_memory: false,
         }
     }
 }
@@ -158,13 +164,6 @@ pub struct Mlp {
     pub points: Vec<MlpPoint>,
 }
 
-/// The effective core clock.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct CoreClock {
-    pub ghz: Summary,
-    pub method: String,
-}
-
 /// All results for one CPU.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CpuLadder {
@@ -206,12 +205,12 @@ pub struct LatencyResults {
 }
 
 impl Point {
-    fn new(size: u64, elements: u64, loads: u64, s: Sampled, ghz: f64) -> Self {
+    fn new(size: u64, elements: u64, loads: u64, s: Sampled, ghz: Option<f64>) -> Self {
         Point {
             size_bytes: size,
             elements,
             loads_per_sample: loads,
-            cycles: Some(s.summary.median * ghz),
+            cycles: ghz.map(|g| s.summary.median * g),
             noisy: s.is_noisy(),
             stop: s.stop,
             ns: s.summary,
@@ -244,12 +243,26 @@ pub fn run(
     if cfg.pattern == Pattern::Stride {
         findings.push("the sequential stride order lets hardware prefetchers run ahead of the chase: these figures (like lmbench lat_mem_rd's) understate latency beyond L1 and their plateaus do not mark cache sizes; use the default window order for latency".to_string());
     }
+    let measured = ladders.first().map_or(0, |l| l.main.points.len());
+    let last = ladders
+        .first()
+        .and_then(|l| l.main.points.last())
+        .map_or(cfg.sizes[0], |p| p.size_bytes);
     let mut method = Method {
         description: format!(
-            "Pointer chase, one dependent load per step, over working sets of {} to {} ({} sizes); stride {} B; {}; chain flushed (clflush) after building, warmed with one lap, then timed in samples of ≥{:.1} ms until the median's 95% CI is within {:.1}% (at least {} samples, at most {:.2} s per size). Figures are ns per load (program loads, one per element visited).",
+            "Pointer chase, one dependent load per step, over working sets of {} to {} ({} sizes{}); stride {} B; {}; chain flushed (clflush) after building, warmed with one lap, then timed in samples of ≥{:.1} ms until the median's 95% CI is within {:.1}% (at least {} samples, at most {:.2} s per size). Figures are ns per load (program loads, one per element visited).",
             memsight_core::units::format_bytes(cfg.sizes[0]),
-            memsight_core::units::format_bytes(*cfg.sizes.last().expect("sizes")),
-            cfg.sizes.len(),
+            memsight_core::units::format_bytes(last),
+            measured,
+            if cfg.stop_at_memory && measured < cfg.sizes.len() {
+                format!(
+                    "; the ladder ended once its memory plateau had held for {} octaves, before the cap of {}",
+                    crate::reach::HOLD_OCTAVES,
+                    memsight_core::units::format_bytes(*cfg.sizes.last().expect("sizes"))
+                )
+            } else {
+                String::new()
+            },
             cfg.stride,
             match cfg.pattern {
                 Pattern::Window { window_bytes } => format!(

@@ -244,7 +244,7 @@ pub(super) fn variance_findings(summaries: &[LayoutSummary]) -> Vec<String> {
             .find(|x| x.kernel == s.kernel && x.memory == Memory::Paged4k)
         {
             out.push(format!(
-                "{}: fragmenting free memory first changed the spread over offsets and repetitions from CV {:.1}% to {:.1}% and the worst case from {:.1} to {:.1} GB/s (the seed saw more variance long after boot)",
+                "{}: fragmenting free memory first changed the spread over offsets and repetitions from CV {:.1}% to {:.1}% and the worst case from {:.1} to {:.1} GB/s (the Catamount paper, Ferreira et al., CUG 2008, saw more variance long after boot)",
                 s.kernel.name(),
                 fresh.cv * 100.0,
                 s.cv * 100.0,

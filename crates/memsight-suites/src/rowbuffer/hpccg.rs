@@ -1,10 +1,10 @@
-//! The seed's application case: an HPCCG-style conjugate-gradient solve swept over OFFSET like
+//! The application case of the Catamount paper (Ferreira et al., CUG 2008): an HPCCG-style conjugate-gradient solve swept over OFFSET like
 //! STREAM. Each thread solves its own 27-point-stencil problem (as each MPI rank of HPCCG owns
 //! its subdomain), with all of its arrays in its own region of one buffer, in HPCCG's order:
 //! matrix values, column indices, row pointers, then the vectors x, r, p, Ap and b, each array
 //! followed by OFFSET bytes of padding. Moving OFFSET moves every array against the others
 //! while the physical pages stay put, so the row-buffer conflicts of the matrix and vector
-//! streams come and go as in the seed's HPCCG runs.
+//! streams come and go as in that paper's HPCCG runs.
 //!
 //! Per offset: the matrix is generated in place (first touch by its thread), one warm-up solve,
 //! then `samples` timed solves of [`ITERATIONS`] iterations from x = 0, each timed over the team's
@@ -81,7 +81,7 @@ pub struct Plan<'a> {
     pub offsets: &'a [u64],
     pub samples: usize,
     /// Memory-controller counters to read around each point.
-    pub counters: Option<&'a super::counters::Controllers>,
+    pub counters: Option<&'a crate::counters::Controllers>,
 }
 
 /// Buffer bytes the sweep needs: one region per thread.

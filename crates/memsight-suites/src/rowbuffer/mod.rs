@@ -12,8 +12,8 @@
 //! 5. Advice: offsets to avoid, a safe padding, and huge vs 4 KiB pages (peak vs worst case).
 
 mod advice;
+pub use crate::counters;
 pub use advice::recurring_dips;
-pub mod counters;
 mod crosspage;
 pub mod detect;
 pub mod hpccg;
@@ -34,7 +34,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A kernel the sweep runs: one of STREAM's four, or the HPCCG-style conjugate-gradient solve
-/// (the seed's application case).
+/// (the application case of the Catamount paper, Ferreira et al., CUG 2008).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kernel {
@@ -290,7 +290,7 @@ fn contiguity_findings(curves: &[Curve]) -> Vec<String> {
     if let Some(c) = curves.iter().find(|c| c.memory == Memory::Contiguous) {
         if !c.buffer.kind.is_huge() || c.buffer.kind == PageKind::Thp {
             findings.push(format!(
-                "contiguous memory fell back to {} ({}): physically contiguous only within 2 MiB; for the seed's setting reserve hugetlb pages (--reserve-huge as root)",
+                "contiguous memory fell back to {} ({}): physically contiguous only within 2 MiB; for the setting of the Catamount paper (Ferreira et al., CUG 2008) reserve hugetlb pages (--reserve-huge as root)",
                 c.buffer.kind,
                 c.buffer.warnings.join("; ")
             ));

@@ -60,7 +60,7 @@ pub struct Plan<'a> {
     pub offsets: &'a [u64],
     pub samples: usize,
     /// Memory-controller counters to read around each point.
-    pub counters: Option<&'a super::counters::Controllers>,
+    pub counters: Option<&'a crate::counters::Controllers>,
 }
 
 /// Whether every offset keeps the arrays 64-byte aligned (the vector kernels need it).

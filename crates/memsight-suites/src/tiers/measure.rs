@@ -176,7 +176,7 @@ fn latency(
     rule: StopRule,
     write: bool,
 ) -> Result<Option<Summary>> {
-    let size = a.latency_bytes.unwrap_or_else(|| env.memory_working_set());
+    let size = a.latency_bytes.expect("resolved in tiers::run");
     let cfg = LadderConfig {
         node: w.node,
         write,
@@ -254,9 +254,7 @@ fn granularity_sweep(
         node: w.node,
         dax: w.dax,
         cpus: w.cpus,
-        total_bytes: a
-            .granularity_bytes
-            .unwrap_or_else(|| env.memory_working_set()),
+        total_bytes: a.granularity_bytes.expect("resolved in tiers::run"),
         page_kind: if w.dax.is_some() {
             PageKind::Base4K
         } else {

@@ -262,6 +262,13 @@ pub fn run(
     let fs = FsRoot::from_env();
     let plan = make_plan(a, env, &fs)?;
     let (rule, sample_ns) = crate::sampling::stop_rule(0.02, a.min_samples, a.point_budget, 10.0)?;
+    // The working sets are resolved once, from the core's latency curve where not given.
+    let (lat, in_memory) = crate::reach::working_set(a.latency_bytes, env)?;
+    let a = &Config {
+        latency_bytes: Some(lat),
+        granularity_bytes: Some(a.granularity_bytes.unwrap_or(lat)),
+        ..a.clone()
+    };
     let mut targets = Vec::new();
     let mut complete = true;
     let mut wheres: Vec<Where> = Vec::new();
@@ -342,7 +349,7 @@ pub fn run(
     }
     let mut findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
     findings.extend(weighted_error);
-    let method = method(a, env);
+    let method = method(a, lat, &in_memory);
     Ok((
         TiersResults {
             method,
@@ -356,10 +363,9 @@ pub fn run(
     ))
 }
 
-fn method(a: &Config, env: &Environment) -> String {
-    let lat = a.latency_bytes.unwrap_or_else(|| env.memory_working_set());
+fn method(a: &Config, lat: u64, in_memory: &str) -> String {
     format!(
-        "Per node, from the allowed CPUs nearest it (its own, else those hwloc places it beside): idle read latency = pointer chase over {} ({} pages, 128 B stride, random within 256 KiB windows), median ns per load; write latency = the same chase incrementing the word beside each pointer (multichase incr), ns per dependent read-modify-write; read, write and non-temporal-write bandwidth on every CPU, {} per thread, GB/s of program bytes; loaded-latency knee: read traffic, where latency reaches 2 × idle, GB/s of estimated DRAM bytes; granularity: random whole-block reads, writes, non-temporal writes and writes followed by a line write-back + sfence per block, in a random permutation of 2^k blocks per thread ({} in all), GB/s of program bytes, 1 thread and every CPU; effective granule = largest block whose access costs ≤ 1.25 × a 64 B access. Samples taken over the span the team ran together; samples in which a thread lost its CPU dropped. Firmware claims: ACPI HMAT access class 0 (sysfs).",
+        "Per node, from the allowed CPUs nearest it (its own, else those hwloc places it beside): idle read latency = pointer chase over {} ({} pages, 128 B stride, random within 256 KiB windows), median ns per load; write latency = the same chase incrementing the word beside each pointer (multichase incr), ns per dependent read-modify-write; read, write and non-temporal-write bandwidth on every CPU, {} per thread, GB/s of program bytes; loaded-latency knee: read traffic, where latency reaches 2 × idle, GB/s of estimated DRAM bytes; granularity: random whole-block reads, writes, non-temporal writes and writes followed by a line write-back + sfence per block, in a random permutation of 2^k blocks per thread ({} in all), GB/s of program bytes, 1 thread and every CPU; effective granule = largest block whose access costs ≤ 1.25 × a 64 B access. Samples taken over the span the team ran together; samples in which a thread lost its CPU dropped. Firmware claims: ACPI HMAT access class 0 (sysfs). Latency working set: {in_memory}.",
         format_bytes(lat),
         a.page_kind.name(),
         format_bytes(a.bandwidth_bytes),

@@ -101,11 +101,19 @@ impl BandwidthArgs {
         };
         let cpus = choose_threads(&a.threads, a.cpus.as_deref(), env)?;
         let n = cpus.len();
-        let llc_total = llc_total(env);
-        let bytes_per_thread = match &a.size {
-            Some(s) => parse_size(s)?,
-            None => (128 * MIB).max((4 * llc_total).div_ceil(n as u64)),
+        let given = a.size.as_deref().map(parse_size).transpose()?;
+        // Sizes that could be memory are sized and labelled from the core's latency curve;
+        // sizes within the L2 (per core, reported truthfully even in VMs) need no probe.
+        let l2 = env.topology.cache(2).map_or(0, |c| c.size_bytes);
+        let reach = if given.is_some_and(|b| b <= l2) && !a.sweep {
+            None
+        } else {
+            Some(memsight_suites::reach::known_or_probe(env)?)
         };
+        // Together the threads hold what each core reaches, up to every reported LLC.
+        let team_cache = reach.map_or(llc_total(env), |r| r.team_cache(n, env));
+        let bytes_per_thread =
+            given.unwrap_or_else(|| (128 * MIB).max((4 * team_cache).div_ceil(n as u64)));
         let max_arrays = tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);
         if bytes_per_thread < max_arrays * GRANULE as u64 {
             return Err(Error::input(format!(
@@ -135,7 +143,7 @@ impl BandwidthArgs {
             vec![n]
         };
         let sweep_sizes = if a.sweep {
-            crate::latency::log_sizes(16 * 1024, (4 * llc_total).max(256 * MIB), 2, 4096)
+            crate::latency::log_sizes(16 * 1024, (4 * team_cache).max(256 * MIB), 2, 4096)
         } else {
             Vec::new()
         };
@@ -164,6 +172,7 @@ impl BandwidthArgs {
             skipped,
             weighted: None,
             dax,
+            reach,
         })
     }
 }

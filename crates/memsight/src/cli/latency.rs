@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 use memsight_core::buffer::PageKind;
 use memsight_core::env::Environment;
-use memsight_core::units::{MIB, parse_cpu_list, parse_size};
+use memsight_core::units::{parse_cpu_list, parse_size};
 use memsight_core::{Error, Result};
 use memsight_kernels::chain::Pattern;
 
@@ -14,7 +14,8 @@ pub struct LatencyArgs {
     /// Smallest working set (e.g. 4K).
     #[arg(long, value_name = "SIZE", default_value = "4K")]
     pub min_size: String,
-    /// Largest working set (default: 4 × the last-level cache, at least 64 MiB).
+    /// Largest working set. Default: the ladder ends once its memory plateau has held for two
+    /// octaves, at most at 4 × the largest cache the OS reports (at least 64 MiB).
     #[arg(long, value_name = "SIZE")]
     pub max_size: Option<String>,
     /// Working-set sizes per doubling.
@@ -83,10 +84,9 @@ impl LatencyArgs {
     pub fn config(&self, env: &Environment) -> Result<LadderConfig> {
         let a = self;
         let min = parse_size(&a.min_size)?;
-        let llc = env.llc_bytes();
         let max = match &a.max_size {
             Some(s) => parse_size(s)?,
-            None => (4 * llc).max(64 * MIB),
+            None => memsight_suites::reach::ladder_cap(env),
         };
         let stride = parse_size(&a.stride)? as usize;
         if stride < 64 || !stride.is_power_of_two() {
@@ -150,6 +150,7 @@ impl LatencyArgs {
             seed: a.seed,
             write: a.write,
             dax,
+            stop_at_memory: a.max_size.is_none(),
         })
     }
 }

@@ -310,6 +310,11 @@ pub struct FleetArgs {
     /// member has a fault: for health checks and cron jobs.
     #[arg(long)]
     pub fail_on_outliers: bool,
+    /// The number of nodes whose results should be there: fewer usable results exit 1 (after
+    /// the report), so that a health check notices results that never arrived. Without it, a
+    /// directory with no usable result at all exits 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub expect: Option<u64>,
 }
 
 impl FleetArgs {

@@ -19,10 +19,10 @@ pub struct PmemArgs {
     /// DAX-mounted file system. Default: a file in --dir.
     #[arg(long, value_name = "FILE", conflicts_with = "dir")]
     pub pool: Option<PathBuf>,
-    /// Pool size (the seed used 4225761280).
+    /// Pool size (MemVerge's PMDK talk, Li and Kang 2019, used 4225761280).
     #[arg(long, value_name = "SIZE", default_value = "1G")]
     pub pool_size: String,
-    /// Object sizes for the utilisation sweep (default: the seed's seven).
+    /// Object sizes for the utilisation sweep (default: the seven of MemVerge's PMDK talk, Li and Kang 2019).
     #[arg(long, value_name = "LIST", default_value = "512,4K,16K,64K,256K,1M,2M")]
     pub sizes: String,
     /// Search custom allocation classes for each size and verify the best by a fill.

@@ -23,7 +23,7 @@ pub struct RowbufferArgs {
     /// Points per shortest predicted period in the default range.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub points_per_period: u64,
-    /// Kernels: copy, scale (two arrays), add, triad (three), hpccg (the seed's application: a
+    /// Kernels: copy, scale (two arrays), add, triad (three), hpccg (the application of the Catamount paper, Ferreira et al., CUG 2008: a
     /// CG solve on a 27-point stencil, its matrix and vectors in one buffer with OFFSET between).
     #[arg(
         long,
@@ -100,16 +100,18 @@ impl RowbufferArgs {
         let kernels = parse_kernels(&a.kernels)?;
         let model = ModelInfo::resolve(&a.model_source()?);
         let (offsets, range) = offsets(a, model.as_ref(), &kernels)?;
-        let llc = env
-            .topology
-            .caches
-            .iter()
-            .map(|c| c.size_bytes * c.instances as u64)
-            .max()
-            .unwrap_or(32 << 20);
+        let cpus = match &a.cpus {
+            Some(list) => memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
+            None => env.allowed_cpus.clone(),
+        };
+        // Each array at least twice the caches every CPU holds between them (from the core's
+        // latency curve, not the OS's claim) and 64 MiB, so that the sweep runs from DRAM.
         let array_bytes = match &a.array_size {
             Some(s) => parse_size(s)?,
-            None => (2 * llc).max(64 << 20),
+            None => {
+                let team = memsight_suites::reach::known_or_probe(env)?.team_cache(cpus.len(), env);
+                (2 * team).max(64 << 20)
+            }
         };
         if array_bytes < (1 << 20) || array_bytes % 64 != 0 {
             return Err(Error::input(format!(
@@ -131,10 +133,6 @@ impl RowbufferArgs {
                 ))),
             })
             .collect::<Result<Vec<_>>>()?;
-        let cpus = match &a.cpus {
-            Some(list) => memsight_core::pin::parse_cpus(list, &env.allowed_cpus)?,
-            None => env.allowed_cpus.clone(),
-        };
         if a.reps == 0 || a.samples == 0 {
             return Err(Error::input("--reps and --samples must be at least 1"));
         }

@@ -5,7 +5,7 @@ use memsight_core::env::Environment;
 use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::{self as k, Store};
 
-use crate::bandwidth::{choose_threads, llc_total, parse_isa};
+use crate::bandwidth::{choose_threads, parse_isa};
 use crate::stream::StreamConfig;
 
 #[derive(Debug, Clone, Args)]
@@ -56,9 +56,15 @@ impl StreamArgs {
         let cpus = choose_threads(&a.threads, a.cpus.as_deref(), env)?;
         // Each thread's chunk is a multiple of 32 elements (4 AVX-512 vectors).
         let unit = 32 * cpus.len();
-        let want = a
-            .elements
-            .unwrap_or_else(|| 10_000_000usize.max((4 * llc_total(env) / 8) as usize));
+        // STREAM's rule: each array at least 4 × the caches the threads hold between them (from
+        // the core's latency curve, not the OS's claim), and 10 million elements.
+        let want = match a.elements {
+            Some(e) => e,
+            None => {
+                let team = memsight_suites::reach::known_or_probe(env)?.team_cache(cpus.len(), env);
+                10_000_000usize.max((4 * team / 8) as usize)
+            }
+        };
         if want == 0 {
             return Err(Error::input("--elements must be at least 1"));
         }

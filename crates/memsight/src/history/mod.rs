@@ -320,7 +320,7 @@ impl History {
 /// A stable fingerprint of the machine (not of its state): CPU model, logical CPUs, packages,
 /// NUMA nodes, caches and memory rounded to GiB. FNV-1a, so it is the same on every build.
 /// Memory is the kernel's MemTotal where known: the NUMA nodes' share of it moves under
-/// hot-plugged memory (virtio-mem in this project's VM: 7.8 then 15 of 23.5 GiB within a day),
+/// hot-plugged memory (virtio-mem in a KVM guest: 7.8 then 15 of 23.5 GiB within a day),
 /// which would make one machine look like two.
 pub fn fingerprint(env: &Environment) -> String {
     let t = &env.topology;

@@ -42,9 +42,13 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
         "min–max",
         "GB/s DRAM est.",
         "DRAM R:W",
-        "CV %",
-        "n",
     ]);
+    // Counted DRAM bytes, where the memory controllers could be read.
+    let counted = points.iter().any(|p| p.counted_dram.is_some());
+    if counted {
+        header.extend(["GB/s DRAM counted", "counted ÷ program"]);
+    }
+    header.extend(["CV %", "n"]);
     let mut t = Table::new(caption, &header);
     for p in points {
         let mut row = vec![Cell::Text(p.test.name.clone())];
@@ -76,6 +80,17 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
                 "-".to_string()
             }),
             Cell::Text(p.dram_ratio.clone()),
+        ]);
+        if counted {
+            row.extend(match &p.counted_dram {
+                Some(c) => [
+                    Cell::Num(num(c.gbs)),
+                    Cell::Num(format!("{:.2}", c.per_program_byte)),
+                ],
+                None => [Cell::Num("-".into()), Cell::Num("-".into())],
+            });
+        }
+        row.extend([
             Cell::Num(format!("{:.2}", 100.0 * p.program_gbs.cv)),
             Cell::Num(count(&p.program_gbs)),
         ]);

@@ -278,7 +278,7 @@ fn population(p: &Plan) -> String {
         .join("\n")
 }
 
-/// DRAM devices in a plan: what its power scales with (the seed quotes Micron: 2Rx8 32 GB
+/// DRAM devices in a plan: what its power scales with (Cloudflare's DDR4 study, Shen 2020, quotes Micron: 2Rx8 32 GB
 /// modules of 16 Gb devices draw 31% less than 2Rx4 32 GB modules of 8 Gb devices).
 fn chips(p: &Plan) -> u32 {
     p.parts.iter().map(|x| x.count * x.chips).sum()

@@ -123,18 +123,32 @@ fn describe(b: &BufferReport) -> String {
     s
 }
 
+/// The clock a CPU's cycles figures come from, or why there are none.
+fn clock_line(l: &CpuLadder) -> String {
+    let c = &l.core_clock;
+    let kind = c
+        .core_type
+        .as_ref()
+        .map(|t| format!(" ({t} core)"))
+        .unwrap_or_default();
+    match (&c.ghz, &c.disputed) {
+        (Some(g), _) => format!(
+            "CPU {}{kind} · core clock {} GHz (95% CI {}, n={}; {})",
+            l.cpu,
+            num(g.median),
+            ci(g),
+            g.n,
+            c.method
+        ),
+        (None, Some(why)) => format!("CPU {}{kind} · {why}", l.cpu),
+        (None, None) => format!("CPU {}{kind} · core clock not measured", l.cpu),
+    }
+}
+
 /// One CPU's ladder: its header (clock, buffers, warnings) as the caption.
 fn ladder_table(l: &CpuLadder) -> Table {
-    let c = &l.core_clock.ghz;
     let mut caption = vec![
-        format!(
-            "CPU {} · core clock {} GHz (95% CI {}, n={}; {})",
-            l.cpu,
-            num(c.median),
-            ci(c),
-            c.n,
-            l.core_clock.method
-        ),
+        clock_line(l),
         format!("buffer: {}", describe(&l.main.buffer)),
     ];
     if let Some(h) = &l.huge {
@@ -173,7 +187,7 @@ fn ladder_table(l: &CpuLadder) -> Table {
                 if p.noisy { " (noisy)" } else { "" }
             )),
             Cell::Num(ci(&p.ns)),
-            Cell::Num(p.cycles.map_or("?".into(), |c| format!("{c:.1}"))),
+            Cell::Num(p.cycles.map_or("-".into(), |c| format!("{c:.1}"))),
             Cell::Num(format!("{}–{}", num(p.ns.min), num(p.ns.max))),
             Cell::Num(format!("{:.2}", 100.0 * p.ns.cv)),
             Cell::Num(format!("{:.2}", 100.0 * p.ns.robust_cv)),
@@ -218,7 +232,7 @@ fn levels_table(l: &CpuLadder) -> Option<Table> {
         t.rows.push(vec![
             Cell::Text(p.name.to_string()),
             Cell::Num(num(p.ns)),
-            Cell::Num(format!("{:.1}", p.cycles)),
+            Cell::Num(p.cycles.map_or("-".into(), |c| format!("{c:.1}"))),
             Cell::Text(format!(
                 "{} – {}",
                 format_bytes(p.first_bytes),

@@ -207,7 +207,7 @@ fn near_blocks(n: &NearSweep) -> Vec<Block> {
     vec![
         Block::Table(t),
         Block::Lines(chart, "Where latency leaves the near plateau, the working set no longer fits the near memory.".into()),
-        Block::Lines(miss, "The seed's chart: bandwidth falls as the miss rate rises.".into()),
+        Block::Lines(miss, "As in Intel's Optane talk (Looi and Xu, Hot Chips 2019): bandwidth falls as the miss rate rises.".into()),
     ]
 }
 

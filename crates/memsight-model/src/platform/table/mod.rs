@@ -1,6 +1,6 @@
 //! The platform table: memory channels and supported speeds per CPU family, each row with its
 //! source. Sources marked "unverified" state general knowledge that no document retrieved for
-//! this project confirmed; the figures are still the vendors' published ones as far as we know,
+//! the table confirmed; the figures are still the vendors' published ones as far as we know,
 //! and the output says so wherever such a row is used.
 
 /// Memory kinds a platform drives, for the speed rule that applies to an inventory.

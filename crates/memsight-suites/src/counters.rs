@@ -1,12 +1,16 @@
-//! Memory-controller counters during each point of a sweep: activates, precharges (page misses)
-//! and CAS commands, where the kernel exposes the controllers as PMUs (Intel `uncore_imc_*`,
-//! AMD `amd_umc_*`). An uncore PMU counts for its whole socket on the CPU its `cpumask` names;
-//! each point's count is the sum over the controllers, from just before the point's team starts
-//! (for HPCCG that includes generating the matrix) to just after its last timed pass.
+//! Memory-controller counters, where the kernel exposes the controllers as PMUs (Intel
+//! `uncore_imc_*`, AMD `amd_umc_*`). An uncore PMU counts for its whole socket on the CPU its
+//! `cpumask` names, other processes' traffic included; a count is the sum over the controllers.
 //!
-//! Which events: the controllers' named sysfs events that count activates, precharges, page
-//! misses or CAS commands, plus any the user gives (`--counter NAME=TERMS`, perf's syntax:
-//! `act=event=0x01,umask=0x0b`), encoded through each PMU's format fields.
+//! Two uses:
+//! - the row-buffer sweep counts activates, precharges (page misses) and CAS commands per point,
+//!   from just before the point's team starts (for HPCCG that includes generating the matrix) to
+//!   just after its last timed pass ([`Controllers::plan`]): the controllers' named sysfs events
+//!   for those, plus any the user gives (`--counter NAME=TERMS`, perf's syntax:
+//!   `act=event=0x01,umask=0x0b`), encoded through each PMU's format fields;
+//! - the bandwidth suite counts read and write CAS commands (64 bytes each) over the sampled
+//!   rounds of a memory point ([`Controllers::cas`]), so that DRAM bytes are counted beside the
+//!   estimate that assumes a read for ownership per regular store.
 
 use std::collections::BTreeMap;
 
@@ -70,6 +74,34 @@ impl Controllers {
         }
         if pmus.is_empty() {
             return Err("memory-controller counters: the controllers name no activate, precharge or CAS event; give one with --counter NAME=TERMS (e.g. act=event=0x01,umask=0x0b from the vendor's uncore guide)".into());
+        }
+        Ok(Controllers { pmus })
+    }
+
+    /// The read and write CAS events (`cas_count_read`, `cas_count_write`: 64 bytes each) of
+    /// every controller that names them; `Err` says why nothing will be counted.
+    pub fn cas(fs: &FsRoot) -> Result<Controllers, String> {
+        let found = controller_pmus(fs);
+        if found.is_empty() {
+            return Err("no memory-controller counters are exposed here (no uncore_imc or amd_umc PMU), so DRAM bytes are estimated, not counted".into());
+        }
+        let pmus: Vec<(Pmu, usize, Events)> = found
+            .into_iter()
+            .filter_map(|p| {
+                let events: Events = p
+                    .events
+                    .iter()
+                    .filter(|(n, _)| {
+                        n.as_str() == "cas_count_read" || n.as_str() == "cas_count_write"
+                    })
+                    .filter_map(|(n, spec)| p.event(spec).map(|e| (n.clone(), e)))
+                    .collect();
+                let cpu = p.cpus.first().copied().unwrap_or(0);
+                (!events.is_empty()).then_some((p, cpu, events))
+            })
+            .collect();
+        if pmus.is_empty() {
+            return Err("the memory controllers name no cas_count_read/cas_count_write events, so DRAM bytes are estimated, not counted".into());
         }
         Ok(Controllers { pmus })
     }

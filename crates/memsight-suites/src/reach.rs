@@ -1,0 +1,474 @@
+//! Where memory begins for a measuring core, found on its latency curve rather than taken from
+//! the cache sizes the OS reports.
+//!
+//! Hypervisors pass the host's CPUID cache leaves through: a 2-vCPU guest may be told of a
+//! 480 MiB L3 of which its core sees 8 MiB. Working sets sized from the claim (4 × 480 MiB)
+//! make every run minutes long; on a real server with a 100–500 MiB L3 (Sapphire, Emerald and
+//! Granite Rapids, Genoa-X) one core does reach far into that cache, and a working set sized
+//! from a rule of thumb would sit inside it. So the curve decides:
+//!
+//! - **The memory plateau.** Walking the latency curve from its largest size down, the trailing
+//!   sizes whose latency stays within ±12% of their running median form the last plateau. It is
+//!   memory when it has held for [`HOLD_OCTAVES`] octaves after a rise (some smaller size ran at
+//!   most half its latency) at a latency no cache answers at ([`MEMORY_FLOOR_NS`]): the check
+//!   [`MemoryCheck::HeldPlateau`]. Where the curve runs past twice every cache the OS reports,
+//!   its last plateau is memory whatever its latency ([`MemoryCheck::PastReportedCaches`]).
+//! - **The reach.** The largest size that ran at most half the memory latency is what the core
+//!   keeps in its caches; suites size their memory working sets from it ([`MemoryReach`]).
+//!
+//! The latency ladder ends once the memory plateau has held (unless `--max-size` forces a size);
+//! the other suites take the reach from a ladder that ran earlier in the same process or from a
+//! short probe: the same ladder, two sizes per octave, few samples ([`probe`]).
+
+use std::sync::Mutex;
+
+use memsight_core::buffer::PageKind;
+use memsight_core::env::Environment;
+use memsight_core::stats::StopRule;
+use memsight_core::units::{MIB, format_bytes};
+use memsight_core::{Error, Result};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::latency::{LadderConfig, Point, ladder, log_sizes};
+
+/// Slower than any cache of the cores memsight knows answers a dependent load (L3 hits take
+/// 10–50 ns from Zen to Granite Rapids and Neoverse V2; DRAM, HBM and CXL 75 ns and more), so a
+/// plateau at or above it is memory, never a cache.
+pub const MEMORY_FLOOR_NS: f64 = 55.0;
+/// Octaves a memory plateau must hold before the curve may end there.
+pub const HOLD_OCTAVES: u32 = 2;
+/// The band around a plateau's running median (as the level detection uses).
+const TOLERANCE: f64 = 0.12;
+/// Smallest memory working set the suites use, whatever the reach: 256 MiB also spreads a chase
+/// over enough DRAM banks and pages that one row or one page does not dominate.
+pub const MIN_WORKING_SET: u64 = 256 * MIB;
+
+/// Which evidence says the last plateau is memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryCheck {
+    /// It held one latency for two octaves after a rise, at or above the memory floor.
+    HeldPlateau,
+    /// It lies past twice the largest cache the OS reports.
+    PastReportedCaches,
+}
+
+impl MemoryCheck {
+    /// What was checked, for methods and findings.
+    pub fn describe(self) -> String {
+        match self {
+            MemoryCheck::HeldPlateau => format!(
+                "latency held within ±{:.0}% for {HOLD_OCTAVES} octaves after a rise, at ≥ {MEMORY_FLOOR_NS:.0} ns (slower than any cache)",
+                100.0 * TOLERANCE
+            ),
+            MemoryCheck::PastReportedCaches => {
+                "the sizes lie past twice the largest cache the OS reports".to_string()
+            }
+        }
+    }
+}
+
+/// The start of the memory plateau on a latency curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryStart {
+    /// First size on the memory plateau.
+    pub from_bytes: u64,
+    /// Median latency over the plateau, ns.
+    pub ns: f64,
+    pub check: MemoryCheck,
+    /// Largest size that ran at most half the memory latency: what the core keeps in caches.
+    pub cache_bytes: u64,
+}
+
+/// Finds the memory plateau on a curve of (size, ns) sorted by size; `largest_reported` is the
+/// largest cache the OS reports (per instance), 0 when none.
+pub fn memory_start(curve: &[(u64, f64)], largest_reported: u64) -> Option<MemoryStart> {
+    let (last_size, _) = *curve.last()?;
+    // The trailing run: extend backwards while within the band of the run's median.
+    let mut j = curve.len() - 1;
+    let mut members = vec![curve[j].1];
+    while j > 0 {
+        let m = memsight_core::stats::median(&members);
+        let x = curve[j - 1].1;
+        if x > m * (1.0 + TOLERANCE) || x < m / (1.0 + TOLERANCE) {
+            break;
+        }
+        members.push(x);
+        j -= 1;
+    }
+    let ns = memsight_core::stats::median(&members);
+    let rose = curve[..j].iter().any(|&(_, x)| x <= ns / 2.0);
+    if !rose {
+        return None;
+    }
+    let held = last_size >= curve[j].0 << HOLD_OCTAVES;
+    let check = if held && ns >= MEMORY_FLOOR_NS {
+        MemoryCheck::HeldPlateau
+    } else if largest_reported > 0 && last_size >= 2 * largest_reported && members.len() >= 2 {
+        MemoryCheck::PastReportedCaches
+    } else {
+        return None;
+    };
+    let cache_bytes = curve[..j]
+        .iter()
+        .filter(|&&(_, x)| x <= ns / 2.0)
+        .map(|&(s, _)| s)
+        .max()
+        .unwrap_or(0);
+    Some(MemoryStart {
+        from_bytes: curve[j].0,
+        ns,
+        check,
+        cache_bytes,
+    })
+}
+
+/// A ladder's (size, median ns) curve.
+pub fn curve(points: &[Point]) -> Vec<(u64, f64)> {
+    points.iter().map(|p| (p.size_bytes, p.ns.median)).collect()
+}
+
+/// Whether a ladder may end after these points: memory has held on its own evidence.
+pub fn may_stop(points: &[Point]) -> bool {
+    memory_start(&curve(points), 0).is_some_and(|m| m.check == MemoryCheck::HeldPlateau)
+}
+
+/// Where the curve came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReachSource {
+    /// The latency ladder measured earlier in this run.
+    Ladder,
+    /// A short probe (two sizes per octave, few samples).
+    Probe,
+    /// The cache sizes the OS reports, on a recorded machine where nothing can be measured.
+    Reported,
+}
+
+/// What the suites size memory working sets from: one core's reach into the caches and where
+/// memory begins, with the evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryReach {
+    pub cpu: usize,
+    pub memory: MemoryStart,
+    pub source: ReachSource,
+}
+
+impl MemoryReach {
+    /// A working set that lives in memory: twice the start of the memory plateau, four times
+    /// the core's reach, at least [`MIN_WORKING_SET`].
+    pub fn working_set(&self) -> u64 {
+        (2 * self.memory.from_bytes)
+            .max(4 * self.memory.cache_bytes)
+            .max(MIN_WORKING_SET)
+    }
+
+    /// The cache a team of `threads` cores can hold between them: each core's reach, but no
+    /// more than every last-level cache the OS reports together.
+    pub fn team_cache(&self, threads: usize, env: &Environment) -> u64 {
+        let reported = crate::bandwidth::llc_total(env);
+        (threads as u64 * self.memory.cache_bytes).min(reported.max(self.memory.cache_bytes))
+    }
+
+    /// One sentence for methods: which size was chosen and why it is memory.
+    pub fn describe(&self, chosen: u64) -> String {
+        format!(
+            "{} is in memory: CPU {}'s latency curve ({}) reaches its memory plateau ({:.0} ns) at {} and keeps about {} in caches; {}",
+            format_bytes(chosen),
+            self.cpu,
+            match self.source {
+                ReachSource::Ladder => "the latency ladder of this run",
+                ReachSource::Probe => "a short probe",
+                ReachSource::Reported =>
+                    "not measured: a recorded machine, so the reported cache sizes",
+            },
+            self.memory.ns,
+            format_bytes(self.memory.from_bytes),
+            format_bytes(self.memory.cache_bytes),
+            self.memory.check.describe()
+        )
+    }
+}
+
+/// The reach known in this process (from a ladder or a probe), so that it is measured once.
+static KNOWN: Mutex<Option<MemoryReach>> = Mutex::new(None);
+
+/// Records a ladder's curve as this process's reach, when it reached memory.
+pub fn record(cpu: usize, points: &[Point], env: &Environment) {
+    if let Some(memory) = memory_start(&curve(points), largest_reported(env)) {
+        *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) = Some(MemoryReach {
+            cpu,
+            memory,
+            source: ReachSource::Ladder,
+        });
+    }
+}
+
+/// The largest cache the OS reports per instance, bytes (0 when none).
+fn largest_reported(env: &Environment) -> u64 {
+    (1..=5)
+        .filter_map(|l| env.topology.cache(l).map(|c| c.size_bytes))
+        .max()
+        .unwrap_or(0)
+}
+
+/// This process's reach: the one recorded, or a probe on the first allowed CPU.
+pub fn known_or_probe(env: &Environment) -> Result<MemoryReach> {
+    if let Some(r) = *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) {
+        return Ok(r);
+    }
+    let cpu = *env
+        .allowed_cpus
+        .first()
+        .ok_or_else(|| Error::input("this process may not run on any CPU (empty cpuset)"))?;
+    if env.topology.source != memsight_core::topology::TopologySource::Live {
+        return Ok(reported(env, cpu));
+    }
+    let r = probe(env, cpu)?;
+    *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+    Ok(r)
+}
+
+/// A suite's memory working set: the size given, or the default from the reach ([`MemoryReach::working_set`]),
+/// with the sentence its method carries about it.
+pub fn working_set(given: Option<u64>, env: &Environment) -> Result<(u64, String)> {
+    match given {
+        Some(b) => Ok((
+            b,
+            format!(
+                "{} as given (not checked against the latency curve)",
+                format_bytes(b)
+            ),
+        )),
+        None => {
+            let r = known_or_probe(env)?;
+            let b = r.working_set();
+            Ok((b, r.describe(b)))
+        }
+    }
+}
+
+/// What the reported caches alone say: memory from twice the largest.
+fn reported(env: &Environment, cpu: usize) -> MemoryReach {
+    let largest = largest_reported(env).max(MIB);
+    MemoryReach {
+        cpu,
+        memory: MemoryStart {
+            from_bytes: 2 * largest,
+            ns: f64::NAN,
+            check: MemoryCheck::PastReportedCaches,
+            cache_bytes: largest,
+        },
+        source: ReachSource::Reported,
+    }
+}
+
+/// The largest size a default ladder may grow to: four times the largest reported cache, at
+/// least 64 MiB, and no more than a quarter of what this process may allocate (so that the
+/// ladder and its huge-page twin fit); the ladder ends earlier once memory has held.
+pub fn ladder_cap(env: &Environment) -> u64 {
+    let cap = (4 * largest_reported(env)).max(64 * MIB);
+    match env.memory.usable_bytes() {
+        Some(u) => cap.min((u / 4).max(64 * MIB)),
+        None => cap,
+    }
+}
+
+/// A short ladder on `cpu`: one size in L2, then two per octave from twice the L2 to the cap,
+/// three samples of 1 ms each, ending once memory has held. Typically 0.2–1 s.
+pub fn probe(env: &Environment, cpu: usize) -> Result<MemoryReach> {
+    let l2 = env.topology.cache(2).map_or(MIB, |c| c.size_bytes);
+    let cap = ladder_cap(env);
+    let mut sizes = vec![(l2 / 4).max(64 * 1024)];
+    sizes.extend(log_sizes((2 * l2).min(cap), cap, 2, 128));
+    let rule = StopRule {
+        warmup: 1,
+        min_samples: 3,
+        max_samples: 7,
+        target_rel_ci: 0.05,
+        budget_s: 0.05,
+    };
+    let mut cfg = LadderConfig::chase_point(&sizes, cpu, PageKind::Thp, rule);
+    cfg.sample_ns = 1e6;
+    cfg.stop_at_memory = true;
+    let points =
+        memsight_core::pin::run_team(&[cpu], |_, _, _| ladder::climb(&cfg, env, 1e6))?.remove(0)?;
+    let memory = memory_start(&curve(&points), largest_reported(env)).ok_or_else(|| {
+        Error::system(format!(
+            "the latency probe on CPU {cpu} did not reach memory by {} (latency {}); give the working set explicitly",
+            format_bytes(points.last().map_or(0, |p| p.size_bytes)),
+            points
+                .last()
+                .map_or("unknown".to_string(), |p| format!("{:.1} ns", p.ns.median))
+        ))
+    })?;
+    Ok(MemoryReach {
+        cpu,
+        memory,
+        source: ReachSource::Probe,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: u64 = 1024;
+    const M: u64 = 1024 * 1024;
+
+    /// A staircase: (plateau end, ns) steps, sampled at four points per octave from 4 KiB.
+    fn staircase(steps: &[(u64, f64)], top: u64) -> Vec<(u64, f64)> {
+        log_sizes(4 * K, top, 4, 128)
+            .into_iter()
+            .map(|s| {
+                let ns = steps
+                    .iter()
+                    .find(|&&(end, _)| s <= end)
+                    .map_or(steps.last().unwrap().1, |&(_, ns)| ns);
+                (s, ns)
+            })
+            .collect()
+    }
+
+    /// The first prefix of a curve at which a ladder may stop, and the memory found there.
+    fn stop_point(curve: &[(u64, f64)]) -> Option<(u64, MemoryStart)> {
+        (1..=curve.len()).find_map(|n| {
+            memory_start(&curve[..n], 0)
+                .filter(|m| m.check == MemoryCheck::HeldPlateau)
+                .map(|m| (curve[n - 1].0, m))
+        })
+    }
+
+    /// A guest told of a 480 MiB L3 whose core sees 8 MiB: the ladder ends two octaves past the
+    /// rise, far below the 1.9 GiB the claim would have asked for.
+    #[test]
+    fn a_480_mib_claim_with_an_8_mib_plateau_ends_near_32_mib() {
+        let c = staircase(
+            &[
+                (48 * K, 1.2),
+                (2 * M, 4.5),
+                (8 * M, 14.0),
+                (u64::MAX, 112.0),
+            ],
+            4 * 480 * M,
+        );
+        let (end, m) = stop_point(&c).expect("memory found");
+        assert!((32 * M..=64 * M).contains(&end), "ended at {end}");
+        assert_eq!(m.cache_bytes, 8 * M);
+        assert!(m.from_bytes > 8 * M && m.from_bytes <= 12 * M);
+        let r = MemoryReach {
+            cpu: 0,
+            memory: m,
+            source: ReachSource::Probe,
+        };
+        assert_eq!(r.working_set(), MIN_WORKING_SET);
+    }
+
+    /// One Sapphire Rapids socket: a 105 MiB L3 at ~35 ns. The L3 plateau holds for several
+    /// octaves but lies below the memory floor, so the ladder goes on to its cap (4 × 105 MiB),
+    /// where the last plateau is memory by the reported size; given more room, by its own.
+    #[test]
+    fn a_real_105_mib_l3_is_not_taken_for_memory() {
+        let steps = [
+            (48 * K, 1.2),
+            (2 * M, 4.8),
+            (64 * M, 35.0),
+            (128 * M, 70.0),
+            (u64::MAX, 115.0),
+        ];
+        let c = staircase(&steps, 4 * 105 * M);
+        assert!(stop_point(&c).is_none());
+        let m = memory_start(&c, 105 * M).expect("past the claim");
+        assert_eq!(m.check, MemoryCheck::PastReportedCaches);
+        assert_eq!(m.cache_bytes, 64 * M);
+        let r = MemoryReach {
+            cpu: 0,
+            memory: m,
+            source: ReachSource::Probe,
+        };
+        assert!(r.working_set() >= 4 * 64 * M, "{}", r.working_set());
+        let (end, m) = stop_point(&staircase(&steps, 4096 * M)).expect("memory found");
+        assert!(end >= 512 * M, "ended at {end}");
+        assert_eq!(m.check, MemoryCheck::HeldPlateau);
+    }
+
+    /// A 1 GiB cache (Genoa-X-like, one core reaching all of it): memory from 2 GiB.
+    #[test]
+    fn a_1_gib_cache_is_passed() {
+        let c = staircase(
+            &[(32 * K, 1.0), (M, 3.5), (1024 * M, 45.0), (u64::MAX, 118.0)],
+            8 * 1024 * M,
+        );
+        let (end, m) = stop_point(&c).expect("memory found");
+        assert!(end >= 4 * 1024 * M, "ended at {end}");
+        assert_eq!(m.cache_bytes, 1024 * M);
+        assert!(
+            MemoryReach {
+                cpu: 0,
+                memory: m,
+                source: ReachSource::Probe
+            }
+            .working_set()
+                >= 4 * 1024 * M
+        );
+    }
+
+    /// Zen 4 with its 32 MiB L3 fully reachable: memory from 64 MiB, ladder to ~256 MiB.
+    #[test]
+    fn a_zen4_32_mib_l3() {
+        let c = staircase(
+            &[(32 * K, 1.0), (M, 3.8), (32 * M, 13.0), (u64::MAX, 110.0)],
+            128 * M,
+        );
+        // The default cap (4 × 32 MiB) comes before two octaves past 32 MiB: the claim decides.
+        assert!(stop_point(&c).is_none());
+        let m = memory_start(&c, 32 * M).expect("past the claim");
+        assert_eq!(m.check, MemoryCheck::PastReportedCaches);
+        assert_eq!(m.cache_bytes, 32 * M);
+    }
+
+    #[test]
+    fn a_cache_plateau_or_a_flat_curve_is_not_memory() {
+        // Still on the L3 plateau: no memory yet.
+        let c = staircase(&[(32 * K, 1.0), (M, 3.8), (u64::MAX, 13.0)], 64 * M);
+        assert!(memory_start(&c, 0).is_none());
+        // Flat from the start (no rise): nothing to call memory.
+        let flat: Vec<(u64, f64)> = (0..12).map(|i| (MIB << i, 120.0)).collect();
+        assert!(memory_start(&flat, 0).is_none());
+        // A plateau held for less than two octaves: not yet.
+        let c = staircase(&[(32 * K, 1.0), (8 * M, 12.0), (u64::MAX, 110.0)], 24 * M);
+        assert!(stop_point(&c).is_none());
+    }
+
+    /// The curve measured on a 2-vCPU Zen 4 guest (32 MiB reported, ~8 MiB reached).
+    #[test]
+    fn a_measured_guest_curve() {
+        let c = [
+            (4 * K, 1.09),
+            (32 * K, 1.10),
+            (64 * K, 2.40),
+            (256 * K, 3.87),
+            (M, 4.7),
+            (2 * M, 10.9),
+            (4 * M, 13.1),
+            (8 * M, 14.3),
+            (9728 * K, 90.7),
+            (11571 * K, 118.4),
+            (16 * M, 129.6),
+            (19 * M, 126.2),
+            (27 * M, 132.8),
+            (32 * M, 126.2),
+            (38 * M, 126.6),
+            (45 * M, 126.1),
+            (54 * M, 130.7),
+            (64 * M, 126.7),
+            (76 * M, 126.4),
+        ];
+        let (end, m) = stop_point(&c).expect("memory found");
+        assert_eq!(end, 54 * M);
+        assert_eq!(m.from_bytes, 11571 * K);
+        assert_eq!(m.cache_bytes, 8 * M);
+        assert!((m.ns - 127.0).abs() < 3.0, "{}", m.ns);
+    }
+}
