@@ -99,6 +99,10 @@ CLASSES = [
      {"likwid copy_" + ISA: lambda: likwid("copy_" + ISA, "16kB", 1)}),
     ("L2 read 256 KiB, 1 thread", "GB/s", True, lambda: ms_bw("read", "256K", "0"),
      {"likwid load_" + ISA: lambda: likwid("load_" + ISA, "256kB", 1)}),
+    ("L2 write 256 KiB, 1 thread", "GB/s", True, lambda: ms_bw("write", "256K", "0"),
+     {"likwid store_" + ISA: lambda: likwid("store_" + ISA, "256kB", 1)}),
+    ("L2 copy 256 KiB, 1 thread", "GB/s", True, lambda: ms_bw("copy", "256K", "0"),
+     {"likwid copy_" + ISA: lambda: likwid("copy_" + ISA, "256kB", 1)}),
     ("DRAM read, all CPUs", "GB/s", True, lambda: ms_bw("read", "512M", ALL),
      {"likwid load_" + ISA: lambda: likwid("load_" + ISA, f"{NCPU * 512}MB", NCPU)}),
     ("DRAM NT write, all CPUs", "GB/s", True, lambda: ms_bw("write-nt", "512M", ALL),
@@ -126,6 +130,8 @@ def first(x):
 
 
 def main():
+    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
+    print(f"date: {sh(['date', '-u', '+%Y-%m-%d %H:%M UTC']).strip()}; host: {os.uname().nodename}; CPU: {model}")
     print(f"uptime: {sh(['uptime']).strip()}")
     print(f"CPUs {ALL}; {ROUNDS} rounds, alternating; 4 KiB pages; likwid kernels *_{ISA}")
     rows = []

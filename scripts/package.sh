@@ -39,7 +39,9 @@ echo "$deb"
 contents=$(dpkg-deb -c "$deb")
 for f in ./usr/bin/memsight ./usr/share/man/man1/memsight.1.gz ./usr/share/man/man1/memsight-run.1.gz \
   ./usr/share/bash-completion/completions/memsight ./usr/share/zsh/vendor-completions/_memsight \
-  ./usr/share/fish/vendor_completions.d/memsight.fish ./usr/share/doc/memsight/copyright; do
+  ./usr/share/fish/vendor_completions.d/memsight.fish ./usr/share/doc/memsight/copyright \
+  ./usr/share/doc/memsight/README.md ./usr/share/doc/memsight/trust.md \
+  ./usr/share/doc/memsight/methods/latency.md; do
   grep -q " $f\$" <<<"$contents" || { echo "memsight: $deb lacks $f" >&2; exit 1; }
 done
 info=$(dpkg-deb -I "$deb")

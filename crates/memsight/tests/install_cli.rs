@@ -1,5 +1,6 @@
 //! What the Debian package ships, generated from the CLI definition: shell completions
-//! (`memsight completions SHELL`) and man pages (`memsight manpages DIR`).
+//! (`memsight completions SHELL`) and man pages (`memsight manpages DIR`); and what users read:
+//! the README, the docs, and every string the binary can print.
 
 mod common;
 
@@ -79,4 +80,106 @@ fn man_pages_cover_every_visible_command() {
             .unwrap(),
         "cannot write man pages",
     );
+}
+
+/// The repository's top directory.
+fn top() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn files_under(dir: &std::path::Path, ext: &str, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files_under(&p, ext, out);
+        } else if p.extension().is_some_and(|x| x == ext) {
+            out.push(p);
+        }
+    }
+}
+
+/// Phrases that speak of the machine memsight was developed on, or of its sources as "the seed",
+/// rather than of the user's machine and the published studies.
+const BANNED: [&str; 8] = [
+    "this project",
+    "this vm",
+    "epyc guest",
+    "the seed",
+    "seed's",
+    "our machine",
+    "our vm",
+    "development machine",
+];
+
+fn banned_in(text: &str) -> Option<&'static str> {
+    let t = text.to_lowercase();
+    BANNED.iter().copied().find(|b| {
+        t.match_indices(b).any(|(i, _)| {
+            // Whole words only ("your machine" is what users should read).
+            let before = t[..i].chars().next_back();
+            let after = t[i + b.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    })
+}
+
+/// Every finding, method and message the suites and the binary can print is a string literal in
+/// their sources (outside the test modules), and `--help` and the man pages come from the doc
+/// comments of the flag definitions; the README and docs/ ship in the package. None may speak of
+/// the development machine: measured examples name their host and date instead.
+#[test]
+fn what_users_read_speaks_of_their_machine_only() {
+    let literal = regex::Regex::new(r#""(?:[^"\\]|\\.)*""#).unwrap();
+    let mut offenders = Vec::new();
+    let mut sources = Vec::new();
+    files_under(&top().join("crates"), "rs", &mut sources);
+    for f in sources
+        .iter()
+        .filter(|f| f.components().all(|c| c.as_os_str() != "tests"))
+    {
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let help = f.components().any(|c| c.as_os_str() == "cli");
+        for (n, line) in code.lines().enumerate() {
+            let doc = help && line.trim_start().starts_with("///");
+            for m in literal.find_iter(line) {
+                if let Some(b) = banned_in(m.as_str()) {
+                    offenders.push(format!("{}:{}: {b}", f.display(), n + 1));
+                }
+            }
+            if doc && let Some(b) = banned_in(line) {
+                offenders.push(format!("{}:{}: {b}", f.display(), n + 1));
+            }
+        }
+    }
+    let mut docs = vec![top().join("README.md")];
+    files_under(&top().join("docs"), "md", &mut docs);
+    for f in &docs {
+        for (n, line) in std::fs::read_to_string(f).unwrap().lines().enumerate() {
+            if let Some(b) = banned_in(line) {
+                offenders.push(format!("{}:{}: {b}", f.display(), n + 1));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{}", offenders.join("\n"));
+    assert!(docs.len() > 10, "the docs were not found");
+}
+
+/// Every command the README gives works as typed: the scripts it names can be run directly.
+#[test]
+fn the_scripts_the_readme_names_are_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    let readme = std::fs::read_to_string(top().join("README.md")).unwrap();
+    let named = regex::Regex::new(r"(?:\./)?((?:scripts|bench)/[\w.-]+\.(?:sh|py))").unwrap();
+    let mut checked = 0;
+    for c in named.captures_iter(&readme) {
+        let path = top().join(&c[1]);
+        let mode = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "{} is not executable", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 3, "only {checked} scripts named");
 }

@@ -657,7 +657,7 @@ fn l1_finding(l: &L1Read) -> String {
     );
     match (l.limit_bytes_per_cycle, l.fraction) {
         (Some(limit), Some(f)) => format!(
-            "{head}, {:.0}% of the {:.0} B/cycle the load ports of a {} carry",
+            "{head}, {:.0}% of the {:.0} B/cycle the load ports carry ({})",
             100.0 * f,
             limit,
             l.core.describe()

@@ -7,8 +7,9 @@
 //! shorter ones are transitions. The last size on a plateau is the capacity the chase could use
 //! at that latency. The last plateau is memory when the curve reached memory by one of the
 //! checks of [`crate::reach`] (held at a latency no cache has, or past twice the largest
-//! reported cache); the others are matched with the reported cache levels in order, pairing as
-//! many as possible with the least total distance in octaves ([`align`]).
+//! reported cache); the others are matched with the reported cache levels in order with the
+//! least total distance in octaves, a plateau or level left unpaired where that costs less
+//! ([`align`]).
 //!
 //! They can disagree for real: inside a VM on a shared EPYC the OS reports a 32 MiB L3, but one
 //! core's latency climbs past ~6–8 MiB. That is a finding, not an error.
@@ -30,6 +31,11 @@ const MIN_POINTS: usize = 3;
 /// level degrading as it fills: conflict misses, replacement policy), not a new level. Real steps
 /// between levels are 2-4× (L1→L2 ~3×, L2→L3 ~3×, L3→DRAM >2×).
 const NEW_LEVEL_FACTOR: f64 = 1.6;
+
+/// What leaving a plateau or a level unpaired costs, in octaves of distance: a pairing further
+/// apart than twice this (a plateau at 64 KiB against a 1 MiB L2 while a 724 KiB plateau is there
+/// too) loses to skipping both.
+const SKIP_OCTAVES: f64 = 4.0;
 
 /// A run of sizes at about the same latency.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -153,13 +159,14 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
 }
 
 /// Matches plateaus (by the size where each ends) with reported cache levels (by size), both
-/// in increasing order: as many pairs as the shorter list allows, and among those the pairing
-/// with the least total distance in octaves. A shoulder or a level split in two leaves one
-/// plateau unmatched; a level without a plateau of its own is skipped. Returns, per plateau, the
-/// index of its level.
+/// in increasing order, with the least total cost: the distance in octaves between a paired
+/// plateau's end and its level's size, and [`SKIP_OCTAVES`] for each plateau or level left
+/// unpaired. A shoulder or a level split in two leaves one plateau unmatched; a level without a
+/// plateau of its own is skipped; a plateau ending far below its level (a guest told of the
+/// host's 480 MiB L3 whose core sees 8 MiB) still pairs with it. Returns, per plateau, the index
+/// of its level.
 pub fn align(ends: &[u64], levels: &[u64]) -> Vec<Option<usize>> {
-    // Skipping costs more than any distance, so the number of pairs is always the largest.
-    const SKIP: f64 = 1e6;
+    const SKIP: f64 = SKIP_OCTAVES;
     let (p, l) = (ends.len(), levels.len());
     let dist = |i: usize, j: usize| (ends[i] as f64 / levels[j] as f64).log2().abs();
     let mut cost = vec![vec![0.0; l + 1]; p + 1];
@@ -280,6 +287,21 @@ mod tests {
                 &[32 * k, 1024 * k, 32768 * k]
             ),
             [Some(0), None, Some(1), Some(2)]
+        );
+        // As many plateaus as levels, but the second a shoulder between L1 and L2 (seen on a
+        // Zen 4 guest whose L3 plateau was too short to count): L2 pairs with the 724 KiB
+        // plateau and the L3 goes without one.
+        assert_eq!(
+            align(&[32 * k, 64 * k, 724 * k], &[32 * k, 1024 * k, 32768 * k]),
+            [Some(0), None, Some(1)]
+        );
+        // A claimed 480 MiB L3 of which the core sees 8 MiB: still its L3.
+        assert_eq!(
+            align(
+                &[48 * k, 2048 * k, 8192 * k],
+                &[48 * k, 2048 * k, 480 * 1024 * k]
+            ),
+            [Some(0), Some(1), Some(2)]
         );
         // Fewer plateaus than levels: the nearest levels, in order.
         assert_eq!(
