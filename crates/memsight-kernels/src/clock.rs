@@ -99,130 +99,62 @@ impl Chain {
     }
 }
 
+/// A function running `iters` × 128 dependent `$op`s on an accumulator starting at `$init`, with
+/// the operand in a register, then the loop counter's decrement and branch (`$dec`, `$branch`).
+macro_rules! chain_fn {
+    ($name:ident, $init:expr, $op:literal, $dec:literal, $branch:literal) => {
+        pub fn $name(iters: u64, operand: u64) -> u64 {
+            let mut acc: u64 = $init;
+            // SAFETY: register-only arithmetic; no memory is touched.
+            unsafe {
+                std::arch::asm!(
+                    "2:",
+                    ".rept 128",
+                    $op,
+                    ".endr",
+                    $dec,
+                    $branch,
+                    acc = inout(reg) acc,
+                    op = in(reg) operand,
+                    n = inout(reg) iters => _,
+                    options(nomem, nostack),
+                );
+            }
+            acc
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod arch {
-    pub fn add_chain(iters: u64, step: u64) -> u64 {
-        let mut acc: u64 = 0;
-        // SAFETY: register-only arithmetic; no memory is touched.
-        unsafe {
-            std::arch::asm!(
-                "2:",
-                ".rept 128",
-                "add {acc}, {step}",
-                ".endr",
-                "dec {n}",
-                "jnz 2b",
-                acc = inout(reg) acc,
-                step = in(reg) step,
-                n = inout(reg) iters => _,
-                options(nomem, nostack),
-            );
-        }
-        acc
-    }
-
-    pub fn mul_chain(iters: u64, k: u64) -> u64 {
-        let mut acc: u64 = 1;
-        // SAFETY: register-only arithmetic; no memory is touched.
-        unsafe {
-            std::arch::asm!(
-                "2:",
-                ".rept 128",
-                "imul {acc}, {k}",
-                ".endr",
-                "dec {n}",
-                "jnz 2b",
-                acc = inout(reg) acc,
-                k = in(reg) k,
-                n = inout(reg) iters => _,
-                options(nomem, nostack),
-            );
-        }
-        acc
-    }
-
-    pub fn xor_chain(iters: u64, key: u64) -> u64 {
-        let mut acc: u64 = 0;
-        // SAFETY: register-only arithmetic; no memory is touched.
-        unsafe {
-            std::arch::asm!(
-                "2:",
-                ".rept 128",
-                "xor {acc}, {key}",
-                ".endr",
-                "dec {n}",
-                "jnz 2b",
-                acc = inout(reg) acc,
-                key = in(reg) key,
-                n = inout(reg) iters => _,
-                options(nomem, nostack),
-            );
-        }
-        acc
-    }
+    chain_fn!(add_chain, 0, "add {acc}, {op}", "dec {n}", "jnz 2b");
+    chain_fn!(mul_chain, 1, "imul {acc}, {op}", "dec {n}", "jnz 2b");
+    chain_fn!(xor_chain, 0, "xor {acc}, {op}", "dec {n}", "jnz 2b");
 }
 
 #[cfg(target_arch = "aarch64")]
 mod arch {
-    pub fn add_chain(iters: u64, step: u64) -> u64 {
-        let mut acc: u64 = 0;
-        // SAFETY: register-only arithmetic; no memory is touched.
-        unsafe {
-            std::arch::asm!(
-                "2:",
-                ".rept 128",
-                "add {acc}, {acc}, {step}",
-                ".endr",
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                acc = inout(reg) acc,
-                step = in(reg) step,
-                n = inout(reg) iters => _,
-                options(nomem, nostack),
-            );
-        }
-        acc
-    }
-
-    pub fn mul_chain(iters: u64, k: u64) -> u64 {
-        let mut acc: u64 = 1;
-        // SAFETY: register-only arithmetic; no memory is touched.
-        unsafe {
-            std::arch::asm!(
-                "2:",
-                ".rept 128",
-                "mul {acc}, {acc}, {k}",
-                ".endr",
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                acc = inout(reg) acc,
-                k = in(reg) k,
-                n = inout(reg) iters => _,
-                options(nomem, nostack),
-            );
-        }
-        acc
-    }
-
-    pub fn xor_chain(iters: u64, key: u64) -> u64 {
-        let mut acc: u64 = 0;
-        // SAFETY: register-only arithmetic; no memory is touched.
-        unsafe {
-            std::arch::asm!(
-                "2:",
-                ".rept 128",
-                "eor {acc}, {acc}, {key}",
-                ".endr",
-                "subs {n}, {n}, #1",
-                "b.ne 2b",
-                acc = inout(reg) acc,
-                key = in(reg) key,
-                n = inout(reg) iters => _,
-                options(nomem, nostack),
-            );
-        }
-        acc
-    }
+    chain_fn!(
+        add_chain,
+        0,
+        "add {acc}, {acc}, {op}",
+        "subs {n}, {n}, #1",
+        "b.ne 2b"
+    );
+    chain_fn!(
+        mul_chain,
+        1,
+        "mul {acc}, {acc}, {op}",
+        "subs {n}, {n}, #1",
+        "b.ne 2b"
+    );
+    chain_fn!(
+        xor_chain,
+        0,
+        "eor {acc}, {acc}, {op}",
+        "subs {n}, {n}, #1",
+        "b.ne 2b"
+    );
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
