@@ -1,5 +1,5 @@
 //! `memsight run --fleet DIR` (one rank of a fleet) and `memsight fleet DIR` (the report of any
-//! directory of results): the command-line side of [`crate::fleet`].
+//! directory of results): the command-line side of [`memsight_results::fleet`].
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -8,11 +8,12 @@ use memsight_core::env::Environment;
 use memsight_core::report::Envelope;
 
 use crate::cli::{FleetArgs, GlobalArgs, RunArgs};
-use crate::fleet::collect::State;
-use crate::fleet::launcher;
-use crate::fleet::member::{Rank, write_atomic};
-use crate::fleet::{FleetResults, Strictness, aggregate};
-use crate::present::Present;
+use crate::member::{Rank, write_atomic};
+use memsight_results::fleet::{Strictness, aggregate};
+use memsight_results::fleet_report::FleetResults;
+use memsight_results::fleet_report::State;
+use memsight_results::launcher;
+use memsight_results::present::Present;
 
 /// One rank: measure, leave the result and status under DIR; rank 0 then waits for the others
 /// and writes the fleet report. Only rank 0 prints tables (the ranks share the launcher's
@@ -128,7 +129,7 @@ fn verdict(a: &FleetArgs, results: &FleetResults) -> Option<String> {
     let worse = results
         .outliers
         .iter()
-        .filter(|o| o.direction == crate::fleet::outliers::Direction::Worse)
+        .filter(|o| o.direction == memsight_results::fleet_report::Direction::Worse)
         .map(|o| o.member.clone())
         .collect::<std::collections::BTreeSet<_>>();
     (a.fail_on_outliers && (!worse.is_empty() || !results.faults.is_empty())).then(|| {

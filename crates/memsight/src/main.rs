@@ -3,15 +3,11 @@
 #![forbid(unsafe_code)]
 
 mod cli;
-mod figures;
-mod fleet;
 mod fleetrun;
-mod history;
+mod member;
 mod output;
-mod present;
 mod progress;
 mod report;
-mod results;
 mod run;
 
 // The suites live in memsight-suites; `crate::latency` and kin keep naming them here.
@@ -35,7 +31,8 @@ use serde::Serialize;
 use cli::{Cli, Command, GlobalArgs, LatencyArgs};
 
 mod stored;
-mod view;
+
+use memsight_results::{document as results, history, present};
 
 /// Exit code for bad input (clap uses the same).
 const EXIT_USAGE: u8 = 2;

@@ -11,8 +11,8 @@ use memsight_core::env::Environment;
 use memsight_core::{Error, Result};
 
 use crate::cli::{BandwidthArgs, DataArg, LatencyArgs, RowbufferArgs, RunArgs};
-use crate::results::{Document, Level, RunResults};
 use crate::{bandwidth, c2c, dimms, latency, loaded, numa, rowbuffer, tiers};
+use memsight_results::document::{Document, Level, RunResults};
 
 /// A suite's flags at their defaults: the defaults stay defined once, in the flag definitions.
 fn defaults<T: Args>() -> T {
@@ -57,7 +57,7 @@ pub fn check_out_dir(dir: &Path) -> Result<()> {
 pub fn save(
     doc: &Document,
     dir: &Path,
-    history: Option<&mut crate::history::History>,
+    history: Option<&mut memsight_results::history::History>,
     quiet: bool,
 ) -> Result<()> {
     let json = dir.join("run.json");

@@ -8,11 +8,11 @@ use anyhow::Context;
 use memsight_core::Error;
 
 use crate::cli::{CompareArgs, ExportArgs, ExportFormat, GlobalArgs, HistoryArgs, ReportArgs};
-use crate::history::compare::{self, Verdict};
-use crate::history::{self, History, export};
 use crate::output::{heading, table};
-use crate::view::num;
 use crate::{report, results};
+use memsight_results::history::compare::{self, Verdict};
+use memsight_results::history::{self, History, export};
+use memsight_results::view::num;
 
 /// `memsight history`.
 pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {

@@ -319,7 +319,7 @@ pub struct FleetArgs {
 
 impl FleetArgs {
     /// The analysis settings, validated.
-    pub fn strictness(&self) -> memsight_core::Result<crate::fleet::Strictness> {
+    pub fn strictness(&self) -> memsight_core::Result<memsight_results::fleet::Strictness> {
         if !(self.threshold > 0.0 && self.threshold.is_finite()) {
             return Err(memsight_core::Error::input(
                 "--threshold must be a positive score, e.g. 3.5",
@@ -330,7 +330,7 @@ impl FleetArgs {
                 "--min-change must be a fraction from 0 to 1, e.g. 0.05",
             ));
         }
-        Ok(crate::fleet::Strictness {
+        Ok(memsight_results::fleet::Strictness {
             threshold: self.threshold,
             min_change: self.min_change,
             curves: self.all_figures,

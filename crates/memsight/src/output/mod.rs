@@ -28,8 +28,8 @@ pub fn heading(title: &str) {
 }
 
 /// Prints a table of the view, its caption above it.
-fn print_table(t: &crate::view::Table) {
-    use crate::view::Cell;
+fn print_table(t: &memsight_results::view::Table) {
+    use memsight_results::view::Cell;
     let header: Vec<&str> = t.header.iter().map(String::as_str).collect();
     let mut out = table(&header);
     for r in &t.rows {
@@ -57,8 +57,8 @@ pub fn findings(items: &[String]) {
 }
 
 /// Prints a suite's view: heading, method, facts, tables (heatmaps as matrices), findings.
-pub fn draw(v: &crate::view::View) {
-    use crate::view::Block;
+pub fn draw(v: &memsight_results::view::View) {
+    use memsight_results::view::Block;
     heading(&v.title);
     println!("{}", v.method);
     for f in &v.facts {

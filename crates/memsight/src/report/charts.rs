@@ -6,61 +6,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use memsight_core::units::format_bytes;
-
-pub use crate::view::{Bar, Lines, Mark, Scale};
+use memsight_results::view::trim;
+pub use memsight_results::view::{Bar, Lines, Mark, Scale};
 
 type Fallible = Result<(), Box<dyn std::error::Error>>;
-
-impl Scale {
-    fn to_axis(self, v: f64) -> f64 {
-        match self {
-            Scale::Linear | Scale::Count => v,
-            Scale::Log2Bytes => v.max(1.0).log2(),
-            Scale::Log10 => v.max(1e-12).log10(),
-        }
-    }
-
-    fn label(self, a: f64) -> String {
-        match self {
-            Scale::Linear => trim(a),
-            Scale::Log2Bytes => {
-                if (a - a.round()).abs() < 1e-6 && a >= 0.0 {
-                    format_bytes(2f64.powf(a.round()) as u64)
-                } else {
-                    String::new()
-                }
-            }
-            Scale::Log10 => trim(10f64.powf(a)),
-            Scale::Count => {
-                if (a - a.round()).abs() < 1e-6 {
-                    format!("{}", a.round())
-                } else {
-                    String::new()
-                }
-            }
-        }
-    }
-}
-
-/// A number with as few digits as it needs.
-fn trim(v: f64) -> String {
-    let a = v.abs();
-    let s = if a >= 100.0 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    };
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
 
 const WIDTH: u32 = 600;
 const HEIGHT: u32 = 360;
@@ -462,7 +411,7 @@ pub fn canvas(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::Series;
+    use memsight_results::view::Series;
 
     #[test]
     fn a_line_chart_is_svg_with_its_text_escaped() {

@@ -7,12 +7,12 @@ pub mod html;
 
 use memsight_core::units::format_bytes;
 
-use crate::history::compare::{Comparison, Verdict};
-use crate::results::{Document, Results, RunResults};
 use html::{Cell, chart, esc, list, method, section, table};
 use memsight_core::report::Envelope;
+use memsight_results::document::{Document, Results, RunResults};
+use memsight_results::history::compare::{Comparison, Verdict};
 
-use crate::view::num;
+use memsight_results::view::num;
 
 /// A link to a file beside the page. Only relative paths become links (no scheme, so no
 /// `javascript:` or remote address can be smuggled in through a result file); both parts escaped.
@@ -60,7 +60,7 @@ fn render_run(doc: &Document, r: &RunResults) -> String {
             doc.duration_s,
             doc.tool.version,
             doc.schema_version,
-            crate::history::fingerprint(env)
+            memsight_results::history::fingerprint(env)
         ),
     ]);
     if !doc.complete {
@@ -137,7 +137,7 @@ fn samples(r: &RunResults) -> String {
 /// The page of one command's result, the same whether written live (`memsight rowbuffer
 /// --html`) or later (`memsight report` of any result that is not a run): its sections and the
 /// environment under a header naming the machine and the start time.
-pub fn study_page<T>(doc: &Envelope<T>, views: &[crate::view::View]) -> String {
+pub fn study_page<T>(doc: &Envelope<T>, views: &[memsight_results::view::View]) -> String {
     let (command, env) = (&doc.command, &doc.environment);
     let host = env
         .hostname
@@ -152,7 +152,7 @@ pub fn study_page<T>(doc: &Envelope<T>, views: &[crate::view::View]) -> String {
         format!(
             "memsight {command} · started {} · machine {}",
             doc.started,
-            crate::history::fingerprint(env)
+            memsight_results::history::fingerprint(env)
         ),
     ]);
     if !doc.complete {
@@ -178,7 +178,7 @@ fn summary(r: &RunResults) -> String {
 }
 
 /// Every suite's findings, each under its section's title (the evidence is that section).
-fn findings(doc: &Document, views: &[crate::view::View]) -> String {
+fn findings(doc: &Document, views: &[memsight_results::view::View]) -> String {
     let mut groups: Vec<(String, Vec<String>)> = views
         .iter()
         .map(|v| {
@@ -214,8 +214,8 @@ fn findings(doc: &Document, views: &[crate::view::View]) -> String {
 
 /// A suite's view as an HTML section: method, facts, charts and tables; findings when the page
 /// has no findings section of its own.
-pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
-    use crate::view::Block;
+pub fn draw(v: &memsight_results::view::View, with_findings: bool) -> String {
+    use memsight_results::view::Block;
     let mut s = method(&v.method);
     for f in &v.facts {
         s.push_str(&format!("<p>{}</p>", esc(f)));
@@ -233,9 +233,11 @@ pub fn draw(v: &crate::view::View, with_findings: bool) -> String {
                     .map(|r| {
                         r.iter()
                             .map(|c| match c {
-                                crate::view::Cell::Text(x) => Cell::Text(x.clone()),
-                                crate::view::Cell::Num(x) => Cell::Num(x.clone()),
-                                crate::view::Cell::Link { text, href } => link(text, href),
+                                memsight_results::view::Cell::Text(x) => Cell::Text(x.clone()),
+                                memsight_results::view::Cell::Num(x) => Cell::Num(x.clone()),
+                                memsight_results::view::Cell::Link { text, href } => {
+                                    link(text, href)
+                                }
                             })
                             .collect()
                     })
@@ -342,7 +344,7 @@ pub fn render_comparison(c: &Comparison) -> String {
         "memsight comparison: {} vs {}",
         c.a.label, c.b.label
     ));
-    let side = |i: &crate::history::compare::RunInfo| {
+    let side = |i: &memsight_results::history::compare::RunInfo| {
         format!(
             "{} = memsight {}{}: {} {} ({})",
             i.label,

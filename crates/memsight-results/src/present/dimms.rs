@@ -5,9 +5,9 @@ use memsight_core::units::format_bytes;
 use memsight_model::plan::{ChannelFill, Plan, PlannedPart};
 
 use super::Present;
-use crate::dimms::{DimmsResults, PlanResults};
-use crate::figures::{Better, Figure};
+use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Table, View};
+use memsight_suites::dimms::{DimmsResults, PlanResults};
 
 fn slots(r: &DimmsResults) -> Table {
     let mut t = Table::new(

@@ -15,7 +15,7 @@ use memsight_core::Error;
 use memsight_core::env::Environment;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use crate::results::{Document, parse};
+use crate::document::{Document, parse};
 
 /// `PRAGMA application_id` of memsight's databases ("MSgt").
 const APPLICATION_ID: i64 = 0x4d53_6774;
@@ -351,7 +351,7 @@ pub fn fingerprint(env: &Environment) -> String {
 pub fn resolve(reference: &str, db: &Path) -> Result<Document, Error> {
     let as_path = Path::new(reference);
     if as_path.exists() {
-        return crate::results::read(as_path);
+        return crate::document::read(as_path);
     }
     let h = History::open(db, false)?;
     if let Some(rest) = reference.strip_prefix("latest") {
@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn the_fingerprint_ignores_hot_plugged_node_memory() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/results/latency.json");
+            .join("../memsight/tests/data/results/latency.json");
         let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let env: Environment = serde_json::from_value(doc["environment"].clone()).unwrap();
         let mut moved = env.clone();

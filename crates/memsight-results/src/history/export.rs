@@ -5,7 +5,7 @@ use std::io::Write;
 
 use memsight_core::Error;
 
-use crate::results::Document;
+use crate::document::Document;
 
 /// Writes one row per figure: run, key, suite, label, unit, direction, median and spread.
 pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
@@ -149,7 +149,7 @@ pub fn prometheus(doc: &Document, mut out: impl Write) -> Result<(), Error> {
         ],
         1.0,
     )];
-    if let crate::results::Results::Fleet(f) = &doc.results {
+    if let crate::document::Results::Fleet(f) = &doc.results {
         fleet_samples(f, &mut samples);
     } else {
         for f in doc.results.figures() {
@@ -169,7 +169,7 @@ pub fn prometheus(doc: &Document, mut out: impl Write) -> Result<(), Error> {
         .map_err(|e| Error::input(format!("cannot write the Prometheus text: {e}")))
 }
 
-fn fleet_samples(f: &crate::fleet::FleetResults, samples: &mut Vec<Sample>) {
+fn fleet_samples(f: &crate::fleet_report::FleetResults, samples: &mut Vec<Sample>) {
     for m in &f.members {
         for h in &f.headline {
             if let Some(v) = m.headline.get(&h.key) {

@@ -3,9 +3,9 @@
 //! own report.
 
 use super::Present;
-use crate::figures::{Better, Figure};
-use crate::fleet::FleetResults;
-use crate::fleet::outliers::Direction;
+use crate::figure::{Better, Figure};
+use crate::fleet_report::Direction;
+use crate::fleet_report::FleetResults;
 use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View, num};
 
 impl FleetResults {
@@ -120,7 +120,7 @@ impl FleetResults {
             }
             bars.sort_by(|a, b| a.value.total_cmp(&b.value));
             let values: Vec<f64> = bars.iter().map(|b| b.value).collect();
-            let (median, _) = crate::fleet::outliers::centre(&values);
+            let (median, _) = crate::fleet_report::centre(&values);
             if bars.len() > MAX_BARS {
                 out.push(histogram(h, &values, median, &self.flagged(&h.key)));
                 continue;
@@ -151,7 +151,12 @@ const MAX_BARS: usize = 40;
 
 /// The distribution of one headline figure over many nodes: 20 equal bins, the median marked,
 /// the flagged nodes named in the caption.
-fn histogram(h: &crate::fleet::Headline, values: &[f64], median: f64, flagged: &[String]) -> Block {
+fn histogram(
+    h: &crate::fleet_report::Headline,
+    values: &[f64],
+    median: f64,
+    flagged: &[String],
+) -> Block {
     const BINS: usize = 20;
     let (lo, hi) = (values[0], values[values.len() - 1]);
     let width = ((hi - lo) / BINS as f64).max(f64::MIN_POSITIVE);

@@ -18,8 +18,8 @@
 
 use serde::Serialize;
 
-use crate::figures::{Better, Figure};
-use crate::results::{Document, Results};
+use crate::document::{Document, Results};
+use crate::figure::{Better, Figure};
 use memsight_core::Error;
 
 /// Significance level of the rank test.

@@ -25,7 +25,7 @@ pub enum Block {
     /// Horizontal bars with whiskers and ceiling lines, with its caption (HTML only).
     Bars(Bars, String),
     /// The DIMM map of an inventory, with its caption (HTML only).
-    DimmMap(Box<crate::dimms::DimmsResults>, String),
+    DimmMap(Box<memsight_suites::dimms::DimmsResults>, String),
     /// A matrix of figures: a heatmap in HTML, a table on the terminal.
     Heatmap(Heatmap),
 }
@@ -219,4 +219,56 @@ pub fn count(s: &Summary) -> String {
         out.push_str(&format!(" ⚠ {} clean", short.clean));
     }
     out
+}
+
+impl Scale {
+    /// Where a value lies on the axis (log2 of bytes, log10, or as is).
+    pub fn to_axis(self, v: f64) -> f64 {
+        match self {
+            Scale::Linear | Scale::Count => v,
+            Scale::Log2Bytes => v.max(1.0).log2(),
+            Scale::Log10 => v.max(1e-12).log10(),
+        }
+    }
+
+    /// The tick label at axis position `a`.
+    pub fn label(self, a: f64) -> String {
+        match self {
+            Scale::Linear => trim(a),
+            Scale::Log2Bytes => {
+                if (a - a.round()).abs() < 1e-6 && a >= 0.0 {
+                    memsight_core::units::format_bytes(2f64.powf(a.round()) as u64)
+                } else {
+                    String::new()
+                }
+            }
+            Scale::Log10 => trim(10f64.powf(a)),
+            Scale::Count => {
+                if (a - a.round()).abs() < 1e-6 {
+                    format!("{}", a.round())
+                } else {
+                    String::new()
+                }
+            }
+        }
+    }
+}
+
+/// A number with as few digits as it needs.
+pub fn trim(v: f64) -> String {
+    let a = v.abs();
+    let s = if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }

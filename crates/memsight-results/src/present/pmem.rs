@@ -4,9 +4,9 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::figures::{Better, Figure};
-use crate::pmem::{Fill, PmemResults};
+use crate::figure::{Better, Figure};
 use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View};
+use memsight_suites::pmem::{Fill, PmemResults};
 
 /// Where each fill's pool went: objects, headers, rounding and the rest, as shares of the pool.
 fn fills(r: &PmemResults, caption: &str, rows: &[&Fill]) -> Table {

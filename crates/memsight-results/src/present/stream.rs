@@ -3,11 +3,11 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::figures::{Better, Figure};
-use crate::stream::StreamResults;
+use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Table, View};
 use crate::view::{ci, count};
+use memsight_suites::stream::StreamResults;
 
 impl Present for StreamResults {
     fn view(&self) -> View {

@@ -7,65 +7,13 @@
 //! flags, per figure, the ones far from their group's median.
 
 pub mod collect;
-pub mod launcher;
-pub mod member;
 pub mod outliers;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use collect::{Fault, FaultKind};
-use outliers::{Group, Member, Outlier};
-
-/// A member of the fleet report.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct FleetMember {
-    /// Host name, with the rank when one host gave several results.
-    pub name: String,
-    pub host: String,
-    pub rank: Option<usize>,
-    /// The result file, relative to the fleet directory.
-    pub path: String,
-    /// Its HTML report beside it, relative to the fleet directory, if there is one.
-    pub report: Option<String>,
-    pub command: String,
-    pub group: usize,
-    pub started: String,
-    /// Headline figures: key → value.
-    pub headline: BTreeMap<String, f64>,
-    /// Environment warnings (codes) this member had.
-    pub warnings: Vec<String>,
-}
-
-/// A headline column.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Headline {
-    pub key: String,
-    /// Short column name.
-    pub name: String,
-    pub unit: String,
-    pub lower_is_better: bool,
-}
-
-/// The `fleet` command's results (and rank 0's report in fleet mode).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct FleetResults {
-    pub directory: String,
-    pub method: String,
-    /// Ranks the launcher started, when rank 0 wrote the report.
-    pub expected: Option<usize>,
-    pub threshold: f64,
-    pub min_change: f64,
-    pub headline: Vec<Headline>,
-    pub members: Vec<FleetMember>,
-    pub groups: Vec<Group>,
-    pub outliers: Vec<Outlier>,
-    pub faults: Vec<Fault>,
-    pub findings: Vec<String>,
-}
+use crate::fleet_report::{Fault, FaultKind, FleetMember, FleetResults, Group, Headline};
+use outliers::Member;
 
 /// How strict the analysis is.
 #[derive(Debug, Clone, Copy)]
@@ -139,7 +87,7 @@ fn headline(members: &[Member]) -> Vec<Headline> {
                 key: key.to_string(),
                 name,
                 unit: unit.to_string(),
-                lower_is_better: f.better == crate::figures::Better::Lower,
+                lower_is_better: f.better == crate::figure::Better::Lower,
             });
         }
     }

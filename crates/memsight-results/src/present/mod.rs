@@ -21,5 +21,5 @@ use crate::view::View;
 /// and the export keep.
 pub trait Present {
     fn view(&self) -> View;
-    fn figures(&self) -> Vec<crate::figures::Figure>;
+    fn figures(&self) -> Vec<crate::figure::Figure>;
 }

@@ -2,11 +2,11 @@
 //! points.
 
 use super::Present;
-use crate::figures::{Better, Figure};
-use crate::loaded::LoadedResults;
+use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
 use crate::view::{ci, count};
+use memsight_suites::loaded::LoadedResults;
 
 impl Present for LoadedResults {
     fn view(&self) -> View {

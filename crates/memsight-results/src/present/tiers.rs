@@ -6,11 +6,11 @@ use memsight_core::units::{format_bytes, format_list};
 use memsight_kernels::granular::Access;
 
 use super::Present;
-use crate::figures::{Better, Figure, size_key};
-use crate::tiers::TiersResults;
-use crate::tiers::measure::{MemTarget, TargetFigures};
-use crate::tiers::sweeps::{NearSweep, WeightedSweep};
+use crate::figure::{Better, Figure, size_key};
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View, num};
+use memsight_suites::tiers::TiersResults;
+use memsight_suites::tiers::measure::{MemTarget, TargetFigures};
+use memsight_suites::tiers::sweeps::{NearSweep, WeightedSweep};
 
 fn opt(s: &Option<Summary>) -> Cell {
     Cell::Num(s.as_ref().map_or("-".into(), |s| num(s.median)))

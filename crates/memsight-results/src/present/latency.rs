@@ -6,11 +6,11 @@ use memsight_core::topology::CacheGroup;
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::figures::{Better, Figure, size_key};
-use crate::latency::{CpuLadder, LatencyResults};
+use crate::figure::{Better, Figure, size_key};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count};
+use memsight_suites::latency::{CpuLadder, LatencyResults};
 
 /// Ladder results, with the cache sizes the OS reports drawn on the charts.
 pub struct WithCaches<'a>(pub &'a LatencyResults, pub &'a [CacheGroup]);

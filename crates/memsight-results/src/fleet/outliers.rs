@@ -14,53 +14,15 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use crate::figures::{Better, Figure};
-use crate::results::{Document, Results};
+use crate::document::{Document, Results};
+use crate::figure::{Better, Figure};
+use crate::fleet_report::{Direction, Group, Outlier, centre};
 
 /// A member as the analysis sees it.
 pub struct Member<'a> {
     pub name: String,
     pub doc: &'a Document,
     pub figures: Vec<Figure>,
-}
-
-/// Members expected to perform alike.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Group {
-    pub id: usize,
-    /// What they share: (field, value).
-    pub fingerprint: Vec<(String, String)>,
-    /// Member names.
-    pub members: Vec<String>,
-}
-
-/// Which way a flagged member deviates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    Worse,
-    Better,
-}
-
-/// A member's figure beyond the threshold.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Outlier {
-    pub member: String,
-    pub group: usize,
-    pub key: String,
-    pub label: String,
-    pub unit: String,
-    pub value: f64,
-    pub median: f64,
-    /// value ÷ median − 1.
-    pub deviation: f64,
-    pub score: f64,
-    pub direction: Direction,
-    /// Members of the group that measured the figure.
-    pub n: usize,
 }
 
 /// The settings the grouping uses, with their names.
@@ -98,7 +60,7 @@ pub fn fingerprint(doc: &Document) -> Vec<(String, String)> {
 }
 
 /// The DIMM inventory a run carries, if SMBIOS was readable.
-pub fn dimms(doc: &Document) -> Option<&crate::dimms::DimmsResults> {
+pub fn dimms(doc: &Document) -> Option<&memsight_suites::dimms::DimmsResults> {
     match &doc.results {
         Results::Run(r) => r.dimms.as_ref(),
         Results::Dimms(d) => Some(d),
@@ -107,7 +69,7 @@ pub fn dimms(doc: &Document) -> Option<&crate::dimms::DimmsResults> {
 }
 
 /// Populated slots, sizes and configured speed: `16 × 32 GiB @ 3200 MT/s`.
-pub fn dimm_population(d: &crate::dimms::DimmsResults) -> String {
+pub fn dimm_population(d: &memsight_suites::dimms::DimmsResults) -> String {
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     for m in d.inventory.populated() {
         let k = format!(
@@ -143,13 +105,6 @@ pub fn groups(members: &[Member]) -> Vec<Group> {
             members,
         })
         .collect()
-}
-
-/// Median and scaled MAD (memsight-core's robust statistics) with the score's floor.
-pub fn centre(values: &[f64]) -> (f64, f64) {
-    let m = memsight_core::stats::median(values);
-    let mad = memsight_core::stats::mad_sigma(values);
-    (m, mad.max(0.005 * m.abs()).max(f64::MIN_POSITIVE))
 }
 
 /// A point of a curve rather than a summary figure: one working-set size of the latency ladder,

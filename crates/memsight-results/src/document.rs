@@ -10,13 +10,15 @@ use memsight_core::report::{Envelope, OLDEST_READABLE, SCHEMA_NAME, SCHEMA_VERSI
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::figures::Figure;
+use crate::figure::Figure;
 use crate::present::Present;
 use crate::present::bandwidth::WithCeilings;
 use crate::present::latency::WithCaches;
 use crate::view::View;
-use crate::{alloc, bandwidth, c2c, dimms, latency, loaded, numa, pmem, rowbuffer, stream, tiers};
 use memsight_core::topology::CacheGroup;
+use memsight_suites::{
+    alloc, bandwidth, c2c, dimms, latency, loaded, numa, pmem, rowbuffer, stream, tiers,
+};
 
 /// How much `memsight run` measures (written as `quick`, `default`, `thorough`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -132,7 +134,7 @@ commands! {
     Dimms "dimms" dimms::DimmsResults;
     DimmsPlan "dimms-plan" dimms::PlanResults;
     Tiers "tiers" tiers::TiersResults;
-    Fleet "fleet" crate::fleet::FleetResults;
+    Fleet "fleet" crate::fleet_report::FleetResults;
 }
 
 impl Results {

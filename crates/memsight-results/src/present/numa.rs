@@ -1,14 +1,14 @@
 //! NUMA and memory tiers: latency and bandwidth matrices (heatmaps) and the firmware's claims.
 
 use super::Present;
-use crate::figures::{Better, Figure};
-use crate::numa::NumaResults;
+use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Heatmap, Table, View};
+use memsight_suites::numa::NumaResults;
 
 /// One figure of every cell, as a matrix.
 fn matrix(
     r: &NumaResults,
-    value: impl Fn(&crate::numa::Cell) -> Option<f64>,
+    value: impl Fn(&memsight_suites::numa::Cell) -> Option<f64>,
 ) -> Vec<Vec<Option<f64>>> {
     r.cells
         .iter()

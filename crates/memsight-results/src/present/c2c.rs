@@ -2,11 +2,11 @@
 //! pair statistics.
 
 use super::Present;
-use crate::c2c::C2cResults;
-use crate::figures::{Better, Figure};
+use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Heatmap, Table, View};
 use crate::view::{ci, count};
+use memsight_suites::c2c::C2cResults;
 
 impl Present for C2cResults {
     fn view(&self) -> View {

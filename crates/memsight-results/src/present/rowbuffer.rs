@@ -4,10 +4,10 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::figures::{Better, Figure};
-use crate::rowbuffer::{Memory, RowbufferResults};
+use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
+use memsight_suites::rowbuffer::{Memory, RowbufferResults};
 
 /// One table row per sweep: layout, pages, physical runs, the sweep's spread and dips.
 fn sweeps(r: &RowbufferResults) -> Table {

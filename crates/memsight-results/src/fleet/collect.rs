@@ -3,73 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use crate::results::Document;
+use crate::document::Document;
+use crate::fleet_report::{Fault, FaultKind, State, Status};
 
 /// Directory levels searched below the fleet directory (job / rank / run.json is three).
 const MAX_DEPTH: usize = 4;
 /// Files looked at, at most: a runaway directory is cut off with a fault, not read forever.
 const MAX_FILES: usize = 200_000;
-
-/// What a rank says about itself while and after it runs (`rank-NNNNN.status.json`).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Status {
-    pub rank: usize,
-    pub size: usize,
-    pub host: String,
-    pub pid: u32,
-    pub launcher: super::launcher::Launcher,
-    /// Processes the launcher started on this rank's node.
-    pub local_size: Option<usize>,
-    /// RFC 3339.
-    pub started: String,
-    pub state: State,
-    /// Why it failed or stopped.
-    pub reason: Option<String>,
-    /// The result file, relative to the status file's directory.
-    pub result: Option<String>,
-}
-
-/// A rank's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Running,
-    Done,
-    Interrupted,
-    Failed,
-}
-
-/// Why a member has no usable result.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Fault {
-    /// The file, or `rank N (host)`.
-    pub who: String,
-    pub kind: FaultKind,
-    pub reason: String,
-}
-
-/// The kinds of fault the report names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FaultKind {
-    /// Not JSON, not a memsight result, damaged, or too large.
-    Unreadable,
-    /// A result of an interrupted run (`complete: false`): named, left out of the statistics.
-    Partial,
-    /// The rank reported a failure (non-zero exit) with its reason.
-    Failed,
-    /// The rank started but wrote nothing before the timeout (hung, killed, or crashed).
-    NoResult,
-    /// The launcher said there would be more ranks than wrote a status file.
-    NeverStarted,
-    /// Several processes claimed the same rank.
-    DuplicateRank,
-    /// The directory held more files than memsight reads.
-    TooMany,
-}
 
 /// A usable result and where it came from.
 pub struct Entry {
@@ -140,7 +80,7 @@ pub fn collect(dir: &Path) -> Collected {
             }
             continue;
         }
-        match crate::results::read(f) {
+        match crate::document::read(f) {
             // The fleet's own report is not a member.
             Ok(doc) if doc.command == "fleet" => {}
             Ok(doc) => c.entries.push(Entry {

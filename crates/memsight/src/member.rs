@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use memsight_core::{Error, cancel};
 
-use super::collect::{State, Status};
-use super::launcher::Place;
+use memsight_results::fleet_report::{State, Status};
+use memsight_results::launcher::Place;
 
 /// A claimed rank.
 pub struct Rank {

@@ -4,9 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::FleetMember;
-use super::collect::{Fault, Status};
-use super::outliers::{Direction, Group, Member, Outlier};
+use super::outliers::Member;
+use crate::fleet_report::{Direction, Fault, FleetMember, Group, Outlier, Status};
 
 /// Environment warnings that mean a node was disturbed while it measured.
 const DISTURBING: [&str; 6] = [
@@ -170,7 +169,8 @@ fn inventory(members: &[Member], groups: &[Group]) -> Vec<String> {
             .filter_map(|m| Some((m.name.clone(), m.doc.environment.memory.total_bytes? as f64)))
             .collect();
         if mem.len() >= 3 {
-            let (med, _) = super::outliers::centre(&mem.iter().map(|x| x.1).collect::<Vec<_>>());
+            let (med, _) =
+                crate::fleet_report::centre(&mem.iter().map(|x| x.1).collect::<Vec<_>>());
             for (name, v) in mem.iter().filter(|(_, v)| *v < 0.98 * med) {
                 out.push(format!(
                     "{name}: the kernel sees {:.1}% less memory than its group's median ({}): a DIMM missing, disabled or mapped out?",

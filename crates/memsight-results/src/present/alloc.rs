@@ -5,9 +5,9 @@ use memsight_core::stats::Summary;
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::alloc::AllocResults;
-use crate::figures::{Better, Figure};
+use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
+use memsight_suites::alloc::AllocResults;
 
 /// Bytes, with the range over runs when there were several.
 fn bytes(s: &Option<Summary>) -> String {

@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::bandwidth::{BandwidthResults, Point};
-use crate::dimms::DimmsResults;
-use crate::figures::{Better, Figure, size_key};
+use crate::figure::{Better, Figure, size_key};
 use crate::view::num;
 use crate::view::{Bar, Bars, Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count};
+use memsight_suites::bandwidth::{BandwidthResults, Point};
+use memsight_suites::dimms::DimmsResults;
 use memsight_suites::memlevel::MemLevel;
 
 /// Bandwidth results, with the DIMM inventory's ceilings when one was read.
@@ -298,7 +298,7 @@ impl Present for WithCeilings<'_> {
 }
 
 /// What a bandwidth figure depends on besides its key.
-fn conditions(r: &crate::bandwidth::BandwidthResults, p: &Point) -> String {
+fn conditions(r: &memsight_suites::bandwidth::BandwidthResults, p: &Point) -> String {
     let c = &r.config;
     let memory = r.memory.as_ref().map_or(String::new(), |m| {
         format!(", {:?} DAX on {}", m.kind, m.filesystem)
