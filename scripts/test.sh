@@ -14,6 +14,8 @@ MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.
 . scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings
+# Crates depend only downwards and no modules form a circle (docs/architecture.md).
+python3 scripts/check-layers.py
 bash scripts/test-aarch64.sh
 cargo test --locked --all-targets
 # The Debian package: built with cargo-deb, its contents, dependencies, man pages and completions

@@ -215,6 +215,14 @@ impl Environment {
             .unwrap_or(32 << 20)
     }
 
+    /// Every instance of the last-level cache the OS reports, together, bytes: what all cores
+    /// could hold between them if the claim were true.
+    pub fn llc_total_bytes(&self) -> u64 {
+        self.topology
+            .last_level_cache()
+            .map_or(self.llc_bytes(), |c| c.size_bytes * c.instances as u64)
+    }
+
     fn find_warnings(&self) -> Vec<Warning> {
         let mut w = self.sharing_warnings();
         w.extend(self.setting_warnings());

@@ -191,7 +191,7 @@ pub fn run(
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
     }
     let (rule, _) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 2.0)?;
-    let (size, in_memory) = crate::reach::working_set(a.chase_bytes, env)?;
+    let (size, in_memory) = crate::latency::memory::working_set(a.chase_bytes, env)?;
     let load_size = a.load_bytes;
     if load_size < 3 * 4096 {
         return Err(Error::input("--load-size must be at least 12K"));

@@ -133,7 +133,7 @@ pub fn run(
         ));
     }
     let (rule, sample_ns) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 20.0)?;
-    let (latency_size, in_memory) = crate::reach::working_set(a.latency_bytes, env)?;
+    let (latency_size, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
     let bw_size = a.bandwidth_bytes;
     let page_kind = a.page_kind;
     memsight_core::buffer::check_size(latency_size, env)?;

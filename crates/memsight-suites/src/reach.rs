@@ -18,19 +18,15 @@
 //!
 //! The latency ladder ends once the memory plateau has held (unless `--max-size` forces a size);
 //! the other suites take the reach from a ladder that ran earlier in the same process or from a
-//! short probe: the same ladder, two sizes per octave, few samples ([`probe`]).
+//! short probe (`crate::latency::memory`). This module holds the rules and the process's record;
+//! it measures nothing.
 
 use std::sync::Mutex;
 
-use memsight_core::buffer::PageKind;
 use memsight_core::env::Environment;
-use memsight_core::stats::StopRule;
 use memsight_core::units::{MIB, format_bytes};
-use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-use crate::latency::{LadderConfig, Point, ladder, log_sizes};
 
 /// Slower than any cache of the cores memsight knows answers a dependent load (L3 hits take
 /// 10–50 ns from Zen to Granite Rapids and Neoverse V2; DRAM, HBM and CXL 75 ns and more), so a
@@ -124,16 +120,6 @@ pub fn memory_start(curve: &[(u64, f64)], largest_reported: u64) -> Option<Memor
     })
 }
 
-/// A ladder's (size, median ns) curve.
-pub fn curve(points: &[Point]) -> Vec<(u64, f64)> {
-    points.iter().map(|p| (p.size_bytes, p.ns.median)).collect()
-}
-
-/// Whether a ladder may end after these points: memory has held on its own evidence.
-pub fn may_stop(points: &[Point]) -> bool {
-    memory_start(&curve(points), 0).is_some_and(|m| m.check == MemoryCheck::HeldPlateau)
-}
-
 /// Where the curve came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -167,7 +153,7 @@ impl MemoryReach {
     /// The cache a team of `threads` cores can hold between them: each core's reach, but no
     /// more than every last-level cache the OS reports together.
     pub fn team_cache(&self, threads: usize, env: &Environment) -> u64 {
-        let reported = crate::bandwidth::llc_total(env);
+        let reported = env.llc_total_bytes();
         (threads as u64 * self.memory.cache_bytes).min(reported.max(self.memory.cache_bytes))
     }
 
@@ -194,74 +180,22 @@ impl MemoryReach {
 /// The reach known in this process (from a ladder or a probe), so that it is measured once.
 static KNOWN: Mutex<Option<MemoryReach>> = Mutex::new(None);
 
-/// Records a ladder's curve as this process's reach, when it reached memory.
-pub fn record(cpu: usize, points: &[Point], env: &Environment) {
-    if let Some(memory) = memory_start(&curve(points), largest_reported(env)) {
-        *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) = Some(MemoryReach {
-            cpu,
-            memory,
-            source: ReachSource::Ladder,
-        });
-    }
+/// The reach recorded in this process, if any.
+pub fn known() -> Option<MemoryReach> {
+    *KNOWN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records `r` as this process's reach.
+pub fn remember(r: MemoryReach) {
+    *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
 }
 
 /// The largest cache the OS reports per instance, bytes (0 when none).
-fn largest_reported(env: &Environment) -> u64 {
+pub fn largest_reported(env: &Environment) -> u64 {
     (1..=5)
         .filter_map(|l| env.topology.cache(l).map(|c| c.size_bytes))
         .max()
         .unwrap_or(0)
-}
-
-/// This process's reach: the one recorded, or a probe on the first allowed CPU.
-pub fn known_or_probe(env: &Environment) -> Result<MemoryReach> {
-    if let Some(r) = *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) {
-        return Ok(r);
-    }
-    let cpu = *env
-        .allowed_cpus
-        .first()
-        .ok_or_else(|| Error::input("this process may not run on any CPU (empty cpuset)"))?;
-    if env.topology.source != memsight_core::topology::TopologySource::Live {
-        return Ok(reported(env, cpu));
-    }
-    let r = probe(env, cpu)?;
-    *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-    Ok(r)
-}
-
-/// A suite's memory working set: the size given, or the default from the reach ([`MemoryReach::working_set`]),
-/// with the sentence its method carries about it.
-pub fn working_set(given: Option<u64>, env: &Environment) -> Result<(u64, String)> {
-    match given {
-        Some(b) => Ok((
-            b,
-            format!(
-                "{} as given (not checked against the latency curve)",
-                format_bytes(b)
-            ),
-        )),
-        None => {
-            let r = known_or_probe(env)?;
-            let b = r.working_set();
-            Ok((b, r.describe(b)))
-        }
-    }
-}
-
-/// What the reported caches alone say: memory from twice the largest.
-fn reported(env: &Environment, cpu: usize) -> MemoryReach {
-    let largest = largest_reported(env).max(MIB);
-    MemoryReach {
-        cpu,
-        memory: MemoryStart {
-            from_bytes: 2 * largest,
-            ns: f64::NAN,
-            check: MemoryCheck::PastReportedCaches,
-            cache_bytes: largest,
-        },
-        source: ReachSource::Reported,
-    }
 }
 
 /// The largest size a default ladder may grow to: four times the largest reported cache, at
@@ -275,44 +209,10 @@ pub fn ladder_cap(env: &Environment) -> u64 {
     }
 }
 
-/// A short ladder on `cpu`: one size in L2, then two per octave from twice the L2 to the cap,
-/// three samples of 1 ms each, ending once memory has held. Typically 0.2–1 s.
-pub fn probe(env: &Environment, cpu: usize) -> Result<MemoryReach> {
-    let l2 = env.topology.cache(2).map_or(MIB, |c| c.size_bytes);
-    let cap = ladder_cap(env);
-    let mut sizes = vec![(l2 / 4).max(64 * 1024)];
-    sizes.extend(log_sizes((2 * l2).min(cap), cap, 2, 128));
-    let rule = StopRule {
-        warmup: 1,
-        min_samples: 3,
-        max_samples: 7,
-        target_rel_ci: 0.05,
-        budget_s: 0.05,
-    };
-    let mut cfg = LadderConfig::chase_point(&sizes, cpu, PageKind::Thp, rule);
-    cfg.sample_ns = 1e6;
-    cfg.stop_at_memory = true;
-    let points =
-        memsight_core::pin::run_team(&[cpu], |_, _, _| ladder::climb(&cfg, env, 1e6))?.remove(0)?;
-    let memory = memory_start(&curve(&points), largest_reported(env)).ok_or_else(|| {
-        Error::system(format!(
-            "the latency probe on CPU {cpu} did not reach memory by {} (latency {}); give the working set explicitly",
-            format_bytes(points.last().map_or(0, |p| p.size_bytes)),
-            points
-                .last()
-                .map_or("unknown".to_string(), |p| format!("{:.1} ns", p.ns.median))
-        ))
-    })?;
-    Ok(MemoryReach {
-        cpu,
-        memory,
-        source: ReachSource::Probe,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::latency::log_sizes;
 
     const K: u64 = 1024;
     const M: u64 = 1024 * 1024;

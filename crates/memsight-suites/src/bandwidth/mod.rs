@@ -79,13 +79,6 @@ pub fn choose_threads(threads: &str, cpus: Option<&str>, env: &Environment) -> R
     memsight_core::pin::choose_cpus(n, allowed, core_of)
 }
 
-/// Sum of the last-level caches of the machine (all instances), bytes.
-pub fn llc_total(env: &Environment) -> u64 {
-    env.topology
-        .last_level_cache()
-        .map_or(env.llc_bytes(), |c| c.size_bytes * c.instances as u64)
-}
-
 /// A validated plan.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct BandwidthConfig {

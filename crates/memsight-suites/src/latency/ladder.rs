@@ -97,7 +97,7 @@ fn climb_buffers(
                 return (points, false);
             }
         }
-        if cfg.stop_at_memory && crate::reach::may_stop(&points[0]) {
+        if cfg.stop_at_memory && super::may_stop(&points[0]) {
             break;
         }
     }
@@ -157,9 +157,6 @@ pub fn run_on_cpu(
     main.check_thp();
     if let Some(h) = huge.as_mut() {
         h.truncate(used.max(1));
-    }
-    if complete {
-        crate::reach::record(cpu, &main_points, env);
     }
     let tlb = tlb_points(&main_points, &huge_points);
     let mlp = if complete && cfg.max_parallel > 1 && used > 0 {

@@ -102,7 +102,7 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
         .filter_map(|l| topo.cache(l).map(|c| (l, c.size_bytes)))
         .collect();
     let largest = caches.iter().map(|c| c.1).max().unwrap_or(0);
-    let memory = crate::reach::memory_start(&crate::reach::curve(points), largest);
+    let memory = crate::reach::memory_start(&super::curve(points), largest);
 
     let plateaus: Vec<Plateau> = segment(&lat)
         .into_iter()

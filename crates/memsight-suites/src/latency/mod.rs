@@ -13,6 +13,7 @@
 
 pub mod ladder;
 pub mod levels;
+pub mod memory;
 
 use memsight_core::buffer::{BufferReport, PageKind};
 use memsight_core::env::Environment;
@@ -106,6 +107,17 @@ pub fn log_sizes(min: u64, max: u64, per_octave: u32, align: u64) -> Vec<u64> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// A ladder's (size, median ns) curve.
+pub fn curve(points: &[Point]) -> Vec<(u64, f64)> {
+    points.iter().map(|p| (p.size_bytes, p.ns.median)).collect()
+}
+
+/// Whether a ladder may end after these points: memory has held on its own evidence.
+pub fn may_stop(points: &[Point]) -> bool {
+    crate::reach::memory_start(&curve(points), 0)
+        .is_some_and(|m| m.check == crate::reach::MemoryCheck::HeldPlateau)
 }
 
 /// One measured point.
@@ -233,6 +245,9 @@ pub fn run(
             ladder::run_on_cpu(cfg, env, cpu, timer.min_sample_ns, tick)
         })?;
         let (l, done) = out.pop().expect("one thread")?;
+        if done {
+            memory::record(cpu, &l.main.points, env);
+        }
         ladders.push(l);
         complete &= done;
         if !done {

@@ -12,7 +12,7 @@ use rand::RngExt;
 use rand::seq::SliceRandom;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::probe::{Clusters, PairSet, ProbeResults, single_bits, time_pair_sets};
+use super::pairs::{Clusters, PairSet, ProbeResults, single_bits, time_pair_sets};
 
 /// Scattered 4 KiB pages searched for frame pairs.
 const BYTES: u64 = 256 << 20;

@@ -18,6 +18,7 @@ mod crosspage;
 pub mod detect;
 pub mod hpccg;
 pub mod model;
+mod pairs;
 pub use model::{ModelInfo, ModelSource, parse_offsets};
 pub mod probe;
 pub mod sweep;

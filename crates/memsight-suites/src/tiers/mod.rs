@@ -263,7 +263,7 @@ pub fn run(
     let plan = make_plan(a, env, &fs)?;
     let (rule, sample_ns) = crate::sampling::stop_rule(0.02, a.min_samples, a.point_budget, 10.0)?;
     // The working sets are resolved once, from the core's latency curve where not given.
-    let (lat, in_memory) = crate::reach::working_set(a.latency_bytes, env)?;
+    let (lat, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
     let a = &Config {
         latency_bytes: Some(lat),
         granularity_bytes: Some(a.granularity_bytes.unwrap_or(lat)),

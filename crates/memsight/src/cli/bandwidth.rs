@@ -7,7 +7,7 @@ use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::{self as k, GRANULE};
 
 use crate::bandwidth::spec::{DEFAULT_TESTS, parse_test};
-use crate::bandwidth::{BandwidthConfig, NONZERO, choose_threads, llc_total, parse_isa};
+use crate::bandwidth::{BandwidthConfig, NONZERO, choose_threads, parse_isa};
 
 #[derive(Debug, Clone, Args)]
 pub struct BandwidthArgs {
@@ -108,10 +108,10 @@ impl BandwidthArgs {
         let reach = if given.is_some_and(|b| b <= l2) && !a.sweep {
             None
         } else {
-            Some(memsight_suites::reach::known_or_probe(env)?)
+            Some(memsight_suites::latency::memory::known_or_probe(env)?)
         };
         // Together the threads hold what each core reaches, up to every reported LLC.
-        let team_cache = reach.map_or(llc_total(env), |r| r.team_cache(n, env));
+        let team_cache = reach.map_or(env.llc_total_bytes(), |r| r.team_cache(n, env));
         let bytes_per_thread =
             given.unwrap_or_else(|| (128 * MIB).max((4 * team_cache).div_ceil(n as u64)));
         let max_arrays = tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);

@@ -109,7 +109,8 @@ impl RowbufferArgs {
         let array_bytes = match &a.array_size {
             Some(s) => parse_size(s)?,
             None => {
-                let team = memsight_suites::reach::known_or_probe(env)?.team_cache(cpus.len(), env);
+                let team = memsight_suites::latency::memory::known_or_probe(env)?
+                    .team_cache(cpus.len(), env);
                 (2 * team).max(64 << 20)
             }
         };

@@ -61,7 +61,8 @@ impl StreamArgs {
         let want = match a.elements {
             Some(e) => e,
             None => {
-                let team = memsight_suites::reach::known_or_probe(env)?.team_cache(cpus.len(), env);
+                let team = memsight_suites::latency::memory::known_or_probe(env)?
+                    .team_cache(cpus.len(), env);
                 10_000_000usize.max((4 * team / 8) as usize)
             }
         };

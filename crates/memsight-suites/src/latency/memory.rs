@@ -1,0 +1,112 @@
+//! Where memory begins, measured: the reach a ladder records, the short probe other suites run
+//! when no ladder ran, and the memory working sets sized from either ([`crate::reach`] holds the
+//! rules).
+
+use memsight_core::buffer::PageKind;
+use memsight_core::env::Environment;
+use memsight_core::stats::StopRule;
+use memsight_core::units::{MIB, format_bytes};
+use memsight_core::{Error, Result};
+
+use super::{LadderConfig, Point, curve, ladder, log_sizes};
+use crate::reach::{
+    MemoryCheck, MemoryReach, MemoryStart, ReachSource, known, ladder_cap, largest_reported,
+    memory_start, remember,
+};
+
+/// Records a ladder's curve as this process's reach, when it reached memory.
+pub fn record(cpu: usize, points: &[Point], env: &Environment) {
+    if let Some(memory) = memory_start(&curve(points), largest_reported(env)) {
+        remember(MemoryReach {
+            cpu,
+            memory,
+            source: ReachSource::Ladder,
+        });
+    }
+}
+
+/// This process's reach: the one recorded, or a probe on the first allowed CPU.
+pub fn known_or_probe(env: &Environment) -> Result<MemoryReach> {
+    if let Some(r) = known() {
+        return Ok(r);
+    }
+    let cpu = *env
+        .allowed_cpus
+        .first()
+        .ok_or_else(|| Error::input("this process may not run on any CPU (empty cpuset)"))?;
+    if env.topology.source != memsight_core::topology::TopologySource::Live {
+        return Ok(reported(env, cpu));
+    }
+    let r = probe(env, cpu)?;
+    remember(r);
+    Ok(r)
+}
+
+/// A suite's memory working set: the size given, or the default from the reach ([`MemoryReach::working_set`]),
+/// with the sentence its method carries about it.
+pub fn working_set(given: Option<u64>, env: &Environment) -> Result<(u64, String)> {
+    match given {
+        Some(b) => Ok((
+            b,
+            format!(
+                "{} as given (not checked against the latency curve)",
+                format_bytes(b)
+            ),
+        )),
+        None => {
+            let r = known_or_probe(env)?;
+            let b = r.working_set();
+            Ok((b, r.describe(b)))
+        }
+    }
+}
+
+/// What the reported caches alone say: memory from twice the largest.
+fn reported(env: &Environment, cpu: usize) -> MemoryReach {
+    let largest = largest_reported(env).max(MIB);
+    MemoryReach {
+        cpu,
+        memory: MemoryStart {
+            from_bytes: 2 * largest,
+            ns: f64::NAN,
+            check: MemoryCheck::PastReportedCaches,
+            cache_bytes: largest,
+        },
+        source: ReachSource::Reported,
+    }
+}
+
+/// A short ladder on `cpu`: one size in L2, then two per octave from twice the L2 to the cap,
+/// three samples of 1 ms each, ending once memory has held. Typically 0.2–1 s.
+pub fn probe(env: &Environment, cpu: usize) -> Result<MemoryReach> {
+    let l2 = env.topology.cache(2).map_or(MIB, |c| c.size_bytes);
+    let cap = ladder_cap(env);
+    let mut sizes = vec![(l2 / 4).max(64 * 1024)];
+    sizes.extend(log_sizes((2 * l2).min(cap), cap, 2, 128));
+    let rule = StopRule {
+        warmup: 1,
+        min_samples: 3,
+        max_samples: 7,
+        target_rel_ci: 0.05,
+        budget_s: 0.05,
+    };
+    let mut cfg = LadderConfig::chase_point(&sizes, cpu, PageKind::Thp, rule);
+    cfg.sample_ns = 1e6;
+    cfg.stop_at_memory = true;
+    let points =
+        memsight_core::pin::run_team(&[cpu], |_, _, _| ladder::climb(&cfg, env, 1e6))?.remove(0)?;
+    let memory = memory_start(&curve(&points), largest_reported(env)).ok_or_else(|| {
+        Error::system(format!(
+            "the latency probe on CPU {cpu} did not reach memory by {} (latency {}); give the working set explicitly",
+            format_bytes(points.last().map_or(0, |p| p.size_bytes)),
+            points
+                .last()
+                .map_or("unknown".to_string(), |p| format!("{:.1} ns", p.ns.median))
+        ))
+    })?;
+    Ok(MemoryReach {
+        cpu,
+        memory,
+        source: ReachSource::Probe,
+    })
+}
