@@ -11,14 +11,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::figure::Figure;
-use crate::present::Present;
-use crate::present::bandwidth::WithCeilings;
-use crate::present::latency::WithCaches;
+use crate::present::{Context, Present};
 use crate::view::View;
 use memsight_core::topology::CacheGroup;
-use memsight_suites::{
-    alloc, bandwidth, c2c, dimms, latency, loaded, numa, pmem, rowbuffer, stream, tiers,
-};
 
 /// How much `memsight run` measures (written as `quick`, `default`, `thorough`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -42,42 +37,57 @@ impl std::fmt::Display for Level {
     }
 }
 
-/// What `memsight run` measured.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct RunResults {
-    pub level: Level,
-    pub latency: latency::LatencyResults,
-    pub bandwidth: Option<bandwidth::BandwidthResults>,
-    pub loaded_latency: Option<loaded::LoadedResults>,
-    pub numa: Option<numa::NumaResults>,
-    pub c2c: Option<c2c::C2cResults>,
-    pub dimms: Option<dimms::DimmsResults>,
-    /// Row-buffer study (thorough level).
-    #[serde(default)]
-    pub rowbuffer: Option<rowbuffer::RowbufferResults>,
-    /// Memory-tier study (machines with more than one memory tier).
-    #[serde(default)]
-    pub tiers: Option<tiers::TiersResults>,
-    /// Suites not run, with the reason.
-    pub skipped: Vec<String>,
-    /// Headline figures, one line each.
-    pub summary: Vec<String>,
-    /// Where the results were written.
-    pub directory: Option<String>,
-}
+/// The document types of every registered suite ([`crate::with_suites`]): the results of any
+/// command as one enum, and what `memsight run` measured, one field per suite it runs.
+macro_rules! documents {
+    ($($m:ident $variant:ident $name:literal $tm:ident :: $tn:ident $(, run $field:ident)?;)*) => {
+        /// What `memsight run` measured: one field per suite it runs, in run order.
+        #[derive(Debug, Serialize, Deserialize, JsonSchema)]
+        pub struct RunResults {
+            pub level: Level,
+            $($(
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $field: Option<memsight_suites::$tm::$tn>,
+            )?)*
+            /// Suites not run, with the reason.
+            pub skipped: Vec<String>,
+            /// Headline figures, one line each.
+            pub summary: Vec<String>,
+            /// Where the results were written.
+            pub directory: Option<String>,
+        }
 
-/// Declares the result type of every command that measures or models: the one registration a
-/// suite needs for its results to be read back, stored in the history, compared, exported,
-/// re-rendered and described by `memsight schema`.
-macro_rules! commands {
-    ($($variant:ident $name:literal $ty:ty;)*) => {
+        impl RunResults {
+            /// Nothing measured yet, at `level`.
+            pub fn new(level: Level) -> Self {
+                RunResults {
+                    level,
+                    $($($field: None,)?)*
+                    skipped: Vec::new(),
+                    summary: Vec::new(),
+                    directory: None,
+                }
+            }
+
+            /// The suites' results, in run order, each behind the presentation trait.
+            pub fn suites(&self) -> Vec<&dyn Present> {
+                let mut out: Vec<&dyn Present> = Vec::new();
+                $($(out.extend(self.$field.as_ref().map(|r| r as &dyn Present));)?)*
+                out
+            }
+        }
+
         /// The results of any command, as written to a file or stored in the history.
         #[derive(Debug, Serialize)]
         #[serde(untagged)]
         pub enum Results {
             // Boxed: results are hundreds of bytes to kilobytes, a run holds every suite's.
             Run(Box<RunResults>),
-            $($variant(Box<$ty>),)*
+            $($variant(Box<memsight_suites::$tm::$tn>),)*
+            /// `memsight dimms --plan`.
+            DimmsPlan(Box<memsight_suites::dimms::PlanResults>),
+            /// `memsight fleet`.
+            Fleet(Box<crate::fleet_report::FleetResults>),
         }
 
         impl Results {
@@ -86,6 +96,8 @@ macro_rules! commands {
                 match self {
                     Results::Run(_) => "run",
                     $(Results::$variant(_) => $name,)*
+                    Results::DimmsPlan(_) => "dimms-plan",
+                    Results::Fleet(_) => "fleet",
                 }
             }
 
@@ -97,15 +109,19 @@ macro_rules! commands {
                 Some(match command {
                     "run" => serde_json::from_value(v).map(|r| Results::Run(Box::new(r))),
                     $($name => serde_json::from_value(v).map(|r| Results::$variant(Box::new(r))),)*
+                    "dimms-plan" => serde_json::from_value(v).map(|r| Results::DimmsPlan(Box::new(r))),
+                    "fleet" => serde_json::from_value(v).map(|r| Results::Fleet(Box::new(r))),
                     _ => return None,
                 })
             }
 
-            /// One suite's results behind the presentation trait; `None` for a run.
+            /// One command's results behind the presentation trait; `None` for a run.
             fn suite(&self) -> Option<&dyn Present> {
                 match self {
                     Results::Run(_) => None,
                     $(Results::$variant(r) => Some(r.as_ref()),)*
+                    Results::DimmsPlan(r) => Some(r.as_ref()),
+                    Results::Fleet(r) => Some(r.as_ref()),
                 }
             }
 
@@ -114,27 +130,33 @@ macro_rules! commands {
                 let mut m = serde_json::Map::new();
                 m.insert("env".into(), serde_json::Value::Null);
                 m.insert("run".into(), serde_json::json!(schemars::schema_for!(RunResults)));
-                $(m.insert($name.into(), serde_json::json!(schemars::schema_for!($ty)));)*
+                $(m.insert($name.into(), serde_json::json!(schemars::schema_for!(memsight_suites::$tm::$tn)));)*
+                m.insert("dimms-plan".into(), serde_json::json!(schemars::schema_for!(memsight_suites::dimms::PlanResults)));
+                m.insert("fleet".into(), serde_json::json!(schemars::schema_for!(crate::fleet_report::FleetResults)));
                 m
             }
         }
+
+        $(impl From<memsight_suites::$tm::$tn> for Results {
+            fn from(r: memsight_suites::$tm::$tn) -> Self {
+                Results::$variant(Box::new(r))
+            }
+        })*
     };
 }
 
-commands! {
-    Latency "latency" latency::LatencyResults;
-    Bandwidth "bandwidth" bandwidth::BandwidthResults;
-    Stream "stream" stream::StreamResults;
-    C2c "c2c" c2c::C2cResults;
-    Numa "numa" numa::NumaResults;
-    LoadedLatency "loaded-latency" loaded::LoadedResults;
-    Rowbuffer "rowbuffer" rowbuffer::RowbufferResults;
-    Alloc "alloc" alloc::AllocResults;
-    Pmem "pmem" pmem::PmemResults;
-    Dimms "dimms" dimms::DimmsResults;
-    DimmsPlan "dimms-plan" dimms::PlanResults;
-    Tiers "tiers" tiers::TiersResults;
-    Fleet "fleet" crate::fleet_report::FleetResults;
+crate::with_suites!(documents);
+
+impl From<memsight_suites::dimms::PlanResults> for Results {
+    fn from(r: memsight_suites::dimms::PlanResults) -> Self {
+        Results::DimmsPlan(Box::new(r))
+    }
+}
+
+impl From<crate::fleet_report::FleetResults> for Results {
+    fn from(r: crate::fleet_report::FleetResults) -> Self {
+        Results::Fleet(Box::new(r))
+    }
 }
 
 impl Results {
@@ -239,50 +261,27 @@ pub fn read(path: &Path) -> Result<Document, Error> {
 impl RunResults {
     /// Every figure of the run, in report order.
     pub fn figures(&self) -> Vec<Figure> {
-        let mut out = self.latency.figures();
-        out.extend(self.bandwidth.iter().flat_map(Present::figures));
-        out.extend(self.loaded_latency.iter().flat_map(Present::figures));
-        out.extend(self.numa.iter().flat_map(Present::figures));
-        out.extend(self.c2c.iter().flat_map(Present::figures));
-        out.extend(self.rowbuffer.iter().flat_map(Present::figures));
-        out.extend(self.tiers.iter().flat_map(Present::figures));
-        out.extend(self.dimms.iter().flat_map(Present::figures));
-        out
+        self.suites()
+            .into_iter()
+            .flat_map(|s| s.figures())
+            .collect()
     }
 
     /// The views of the run's suites, in report order: the terminal prints them after the run,
     /// the report draws them. The ladder marks the OS's cache sizes, bandwidth the DIMM ceilings.
     pub fn views(&self, caches: &[CacheGroup]) -> Vec<View> {
-        let mut out = vec![WithCaches(&self.latency, caches).view()];
-        out.extend(
-            self.bandwidth
-                .as_ref()
-                .map(|b| WithCeilings(b, self.dimms.as_ref()).view()),
-        );
-        out.extend(self.loaded_latency.as_ref().map(Present::view));
-        out.extend(self.numa.as_ref().map(Present::view));
-        out.extend(self.c2c.as_ref().map(Present::view));
-        out.extend(self.rowbuffer.as_ref().map(Present::view));
-        out.extend(self.tiers.as_ref().map(Present::view));
-        out.extend(self.dimms.as_ref().map(Present::view));
-        out
+        let ctx = Context {
+            caches,
+            dimms: self.dimms.as_ref(),
+        };
+        self.suites().into_iter().map(|s| s.view_in(&ctx)).collect()
     }
 
-    /// A run stopped during its first suite: the ladder so far and nothing else.
-    pub fn interrupted(latency: latency::LatencyResults) -> Self {
-        RunResults {
-            level: Level::Interrupted,
-            latency,
-            bandwidth: None,
-            loaded_latency: None,
-            numa: None,
-            c2c: None,
-            dimms: None,
-            rowbuffer: None,
-            tiers: None,
-            skipped: vec!["every suite after the latency ladder: interrupted".into()],
-            summary: Vec::new(),
-            directory: None,
-        }
+    /// The headline lines of the run's suites, in run order.
+    pub fn headlines(&self) -> Vec<String> {
+        self.suites()
+            .into_iter()
+            .flat_map(|s| s.headline())
+            .collect()
     }
 }

@@ -90,7 +90,10 @@ pub fn run(
 ) -> Result<(C2cResults, bool)> {
     let (rule, sample_ns) = a.sampling.rule()?;
     let (cpus, selection) = match &a.cpus {
-        Some(list) => (list.clone(), "as given".to_string()),
+        Some(list) => {
+            memsight_core::pin::validate_cpus(list, &env.allowed_cpus)?;
+            (list.clone(), "as given".to_string())
+        }
         None => (
             crate::plan::c2c_cpus(&env.topology, &env.allowed_cpus),
             "one per last-level-cache domain, or one per core when there is one domain".to_string(),

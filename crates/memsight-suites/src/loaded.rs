@@ -49,9 +49,8 @@ pub struct Config {
     pub page_kind: PageKind,
     /// Time the traffic runs before each point is sampled.
     pub settle_ms: u64,
-    pub min_samples: u32,
-    /// Seconds per point.
-    pub point_budget: f64,
+    /// Of the latency samples per point.
+    pub sampling: crate::sampling::Sampling,
     /// Map every buffer from this DAX device or directory instead (`--dax`).
     pub dax: Option<&'static DaxTarget>,
 }
@@ -68,8 +67,12 @@ impl Default for Config {
             load_bytes: 96 * MIB,
             page_kind: PageKind::Thp,
             settle_ms: 100,
-            min_samples: 7,
-            point_budget: 0.4,
+            sampling: crate::sampling::Sampling {
+                target_ci: 0.01,
+                min_samples: 7,
+                point_budget: 0.4,
+                sample_ms: 2.0,
+            },
             dax: None,
         }
     }
@@ -113,22 +116,6 @@ pub struct LoadedResults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<memsight_core::buffer::FileBacking>,
     pub findings: Vec<String>,
-}
-
-/// A mix by the name the CLI and the reports use.
-pub fn parse_mix(s: &str) -> Result<TrafficMix> {
-    Ok(match s.trim() {
-        "reads" | "all-reads" => TrafficMix::Reads,
-        "3:1" => TrafficMix::R3W1,
-        "2:1" => TrafficMix::R2W1,
-        "1:1-nt" | "1:1" => TrafficMix::R1W1Nt,
-        "nt-writes" => TrafficMix::NtWrites,
-        other => {
-            return Err(Error::input(format!(
-                "unknown mix '{other}': use reads, 3:1, 2:1, 1:1-nt or nt-writes"
-            )));
-        }
-    })
 }
 
 /// Shared state of the load threads.
@@ -184,13 +171,16 @@ pub fn run(
     } else {
         a.mixes.clone()
     };
+    if let Some(list) = &a.cpus {
+        memsight_core::pin::validate_cpus(list, &env.allowed_cpus)?;
+    }
     let cpus = a.cpus.clone().unwrap_or_else(|| env.allowed_cpus.clone());
     let plan = crate::plan::loaded_plan(&env.topology, &cpus, a.node)?;
     env.check_node(plan.node.filter(|_| a.node.is_some()))?;
     if !(a.knee > 1.0 && a.knee.is_finite()) {
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
     }
-    let (rule, _) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 2.0)?;
+    let (rule, _) = a.sampling.rule()?;
     let (size, in_memory) = crate::latency::memory::working_set(a.chase_bytes, env)?;
     let load_size = a.load_bytes;
     if load_size < 3 * 4096 {
@@ -505,4 +495,55 @@ fn findings(curves: &[Curve], knee: f64) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(delay: Option<u64>, gbs: f64, ns: f64) -> CurvePoint {
+        CurvePoint {
+            delay_cycles: delay,
+            bandwidth_gbs: gbs,
+            latency_ns: memsight_core::stats::summarize(&[ns]),
+            p50_ns: None,
+            p90_ns: None,
+            p99_ns: None,
+        }
+    }
+
+    /// The knee is the first bandwidth at which latency reaches the factor × idle; saturation
+    /// is the highest bandwidth, whatever order the points came in.
+    #[test]
+    fn knee_and_saturation_of_a_curve() {
+        let points = vec![
+            point(Some(10), 40.0, 260.0),
+            point(None, 1.0, 100.0),
+            point(Some(100), 20.0, 130.0),
+            point(Some(30), 35.0, 210.0),
+        ];
+        let c = curve(TrafficMix::Reads, points, 2.0);
+        assert_eq!(c.points[0].delay_cycles, None, "idle first");
+        assert_eq!(c.knee_gbs, Some(35.0));
+        assert_eq!(c.saturation_gbs, 40.0);
+        let f = findings(std::slice::from_ref(&c), 2.0);
+        assert!(
+            f[0].contains("idle 100 ns")
+                && f[0].contains("(2.6×)")
+                && f[0].contains("at 35.0 GB/s (the knee)"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn a_curve_without_a_knee_says_the_load_could_not_saturate() {
+        let c = curve(
+            TrafficMix::R2W1,
+            vec![point(None, 1.0, 100.0), point(Some(0), 30.0, 150.0)],
+            2.0,
+        );
+        assert_eq!(c.knee_gbs, None);
+        let f = findings(&[c], 2.0);
+        assert!(f[0].contains("never reached 2× idle"), "{f:?}");
+    }
 }

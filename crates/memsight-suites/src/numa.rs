@@ -30,9 +30,8 @@ pub struct Config {
     /// Measure the bandwidth matrix too.
     pub bandwidth: bool,
     pub page_kind: PageKind,
-    pub min_samples: u32,
-    /// Seconds per cell.
-    pub point_budget: f64,
+    /// Per cell.
+    pub sampling: crate::sampling::Sampling,
 }
 
 impl Default for Config {
@@ -42,8 +41,12 @@ impl Default for Config {
             bandwidth_bytes: 128 * MIB,
             bandwidth: true,
             page_kind: PageKind::Thp,
-            min_samples: 7,
-            point_budget: 0.5,
+            sampling: crate::sampling::Sampling {
+                target_ci: 0.01,
+                min_samples: 7,
+                point_budget: 0.5,
+                sample_ms: 20.0,
+            },
         }
     }
 }
@@ -132,7 +135,7 @@ pub fn run(
             "no NUMA node has both allowed CPUs and allowed memory here: check the cpuset (memsight env)",
         ));
     }
-    let (rule, sample_ns) = crate::sampling::stop_rule(0.01, a.min_samples, a.point_budget, 20.0)?;
+    let (rule, sample_ns) = a.sampling.rule()?;
     let (latency_size, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
     let bw_size = a.bandwidth_bytes;
     let page_kind = a.page_kind;
@@ -253,7 +256,7 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
             interleave: t.col.node.is_none(),
             node: t.col.node,
             ..BandwidthConfig::single(
-                "read",
+                crate::bandwidth::spec::Named::Read.spec(),
                 &t.init.cpus,
                 bytes,
                 t.page_kind,

@@ -130,6 +130,9 @@ pub enum ReachSource {
     Probe,
     /// The cache sizes the OS reports, on a recorded machine where nothing can be measured.
     Reported,
+    /// The cache sizes the OS reports, because the probe's curve did not settle on a memory
+    /// plateau (a noisy machine).
+    Unsettled,
 }
 
 /// What the suites size memory working sets from: one core's reach into the caches and where
@@ -159,21 +162,32 @@ impl MemoryReach {
 
     /// One sentence for methods: which size was chosen and why it is memory.
     pub fn describe(&self, chosen: u64) -> String {
-        format!(
-            "{} is in memory: CPU {}'s latency curve ({}) reaches its memory plateau ({:.0} ns) at {} and keeps about {} in caches; {}",
-            format_bytes(chosen),
-            self.cpu,
-            match self.source {
-                ReachSource::Ladder => "the latency ladder of this run",
-                ReachSource::Probe => "a short probe",
-                ReachSource::Reported =>
-                    "not measured: a recorded machine, so the reported cache sizes",
-            },
-            self.memory.ns,
-            format_bytes(self.memory.from_bytes),
-            format_bytes(self.memory.cache_bytes),
-            self.memory.check.describe()
-        )
+        let measured = |whose: &str| {
+            format!(
+                "{} is in memory: CPU {}'s latency curve ({whose}) reaches its memory plateau ({:.0} ns) at {} and keeps about {} in caches; {}",
+                format_bytes(chosen),
+                self.cpu,
+                self.memory.ns,
+                format_bytes(self.memory.from_bytes),
+                format_bytes(self.memory.cache_bytes),
+                self.memory.check.describe()
+            )
+        };
+        let reported = |why: &str| {
+            format!(
+                "{} is taken to be in memory from the cache sizes the OS reports ({why}): it is at least twice the largest, {}",
+                format_bytes(chosen),
+                format_bytes(self.memory.cache_bytes)
+            )
+        };
+        match self.source {
+            ReachSource::Ladder => measured("the latency ladder of this run"),
+            ReachSource::Probe => measured("a short probe"),
+            ReachSource::Reported => reported("a recorded machine: nothing measured"),
+            ReachSource::Unsettled => {
+                reported("a short latency probe did not settle on a memory plateau")
+            }
+        }
     }
 }
 

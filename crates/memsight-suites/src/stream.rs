@@ -21,7 +21,7 @@ use memsight_core::cpuclock::{SpinBarrier, TeamClock, TeamSpan};
 use memsight_core::env::Environment;
 use memsight_core::stats::{Summary, Taken, summarize_taken};
 use memsight_core::timer::ClockInfo;
-use memsight_core::{Result, cancel};
+use memsight_core::{Error, Result, cancel};
 use memsight_kernels::bandwidth::{self as k, Isa, Store, StreamOp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,84 @@ pub struct StreamConfig {
     pub store: Store,
     pub page_kind: PageKind,
     pub node: Option<usize>,
+}
+
+/// STREAM as asked for; `None` where the machine decides.
+#[derive(Debug, Clone)]
+pub struct StreamSettings {
+    /// Elements per array; `None`: STREAM's rule, at least 4 × what the threads hold in caches
+    /// (from the core's latency curve, not the OS's claim) and 10 million.
+    pub elements: Option<usize>,
+    /// Times each kernel runs; the first is excluded from the statistics (STREAM's NTIMES).
+    pub ntimes: u32,
+    /// Padding between the arrays in elements (STREAM's OFFSET); a multiple of 8.
+    pub offset: usize,
+    pub threads: crate::bandwidth::Threads,
+    pub cpus: Option<Vec<usize>>,
+    pub isa: Option<Isa>,
+    /// Regular (STREAM's) or non-temporal stores.
+    pub store: Store,
+    pub page_kind: PageKind,
+    pub node: Option<usize>,
+}
+
+impl Default for StreamSettings {
+    fn default() -> Self {
+        StreamSettings {
+            elements: None,
+            ntimes: 20,
+            offset: 0,
+            threads: crate::bandwidth::Threads::All,
+            cpus: None,
+            isa: None,
+            store: Store::Regular,
+            page_kind: PageKind::Base4K,
+            node: None,
+        }
+    }
+}
+
+impl StreamSettings {
+    /// The validated plan.
+    pub fn resolve(&self, env: &Environment) -> Result<StreamConfig> {
+        let isa = crate::bandwidth::supported_isa(self.isa)?;
+        memsight_kernels::bandwidth::supports(isa, self.store).map_err(Error::input)?;
+        let cpus = crate::bandwidth::team(self.threads, self.cpus.as_deref(), env)?;
+        // Each thread's chunk is a multiple of 32 elements (4 AVX-512 vectors).
+        let unit = 32 * cpus.len();
+        let want = match self.elements {
+            Some(e) => e,
+            None => {
+                let team = crate::latency::memory::known_or_probe(env)?.team_cache(cpus.len(), env);
+                10_000_000usize.max((4 * team / 8) as usize)
+            }
+        };
+        if want == 0 {
+            return Err(Error::input("--elements must be at least 1"));
+        }
+        let elements = want.div_ceil(unit) * unit;
+        if !self.offset.is_multiple_of(8) {
+            return Err(Error::input(format!(
+                "--offset {} is not a multiple of 8 elements (64 bytes): the kernels use aligned vector loads; use {} or {}",
+                self.offset,
+                self.offset / 8 * 8,
+                self.offset.div_ceil(8) * 8
+            )));
+        }
+        let bytes = 3 * (elements + self.offset) as u64 * 8;
+        memsight_core::buffer::check_size(bytes, env)?;
+        env.check_node(self.node)?;
+        Ok(StreamConfig {
+            elements,
+            ntimes: self.ntimes as usize,
+            offset: self.offset,
+            cpus,
+            isa,
+            store: self.store,
+            page_kind: self.page_kind,
+            node: self.node,
+        })
+    }
 }
 
 /// One kernel's figures.

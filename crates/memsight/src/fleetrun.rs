@@ -26,7 +26,7 @@ pub fn rank(
 ) -> anyhow::Result<ExitCode> {
     let dir = a.fleet.clone().expect("fleet mode");
     let place = launcher::detect(&|k| std::env::var(k).ok())?;
-    crate::require_live(&env)?;
+    crate::show::require_live(&env)?;
     let host = env.hostname.clone().unwrap_or_else(|| "?".into());
     if let Some(n) = place.local_size.filter(|&n| n > 1) {
         eprintln!(
@@ -36,7 +36,7 @@ pub fn rank(
     }
     let mut me = Rank::claim(&dir, place.clone(), &host)?;
     let env0 = env.clone();
-    let measured = crate::measure_run(a, env, g, started, &me.out_dir, true);
+    let measured = crate::run::measure(a, env, g, started, &me.out_dir, true);
     let own_error = match measured {
         Ok(doc) => {
             crate::run::save(&doc, &me.out_dir, None, true)?;
@@ -90,7 +90,11 @@ pub fn rank(
 }
 
 /// `memsight fleet DIR`: the report drawn, written and emitted like any study's.
-pub fn fleet(a: &FleetArgs, env: Environment, show: &crate::Show) -> anyhow::Result<ExitCode> {
+pub fn fleet(
+    a: &FleetArgs,
+    env: Environment,
+    show: &crate::show::Show,
+) -> anyhow::Result<ExitCode> {
     if !a.dir.is_dir() {
         return Err(memsight_core::Error::input(format!(
             "{} is not a directory: give the directory holding the nodes' results",
@@ -101,9 +105,9 @@ pub fn fleet(a: &FleetArgs, env: Environment, show: &crate::Show) -> anyhow::Res
     let strict = a.strictness()?;
     let results = aggregate(&a.dir, strict, None);
     let verdict = verdict(a, &results);
-    let code = show.study("fleet", env, results, true, a.html.as_deref())?;
+    let code = show.study(env, results.into(), true, a.html.as_deref())?;
     Ok(match verdict {
-        Some(why) => crate::failing(code, true, &why),
+        Some(why) => crate::show::failing(code, true, &why),
         None => code,
     })
 }
@@ -167,5 +171,5 @@ fn report(
         println!("  fleet report: {}", job_dir.join("fleet.json").display());
         println!("  fleet page:   {}", job_dir.join("fleet.html").display());
     }
-    crate::emit(g, envelope)
+    crate::show::emit(g, envelope)
 }

@@ -9,7 +9,8 @@ use memsight_core::Error;
 
 use crate::cli::{CompareArgs, ExportArgs, ExportFormat, GlobalArgs, HistoryArgs, ReportArgs};
 use crate::output::{heading, table};
-use crate::{report, results};
+use crate::report;
+use memsight_results::document as results;
 use memsight_results::history::compare::{self, Verdict};
 use memsight_results::history::{self, History, export};
 use memsight_results::view::num;

@@ -156,7 +156,10 @@ fn failing_commands_and_the_memory_cap_are_reported() {
 #[test]
 fn bad_input_is_refused_in_one_line() {
     for (args, needle) in [
-        (vec!["--preset", "nope"], "unknown preset"),
+        (
+            vec!["--preset", "nope"],
+            "invalid value 'nope' for '--preset",
+        ),
         (vec!["--threads", "0"], "--threads"),
         (vec!["--live", "100T"], "available memory"),
         (

@@ -56,7 +56,10 @@ fn min_above_max() {
 
 #[test]
 fn unknown_page_kind() {
-    assert_usage_error(&["latency", "--page-kind", "64k"], "unknown page kind");
+    assert_usage_error(
+        &["latency", "--page-kind", "64k"],
+        "possible values: 4k, thp, 2m, 1g",
+    );
 }
 
 #[test]

@@ -60,7 +60,10 @@ fn curve_runs_from_idle_to_saturation() {
 fn bad_loaded_input_is_refused() {
     for (args, needle) in [
         (&["loaded-latency", "--cpus", "0"][..], "at least 2 CPUs"),
-        (&["loaded-latency", "--mix", "4:4"][..], "unknown mix"),
+        (
+            &["loaded-latency", "--mix", "4:4"][..],
+            "invalid value '4:4' for '--mix",
+        ),
         (&["loaded-latency", "--node", "77"][..], "node 77"),
         (&["loaded-latency", "--knee", "0.5"][..], "--knee"),
     ] {

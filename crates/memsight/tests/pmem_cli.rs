@@ -135,7 +135,7 @@ fn bad_input_is_refused_and_nothing_is_left_behind() {
         (vec!["--dir", "/nonexistent/dir"], "does not exist"),
         (
             vec!["--dir", &d, "--concurrency", "--strategies", "magic"],
-            "unknown strategy",
+            "invalid value 'magic' for '--strategies",
         ),
     ] {
         eprintln!("pmem {args:?}");

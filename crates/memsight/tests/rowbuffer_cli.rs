@@ -330,7 +330,10 @@ fn bad_input_is_refused_in_one_line() {
         (vec!["--bank-xor", "5,13", "--row-bit", "17"], "bits 6..63"),
         (vec!["--bank-xor", "13,17"], "required"),
         (vec!["--offsets", "junk"], "START..END/STEP"),
-        (vec!["--kernels", "saxpy"], "unknown kernel"),
+        (
+            vec!["--kernels", "saxpy"],
+            "possible values: copy, scale, add, triad, hpccg",
+        ),
         (vec!["--array-size", "100T"], "MemAvailable"),
         (vec!["--offsets", "0..64T/1T"], "MemAvailable"),
         (vec!["--cpus", "999"], "CPU"),

@@ -25,6 +25,30 @@ impl Present for BandwidthResults {
     fn figures(&self) -> Vec<Figure> {
         WithCeilings(self, None).figures()
     }
+
+    fn view_in(&self, ctx: &super::Context) -> View {
+        WithCeilings(self, ctx.dimms).view()
+    }
+
+    /// The best program-bytes figure of the main tests, on the most threads.
+    fn headline(&self) -> Vec<String> {
+        let best = |name: &str| {
+            self.points
+                .iter()
+                .filter(|p| p.test.name == name)
+                .map(|p| p.program_gbs.median)
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+        };
+        let figures: Vec<String> = ["read", "write", "copy", "copy-nt", "stream-triad-like"]
+            .iter()
+            .filter_map(|n| best(n).map(|v| format!("{n} {v:.1}")))
+            .collect();
+        vec![format!(
+            "bandwidth, GB/s of program bytes on {} thread(s): {}",
+            self.config.cpus.len(),
+            figures.join(", ")
+        )]
+    }
 }
 
 /// The table of points; the sweep adds the working set and the level it fits.

@@ -9,6 +9,20 @@ use crate::view::{ci, count};
 use memsight_suites::c2c::C2cResults;
 
 impl Present for C2cResults {
+    /// The first pair's modified-line transfer.
+    fn headline(&self) -> Vec<String> {
+        self.pairs
+            .first()
+            .map(|p| {
+                format!(
+                    "core-to-core: CPU {} ↔ {} {:.0} ns (modified line)",
+                    p.a, p.b, p.modified_ns.median
+                )
+            })
+            .into_iter()
+            .collect()
+    }
+
     fn view(&self) -> View {
         let labels: Vec<String> = self.cpus.iter().map(|c| format!("CPU {c}")).collect();
         let mut blocks = vec![Block::Heatmap(Heatmap {

@@ -192,6 +192,14 @@ fn efficiency(r: &DimmsResults) -> Option<Table> {
 }
 
 impl Present for DimmsResults {
+    /// Slots and the theoretical peak.
+    fn headline(&self) -> Vec<String> {
+        vec![format!(
+            "DIMMs: {} of {} slots, {} MB/s theoretical peak",
+            self.populated, self.slots, self.ceilings.system_dram_mbs
+        )]
+    }
+
     fn view(&self) -> View {
         let mut blocks = vec![
             Block::DimmMap(

@@ -20,6 +20,27 @@ impl Present for LatencyResults {
         WithCaches(self, &[]).view()
     }
 
+    fn view_in(&self, ctx: &super::Context) -> View {
+        WithCaches(self, ctx.caches).view()
+    }
+
+    /// The first CPU's levels.
+    fn headline(&self) -> Vec<String> {
+        self.ladders
+            .first()
+            .map(|l| {
+                let levels: Vec<String> = l
+                    .levels
+                    .plateaus
+                    .iter()
+                    .map(|p| format!("{} {:.1} ns", p.name, p.ns))
+                    .collect();
+                format!("latency (CPU {}): {}", l.cpu, levels.join(", "))
+            })
+            .into_iter()
+            .collect()
+    }
+
     fn figures(&self) -> Vec<Figure> {
         let mut out = Vec::new();
         // What a ladder's figures depend on besides CPU and size: the access pattern, the stride

@@ -9,6 +9,22 @@ use crate::view::{ci, count};
 use memsight_suites::loaded::LoadedResults;
 
 impl Present for LoadedResults {
+    /// Saturation and knee per curve.
+    fn headline(&self) -> Vec<String> {
+        self.curves
+            .iter()
+            .map(|c| {
+                format!(
+                    "loaded latency ({}): saturation {:.1} GB/s, knee {}",
+                    c.mix.name(),
+                    c.saturation_gbs,
+                    c.knee_gbs
+                        .map_or("not reached".to_string(), |k| format!("{k:.1} GB/s"))
+                )
+            })
+            .collect()
+    }
+
     fn view(&self) -> View {
         let series = self
             .curves

@@ -1,25 +1,43 @@
 //! Presenters: each suite's results as a [`View`], the one presentation model both the terminal
-//! (`output::draw`) and the HTML report (`report::draw`) draw. A suite moved here has no
-//! renderer code of its own.
+//! and the HTML report draw, and as [`Figure`]s for history, `compare` and the export. A suite's
+//! presenter is `present/<suite>.rs` (declared from the registry); it has no renderer code.
 
-mod alloc;
-pub mod bandwidth;
-mod c2c;
-mod dimms;
 mod fleet;
-pub mod latency;
-mod loaded;
-mod numa;
-mod pmem;
-mod rowbuffer;
-mod stream;
-mod tiers;
 
+use memsight_core::topology::CacheGroup;
+use memsight_suites::dimms::DimmsResults;
+
+use crate::figure::Figure;
 use crate::view::View;
+
+/// Declares every suite's presenter module.
+macro_rules! presenters {
+    ($($m:ident $variant:ident $name:literal $tm:ident :: $tn:ident $(, run $field:ident)?;)*) => {
+        $(mod $m;)*
+    };
+}
+
+crate::with_suites!(presenters);
+
+/// What the other suites of a run found, for the views that draw it beside their own figures.
+pub struct Context<'a> {
+    /// The cache sizes the OS reports (the ladder's chart marks them).
+    pub caches: &'a [CacheGroup],
+    /// The DIMM inventory (bandwidth draws its ceilings).
+    pub dimms: Option<&'a DimmsResults>,
+}
 
 /// A suite's results, shown: the view both renderers draw, and the figures history, `compare`
 /// and the export keep.
 pub trait Present {
     fn view(&self) -> View;
-    fn figures(&self) -> Vec<crate::figure::Figure>;
+    fn figures(&self) -> Vec<Figure>;
+    /// The view inside `memsight run`, with what the other suites found.
+    fn view_in(&self, _ctx: &Context) -> View {
+        self.view()
+    }
+    /// The suite's lines in a run's summary.
+    fn headline(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -381,6 +381,31 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
 }
 
 impl Present for TiersResults {
+    /// Each measured target's idle read latency and read bandwidth.
+    fn headline(&self) -> Vec<String> {
+        let parts: Vec<String> = self
+            .targets
+            .iter()
+            .map(|f| {
+                let med = |s: &Option<memsight_core::stats::Summary>| {
+                    s.as_ref()
+                        .map_or("-".to_string(), |s| format!("{:.1}", s.median))
+                };
+                format!(
+                    "{} ({}) {} ns, {} GB/s",
+                    f.target.label(),
+                    f.kind.as_deref().unwrap_or("kind not reported"),
+                    med(&f.read_latency_ns),
+                    med(&f.read_gbs)
+                )
+            })
+            .collect();
+        vec![format!(
+            "memory tiers (read latency, read bandwidth): {}",
+            parts.join("; ")
+        )]
+    }
+
     fn view(&self) -> View {
         let mut blocks = Vec::new();
         let mut facts = Vec::new();

@@ -44,6 +44,21 @@ pub struct Config {
     /// The user's program and its arguments (empty: the built-in workload).
     pub command: Vec<String>,
 }
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            workload: None,
+            configs: None,
+            allocators: Vec::new(),
+            repeat: 2,
+            interval_ms: 10,
+            timeout_s: 120.0,
+            max_rss: None,
+            command: Vec::new(),
+        }
+    }
+}
 use child::{Ending, Limits, RssSample};
 use configs::AllocConfig;
 
@@ -110,12 +125,88 @@ pub struct AllocResults {
 }
 
 /// Defaults per preset: (threads, live, min, max, phases, churn).
-pub fn preset_defaults(p: Preset) -> (usize, u64, usize, usize, usize, u64) {
+fn preset_defaults(p: Preset) -> (usize, u64, usize, usize, usize, u64) {
     match p {
         Preset::Bursty => (8, 256 << 20, 64, 16 << 10, 8, 20_000),
         Preset::Pinning => (4, 128 << 20, 32, 64 << 10, 8, 5_000),
         Preset::SizePhases => (4, 128 << 20, 32, 64 << 10, 6, 20_000),
         Preset::Steady | Preset::CrossThread => (4, 128 << 20, 32, 16 << 10, 4, 50_000),
+    }
+}
+
+/// The built-in workload as asked for; `None` takes the preset's default.
+#[derive(Debug, Clone)]
+pub struct WorkloadSettings {
+    pub preset: Preset,
+    pub threads: Option<usize>,
+    /// Live heap the workload holds in total.
+    pub live: Option<u64>,
+    /// Smallest object (sizes are log-uniform between the two).
+    pub min_size: Option<u64>,
+    pub max_size: Option<u64>,
+    pub phases: Option<usize>,
+    /// Free + allocate pairs per thread per phase at constant live bytes.
+    pub churn: Option<u64>,
+    /// pinning: keep 1 in N objects when shrinking.
+    pub survivors: u64,
+    /// Seed of every size and free decision (same seed, same sequence).
+    pub seed: u64,
+}
+
+impl Default for WorkloadSettings {
+    fn default() -> Self {
+        WorkloadSettings {
+            preset: Preset::Bursty,
+            threads: None,
+            live: None,
+            min_size: None,
+            max_size: None,
+            phases: None,
+            churn: None,
+            survivors: 64,
+            seed: 1,
+        }
+    }
+}
+
+impl WorkloadSettings {
+    /// The workload, its preset's defaults filled in, checked.
+    pub fn resolve(&self) -> Result<Workload> {
+        let (threads, live, lo, hi, phases, churn) = preset_defaults(self.preset);
+        let w = Workload {
+            preset: self.preset,
+            threads: self.threads.unwrap_or(threads),
+            live_bytes: self.live.unwrap_or(live),
+            min_size: self.min_size.map_or(lo, |v| v as usize),
+            max_size: self.max_size.map_or(hi, |v| v as usize),
+            phases: self.phases.unwrap_or(phases),
+            churn: self.churn.unwrap_or(churn),
+            survivors: self.survivors,
+            seed: self.seed,
+        };
+        if !(1..=1024).contains(&w.threads) {
+            return Err(Error::input("--threads must be 1 … 1024"));
+        }
+        if w.min_size == 0 || w.min_size > w.max_size || w.max_size > (1 << 30) {
+            return Err(Error::input(format!(
+                "object sizes {} … {}: need 1 B ≤ min ≤ max ≤ 1 GiB",
+                w.min_size, w.max_size
+            )));
+        }
+        if w.live_bytes < w.max_size as u64 * w.threads as u64 {
+            return Err(Error::input(format!(
+                "--live {} is too small for {} threads of objects up to {}",
+                memsight_core::units::format_bytes(w.live_bytes),
+                w.threads,
+                memsight_core::units::format_bytes(w.max_size as u64)
+            )));
+        }
+        if !(1..=10_000).contains(&w.phases) || w.survivors == 0 || w.churn > 100_000_000 {
+            return Err(Error::input(
+                "--phases must be 1 … 10000, --survivors at least 1, --churn at most 1e8",
+            ));
+        }
+        Ok(w)
     }
 }
 

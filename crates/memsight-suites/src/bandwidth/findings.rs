@@ -106,3 +106,100 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandwidth::spec::Named;
+
+    fn point(test: Named, threads: usize, pattern: Option<u64>, gbs: f64) -> Point {
+        let spec = test.spec();
+        let s = memsight_core::stats::summarize(&[gbs]);
+        let factor = spec.bytes(1).dram() as f64 / spec.bytes(1).program() as f64;
+        Point {
+            dram_ratio: spec.dram_ratio(),
+            test: spec,
+            isa: Isa::Scalar,
+            threads,
+            cpus: (0..threads).collect(),
+            bytes_per_thread: 1 << 27,
+            array_bytes: 1 << 27,
+            pattern: pattern.map(Fill),
+            dram_gbs: scale(&s, factor),
+            program_gbs: s,
+            passes_per_sample: 1,
+            stop: StopReason::Converged,
+            noisy: false,
+            level: None,
+            counted_dram: None,
+        }
+    }
+
+    fn config(threads: usize) -> BandwidthConfig {
+        BandwidthConfig {
+            cpus: (0..threads).collect(),
+            thread_counts: vec![1, threads],
+            ..BandwidthConfig::single(
+                Named::Read.spec(),
+                &[0],
+                1 << 27,
+                PageKind::Thp,
+                StopRule {
+                    warmup: 0,
+                    min_samples: 1,
+                    max_samples: 1,
+                    target_rel_ci: 1.0,
+                    budget_s: 1.0,
+                },
+                1e6,
+            )
+            .unwrap()
+        }
+    }
+
+    /// Zeros written faster than data are called out; NT against regular stores gives the RFO
+    /// traffic; scaling is against linear.
+    #[test]
+    fn zeros_nt_stores_and_scaling() {
+        let mut cfg = config(4);
+        cfg.tests = vec![Named::Read.spec()];
+        let points = vec![
+            point(Named::Write, 4, Some(NONZERO), 20.0),
+            point(Named::Write, 4, Some(0), 45.0),
+            point(Named::WriteNt, 4, Some(NONZERO), 30.0),
+            point(Named::Read, 1, None, 10.0),
+            point(Named::Read, 4, None, 30.0),
+        ];
+        let f = findings(&cfg, &points, &[]);
+        let has = |s: &str| f.iter().any(|x| x.contains(s));
+        assert!(
+            has("writing zeros runs at 45.0 GB/s vs 20.0 GB/s") && has("zero lines are cheaper"),
+            "{f:?}"
+        );
+        assert!(
+            has("non-temporal stores: 30.0 GB/s") && has("move 20.0 GB/s of read-for-ownership"),
+            "{f:?}"
+        );
+        assert!(
+            has("read: 10.0 GB/s on 1 thread, 30.0 GB/s on 4 (75% of linear)"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn the_sweep_gives_the_best_per_level() {
+        let cfg = config(1);
+        let mut l1 = point(Named::Read, 1, None, 200.0);
+        l1.level = Some(MemLevel::Cache(1));
+        let mut mem = point(Named::Read, 1, None, 20.0);
+        mem.level = Some(MemLevel::Memory);
+        let mut mem2 = point(Named::Read, 1, None, 22.0);
+        mem2.level = Some(MemLevel::Memory);
+        let f = findings(&cfg, &[], &[l1, mem, mem2]);
+        assert!(
+            f.iter()
+                .any(|x| x == "sweep, read, best GB/s per level (1 thread): L1 200.0, memory 22.0"),
+            "{f:?}"
+        );
+    }
+}

@@ -13,6 +13,7 @@
 pub mod counted;
 mod findings;
 mod method;
+mod settings;
 mod single;
 pub mod spec;
 
@@ -27,57 +28,12 @@ use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use settings::{BandwidthSettings, Data, Threads, supported_isa, team};
 pub use spec::Fill;
-use spec::{Op, TestSpec, parse_test};
+use spec::{Named, Op, TestSpec};
 
 /// The byte every non-zero write writes (as 0xefefefefefefefef words).
 pub const NONZERO: u64 = 0xefef_efef_efef_efef;
-
-/// The vector width asked for (checked against this CPU), or the widest available.
-pub fn parse_isa(name: Option<&str>) -> Result<Isa> {
-    let Some(name) = name else {
-        return Ok(Isa::widest());
-    };
-    let isa = match name.to_ascii_lowercase().as_str() {
-        "scalar" => Isa::Scalar,
-        "sse2" => Isa::Sse2,
-        "avx2" => Isa::Avx2,
-        "avx512" | "avx-512" => Isa::Avx512,
-        "neon" => Isa::Neon,
-        _ => {
-            return Err(Error::input(format!(
-                "unknown vector width '{name}': use scalar, sse2, avx2, avx512 or neon"
-            )));
-        }
-    };
-    k::supports(isa, Store::Regular).map_err(Error::input)?;
-    Ok(isa)
-}
-
-/// CPUs for a team: an explicit list, or `threads` (a count or `all`) spread over cores first.
-pub fn choose_threads(threads: &str, cpus: Option<&str>, env: &Environment) -> Result<Vec<usize>> {
-    let allowed = &env.allowed_cpus;
-    if let Some(list) = cpus {
-        return memsight_core::pin::parse_cpus(list, allowed);
-    }
-    let n = if threads == "all" {
-        allowed.len()
-    } else {
-        threads.parse::<usize>().map_err(|_| {
-            Error::input(format!(
-                "invalid --threads '{threads}': use a count or 'all'"
-            ))
-        })?
-    };
-    let core_of = |c: usize| {
-        env.topology
-            .cpus
-            .iter()
-            .find(|x| x.os_index == c)
-            .map_or(c, |x| x.core)
-    };
-    memsight_core::pin::choose_cpus(n, allowed, core_of)
-}
 
 /// A validated plan.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -578,10 +534,10 @@ pub fn run(
     }
     if complete && !cfg.sweep_sizes.is_empty() {
         let one = &cfg.cpus[..1];
-        'sweep: for name in ["read", "write", "copy"] {
-            let spec = parse_test(name)?;
+        'sweep: for named in [Named::Read, Named::Write, Named::Copy] {
+            let spec = named.spec();
             for &size in &cfg.sweep_sizes {
-                tick(&format!("sweep {name} {}", format_bytes(size)));
+                tick(&format!("sweep {} {}", spec.name, format_bytes(size)));
                 match measure_counted(&spec, cfg, env, one, size, cfg.patterns[0], &counting)? {
                     Some(mut p) => {
                         p.level = Some(level_of(size, env, cfg.reach.as_ref()));

@@ -6,14 +6,14 @@ use memsight_core::buffer::PageKind;
 use memsight_core::env::Environment;
 use memsight_core::stats::{StopRule, Summary};
 
-use super::spec::parse_test;
+use super::spec::TestSpec;
 use super::{BandwidthConfig, NONZERO};
 
 impl BandwidthConfig {
     /// `test` on every CPU of `cpus` together, `bytes` per thread, non-zero data, the widest
     /// vectors; callers set the placement (`node`, `interleave`, `weighted`, `dax`).
     pub fn single(
-        test: &str,
+        test: TestSpec,
         cpus: &[usize],
         bytes: u64,
         page_kind: PageKind,
@@ -21,7 +21,7 @@ impl BandwidthConfig {
         sample_ns: f64,
     ) -> Result<Self> {
         Ok(BandwidthConfig {
-            tests: vec![parse_test(test)?],
+            tests: vec![test],
             isa: memsight_kernels::bandwidth::Isa::widest(),
             cpus: cpus.to_vec(),
             thread_counts: vec![cpus.len()],

@@ -122,67 +122,112 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
-/// The tests `memsight bandwidth` runs by default: lmbench's kernels with each store kind, and
-/// MLC's mixes.
-pub const DEFAULT_TESTS: &[&str] = &[
-    "read",
-    "write",
-    "write-nt",
-    "write-clzero",
-    "copy",
-    "copy-nt",
-    "rmw",
-    "all-reads",
-    "3:1",
-    "2:1",
-    "1:1",
-    "1:1-nt",
-    "2:1-nt",
-    "stream-triad-like",
-];
-
-/// Parses a test name. `clzero_ok` drops `write-clzero` from defaults on CPUs without it.
-pub fn parse_test(name: &str) -> Result<TestSpec> {
-    let t = |op, store| TestSpec {
-        name: name.to_string(),
-        op,
-        store,
-    };
-    Ok(match name {
-        "read" => t(Op::Read, Store::Regular),
-        "write" => t(Op::Write, Store::Regular),
-        "write-nt" => t(Op::Write, Store::Nt),
-        "write-clzero" => t(Op::Write, Store::Clzero),
-        "copy" => t(Op::Copy, Store::Regular),
-        "copy-nt" => t(Op::Copy, Store::Nt),
-        "rmw" => t(Op::Rmw, Store::Regular),
-        "all-reads" => t(
-            Op::Mix {
-                reads: 1,
-                writes: 0,
-            },
-            Store::Regular,
-        ),
-        "stream-triad-like" => t(Op::Triad, Store::Nt),
-        "stream-triad" => t(Op::Triad, Store::Regular),
-        _ => return parse_ratio(name),
-    })
+/// The tests with a name of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    Read,
+    Write,
+    WriteNt,
+    WriteClzero,
+    Copy,
+    CopyNt,
+    Rmw,
+    /// MLC's all-reads: one read stream through the mix kernel.
+    AllReads,
+    /// `a = b + s·c` with regular stores.
+    StreamTriad,
+    /// The same with non-temporal stores (MLC's stream-triad-like).
+    StreamTriadLike,
 }
 
-/// `R:W` (regular stores) or `R:W-nt` (non-temporal), as DRAM read:write ratios.
-fn parse_ratio(name: &str) -> Result<TestSpec> {
-    let bad = || {
-        Error::input(format!(
-            "unknown test '{name}': use read, write, write-nt, write-clzero, copy, copy-nt, rmw, all-reads, stream-triad, stream-triad-like, or a DRAM read:write ratio R:W or R:W-nt (e.g. 3:1, 2:1-nt)"
-        ))
-    };
-    let (ratio, nt) = match name.strip_suffix("-nt") {
-        Some(r) => (r, true),
-        None => (name, false),
-    };
-    let (r, w) = ratio.split_once(':').ok_or_else(bad)?;
-    let r: usize = r.trim().parse().map_err(|_| bad())?;
-    let w: usize = w.trim().parse().map_err(|_| bad())?;
+impl Named {
+    pub const ALL: [Named; 10] = [
+        Named::Read,
+        Named::Write,
+        Named::WriteNt,
+        Named::WriteClzero,
+        Named::Copy,
+        Named::CopyNt,
+        Named::Rmw,
+        Named::AllReads,
+        Named::StreamTriad,
+        Named::StreamTriadLike,
+    ];
+
+    /// The name as results carry it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Named::Read => "read",
+            Named::Write => "write",
+            Named::WriteNt => "write-nt",
+            Named::WriteClzero => "write-clzero",
+            Named::Copy => "copy",
+            Named::CopyNt => "copy-nt",
+            Named::Rmw => "rmw",
+            Named::AllReads => "all-reads",
+            Named::StreamTriad => "stream-triad",
+            Named::StreamTriadLike => "stream-triad-like",
+        }
+    }
+
+    /// The test.
+    pub fn spec(self) -> TestSpec {
+        let (op, store) = match self {
+            Named::Read => (Op::Read, Store::Regular),
+            Named::Write => (Op::Write, Store::Regular),
+            Named::WriteNt => (Op::Write, Store::Nt),
+            Named::WriteClzero => (Op::Write, Store::Clzero),
+            Named::Copy => (Op::Copy, Store::Regular),
+            Named::CopyNt => (Op::Copy, Store::Nt),
+            Named::Rmw => (Op::Rmw, Store::Regular),
+            Named::AllReads => (
+                Op::Mix {
+                    reads: 1,
+                    writes: 0,
+                },
+                Store::Regular,
+            ),
+            Named::StreamTriad => (Op::Triad, Store::Regular),
+            Named::StreamTriadLike => (Op::Triad, Store::Nt),
+        };
+        TestSpec {
+            name: self.name().to_string(),
+            op,
+            store,
+        }
+    }
+}
+
+/// The tests `memsight bandwidth` runs by default: lmbench's kernels with each store kind, and
+/// MLC's mixes 3:1, 2:1, 1:1, 1:1-nt, 2:1-nt.
+pub fn defaults() -> Vec<TestSpec> {
+    let named = [
+        Named::Read,
+        Named::Write,
+        Named::WriteNt,
+        Named::WriteClzero,
+        Named::Copy,
+        Named::CopyNt,
+        Named::Rmw,
+        Named::AllReads,
+    ];
+    let mut v: Vec<TestSpec> = named.into_iter().map(Named::spec).collect();
+    for (r, w, nt) in [
+        (3, 1, false),
+        (2, 1, false),
+        (1, 1, false),
+        (1, 1, true),
+        (2, 1, true),
+    ] {
+        v.push(ratio(r, w, nt).expect("MLC's mixes are valid"));
+    }
+    v.push(Named::StreamTriadLike.spec());
+    v
+}
+
+/// A DRAM read:write ratio `r:w` with regular stores, or `r:w-nt` with non-temporal ones.
+pub fn ratio(r: usize, w: usize, nt: bool) -> Result<TestSpec> {
+    let name = format!("{r}:{w}{}", if nt { "-nt" } else { "" });
     if r + w == 0 || r > 8 || w > 8 {
         return Err(Error::input(format!(
             "ratio '{name}': use 0 to 8 reads and 0 to 8 writes, not both 0"
@@ -215,11 +260,7 @@ fn parse_ratio(name: &str) -> Result<TestSpec> {
             (reads, writes) => Op::Mix { reads, writes },
         }
     };
-    Ok(TestSpec {
-        name: name.to_string(),
-        op,
-        store,
-    })
+    Ok(TestSpec { name, op, store })
 }
 
 /// The 64-bit word a fill stores, written `0x` and 16 hex digits in results.
@@ -254,20 +295,33 @@ impl TryFrom<String> for Fill {
 mod tests {
     use super::*;
 
-    fn ratio(name: &str) -> String {
+    /// A test by its name as the command line gives it.
+    fn parse_test(name: &str) -> Result<TestSpec> {
+        if let Some(n) = Named::ALL.into_iter().find(|n| n.name() == name) {
+            return Ok(n.spec());
+        }
+        let (ratio_text, nt) = match name.strip_suffix("-nt") {
+            Some(r) => (r, true),
+            None => (name, false),
+        };
+        let (r, w) = ratio_text.split_once(':').expect("a ratio");
+        ratio(r.parse().unwrap(), w.parse().unwrap(), nt)
+    }
+
+    fn dram_ratio_of(name: &str) -> String {
         parse_test(name).unwrap().dram_ratio()
     }
 
     #[test]
     fn mlc_mixes_have_their_controller_ratios() {
-        assert_eq!(ratio("all-reads"), "1:0");
-        assert_eq!(ratio("3:1"), "3:1");
-        assert_eq!(ratio("2:1"), "2:1");
-        assert_eq!(ratio("1:1"), "1:1");
-        assert_eq!(ratio("2:1-nt"), "2:1");
-        assert_eq!(ratio("stream-triad-like"), "2:1");
-        assert_eq!(ratio("5:2"), "5:2");
-        assert_eq!(ratio("1:1-nt"), "1:1");
+        assert_eq!(dram_ratio_of("all-reads"), "1:0");
+        assert_eq!(dram_ratio_of("3:1"), "3:1");
+        assert_eq!(dram_ratio_of("2:1"), "2:1");
+        assert_eq!(dram_ratio_of("1:1"), "1:1");
+        assert_eq!(dram_ratio_of("2:1-nt"), "2:1");
+        assert_eq!(dram_ratio_of("stream-triad-like"), "2:1");
+        assert_eq!(dram_ratio_of("5:2"), "5:2");
+        assert_eq!(dram_ratio_of("1:1-nt"), "1:1");
     }
 
     #[test]
@@ -324,12 +378,21 @@ mod tests {
     }
 
     #[test]
-    fn bad_names_are_input_errors() {
-        for bad in ["frob", "1:2", "0:0", "9:1", "0:1-nt", "a:b", "2:2"] {
-            assert!(matches!(parse_test(bad), Err(Error::Input(_))), "{bad}");
+    fn bad_ratios_are_input_errors() {
+        for (r, w, nt) in [
+            (1, 2, false),
+            (0, 0, false),
+            (9, 1, false),
+            (0, 1, true),
+            (2, 2, false),
+        ] {
+            assert!(
+                matches!(ratio(r, w, nt), Err(Error::Input(_))),
+                "{r}:{w} {nt}"
+            );
         }
-        for good in DEFAULT_TESTS {
-            assert!(parse_test(good).is_ok(), "{good}");
-        }
+        let names: Vec<String> = defaults().into_iter().map(|t| t.name).collect();
+        assert_eq!(names.len(), 14);
+        assert!(names.contains(&"2:1-nt".to_string()));
     }
 }

@@ -14,6 +14,9 @@
 pub mod ladder;
 pub mod levels;
 pub mod memory;
+mod settings;
+
+pub use settings::{LatencySettings, Order};
 
 use memsight_core::buffer::{BufferReport, PageKind};
 use memsight_core::env::Environment;

@@ -15,11 +15,43 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use memsight_core::env::Environment;
-use memsight_core::units::{format_bytes, parse_size};
+use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::pmemobj::{ClassDesc, MIN_POOL, header_bytes, header_name};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+/// How concurrent allocations are spread over PMDK's arenas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// PMDK's own: one arena per thread, round robin.
+    Default,
+    /// Every thread in one arena.
+    Single,
+    /// One arena per allocation class.
+    PerClass,
+    /// Default, retrying a failed allocation once.
+    Retry,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 4] = [
+        Strategy::Default,
+        Strategy::Single,
+        Strategy::PerClass,
+        Strategy::Retry,
+    ];
+
+    /// The name results and the worker use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Default => "default",
+            Strategy::Single => "single",
+            Strategy::PerClass => "per-class",
+            Strategy::Retry => "retry",
+        }
+    }
+}
 
 /// What the persistent-memory study runs.
 #[derive(Debug, Clone)]
@@ -37,8 +69,8 @@ pub struct Config {
     pub verify: usize,
     /// Run the concurrency study.
     pub concurrency: bool,
-    /// Arena strategies: default, single, per-class, retry.
-    pub strategies: Vec<String>,
+    /// Arena strategies of the concurrency study.
+    pub strategies: Vec<Strategy>,
     pub alloc_threads: usize,
     pub free_threads: usize,
     /// Object sizes of the concurrency study.
@@ -47,6 +79,30 @@ pub struct Config {
     pub live_fraction: f64,
     pub seconds: f64,
     pub seed: u64,
+}
+
+impl Default for Config {
+    /// MemVerge's PMDK talk (Li and Kang, 2019) filled a 4225761280-byte pool with these seven
+    /// sizes; the default pool is 1 GiB so that the study runs anywhere.
+    fn default() -> Self {
+        const K: u64 = 1024;
+        Config {
+            dir: None,
+            pool: None,
+            pool_bytes: 1 << 30,
+            sizes: vec![512, 4 * K, 16 * K, 64 * K, 256 * K, K * K, 2 * K * K],
+            search: false,
+            verify: 3,
+            concurrency: false,
+            strategies: Strategy::ALL.to_vec(),
+            alloc_threads: 4,
+            free_threads: 2,
+            mixed_sizes: vec![4 * K, 64 * K, 256 * K, K * K],
+            live_fraction: 0.6,
+            seconds: 3.0,
+            seed: 1,
+        }
+    }
 }
 use worker::{ConcurrencyReport, FillReport};
 
@@ -142,18 +198,6 @@ pub struct PmemResults {
     pub search: Vec<SearchResult>,
     pub concurrency: Vec<StrategyResult>,
     pub findings: Vec<String>,
-}
-
-pub fn parse_list(text: &str, what: &str) -> Result<Vec<u64>> {
-    let v = text
-        .split(',')
-        .map(|s| parse_size(s.trim()))
-        .collect::<Result<Vec<_>>>()
-        .map_err(|e| Error::input(format!("{what}: {e}")))?;
-    if v.is_empty() {
-        return Err(Error::input(format!("{what}: empty list")));
-    }
-    Ok(v)
 }
 
 /// Runs one worker task on a fresh pool at `path`, removing the pool afterwards in every case.
@@ -328,14 +372,10 @@ fn check(a: &Config) -> Result<()> {
             format_bytes(pool)
         )));
     }
-    if let Some(bad) = a
-        .strategies
-        .iter()
-        .find(|s| !["default", "single", "per-class", "retry"].contains(&s.as_str()))
-    {
-        return Err(Error::input(format!(
-            "unknown strategy '{bad}': default, single, per-class, retry"
-        )));
+    if sizes.is_empty() || a.mixed_sizes.is_empty() {
+        return Err(Error::input(
+            "--sizes and --mixed-sizes need at least one size",
+        ));
     }
     if a.alloc_threads == 0 || a.alloc_threads > 1024 || a.free_threads > 1024 {
         return Err(Error::input(
@@ -358,7 +398,7 @@ pub fn run(
     let pool = a.pool_bytes;
     let sizes = a.sizes.clone();
     let mixed = a.mixed_sizes.clone();
-    let strategies: Vec<&str> = a.strategies.iter().map(String::as_str).collect();
+    let strategies: Vec<&str> = a.strategies.iter().map(|s| s.name()).collect();
     let (dir, emulated) = pool_dir(a)?;
     if let Some(free) = memsight_kernels::pmemobj::free_space(&dir)
         && free < pool + (64 << 20)

@@ -19,7 +19,9 @@ pub mod detect;
 pub mod hpccg;
 pub mod model;
 mod pairs;
-pub use model::{ModelInfo, ModelSource, parse_offsets};
+mod settings;
+pub use model::{ModelInfo, ModelSource, OffsetRange};
+pub use settings::RowbufferSettings;
 pub mod probe;
 pub mod sweep;
 

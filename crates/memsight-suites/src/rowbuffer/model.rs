@@ -3,7 +3,7 @@
 //! OFFSET range that can see them (at least three periods of the longest, a step fine enough for
 //! the shortest).
 
-use memsight_core::units::{format_bytes, parse_size};
+use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
 use memsight_model::rowbuffer::Interleave;
 use schemars::JsonSchema;
@@ -169,32 +169,37 @@ pub fn default_offsets(p: Periods, points_per_period: u64) -> Vec<u64> {
     (0..=end.div_ceil(step)).map(|i| i * step).collect()
 }
 
-/// Parses `START..END/STEP` (sizes with units; every offset a multiple of 8 B, one element).
-pub fn parse_offsets(text: &str) -> Result<Vec<u64>> {
-    let bad = || {
-        Error::input(format!(
-            "--offsets '{text}': write START..END/STEP, e.g. 0..1M/8K (multiples of 8 B)"
-        ))
-    };
-    let (range, step) = text.split_once('/').ok_or_else(bad)?;
-    let (start, end) = range.split_once("..").ok_or_else(bad)?;
-    let start = if matches!(start.trim(), "" | "0") {
-        0
-    } else {
-        parse_size(start)?
-    };
-    let end = parse_size(end)?;
-    let step = parse_size(step)?;
-    if step == 0 || step % 8 != 0 || start % 8 != 0 || end < start {
-        return Err(bad());
+/// An OFFSET range `START..END/STEP` (bytes; every offset a multiple of 8 B, one element).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffsetRange {
+    pub start: u64,
+    pub end: u64,
+    pub step: u64,
+}
+
+impl std::fmt::Display for OffsetRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}..{}/{}", self.start, self.end, self.step)
     }
-    let n = (end - start) / step + 1;
-    if n > MAX_POINTS {
-        return Err(Error::input(format!(
-            "--offsets '{text}' gives {n} points; at most {MAX_POINTS} (use a larger step)"
-        )));
+}
+
+impl OffsetRange {
+    /// The offsets of the range, checked.
+    pub fn offsets(&self) -> Result<Vec<u64>> {
+        let OffsetRange { start, end, step } = *self;
+        if step == 0 || step % 8 != 0 || start % 8 != 0 || end < start {
+            return Err(Error::input(format!(
+                "--offsets {self}: START..END/STEP with END ≥ START and START and STEP multiples of 8 B, e.g. 0..1M/8K"
+            )));
+        }
+        let n = (end - start) / step + 1;
+        if n > MAX_POINTS {
+            return Err(Error::input(format!(
+                "--offsets {self} gives {n} points; at most {MAX_POINTS} (use a larger step)"
+            )));
+        }
+        Ok((0..n).map(|i| start + i * step).collect())
     }
-    Ok((0..n).map(|i| start + i * step).collect())
 }
 
 #[cfg(test)]
@@ -211,21 +216,18 @@ mod tests {
     }
 
     #[test]
-    fn offsets_parse_at_any_multiple_of_8_bytes() {
+    fn offsets_at_any_multiple_of_8_bytes() {
+        let r = |start, end, step| OffsetRange { start, end, step }.offsets();
         assert_eq!(
-            parse_offsets("0..16K/4K").unwrap(),
+            r(0, 16 << 10, 4 << 10).unwrap(),
             vec![0, 4096, 8192, 12288, 16384]
         );
-        assert_eq!(parse_offsets("..128/64").unwrap(), vec![0, 64, 128]);
-        assert_eq!(parse_offsets("8..32/8").unwrap(), vec![8, 16, 24, 32]);
-        assert!(parse_offsets("0..1M/100").is_err(), "not a multiple of 8");
-        assert!(
-            parse_offsets("4..1M/8").is_err(),
-            "start not a multiple of 8"
-        );
-        assert!(parse_offsets("1M..0/4K").is_err());
-        assert!(parse_offsets("0..1G/64").is_err(), "too many points");
-        assert!(parse_offsets("nonsense").is_err());
+        assert_eq!(r(0, 128, 64).unwrap(), vec![0, 64, 128]);
+        assert_eq!(r(8, 32, 8).unwrap(), vec![8, 16, 24, 32]);
+        assert!(r(0, 1 << 20, 100).is_err(), "not a multiple of 8");
+        assert!(r(4, 1 << 20, 8).is_err(), "start not a multiple of 8");
+        assert!(r(1 << 20, 0, 4096).is_err());
+        assert!(r(0, 1 << 30, 64).is_err(), "too many points");
     }
 
     #[test]

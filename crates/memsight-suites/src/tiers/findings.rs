@@ -192,3 +192,107 @@ fn weighted_findings(w: &WeightedSweep) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tiers::plan::{Tier, TierNode};
+    use memsight_core::stats::summarize;
+
+    fn node(node: usize, kind: &str, claim: Option<crate::numa::Claim>) -> TierNode {
+        TierNode {
+            node,
+            kind: Some(kind.into()),
+            cpu_less: node > 0,
+            memory_bytes: 64 << 30,
+            initiator: 0,
+            cpus: vec![0, 1],
+            claim,
+        }
+    }
+
+    fn target(node: usize, tier: usize, read_ns: f64, write_ns: f64, gbs: f64) -> TargetFigures {
+        TargetFigures {
+            target: MemTarget::Node { node },
+            tier: Some(tier),
+            kind: Some(if tier == 0 { "DRAM" } else { "CXL" }.into()),
+            cpus: vec![0, 1],
+            read_latency_ns: Some(summarize(&[read_ns])),
+            write_latency_ns: Some(summarize(&[write_ns])),
+            read_gbs: Some(summarize(&[gbs])),
+            write_gbs: None,
+            write_nt_gbs: None,
+            knee_gbs: None,
+            saturation_gbs: Some(20.0),
+            granularity: Vec::new(),
+            read_granule: Some(256),
+            write_granule: Some(256),
+            persist_cost: None,
+        }
+    }
+
+    /// A DRAM tier and a CXL tier: the slower one against the fastest, the firmware's claim
+    /// against the measurement, the read/write asymmetry and the granule.
+    #[test]
+    fn a_slower_tier_is_compared_with_the_fastest_and_the_firmware() {
+        let claim = crate::numa::Claim {
+            node: 1,
+            initiators: vec![0],
+            latency_ratio: None,
+            bandwidth_ratio: None,
+            read_latency_ns: Some(250),
+            write_latency_ns: None,
+            read_bandwidth_mbs: Some(32000),
+            write_bandwidth_mbs: None,
+        };
+        let plan = TierPlan {
+            tiers: vec![
+                Tier {
+                    id: Some(4),
+                    label: "DRAM".into(),
+                    nodes: vec![node(0, "DRAM", None)],
+                },
+                Tier {
+                    id: Some(22),
+                    label: "CXL".into(),
+                    nodes: vec![node(1, "CXL", Some(claim))],
+                },
+            ],
+            near: None,
+            weighted: None,
+            notes: vec!["a note".into()],
+        };
+        let targets = [
+            target(0, 0, 110.0, 120.0, 60.0),
+            target(1, 1, 300.0, 450.0, 15.0),
+        ];
+        let f = findings(&plan, &targets, None, None);
+        let has = |s: &str| f.iter().any(|x| x.contains(s));
+        assert!(
+            has(
+                "node 1 (CXL) against node 0: read latency 300 ns (2.73×), read bandwidth 15.0 GB/s (0.25×)"
+            ),
+            "{f:?}"
+        );
+        assert!(
+            has("node 1: measured read latency 300 ns is 1.20× the firmware's claim (250 ns"),
+            "{f:?}"
+        );
+        assert!(
+            has(
+                "node 1: measured read bandwidth 15.0 GB/s is 0.47× the firmware's claim (32000 MB/s)"
+            ),
+            "{f:?}"
+        );
+        assert!(
+            has("node 1: idle read latency 300 ns, write (read-modify-write) 450 ns (1.50×)"),
+            "{f:?}"
+        );
+        assert!(
+            has("node 1: effective random-read granularity 256 B"),
+            "{f:?}"
+        );
+        assert!(has("stayed below 2 × idle up to 20.0 GB/s"), "{f:?}");
+        assert!(has("a note") && !has("one memory tier here"), "{f:?}");
+    }
+}

@@ -12,7 +12,8 @@ use memsight_kernels::granular::Access;
 
 use super::granularity::{self, GranPoint, GranTarget};
 use super::{Config, Part};
-use crate::bandwidth::{BandwidthConfig, spec::parse_test};
+use crate::bandwidth::BandwidthConfig;
+use crate::bandwidth::spec::Named;
 use crate::latency::LadderConfig;
 
 /// What is measured: a node, or memory mapped through DAX.
@@ -135,16 +136,16 @@ pub fn measure(
     if a.parts.contains(&Part::Bandwidth) {
         let isa = memsight_kernels::bandwidth::Isa::widest();
         type Slot = fn(&mut TargetFigures) -> &mut Option<Summary>;
-        let tests: [(&str, Slot); 3] = [
-            ("read", |f| &mut f.read_gbs),
-            ("write", |f| &mut f.write_gbs),
-            ("write-nt", |f| &mut f.write_nt_gbs),
+        let tests: [(Named, Slot); 3] = [
+            (Named::Read, |f| &mut f.read_gbs),
+            (Named::Write, |f| &mut f.write_gbs),
+            (Named::WriteNt, |f| &mut f.write_nt_gbs),
         ];
         for (test, slot) in tests {
-            if memsight_kernels::bandwidth::supports(isa, parse_test(test)?.store).is_err() {
+            if memsight_kernels::bandwidth::supports(isa, test.spec().store).is_err() {
                 continue;
             }
-            tick(&format!("{label}: {test} bandwidth"));
+            tick(&format!("{label}: {} bandwidth", test.name()));
             let s = bandwidth(w, a, env, rule, sample_ns, test)?;
             if cancel::requested() {
                 return Ok((f, false));
@@ -197,13 +198,13 @@ fn bandwidth(
     env: &Environment,
     rule: StopRule,
     sample_ns: f64,
-    test: &str,
+    test: Named,
 ) -> Result<Option<Summary>> {
     let cfg = BandwidthConfig {
         node: w.node,
         dax: w.dax,
         ..BandwidthConfig::single(
-            test,
+            test.spec(),
             w.cpus,
             a.bandwidth_bytes,
             a.page_kind,
@@ -223,8 +224,11 @@ fn loaded(w: &Where, a: &Config, env: &Environment) -> Result<(Option<f64>, Opti
         node: w.node,
         chase_bytes: a.latency_bytes,
         page_kind: a.page_kind,
-        min_samples: a.min_samples,
-        point_budget: a.point_budget,
+        sampling: crate::sampling::Sampling {
+            min_samples: a.sampling.min_samples,
+            point_budget: a.sampling.point_budget,
+            ..crate::loaded::Config::default().sampling
+        },
         dax: w.dax,
         ..Default::default()
     };

@@ -81,6 +81,9 @@ pub struct Config {
     pub near_size: Option<u64>,
     /// Installed DRAM when SMBIOS says persistent memory runs in Memory Mode.
     pub memory_mode_dram: Option<u64>,
+    /// A dmidecode text or binary dump to read Memory Mode from (when `memory_mode_dram` is
+    /// not already known).
+    pub dmidecode: Option<std::path::PathBuf>,
     pub parts: Vec<Part>,
     pub blocks: Vec<usize>,
     pub accesses: Vec<Access>,
@@ -91,8 +94,8 @@ pub struct Config {
     /// Working set of all threads of a granularity point (default as latency).
     pub granularity_bytes: Option<u64>,
     pub page_kind: PageKind,
-    pub min_samples: u32,
-    pub point_budget: f64,
+    /// Per point.
+    pub sampling: crate::sampling::Sampling,
 }
 
 impl Default for Config {
@@ -104,6 +107,7 @@ impl Default for Config {
             one_per_tier: false,
             near_size: None,
             memory_mode_dram: None,
+            dmidecode: None,
             parts: Part::ALL.to_vec(),
             blocks: granularity::BLOCKS.to_vec(),
             accesses: Access::ALL.to_vec(),
@@ -111,8 +115,12 @@ impl Default for Config {
             bandwidth_bytes: 128 * MIB,
             granularity_bytes: None,
             page_kind: PageKind::Thp,
-            min_samples: 7,
-            point_budget: 0.3,
+            sampling: crate::sampling::Sampling {
+                target_ci: 0.02,
+                min_samples: 7,
+                point_budget: 0.3,
+                sample_ms: 10.0,
+            },
         }
     }
 }
@@ -181,7 +189,7 @@ pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan>
         fs,
         near_node.node,
         a.near_size,
-        a.memory_mode_dram,
+        memory_mode_dram(a)?,
     )
     .map(|(bytes, source)| {
         // This process's memory limits apply to this machine, not to a recorded one.
@@ -239,8 +247,42 @@ fn device_note(d: &memsight_core::topology::MemoryDevice) -> Option<String> {
     None
 }
 
+impl Config {
+    /// Refuses block sizes the granularity sweep cannot use and accesses this CPU cannot do.
+    pub fn check(&self) -> Result<()> {
+        for &b in &self.blocks {
+            if b < 64 || !b.is_power_of_two() || b > 1 << 20 {
+                return Err(Error::input(format!(
+                    "block {b} B: use a power of two from 64 B (a line) to 1 MiB"
+                )));
+            }
+        }
+        for a in &self.accesses {
+            a.supported().map_err(Error::input)?;
+        }
+        Ok(())
+    }
+}
+
+/// Installed DRAM when SMBIOS says persistent memory runs in Memory Mode: as given, or from
+/// the dmidecode dump given.
+fn memory_mode_dram(a: &Config) -> Result<Option<u64>> {
+    match (a.memory_mode_dram, &a.dmidecode) {
+        (Some(bytes), _) => Ok(Some(bytes)),
+        (None, Some(path)) => {
+            let d = crate::dimms::run(&crate::dimms::Config {
+                dmidecode: Some(path.clone()),
+                ..Default::default()
+            })?;
+            Ok(d.memory_mode.then_some(d.dram_bytes))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// The plan alone, as results with nothing measured (`memsight tiers --plan`).
 pub fn planned(a: &Config, env: &Environment) -> Result<TiersResults> {
+    a.check()?;
     let plan = make_plan(a, env, &FsRoot::from_env())?;
     let findings = findings::findings(&plan, &[], None, None);
     Ok(TiersResults {
@@ -259,9 +301,10 @@ pub fn run(
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(TiersResults, bool)> {
+    a.check()?;
     let fs = FsRoot::from_env();
     let plan = make_plan(a, env, &fs)?;
-    let (rule, sample_ns) = crate::sampling::stop_rule(0.02, a.min_samples, a.point_budget, 10.0)?;
+    let (rule, sample_ns) = a.sampling.rule()?;
     // The working sets are resolved once, from the core's latency curve where not given.
     let (lat, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
     let a = &Config {

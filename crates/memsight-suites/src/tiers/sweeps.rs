@@ -14,6 +14,7 @@ use super::nearmem::{NearAnalysis, NearPoint, analyse};
 use super::plan::{Mechanism, NearMemory, Ratio, WeightedPlan, proportional};
 use super::weights::WeightGuard;
 use crate::bandwidth::BandwidthConfig;
+use crate::bandwidth::spec::{Named, TestSpec, ratio};
 use crate::latency::LadderConfig;
 
 /// The near-memory sweep's points and analysis.
@@ -89,7 +90,7 @@ pub fn near_sweep(
         ));
         let per_thread = (p.size_bytes / cpus.len() as u64).max(1 << 20);
         let read = test_bandwidth(
-            "read",
+            Named::Read.spec(),
             cpus,
             Some(near.node),
             None,
@@ -119,7 +120,7 @@ pub fn near_sweep(
 
 #[allow(clippy::too_many_arguments)]
 fn test_bandwidth(
-    test: &str,
+    test: TestSpec,
     cpus: &[usize],
     node: Option<usize>,
     weighted: Option<Weighted>,
@@ -204,8 +205,12 @@ pub fn weighted_sweep(
             read_gbs: None,
             mix_gbs: None,
         };
-        for (test, slot) in [("read", &mut point.read_gbs), ("2:1", &mut point.mix_gbs)] {
-            tick(&format!("weighted interleave {r}: {test}"));
+        let tests = [
+            (Named::Read.spec(), &mut point.read_gbs),
+            (ratio(2, 1, false)?, &mut point.mix_gbs),
+        ];
+        for (test, slot) in tests {
+            tick(&format!("weighted interleave {r}: {}", test.name));
             *slot = test_bandwidth(
                 test,
                 &plan.cpus,

@@ -1,50 +1,62 @@
-//! `memsight c2c` flags, and their conversion into the suite's config.
+//! `memsight c2c`: the flags, and the matrix as a command and as a step of `memsight run`.
 
-use clap::Args;
-use memsight_core::Result;
 use memsight_core::env::Environment;
+use memsight_suites::c2c::{self, C2cResults, Config};
+use memsight_suites::sampling::Sampling;
 
-use crate::c2c::{Config, SAMPLING};
-use crate::sampling::Sampling;
+use super::sampling::SamplingArgs;
+use super::values::{List, list, numbers};
+use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
-#[derive(Debug, Clone, Args)]
-pub struct C2cArgs {
+/// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
     /// CPUs of the matrix (default: one per last-level-cache domain, or one per core up to 16).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = list)]
+    pub cpus: Option<List>,
     /// Only the modified-line ping-pong (skip the clean-line probe).
     #[arg(long)]
     pub modified_only: bool,
-    /// Stop a pair once the median's 95% CI is within this fraction of it.
-    #[arg(long, value_name = "FRACTION", default_value_t = SAMPLING.target_ci)]
-    pub target_ci: f64,
-    /// Minimum samples per pair.
-    #[arg(long, value_name = "N", default_value_t = SAMPLING.min_samples, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per pair in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = SAMPLING.point_budget)]
-    pub point_budget: f64,
-    /// Target duration of one timed sample in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = SAMPLING.sample_ms)]
-    pub sample_ms: f64,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }
 
-impl C2cArgs {
-    /// The suite's config: CPU list checked against the allowed CPUs.
-    pub fn config(&self, env: &Environment) -> Result<Config> {
-        Ok(Config {
-            cpus: self
-                .cpus
-                .as_deref()
-                .map(|l| memsight_core::pin::parse_cpus(l, &env.allowed_cpus))
-                .transpose()?,
+impl Args {
+    /// The suite's config: its defaults, with the flags given.
+    pub fn config(&self) -> Config {
+        Config {
+            cpus: numbers(&self.cpus),
             modified_only: self.modified_only,
+            sampling: self.sampling.over(Config::default().sampling),
+        }
+    }
+}
+
+impl Suite for Args {
+    fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
+        let cfg = self.config();
+        let (results, complete) = ui.progress(None, |tick| c2c::run(&cfg, env, tick))?;
+        Ok(Outcome::of(results, complete))
+    }
+}
+
+impl InRun for Args {
+    type Results = C2cResults;
+
+    /// Shorter pairs than the command's; needs two CPUs.
+    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<C2cResults>> {
+        if let Some(why) = ctx.skip("core-to-core latency", true) {
+            return Ok(Step::Skipped(why));
+        }
+        let d = Config::default();
+        let cfg = Config {
             sampling: Sampling {
-                target_ci: self.target_ci,
-                min_samples: self.min_samples,
-                point_budget: self.point_budget,
-                sample_ms: self.sample_ms,
+                point_budget: 0.3,
+                ..d.sampling
             },
-        })
+            ..d
+        };
+        let (r, done) = ctx.ticking("core to core", |tick| c2c::run(&cfg, ctx.env, tick))?;
+        Ok(Step::Ran(r, done))
     }
 }

@@ -1,13 +1,17 @@
-//! `memsight dimms` flags, and their conversion into the suite's config.
+//! `memsight dimms`: the flags, and the inventory (or the plan) as a command and as a step of
+//! `memsight run`.
 
 use std::path::PathBuf;
 
-use clap::Args;
+use memsight_core::env::Environment;
+use memsight_suites::dimms::{self, Config, DimmsResults};
 
-use crate::dimms::Config;
+use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
-#[derive(Debug, Clone, Args)]
-pub struct DimmsArgs {
+/// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors;
+/// or, with --plan, a what-if for memory you have not bought yet.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
     /// Read this `dmidecode` text or `dmidecode --dump-bin` file instead of this machine's
     /// /sys/firmware/dmi/tables (root).
     #[arg(long, value_name = "FILE")]
@@ -52,7 +56,7 @@ fn parse_dimm(s: &str) -> Result<(String, u32), String> {
     Ok((part.trim().to_string(), n))
 }
 
-impl DimmsArgs {
+impl Args {
     /// Pairs each --dimm with the --plan before it, from the positions clap recorded.
     pub fn group_plans(&mut self, m: &clap::ArgMatches) -> Result<(), String> {
         let plan_at: Vec<usize> = m
@@ -83,7 +87,7 @@ impl DimmsArgs {
     }
 }
 
-impl DimmsArgs {
+impl Args {
     /// The inventory study's config.
     pub fn config(&self) -> Config {
         Config {
@@ -92,5 +96,36 @@ impl DimmsArgs {
             ccds: self.ccds,
             fclk: self.fclk,
         }
+    }
+}
+
+impl Suite for Args {
+    /// The inventory is read from SMBIOS or a file, the plan from tables: nothing is measured.
+    fn live(&self) -> bool {
+        false
+    }
+
+    fn run(&self, _env: &Environment, _ui: &Ui) -> anyhow::Result<Outcome> {
+        if !self.plans.is_empty() {
+            return Ok(Outcome::of(dimms::plans(&self.plans)?, true));
+        }
+        Ok(Outcome::of(dimms::run(&self.config())?, true))
+    }
+}
+
+impl InRun for Args {
+    type Results = DimmsResults;
+
+    /// Where SMBIOS is readable, or from `--dmidecode`.
+    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<DimmsResults>> {
+        Ok(
+            match dimms::run(&Config {
+                dmidecode: ctx.dmidecode.clone(),
+                ..Default::default()
+            }) {
+                Ok(r) => Step::Ran(r, true),
+                Err(e) => Step::Skipped(format!("DIMM inventory: {e}")),
+            },
+        )
     }
 }

@@ -1,64 +1,56 @@
-//! `memsight latency` flags, and their conversion into the suite's config.
+//! `memsight latency`: the flags, and the ladder as a command and as `memsight run`'s first step.
 
-use clap::{Args, ValueEnum};
-use memsight_core::buffer::PageKind;
+use clap::ValueEnum;
 use memsight_core::env::Environment;
-use memsight_core::units::{parse_cpu_list, parse_size};
-use memsight_core::{Error, Result};
-use memsight_kernels::chain::Pattern;
+use memsight_core::timer;
+use memsight_suites::latency::{self, LatencyResults, LatencySettings, Order};
 
-use crate::latency::{LadderConfig, log_sizes};
+use super::sampling::SamplingArgs;
+use super::values::{List, numbers, PageKindArg, list, size};
+use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
-#[derive(Debug, Clone, Args)]
-pub struct LatencyArgs {
+/// Latency ladder: pointer-chase latency from L1 to memory, cache levels, TLB cost and
+/// memory-level parallelism.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
     /// Smallest working set (e.g. 4K).
-    #[arg(long, value_name = "SIZE", default_value = "4K")]
-    pub min_size: String,
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = LatencySettings::default().min_size)]
+    pub min_size: u64,
     /// Largest working set. Default: the ladder ends once its memory plateau has held for two
     /// octaves, at most at 4 × the largest cache the OS reports (at least 64 MiB).
-    #[arg(long, value_name = "SIZE")]
-    pub max_size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub max_size: Option<u64>,
     /// Working-set sizes per doubling.
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=16))]
+    #[arg(long, value_name = "N", default_value_t = LatencySettings::default().points_per_octave, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub points_per_octave: u32,
     /// Distance between chased elements in bytes (≥ 64; 128 avoids adjacent-line prefetch).
-    #[arg(long, value_name = "BYTES", default_value = "128")]
-    pub stride: String,
+    #[arg(long, value_name = "BYTES", value_parser = size, default_value_t = LatencySettings::default().stride)]
+    pub stride: u64,
     /// Visit order.
-    #[arg(long, value_enum, default_value_t = PatternArg::Window)]
-    pub pattern: PatternArg,
+    #[arg(long, value_enum, default_value_t = OrderArg::from(LatencySettings::default().order))]
+    pub pattern: OrderArg,
     /// Window size for the window pattern, in 4 KiB pages.
-    #[arg(long, value_name = "PAGES", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=262144))]
+    #[arg(long, value_name = "PAGES", default_value_t = LatencySettings::default().window_pages, value_parser = clap::value_parser!(u32).range(1..=262144))]
     pub window_pages: u32,
-    /// Page kind of the main ladder: 4k, thp, 2m (hugetlb) or 1g (hugetlb).
-    #[arg(long, value_name = "KIND", default_value = "4k")]
-    pub page_kind: String,
+    /// Page kind of the main ladder.
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(LatencySettings::default().page_kind))]
+    pub page_kind: PageKindArg,
     /// Skip the second ladder on huge pages (TLB cost).
     #[arg(long)]
     pub no_tlb: bool,
     /// Largest number of parallel chases for the memory-level-parallelism sweep (1 = none).
-    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10))]
+    #[arg(long, value_name = "K", default_value_t = LatencySettings::default().parallel, value_parser = clap::value_parser!(u32).range(1..=10))]
     pub parallel: u32,
     /// CPUs to measure from, one ladder each (default: the first allowed CPU), e.g. 0 or 0,8.
-    #[arg(long, value_name = "LIST")]
-    pub cpu: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = list)]
+    pub cpu: Option<List>,
     /// Bind the buffers to this NUMA node (default: first touch, i.e. the CPU's local node).
     #[arg(long, value_name = "NODE")]
     pub node: Option<usize>,
-    /// Stop sampling a point once the median's 95% CI is within this fraction of it.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.01)]
-    pub target_ci: f64,
-    /// Minimum samples per point.
-    #[arg(long, value_name = "N", default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per point in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0.3)]
-    pub point_budget: f64,
-    /// Target duration of one timed sample in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 2.0)]
-    pub sample_ms: f64,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Seed of the chain permutations (runs are reproducible for a seed).
-    #[arg(long, default_value_t = 0x5eed)]
+    #[arg(long, default_value_t = LatencySettings::default().seed)]
     pub seed: u64,
     /// Every step also writes the line it visits (multichase's incr chase): the latency of a
     /// dependent read-modify-write, whose dirty lines cost a write-back each.
@@ -70,7 +62,7 @@ pub struct LatencyArgs {
 
 /// Order in which the chase visits lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PatternArg {
+pub enum OrderArg {
     /// Random inside a window of pages, windows in random order (multichase; default).
     Window,
     /// Random over the whole working set (includes TLB misses with small pages).
@@ -79,78 +71,70 @@ pub enum PatternArg {
     Stride,
 }
 
-impl LatencyArgs {
-    /// Turns command-line arguments into a validated plan. Errors are input errors naming the fix.
-    pub fn config(&self, env: &Environment) -> Result<LadderConfig> {
-        let a = self;
-        let min = parse_size(&a.min_size)?;
-        let max = match &a.max_size {
-            Some(s) => parse_size(s)?,
-            None => memsight_suites::reach::ladder_cap(env),
-        };
-        let stride = parse_size(&a.stride)? as usize;
-        if stride < 64 || !stride.is_power_of_two() {
-            return Err(Error::input(format!(
-                "stride {stride} B is not supported: use a power of two of at least 64 (a cache line), e.g. 128"
-            )));
+impl From<Order> for OrderArg {
+    fn from(o: Order) -> Self {
+        match o {
+            Order::Window => OrderArg::Window,
+            Order::Random => OrderArg::Random,
+            Order::Stride => OrderArg::Stride,
         }
-        if min < stride as u64 {
-            return Err(Error::input(format!(
-                "--min-size {min} B is smaller than the stride ({stride} B): use at least {stride}"
-            )));
+    }
+}
+
+impl From<OrderArg> for Order {
+    fn from(o: OrderArg) -> Self {
+        match o {
+            OrderArg::Window => Order::Window,
+            OrderArg::Random => Order::Random,
+            OrderArg::Stride => Order::Stride,
         }
-        if max < min {
-            return Err(Error::input(format!(
-                "--max-size ({max} B) is smaller than --min-size ({min} B): swap them or raise --max-size"
-            )));
-        }
-        let page_kind: PageKind = a.page_kind.parse()?;
-        let dax = a.dax.target()?;
-        if dax.is_some() && a.node.is_some() {
-            return Err(Error::input(
-                "--dax and --node exclude each other: DAX memory is where its device is",
-            ));
-        }
-        // DAX memory comes in its own pages: no huge-page twin for the TLB cost.
-        let tlb_compare = !a.no_tlb && page_kind == PageKind::Base4K && dax.is_none();
-        // Both ladders' buffers exist at once: check the total before allocating anything.
-        let buffers = if tlb_compare { 2 } else { 1 };
-        if dax.is_none() {
-            memsight_core::buffer::check_size(max * buffers, env)?;
-        }
-        let cpus = match &a.cpu {
-            Some(list) => parse_cpu_list(list)?,
-            None => vec![*env.allowed_cpus.first().ok_or_else(|| {
-                Error::input("this process may not run on any CPU (empty cpuset)")
-            })?],
-        };
-        memsight_core::pin::validate_cpus(&cpus, &env.allowed_cpus)?;
-        env.check_node(a.node)?;
-        let (rule, sample_ns) =
-            crate::sampling::stop_rule(a.target_ci, a.min_samples, a.point_budget, a.sample_ms)?;
-        let pattern = match a.pattern {
-            PatternArg::Window => Pattern::Window {
-                window_bytes: a.window_pages as usize * 4096,
-            },
-            PatternArg::Random => Pattern::Random,
-            PatternArg::Stride => Pattern::Stride,
-        };
-        Ok(LadderConfig {
-            sizes: log_sizes(min, max, a.points_per_octave, stride as u64),
-            stride,
-            pattern,
-            page_kind,
-            tlb_compare,
-            max_parallel: a.parallel as usize,
-            cpus,
-            node: a.node,
-            interleave: false,
-            rule,
-            sample_ns,
-            seed: a.seed,
-            write: a.write,
-            dax,
-            stop_at_memory: a.max_size.is_none(),
+    }
+}
+
+impl Args {
+    /// The suite's settings: its defaults, with the flags given.
+    pub fn settings(&self) -> memsight_core::Result<LatencySettings> {
+        Ok(LatencySettings {
+            min_size: self.min_size,
+            max_size: self.max_size,
+            points_per_octave: self.points_per_octave,
+            stride: self.stride,
+            order: self.pattern.into(),
+            window_pages: self.window_pages,
+            page_kind: self.page_kind.into(),
+            tlb: !self.no_tlb,
+            parallel: self.parallel,
+            cpus: numbers(&self.cpu),
+            node: self.node,
+            sampling: self.sampling.over(LatencySettings::default().sampling),
+            seed: self.seed,
+            write: self.write,
+            dax: self.dax.target()?,
         })
+    }
+}
+
+impl Suite for Args {
+    fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
+        let cfg = self.settings()?.resolve(env)?;
+        let clock = timer::calibrate();
+        let (results, complete) = ui.progress(Some(latency::ladder::total_steps(&cfg)), |tick| {
+            latency::run(&cfg, env, clock, tick)
+        })?;
+        Ok(Outcome::of(results, complete))
+    }
+}
+
+impl InRun for Args {
+    type Results = LatencyResults;
+
+    /// The ladder with the run's latency flags (coarser in a quick run).
+    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LatencyResults>> {
+        let cfg = ctx.latency.resolve(ctx.env)?;
+        let clock = timer::calibrate();
+        let (r, done) = ctx.ticking("latency ladder", |tick| {
+            latency::run(&cfg, ctx.env, clock, tick)
+        })?;
+        Ok(Step::Ran(r, done))
     }
 }

@@ -1,17 +1,24 @@
-//! `memsight loaded-latency` flags, and their conversion into the suite's config.
+//! `memsight loaded-latency`: the flags, and the suite as a command and as a step of
+//! `memsight run`.
 
-use clap::Args;
-use memsight_core::Result;
+use clap::ValueEnum;
 use memsight_core::env::Environment;
-use memsight_core::units::parse_size;
+use memsight_kernels::loadgen::TrafficMix;
+use memsight_results::document::Level;
+use memsight_suites::loaded::{self, Config, LoadedResults};
+use memsight_suites::sampling::Sampling;
 
-use crate::loaded::{Config, parse_mix};
+use super::sampling::SamplingArgs;
+use super::values::{List, numbers, PageKindArg, list, size};
+use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
-#[derive(Debug, Clone, Args)]
-pub struct LoadedArgs {
-    /// Traffic mixes, comma-separated: reads, 3:1, 2:1, 1:1-nt, nt-writes (default: all).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub mix: Vec<String>,
+/// Loaded latency: latency vs bandwidth curves, one per read:write mix, with the knee and
+/// saturation bandwidth.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Traffic mixes, comma-separated (default: all).
+    #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
+    pub mix: Vec<MixArg>,
     /// Points per curve, idle and saturation included (spread evenly in bandwidth).
     #[arg(long, value_name = "N", default_value_t = Config::default().points, value_parser = clap::value_parser!(u32).range(2..=64))]
     pub points: u32,
@@ -19,57 +26,112 @@ pub struct LoadedArgs {
     #[arg(long, value_name = "FACTOR", default_value_t = Config::default().knee)]
     pub knee: f64,
     /// CPUs to use: the first chases, the others load (default: all allowed).
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = list)]
+    pub cpus: Option<List>,
     /// Bind the chase and load buffers to this node (default: the chasing CPU's node).
     #[arg(long, value_name = "NODE")]
     pub node: Option<usize>,
-    /// Chase working set (default: max(4 × LLC, 256 MiB)).
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<String>,
+    /// Chase working set (default: in memory by the core's latency curve, at least 256 MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub size: Option<u64>,
     /// Buffer per load thread.
-    #[arg(long, value_name = "SIZE", default_value = "96M")]
-    pub load_size: String,
-    /// Page kind of the buffers: 4k, thp, 2m or 1g.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub page_kind: String,
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().load_bytes)]
+    pub load_size: u64,
+    /// Page kind of the buffers.
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
+    pub page_kind: PageKindArg,
     /// Time the traffic runs before each point is sampled, ms.
     #[arg(long, value_name = "MS", default_value_t = Config::default().settle_ms)]
     pub settle_ms: u64,
-    /// Minimum latency samples per point.
-    #[arg(long, value_name = "N", default_value_t = Config::default().min_samples, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per point in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = Config::default().point_budget)]
-    pub point_budget: f64,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     #[command(flatten)]
     pub dax: super::DaxArg,
 }
 
-impl LoadedArgs {
-    /// The suite's config: mixes, sizes, CPUs and page kind parsed.
-    pub fn config(&self, env: &Environment) -> Result<Config> {
+/// A traffic mix of the load threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MixArg {
+    /// Loads only.
+    #[value(alias = "all-reads")]
+    Reads,
+    /// Two loads and a store per visit (3:1 with the store's read for ownership).
+    #[value(name = "3:1")]
+    R3W1,
+    /// A load and a store (2:1).
+    #[value(name = "2:1")]
+    R2W1,
+    /// A load and a non-temporal store (1:1).
+    #[value(name = "1:1-nt", alias = "1:1")]
+    R1W1Nt,
+    /// Non-temporal stores only.
+    NtWrites,
+}
+
+impl From<MixArg> for TrafficMix {
+    fn from(m: MixArg) -> Self {
+        match m {
+            MixArg::Reads => TrafficMix::Reads,
+            MixArg::R3W1 => TrafficMix::R3W1,
+            MixArg::R2W1 => TrafficMix::R2W1,
+            MixArg::R1W1Nt => TrafficMix::R1W1Nt,
+            MixArg::NtWrites => TrafficMix::NtWrites,
+        }
+    }
+}
+
+impl Args {
+    /// The suite's config: its defaults, with the flags given.
+    pub fn config(&self) -> memsight_core::Result<Config> {
         Ok(Config {
-            mixes: self
-                .mix
-                .iter()
-                .map(|m| parse_mix(m))
-                .collect::<Result<_>>()?,
+            mixes: self.mix.iter().map(|&m| m.into()).collect(),
             points: self.points,
             knee: self.knee,
-            cpus: self
-                .cpus
-                .as_deref()
-                .map(|l| memsight_core::pin::parse_cpus(l, &env.allowed_cpus))
-                .transpose()?,
+            cpus: numbers(&self.cpus),
             node: self.node,
-            chase_bytes: self.size.as_deref().map(parse_size).transpose()?,
-            load_bytes: parse_size(&self.load_size)?,
-            page_kind: self.page_kind.parse()?,
+            chase_bytes: self.size,
+            load_bytes: self.load_size,
+            page_kind: self.page_kind.into(),
             settle_ms: self.settle_ms,
-            min_samples: self.min_samples,
-            point_budget: self.point_budget,
+            sampling: self.sampling.over(Config::default().sampling),
             dax: self.dax.target()?,
         })
+    }
+}
+
+impl Suite for Args {
+    fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
+        let cfg = self.config()?;
+        let (results, complete) = ui.progress(None, |tick| loaded::run(&cfg, env, tick))?;
+        Ok(Outcome::of(results, complete))
+    }
+}
+
+impl InRun for Args {
+    type Results = LoadedResults;
+
+    /// Reads and 2:1 by default, every mix when thorough; needs a second CPU for the load.
+    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LoadedResults>> {
+        if let Some(why) = ctx.skip("loaded latency", true) {
+            return Ok(Step::Skipped(why));
+        }
+        let cfg = if ctx.level == Level::Default {
+            let d = Config::default();
+            Config {
+                mixes: vec![TrafficMix::Reads, TrafficMix::R2W1],
+                points: 5,
+                settle_ms: 50,
+                sampling: Sampling {
+                    min_samples: 5,
+                    point_budget: 0.2,
+                    ..d.sampling
+                },
+                ..d
+            }
+        } else {
+            Config::default()
+        };
+        let (r, done) = ctx.ticking("loaded latency", |tick| loaded::run(&cfg, ctx.env, tick))?;
+        Ok(Step::Ran(r, done))
     }
 }

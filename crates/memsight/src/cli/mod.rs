@@ -1,31 +1,66 @@
-//! Command-line interface: what the user can ask for.
+//! Command-line interface: what the user can ask for. Every suite's flags live in its own file,
+//! `cli/<suite>.rs`, declared here from the registry (`memsight_results::with_suites!`) together
+//! with its command; the commands that do not measure are written out below.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-mod alloc;
-mod bandwidth;
-mod c2c;
-mod dimms;
-mod latency;
-mod loaded;
-mod numa;
-mod pmem;
-mod rowbuffer;
-mod stream;
-mod tiers;
-pub use alloc::{AllocArgs, AllocWorkerArgs};
-pub use bandwidth::{BandwidthArgs, DataArg};
-pub use c2c::C2cArgs;
-pub use dimms::DimmsArgs;
-pub use latency::LatencyArgs;
-pub use loaded::LoadedArgs;
-pub use numa::NumaArgs;
-pub use pmem::{PmemArgs, PmemWorkerArgs};
-pub use rowbuffer::RowbufferArgs;
-pub use stream::StreamArgs;
-pub use tiers::TiersArgs;
+pub mod sampling;
+pub mod values;
+
+/// Declares every suite's flags module and its command, and the one generic dispatch over them.
+macro_rules! suite_commands {
+    ($($m:ident $variant:ident $name:literal $tm:ident :: $tn:ident $(, run $field:ident)?;)*) => {
+        $(pub mod $m;)*
+
+        /// The commands of the suites, in the registry's order (their help is the flags'
+        /// doc comment).
+        #[derive(Debug, Subcommand)]
+        pub enum SuiteCommand {
+            $($variant($m::Args),)*
+        }
+
+        impl SuiteCommand {
+            /// The suite behind the command.
+            pub fn suite(&self) -> &dyn crate::suite::Suite {
+                match self {
+                    $(SuiteCommand::$variant(a) => a,)*
+                }
+            }
+        }
+    };
+}
+
+memsight_results::with_suites!(suite_commands);
+
+/// A command line clap refused, as one line naming the problem (exit 2); help and version are
+/// printed as clap prints them.
+pub fn refuse(e: clap::Error) -> std::process::ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let line = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("For more information") && !l.starts_with("Usage:")
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    eprintln!(
+        "memsight: error: {}",
+        line.strip_prefix("error: ").unwrap_or(&line)
+    );
+    std::process::ExitCode::from(2)
+}
 
 /// `--dax PATH`: file-backed memory for the commands that measure on one buffer kind.
 #[derive(Debug, Clone, Default, Args)]
@@ -84,44 +119,14 @@ pub enum Command {
     Run(RunArgs),
     /// Machine, topology and state report, with warnings for what distorts measurements.
     Env,
-    /// Latency ladder: pointer-chase latency from L1 to DRAM, cache levels, TLB cost and
-    /// memory-level parallelism.
-    Latency(LatencyArgs),
-    /// Bandwidth by kernel, read:write mix, store kind and data, with thread scaling and a
-    /// working-set sweep.
-    Bandwidth(BandwidthArgs),
-    /// STREAM-compatible kernels (Copy, Scale, Add, Triad) under STREAM's rules, validated.
-    Stream(StreamArgs),
-    /// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
-    C2c(C2cArgs),
-    /// Latency and bandwidth matrices: every CPU node × every memory node (CPU-less included),
-    /// interleaved memory, and what the firmware claims.
-    Numa(NumaArgs),
-    /// Loaded latency: latency vs bandwidth curves, one per read:write mix, with the knee and
-    /// saturation bandwidth.
-    LoadedLatency(LoadedArgs),
-    /// Memory tiers (DRAM, HBM, CXL, persistent memory, DAX): idle read and write latency,
-    /// bandwidth, loaded-latency knee and access granularity per node, the working set against
-    /// near memory, weighted interleave, and the firmware's claims beside the measured figures.
-    Tiers(TiersArgs),
-    /// Row-buffer conflicts and physical page mapping: STREAM offset sweeps on contiguous and
-    /// demand-paged memory, dip detection and period prediction, a row-conflict probe, advice.
-    Rowbuffer(RowbufferArgs),
-    /// Allocator study: RSS vs live heap, RSS over time, speed, for glibc (and its knobs),
-    /// tcmalloc, jemalloc, mimalloc, on a built-in workload or your command (`-- CMD ARGS`).
-    Alloc(AllocArgs),
+    #[command(flatten)]
+    Suite(SuiteCommand),
     /// (internal) The allocator workload, run in a child process by `memsight alloc`.
     #[command(hide = true)]
-    AllocWorker(AllocWorkerArgs),
-    /// Persistent-memory pool study (PMDK libpmemobj): utilisation by object size, allocation
-    /// class search, concurrent allocation failures by arena strategy.
-    Pmem(PmemArgs),
+    AllocWorker(alloc::WorkerArgs),
     /// (internal) One PMDK task in a child process, run by `memsight pmem`.
     #[command(hide = true)]
-    PmemWorker(PmemWorkerArgs),
-    /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors;
-    /// or, with --plan, a what-if for memory you have not bought yet.
-    Dimms(DimmsArgs),
+    PmemWorker(pmem::WorkerArgs),
     /// Fleet report of a directory of results (one per node): nodes grouped by hardware, the
     /// figures that stand out within a group, faults; terminal table, JSON, --html page.
     Fleet(FleetArgs),
@@ -285,7 +290,7 @@ pub struct RunArgs {
     )]
     pub fleet_timeout: u64,
     #[command(flatten)]
-    pub latency: LatencyArgs,
+    pub latency: latency::Args,
 }
 
 /// `memsight fleet DIR`.

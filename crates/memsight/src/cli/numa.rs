@@ -1,43 +1,73 @@
-//! `memsight numa` flags, and their conversion into the suite's config.
+//! `memsight numa`: the flags, and the matrices as a command and as a step of `memsight run`.
 
-use clap::Args;
-use memsight_core::Result;
-use memsight_core::units::parse_size;
+use memsight_core::env::Environment;
+use memsight_suites::numa::{self, Config, NumaResults};
+use memsight_suites::sampling::Sampling;
 
-use crate::numa::Config;
+use super::sampling::SamplingArgs;
+use super::values::{PageKindArg, size};
+use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
-#[derive(Debug, Clone, Args)]
-pub struct NumaArgs {
-    /// Working set of each latency cell (default: max(4 × LLC, 256 MiB)).
-    #[arg(long, value_name = "SIZE")]
-    pub latency_size: Option<String>,
+/// Latency and bandwidth matrices: every CPU node × every memory node (CPU-less included),
+/// interleaved memory, and what the firmware claims.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Working set of each latency cell (default: in memory by the core's latency curve, at
+    /// least 256 MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub latency_size: Option<u64>,
     /// Working set per thread of each bandwidth cell.
-    #[arg(long, value_name = "SIZE", default_value = "128M")]
-    pub bandwidth_size: String,
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().bandwidth_bytes)]
+    pub bandwidth_size: u64,
     /// Skip the bandwidth matrix.
     #[arg(long)]
     pub no_bandwidth: bool,
-    /// Page kind of the buffers: 4k, thp, 2m or 1g.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub page_kind: String,
-    /// Minimum samples per cell.
-    #[arg(long, value_name = "N", default_value_t = Config::default().min_samples, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per cell in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = Config::default().point_budget)]
-    pub point_budget: f64,
+    /// Page kind of the buffers.
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
+    pub page_kind: PageKindArg,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }
 
-impl NumaArgs {
-    /// The suite's config: sizes and page kind parsed.
-    pub fn config(&self) -> Result<Config> {
-        Ok(Config {
-            latency_bytes: self.latency_size.as_deref().map(parse_size).transpose()?,
-            bandwidth_bytes: parse_size(&self.bandwidth_size)?,
+impl Args {
+    /// The suite's config: its defaults, with the flags given.
+    pub fn config(&self) -> Config {
+        Config {
+            latency_bytes: self.latency_size,
+            bandwidth_bytes: self.bandwidth_size,
             bandwidth: !self.no_bandwidth,
-            page_kind: self.page_kind.parse()?,
-            min_samples: self.min_samples,
-            point_budget: self.point_budget,
-        })
+            page_kind: self.page_kind.into(),
+            sampling: self.sampling.over(Config::default().sampling),
+        }
+    }
+}
+
+impl Suite for Args {
+    fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
+        let cfg = self.config();
+        let (results, complete) = ui.progress(None, |tick| numa::run(&cfg, env, tick))?;
+        Ok(Outcome::of(results, complete))
+    }
+}
+
+impl InRun for Args {
+    type Results = NumaResults;
+
+    /// Shorter cells than the command's.
+    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<NumaResults>> {
+        if let Some(why) = ctx.skip("NUMA matrices", false) {
+            return Ok(Step::Skipped(why));
+        }
+        let d = Config::default();
+        let cfg = Config {
+            sampling: Sampling {
+                min_samples: 5,
+                point_budget: 0.3,
+                ..d.sampling
+            },
+            ..d
+        };
+        let (r, done) = ctx.ticking("NUMA", |tick| numa::run(&cfg, ctx.env, tick))?;
+        Ok(Step::Ran(r, done))
     }
 }

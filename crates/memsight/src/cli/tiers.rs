@@ -1,17 +1,25 @@
-//! `memsight tiers` flags, and their conversion into the suite's config.
+//! `memsight tiers`: the flags, and the study as a command and as a step of `memsight run`.
 
-use clap::Args;
-use memsight_core::units::parse_size;
-use memsight_core::{Error, Result};
+use clap::ValueEnum;
+use memsight_core::env::Environment;
+use memsight_core::sysfs::FsRoot;
 use memsight_kernels::granular::Access;
+use memsight_results::document::Level;
+use memsight_suites::sampling::Sampling;
+use memsight_suites::tiers::{self, Config, Part, TiersResults};
 
-use crate::tiers::{Config, Part};
+use super::sampling::SamplingArgs;
+use super::values::{List, numbers, PageKindArg, list, size};
+use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
-#[derive(Debug, Clone, Args)]
-pub struct TiersArgs {
+/// Memory tiers (DRAM, HBM, CXL, persistent memory, DAX): idle read and write latency,
+/// bandwidth, loaded-latency knee and access granularity per node, the working set against near
+/// memory, weighted interleave, and the firmware's claims beside the measured figures.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
     /// Measure only these NUMA nodes (default: every allowed node with memory), e.g. 0,2.
-    #[arg(long, value_name = "LIST")]
-    pub node: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = list)]
+    pub node: Option<List>,
     #[command(flatten)]
     pub dax: super::DaxArg,
     /// With --dax: measure only the DAX memory, no NUMA node.
@@ -22,141 +30,167 @@ pub struct TiersArgs {
     pub one_per_tier: bool,
     /// Size of the near memory (memory-side cache) to sweep the working set against, overriding
     /// what sysfs, hwloc or SMBIOS say (e.g. 96G; the L3 size shows the method on any machine).
-    #[arg(long, value_name = "SIZE")]
-    pub near_size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub near_size: Option<u64>,
     /// A dmidecode text or binary dump, for SMBIOS Memory Mode (DRAM caching persistent memory).
     #[arg(long, value_name = "FILE")]
     pub dmidecode: Option<std::path::PathBuf>,
-    /// Parts to skip, comma-separated: latency, bandwidth, loaded, granularity, near, weighted.
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub skip: Vec<String>,
-    /// Block sizes of the granularity sweep, bytes, multiples of 64 and powers of two.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "64,128,256,512,4096"
-    )]
-    pub blocks: Vec<String>,
-    /// Accesses of the granularity sweep: read, write, write-nt, write-persist.
-    #[arg(
-        long,
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "read,write,write-nt,write-persist"
-    )]
-    pub access: Vec<String>,
-    /// Working set of the latency points (default: max(4 × LLC, 256 MiB)).
-    #[arg(long, value_name = "SIZE")]
-    pub latency_size: Option<String>,
+    /// Parts to skip, comma-separated.
+    #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
+    pub skip: Vec<PartArg>,
+    /// Block sizes of the granularity sweep, bytes, powers of two from 64 (default: 64, 128,
+    /// 256, 512, 4096).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size)]
+    pub blocks: Vec<u64>,
+    /// Accesses of the granularity sweep (default: all).
+    #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
+    pub access: Vec<AccessArg>,
+    /// Working set of the latency points (default: in memory by the core's latency curve, at
+    /// least 256 MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub latency_size: Option<u64>,
     /// Working set per thread of the bandwidth points.
-    #[arg(long, value_name = "SIZE", default_value = "128M")]
-    pub bandwidth_size: String,
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().bandwidth_bytes)]
+    pub bandwidth_size: u64,
     /// Working set of all threads of a granularity point (default: as latency).
-    #[arg(long, value_name = "SIZE")]
-    pub granularity_size: Option<String>,
-    /// Page kind of anonymous buffers: 4k, thp, 2m or 1g.
-    #[arg(long, value_name = "KIND", default_value = "thp")]
-    pub page_kind: String,
-    /// Minimum samples per point.
-    #[arg(long, value_name = "N", default_value_t = Config::default().min_samples, value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub min_samples: u32,
-    /// Time budget per point in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = Config::default().point_budget)]
-    pub point_budget: f64,
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub granularity_size: Option<u64>,
+    /// Page kind of anonymous buffers.
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
+    pub page_kind: PageKindArg,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Print the plan (tiers, CPUs, near memory, interleave pair) and stop.
     #[arg(long)]
     pub plan: bool,
 }
 
-fn part(s: &str) -> Result<Part> {
-    Part::ALL
-        .into_iter()
-        .find(|p| p.name() == s.trim())
-        .ok_or_else(|| {
-            Error::input(format!(
-                "unknown part '{s}' in --skip: use latency, bandwidth, loaded, granularity, near, weighted"
-            ))
-        })
+/// A part of the study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartArg {
+    Latency,
+    Bandwidth,
+    Loaded,
+    Granularity,
+    Near,
+    Weighted,
 }
 
-fn access(s: &str) -> Result<Access> {
-    Access::ALL
-        .into_iter()
-        .find(|a| a.name() == s.trim())
-        .ok_or_else(|| {
-            Error::input(format!(
-                "unknown access '{s}': use read, write, write-nt, write-persist"
-            ))
-        })
-}
-
-fn block(s: &str) -> Result<usize> {
-    let b = parse_size(s)? as usize;
-    if b < 64 || !b.is_power_of_two() || b > 1 << 20 {
-        return Err(Error::input(format!(
-            "block {s}: use a power of two from 64 B (a line) to 1 MiB"
-        )));
-    }
-    Ok(b)
-}
-
-impl TiersArgs {
-    /// The suite's config.
-    pub fn config(&self) -> Result<Config> {
-        let skip: Vec<Part> = self.skip.iter().map(|s| part(s)).collect::<Result<_>>()?;
-        let nodes = self
-            .node
-            .as_deref()
-            .map(memsight_core::units::parse_cpu_list)
-            .transpose()?;
-        let memory_mode_dram = match &self.dmidecode {
-            Some(p) => {
-                let d = crate::dimms::run(&crate::dimms::Config {
-                    dmidecode: Some(p.clone()),
-                    bandwidth: None,
-                    ccds: None,
-                    fclk: None,
-                })?;
-                d.memory_mode.then_some(d.dram_bytes)
-            }
-            None => None,
-        };
-        let accesses: Vec<Access> = self
-            .access
-            .iter()
-            .map(|s| access(s))
-            .collect::<Result<_>>()?;
-        for a in &accesses {
-            a.supported().map_err(Error::input)?;
+impl From<PartArg> for Part {
+    fn from(p: PartArg) -> Self {
+        match p {
+            PartArg::Latency => Part::Latency,
+            PartArg::Bandwidth => Part::Bandwidth,
+            PartArg::Loaded => Part::Loaded,
+            PartArg::Granularity => Part::Granularity,
+            PartArg::Near => Part::Near,
+            PartArg::Weighted => Part::Weighted,
         }
+    }
+}
+
+/// An access of the granularity sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AccessArg {
+    Read,
+    Write,
+    WriteNt,
+    WritePersist,
+}
+
+impl From<AccessArg> for Access {
+    fn from(a: AccessArg) -> Self {
+        match a {
+            AccessArg::Read => Access::Read,
+            AccessArg::Write => Access::Write,
+            AccessArg::WriteNt => Access::WriteNt,
+            AccessArg::WritePersist => Access::WritePersist,
+        }
+    }
+}
+
+impl Args {
+    /// The suite's config: its defaults, with the flags given.
+    pub fn config(&self) -> memsight_core::Result<Config> {
+        let d = Config::default();
+        let skip: Vec<Part> = self.skip.iter().map(|&p| p.into()).collect();
         Ok(Config {
-            nodes,
+            nodes: numbers(&self.node),
             dax: self.dax.target()?,
             dax_only: self.dax_only,
             one_per_tier: self.one_per_tier,
-            near_size: self.near_size.as_deref().map(parse_size).transpose()?,
-            memory_mode_dram,
-            parts: Part::ALL
-                .into_iter()
-                .filter(|p| !skip.contains(p))
-                .collect(),
-            blocks: self
-                .blocks
-                .iter()
-                .map(|s| block(s))
-                .collect::<Result<_>>()?,
-            accesses,
-            latency_bytes: self.latency_size.as_deref().map(parse_size).transpose()?,
-            bandwidth_bytes: parse_size(&self.bandwidth_size)?,
-            granularity_bytes: self
-                .granularity_size
-                .as_deref()
-                .map(parse_size)
-                .transpose()?,
-            page_kind: self.page_kind.parse()?,
-            min_samples: self.min_samples,
-            point_budget: self.point_budget,
+            near_size: self.near_size,
+            dmidecode: self.dmidecode.clone(),
+            parts: d.parts.iter().copied().filter(|p| !skip.contains(p)).collect(),
+            blocks: if self.blocks.is_empty() {
+                d.blocks.clone()
+            } else {
+                self.blocks.iter().map(|&b| b as usize).collect()
+            },
+            accesses: if self.access.is_empty() {
+                d.accesses.clone()
+            } else {
+                self.access.iter().map(|&a| a.into()).collect()
+            },
+            latency_bytes: self.latency_size,
+            bandwidth_bytes: self.bandwidth_size,
+            granularity_bytes: self.granularity_size,
+            page_kind: self.page_kind.into(),
+            sampling: self.sampling.over(d.sampling),
+            ..d
         })
+    }
+}
+
+impl Suite for Args {
+    fn live(&self) -> bool {
+        !self.plan
+    }
+
+    fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
+        let cfg = self.config()?;
+        if self.plan {
+            return Ok(Outcome::of(tiers::planned(&cfg, env)?, true));
+        }
+        let (results, complete) = ui.progress(None, |tick| tiers::run(&cfg, env, tick))?;
+        Ok(Outcome::of(results, complete))
+    }
+}
+
+impl InRun for Args {
+    type Results = TiersResults;
+
+    /// Where the machine has more than one memory tier or near memory in front of far memory:
+    /// every part, shorter points, Memory Mode from the run's inventory; one node per tier
+    /// unless thorough.
+    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<TiersResults>> {
+        if ctx.level == Level::Quick {
+            return Ok(Step::Skipped("memory tiers: not in a quick run".into()));
+        }
+        let d = Config::default();
+        let cfg = Config {
+            one_per_tier: ctx.level != Level::Thorough,
+            memory_mode_dram: ctx
+                .run
+                .dimms
+                .as_ref()
+                .filter(|d| d.memory_mode)
+                .map(|d| d.dram_bytes),
+            sampling: Sampling {
+                min_samples: 5,
+                point_budget: 0.2,
+                ..d.sampling
+            },
+            ..d
+        };
+        let plan = tiers::make_plan(&cfg, ctx.env, &FsRoot::from_env())?;
+        if plan.tiers.len() < 2 && plan.near.is_none() {
+            return Ok(Step::Skipped(
+                "memory tiers: one memory tier and no near memory here (memsight tiers measures it anyway)"
+                    .into(),
+            ));
+        }
+        let (r, done) = ctx.ticking("tiers", |tick| tiers::run(&cfg, ctx.env, tick))?;
+        Ok(Step::Ran(r, done))
     }
 }

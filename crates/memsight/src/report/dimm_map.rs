@@ -11,7 +11,7 @@ use memsight_model::dmidecode::MemoryDevice;
 use memsight_model::platform::{channel_of, slot_places, socket_of};
 
 use super::charts;
-use crate::dimms::DimmsResults;
+use memsight_suites::dimms::DimmsResults;
 
 const SLOT_W: i32 = 150;
 const SLOT_H: i32 = 74;

@@ -1,0 +1,264 @@
+//! What `memsight bandwidth` can be asked, with its defaults, and their check against the machine
+//! ([`BandwidthSettings::resolve`] → the [`BandwidthConfig`] the suite runs).
+
+use memsight_core::buffer::{DaxTarget, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::units::MIB;
+use memsight_core::{Error, Result};
+use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
+
+use super::spec::{Named, TestSpec};
+use super::{BandwidthConfig, NONZERO};
+use crate::sampling::Sampling;
+
+/// How many threads a team has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// One per allowed CPU.
+    All,
+    Count(usize),
+}
+
+/// What writes write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Data {
+    /// 0xef bytes: real data never travels compressed.
+    Nonzero,
+    Zero,
+    /// Both, to show whether zero lines are cheaper (a finding).
+    Both,
+}
+
+/// The bandwidth study as asked for; `None` where the machine decides.
+#[derive(Debug, Clone)]
+pub struct BandwidthSettings {
+    /// Tests; `None`: [`super::spec::defaults`], less those this CPU cannot run.
+    pub tests: Option<Vec<TestSpec>>,
+    /// Vector width; `None`: the widest this CPU has.
+    pub isa: Option<Isa>,
+    pub threads: Threads,
+    /// Exactly these CPUs (overrides `threads`).
+    pub cpus: Option<Vec<usize>>,
+    /// Every test at 1, 2, 4 … threads too.
+    pub scaling: bool,
+    /// Working set per thread; `None`: four times what the team holds in caches (from the
+    /// core's latency curve), at least 128 MiB.
+    pub size: Option<u64>,
+    /// One buffer for the team, first-touched by the first thread.
+    pub shared: bool,
+    /// The working-set sweep from L1 to memory (read, write, copy on one thread).
+    pub sweep: bool,
+    pub node: Option<usize>,
+    pub page_kind: PageKind,
+    pub data: Data,
+    pub sampling: Sampling,
+    pub dax: Option<&'static DaxTarget>,
+}
+
+impl Default for BandwidthSettings {
+    fn default() -> Self {
+        BandwidthSettings {
+            tests: None,
+            isa: None,
+            threads: Threads::All,
+            cpus: None,
+            scaling: false,
+            size: None,
+            shared: false,
+            sweep: false,
+            node: None,
+            page_kind: PageKind::Thp,
+            data: Data::Nonzero,
+            sampling: Sampling {
+                target_ci: 0.01,
+                min_samples: 7,
+                point_budget: 1.0,
+                sample_ms: 20.0,
+            },
+            dax: None,
+        }
+    }
+}
+
+impl BandwidthSettings {
+    /// `memsight run --quick`: read, write and NT copy, short points.
+    pub fn quick() -> Self {
+        BandwidthSettings {
+            tests: Some(named(&[Named::Read, Named::Write, Named::CopyNt])),
+            sampling: Sampling {
+                min_samples: 3,
+                point_budget: 0.3,
+                ..Self::default().sampling
+            },
+            ..Self::default()
+        }
+    }
+
+    /// `memsight run`: the main kernels, store kinds and two of MLC's mixes.
+    pub fn run_default() -> Self {
+        let mut tests = named(&[
+            Named::Read,
+            Named::Write,
+            Named::WriteNt,
+            Named::Copy,
+            Named::CopyNt,
+        ]);
+        for (r, w) in [(3, 1), (2, 1)] {
+            tests.push(super::spec::ratio(r, w, false).expect("MLC's mixes are valid"));
+        }
+        tests.push(Named::StreamTriadLike.spec());
+        BandwidthSettings {
+            tests: Some(tests),
+            sampling: Sampling {
+                min_samples: 5,
+                point_budget: 0.5,
+                ..Self::default().sampling
+            },
+            ..Self::default()
+        }
+    }
+
+    /// `memsight run --thorough`: every test with thread scaling, zeros against data, and the
+    /// working-set sweep.
+    pub fn thorough() -> Self {
+        BandwidthSettings {
+            scaling: true,
+            data: Data::Both,
+            sweep: true,
+            ..Self::default()
+        }
+    }
+
+    /// The validated plan.
+    pub fn resolve(&self, env: &Environment) -> Result<BandwidthConfig> {
+        let isa = supported_isa(self.isa)?;
+        let mut skipped = Vec::new();
+        let tests = match &self.tests {
+            None => {
+                let mut v = Vec::new();
+                for t in super::spec::defaults() {
+                    match k::supports(isa, t.store) {
+                        Ok(()) => v.push(t),
+                        Err(why) => skipped.push(format!("{}: {why}", t.name)),
+                    }
+                }
+                v
+            }
+            Some(tests) => {
+                for t in tests {
+                    k::supports(isa, t.store)
+                        .map_err(|why| Error::input(format!("test '{}': {why}", t.name)))?;
+                }
+                tests.clone()
+            }
+        };
+        let cpus = team(self.threads, self.cpus.as_deref(), env)?;
+        let n = cpus.len();
+        // Sizes that could be memory are sized and labelled from the core's latency curve;
+        // sizes within the L2 (per core, reported truthfully even in VMs) need no probe.
+        let l2 = env.topology.cache(2).map_or(0, |c| c.size_bytes);
+        let reach = if self.size.is_some_and(|b| b <= l2) && !self.sweep {
+            None
+        } else {
+            Some(crate::latency::memory::known_or_probe(env)?)
+        };
+        // Together the threads hold what each core reaches, up to every reported LLC.
+        let team_cache = reach.map_or(env.llc_total_bytes(), |r| r.team_cache(n, env));
+        let bytes_per_thread = self
+            .size
+            .unwrap_or_else(|| (128 * MIB).max((4 * team_cache).div_ceil(n as u64)));
+        let max_arrays = tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);
+        if bytes_per_thread < max_arrays * GRANULE as u64 {
+            return Err(Error::input(format!(
+                "--size {bytes_per_thread} B is too small: each thread needs at least {} for its {max_arrays} arrays",
+                max_arrays * GRANULE as u64
+            )));
+        }
+        if self.dax.is_some() && self.node.is_some() {
+            return Err(Error::input(
+                "--dax and --node exclude each other: DAX memory is where its device is",
+            ));
+        }
+        if self.dax.is_none() {
+            memsight_core::buffer::check_size(bytes_per_thread * n as u64, env)?;
+        }
+        env.check_node(self.node)?;
+        let (rule, sample_ns) = self.sampling.rule()?;
+        let thread_counts = if self.scaling {
+            let mut v: Vec<usize> = std::iter::successors(Some(1usize), |x| Some(x * 2))
+                .take_while(|&x| x < n)
+                .collect();
+            v.push(n);
+            v
+        } else {
+            vec![n]
+        };
+        let sweep_sizes = if self.sweep {
+            crate::latency::log_sizes(16 * 1024, (4 * team_cache).max(256 * MIB), 2, 4096)
+        } else {
+            Vec::new()
+        };
+        if let Some(&max) = sweep_sizes.last() {
+            memsight_core::buffer::check_size(max, env)?;
+        }
+        let patterns = match self.data {
+            Data::Nonzero => vec![NONZERO],
+            Data::Zero => vec![0],
+            Data::Both => vec![NONZERO, 0],
+        };
+        Ok(BandwidthConfig {
+            tests,
+            isa,
+            cpus,
+            thread_counts,
+            bytes_per_thread,
+            shared: self.shared,
+            interleave: false,
+            sweep_sizes,
+            node: self.node,
+            page_kind: self.page_kind,
+            patterns,
+            rule,
+            sample_ns,
+            skipped,
+            weighted: None,
+            dax: self.dax,
+            reach,
+        })
+    }
+}
+
+fn named(tests: &[Named]) -> Vec<TestSpec> {
+    tests.iter().map(|t| t.spec()).collect()
+}
+
+/// The vector width asked for (checked against this CPU), or the widest available.
+pub fn supported_isa(isa: Option<Isa>) -> Result<Isa> {
+    let Some(isa) = isa else {
+        return Ok(Isa::widest());
+    };
+    k::supports(isa, Store::Regular).map_err(Error::input)?;
+    Ok(isa)
+}
+
+/// CPUs for a team: an explicit list (checked against the allowed CPUs), or `threads` spread
+/// over cores first.
+pub fn team(threads: Threads, cpus: Option<&[usize]>, env: &Environment) -> Result<Vec<usize>> {
+    let allowed = &env.allowed_cpus;
+    if let Some(list) = cpus {
+        memsight_core::pin::validate_cpus(list, allowed)?;
+        return Ok(list.to_vec());
+    }
+    let n = match threads {
+        Threads::All => allowed.len(),
+        Threads::Count(n) => n,
+    };
+    let core_of = |c: usize| {
+        env.topology
+            .cpus
+            .iter()
+            .find(|x| x.os_index == c)
+            .map_or(c, |x| x.core)
+    };
+    memsight_core::pin::choose_cpus(n, allowed, core_of)
+}

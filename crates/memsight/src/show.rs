@@ -1,0 +1,159 @@
+//! How a command's results leave memsight: the terminal view, the HTML page when asked, the
+//! JSON envelope on stdout or in a file, and the exit code.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::SystemTime;
+
+use anyhow::Context;
+use memsight_core::Error;
+use memsight_core::env::Environment;
+use memsight_core::report::Envelope;
+use memsight_core::topology::TopologySource;
+use memsight_results::document::Results;
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+use crate::suite::{Suite, Ui};
+use crate::{output, report};
+
+/// Exit code after Ctrl-C (128 + SIGINT), with partial results written.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Where and how results are shown.
+pub struct Show<'a> {
+    pub g: &'a GlobalArgs,
+    pub started: SystemTime,
+}
+
+impl Show<'_> {
+    /// `memsight env`: the environment report alone.
+    pub fn environment(&self, env: Environment) -> anyhow::Result<ExitCode> {
+        if !self.g.json {
+            output::env::print(&env);
+        }
+        emit(
+            self.g,
+            Envelope::new("env", self.started, env, serde_json::Value::Null, true),
+        )
+    }
+
+    /// Any suite's command: checked, run under a progress display, shown; exit 1 after the
+    /// results are written when they carry a failure.
+    pub fn suite(&self, s: &dyn Suite, env: Environment) -> anyhow::Result<ExitCode> {
+        if s.live() {
+            require_live(&env)?;
+        }
+        check_html(s.html())?;
+        let out = s.run(&env, &self.ui())?;
+        if s.warns() && !self.g.json {
+            output::env::print_warnings(&env);
+        }
+        let code = self.study(env, out.results, out.complete, s.html())?;
+        Ok(match out.failure {
+            Some(why) => failing(code, true, &why),
+            None => code,
+        })
+    }
+
+    /// Results of any command: view, page, envelope.
+    pub fn study(
+        &self,
+        env: Environment,
+        results: Results,
+        complete: bool,
+        html: Option<&Path>,
+    ) -> anyhow::Result<ExitCode> {
+        let views = results.views(&env.topology.caches);
+        if !self.g.json {
+            for v in &views {
+                output::draw(v);
+            }
+        }
+        let envelope = Envelope::new(results.command(), self.started, env, results, complete);
+        write_html(html, || report::study_page(&envelope, &views))?;
+        emit(self.g, envelope)
+    }
+
+    /// The progress display the flags ask for.
+    pub fn ui(&self) -> Ui {
+        Ui {
+            no_progress: self.g.no_progress,
+        }
+    }
+}
+
+/// Exit code 1 with one line when results were written but show a failure (STREAM validation,
+/// failed allocator runs); `code` otherwise.
+pub fn failing(code: ExitCode, failed: bool, what: &str) -> ExitCode {
+    if failed && code == ExitCode::SUCCESS {
+        eprintln!("memsight: error: {what}");
+        ExitCode::from(1)
+    } else {
+        code
+    }
+}
+
+/// Refuses a path that cannot be written, with `fix` saying what to do.
+pub fn check_writable(path: &Path, fix: &str) -> anyhow::Result<()> {
+    std::fs::File::create(path).map_err(|e| {
+        Error::input(format!(
+            "cannot write results to '{}': {e}; {fix}",
+            path.display()
+        ))
+    })?;
+    Ok(())
+}
+
+/// Refuses an unwritable `--html` path now, not after minutes of measuring.
+pub fn check_html(path: Option<&Path>) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        std::fs::File::create(path)
+            .map_err(|e| Error::input(format!("cannot write '{}': {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Writes the page `html` renders to `path`, if one was asked for.
+pub fn write_html(path: Option<&Path>, html: impl FnOnce() -> String) -> anyhow::Result<()> {
+    if let Some(path) = path {
+        std::fs::write(path, html())
+            .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Measurements need the live machine, not a recorded topology.
+pub fn require_live(env: &Environment) -> anyhow::Result<()> {
+    if env.topology.source != TopologySource::Live {
+        return Err(Error::input(
+            "this topology is a recording (HWLOC_FSROOT or --topology-xml): measurements need the live machine; unset it",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The envelope as JSON (stdout with --json, the file of -o), the sample count, and the exit
+/// code: 130 when the results are partial.
+pub fn emit<T: Serialize>(g: &GlobalArgs, envelope: Envelope<T>) -> anyhow::Result<ExitCode> {
+    let text = serde_json::to_string_pretty(&envelope)?;
+    if g.json {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{text}")?;
+    }
+    if let Some(path) = &g.output {
+        std::fs::write(path, format!("{text}\n"))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if !g.json && envelope.samples.figures > 0 {
+        println!("\nSamples: {}", envelope.samples.describe());
+    }
+    if envelope.complete {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("memsight: interrupted: partial results written");
+        Ok(ExitCode::from(EXIT_INTERRUPTED))
+    }
+}

@@ -1,0 +1,143 @@
+//! A suite as the binary knows it: a command (`Suite`, which `main` dispatches through one
+//! generic path) and a step of `memsight run` (`InRun`, which `run` iterates in the registry's
+//! order). Each suite implements both in its flags file, `cli/<suite>.rs`; the list of suites is
+//! `memsight_results::with_suites!`.
+
+use std::path::Path;
+
+use memsight_core::env::Environment;
+use memsight_results::document::{Level, Results, RunResults};
+use memsight_suites::latency::LatencySettings;
+
+/// The progress callback a suite ticks once per finished step.
+pub type Tick<'a> = &'a (dyn Fn(&str) + Sync);
+
+/// How a command shows its progress.
+pub struct Ui {
+    pub no_progress: bool,
+}
+
+impl Ui {
+    /// Runs `work` under a progress bar over `steps` (a spinner when unknown).
+    pub fn progress<T>(&self, steps: Option<u64>, work: impl FnOnce(Tick) -> T) -> T {
+        crate::progress::with_progress(steps, self.no_progress, work)
+    }
+}
+
+/// What a command produced.
+pub struct Outcome {
+    pub results: Results,
+    /// False after Ctrl-C: the results are partial.
+    pub complete: bool,
+    /// A failure the results show (exit 1 after they are written): STREAM's validation, an
+    /// allocator run that failed.
+    pub failure: Option<String>,
+}
+
+impl Outcome {
+    /// Results and completeness, no failure.
+    pub fn of(results: impl Into<Results>, complete: bool) -> Self {
+        Outcome {
+            results: results.into(),
+            complete,
+            failure: None,
+        }
+    }
+}
+
+/// A suite as a command: flags resolved into the suite's settings, then run.
+pub trait Suite {
+    /// Measures the live machine: refused on a recorded topology.
+    fn live(&self) -> bool {
+        true
+    }
+
+    /// The environment's warnings come first: they can distort the figures.
+    fn warns(&self) -> bool {
+        self.live()
+    }
+
+    /// The HTML page asked for (`--html FILE`), if the command takes one.
+    fn html(&self) -> Option<&Path> {
+        None
+    }
+
+    /// Resolves the flags against the environment and runs the suite.
+    fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome>;
+}
+
+/// What `memsight run` gives every suite.
+pub struct RunCtx<'a> {
+    pub level: Level,
+    pub env: &'a Environment,
+    /// The ladder's settings (`memsight run` takes the latency flags).
+    pub latency: LatencySettings,
+    /// The DIMM inventory to read instead of SMBIOS (`--dmidecode`).
+    pub dmidecode: Option<std::path::PathBuf>,
+    /// What the suites before this one measured.
+    pub run: RunResults,
+    /// Whether every suite so far ran to its end.
+    pub complete: bool,
+    pub tick: Tick<'a>,
+}
+
+impl RunCtx<'_> {
+    /// Why a suite needing two CPUs, or more than a quick run, is skipped (`None`: it runs).
+    pub fn skip(&self, what: &str, needs_two: bool) -> Option<String> {
+        if needs_two && self.env.allowed_cpus.len() < 2 {
+            Some(format!("{what}: needs at least 2 CPUs"))
+        } else if self.level == Level::Quick {
+            Some(format!("{what}: not in a quick run"))
+        } else {
+            None
+        }
+    }
+
+    /// The progress callback with the suite's name in front of each step.
+    pub fn ticking<T>(&self, what: &str, f: impl FnOnce(Tick) -> T) -> T {
+        let tick = |m: &str| (self.tick)(&format!("{what}: {m}"));
+        f(&tick)
+    }
+}
+
+/// What a suite did in a run.
+pub enum Step<R> {
+    /// Its results, and whether it ran to the end.
+    Ran(R, bool),
+    /// Why it did not run.
+    Skipped(String),
+}
+
+/// A suite as a step of `memsight run`.
+pub trait InRun {
+    type Results;
+
+    /// Runs the suite as `ctx.level` asks, with what the suites before it found.
+    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<Self::Results>>;
+}
+
+/// Runs one step and files its results with `store`; after Ctrl-C, nothing more runs. A run
+/// stopped during its first suite is marked `interrupted`.
+pub fn step<S: InRun>(
+    ctx: &mut RunCtx,
+    store: impl FnOnce(&mut RunResults, S::Results),
+) -> anyhow::Result<()> {
+    if memsight_core::cancel::requested() {
+        return Ok(());
+    }
+    let first = ctx.run.suites().is_empty();
+    match S::in_run(ctx)? {
+        Step::Ran(r, done) => {
+            store(&mut ctx.run, r);
+            ctx.complete &= done;
+            if !done && first {
+                ctx.run.level = Level::Interrupted;
+                ctx.run
+                    .skipped
+                    .push("every suite after the latency ladder: interrupted".into());
+            }
+        }
+        Step::Skipped(why) => ctx.run.skipped.push(why),
+    }
+    Ok(())
+}
