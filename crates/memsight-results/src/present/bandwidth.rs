@@ -200,7 +200,10 @@ impl Present for WithCeilings<'_> {
                 value: p.program_gbs.median,
                 low: p.program_gbs.ci_low,
                 high: p.program_gbs.ci_high,
-                secondary: Some(p.dram_gbs.median),
+                secondary: p
+                    .level
+                    .is_none_or(|l| l == MemLevel::Memory)
+                    .then_some(p.dram_gbs.median),
             })
             .collect();
         if !bars.is_empty() {

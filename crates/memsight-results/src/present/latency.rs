@@ -1,6 +1,7 @@
 //! The latency ladder: latency against working set (a chart, and a table per CPU), the cache
 //! levels found in the curve, the TLB cost and memory-level parallelism.
 
+use memsight_suites::memlevel::MemLevel;
 use memsight_core::buffer::BufferReport;
 use memsight_core::topology::CacheGroup;
 use memsight_core::units::format_bytes;
@@ -33,6 +34,8 @@ impl Present for LatencyResults {
                     .levels
                     .plateaus
                     .iter()
+                    // A shoulder between two levels is in the table, not in the one line.
+                    .filter(|p| p.name != MemLevel::Unmatched)
                     .map(|p| format!("{} {:.1} ns", p.name, p.ns))
                     .collect();
                 format!("latency (CPU {}): {}", l.cpu, levels.join(", "))

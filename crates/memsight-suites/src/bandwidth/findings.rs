@@ -24,7 +24,19 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
             ));
         }
     }
-    if let (Some(w), Some(nt)) = (
+    // A working set that fits a cache says nothing of DRAM traffic or read-for-ownership.
+    let cached = points
+        .iter()
+        .filter_map(|p| p.level)
+        .find(|&l| l != MemLevel::Memory);
+    if let Some(level) = cached {
+        out.push(format!(
+            "{} per thread fits in {level}: these are cache bandwidths, not memory's, and no DRAM traffic is estimated for them",
+            format_bytes(cfg.bytes_per_thread)
+        ));
+    }
+    if let (None, Some(w), Some(nt)) = (
+        cached,
         at("write", full, Some(NONZERO)),
         at("write-nt", full, Some(NONZERO)),
     ) {
@@ -57,7 +69,7 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
     }
     if let Some(best) = points
         .iter()
-        .filter(|p| p.threads == full && !p.zero_data())
+        .filter(|p| p.threads == full && !p.zero_data() && cached.is_none())
         .max_by(|a, b| a.dram_gbs.median.total_cmp(&b.dram_gbs.median))
     {
         out.push(format!(
@@ -199,6 +211,35 @@ mod tests {
         assert!(
             f.iter()
                 .any(|x| x == "sweep, read, best GB/s per level (1 thread): L1 200.0, memory 22.0"),
+            "{f:?}"
+        );
+    }
+
+    /// A working set in a cache gets no DRAM findings and says which cache it is in.
+    #[test]
+    fn cache_sized_runs_claim_no_dram_traffic() {
+        let cfg = config(4);
+        let mut points = vec![
+            point(Named::Write, 4, Some(NONZERO), 200.0),
+            point(Named::WriteNt, 4, Some(NONZERO), 90.0),
+        ];
+        for p in &mut points {
+            p.level = Some(MemLevel::Cache(2));
+        }
+        let f = findings(&cfg, &points, &[]);
+        let has = |s: &str| f.iter().any(|x| x.contains(s));
+        assert!(has("128 MiB per thread fits in L2"), "{f:?}");
+        assert!(
+            !has("DRAM traffic with") && !has("read-for-ownership"),
+            "{f:?}"
+        );
+        for p in &mut points {
+            p.level = Some(MemLevel::Memory);
+        }
+        let f = findings(&cfg, &points, &[]);
+        assert!(
+            f.iter()
+                .any(|x| x.contains("highest estimated DRAM traffic")),
             "{f:?}"
         );
     }

@@ -516,7 +516,13 @@ pub fn run(
                     pattern,
                     &counting,
                 )? {
-                    Some(p) => {
+                    Some(mut p) => {
+                        p.level = Some(level_of(
+                            cfg.bytes_per_thread,
+                            count,
+                            env,
+                            cfg.reach.as_ref(),
+                        ));
                         let stop = p.stop;
                         points.push(p);
                         if stop == StopReason::Interrupted {
@@ -540,7 +546,7 @@ pub fn run(
                 tick(&format!("sweep {} {}", spec.name, format_bytes(size)));
                 match measure_counted(&spec, cfg, env, one, size, cfg.patterns[0], &counting)? {
                     Some(mut p) => {
-                        p.level = Some(level_of(size, env, cfg.reach.as_ref()));
+                        p.level = Some(level_of(size, 1, env, cfg.reach.as_ref()));
                         let stop = p.stop;
                         sweep.push(p);
                         if stop == StopReason::Interrupted {
@@ -618,14 +624,23 @@ fn l1_finding(l: &L1Read) -> String {
     }
 }
 
-/// The level a per-thread working set lives in: memory from the start of the memory plateau on
-/// the core's latency curve on, else the first reported cache it fits in.
-fn level_of(bytes: u64, env: &Environment, reach: Option<&crate::reach::MemoryReach>) -> MemLevel {
+/// The level a team's working sets live in: memory from the start of the memory plateau on
+/// the core's latency curve on, else the first reported cache whose instance holds the
+/// working sets of the threads that may share it (teams are taken to be packed, the worst
+/// case for a shared cache).
+fn level_of(
+    bytes: u64,
+    threads: usize,
+    env: &Environment,
+    reach: Option<&crate::reach::MemoryReach>,
+) -> MemLevel {
     if reach.is_some_and(|r| bytes >= r.memory.from_bytes) {
         return MemLevel::Memory;
     }
     (1..=5u8)
-        .filter_map(|l| env.topology.cache(l.into()).map(|c| (l, c.size_bytes)))
-        .find(|&(_, size)| bytes <= size)
+        .filter_map(|l| env.topology.cache(l.into()).map(|c| (l, c)))
+        .find(|(_, c)| {
+            bytes * threads.clamp(1, c.threads_per_instance.max(1)) as u64 <= c.size_bytes
+        })
         .map_or(MemLevel::Memory, |(l, _)| MemLevel::Cache(l))
 }

@@ -15,7 +15,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR4 RDIMM/LRDIMM",
         ServerDimm,
         false,
-        "platform-limits.md §1.2 (tomshardware.fr EPYC table; AnandTech EPYC analysis)",
+        "docs/reference/platform-limits.md §1.2 (tomshardware.fr EPYC table; AnandTech EPYC analysis)",
         true
     ),
     row!(
@@ -28,7 +28,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR4 RDIMM/LRDIMM",
         ServerDimm,
         true,
-        "platform-limits.md §1.1–1.2 (Dell 'AMD Rome – is it for real?'; 2DPC 2933 by analogy with Milan, unverified)",
+        "docs/reference/platform-limits.md §1.1–1.2 (Dell 'AMD Rome – is it for real?'; 2DPC 2933 by analogy with Milan, unverified)",
         true
     ),
     row!(
@@ -41,7 +41,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR4 RDIMM/LRDIMM/3DS",
         ServerDimm,
         true,
-        "platform-limits.md §1.2 (Gigabyte EPYC 7003 memory population guide)",
+        "docs/reference/platform-limits.md §1.2 (Gigabyte EPYC 7003 memory population guide)",
         true
     ),
     row!(
@@ -80,7 +80,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR5 RDIMM",
         ServerDimm,
         true,
-        "platform-limits.md §1.2 (Dell infohub DDR5 bandwidth 4th Gen EPYC; Tom's Hardware); 2DPC speed unverified",
+        "docs/reference/platform-limits.md §1.2 (Dell infohub DDR5 bandwidth 4th Gen EPYC; Tom's Hardware); 2DPC speed unverified",
         true
     ),
     row!(
@@ -93,7 +93,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR5 RDIMM",
         ServerDimm,
         true,
-        "platform-limits.md §1.1–1.2 (AMD 5th-Gen EPYC architecture paper via vengineer)",
+        "docs/reference/platform-limits.md §1.1–1.2 (AMD 5th-Gen EPYC architecture paper via vengineer)",
         true
     ),
     // ---- AMD Threadripper ----
@@ -107,7 +107,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR4 RDIMM",
         ServerDimm,
         true,
-        "platform-limits.md §1.2 (fixtures: 3995WX with 8 × 128 GB at 3200)",
+        "docs/reference/platform-limits.md §1.2 (fixtures: 3995WX with 8 × 128 GB at 3200)",
         true
     ),
     row!(
@@ -146,7 +146,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR5 RDIMM",
         ServerDimm,
         true,
-        "platform-limits.md §1.2 (fixture: 4 RDIMMs in 8 slots; channel count and speed unverified)",
+        "docs/reference/platform-limits.md §1.2 (fixture: 4 RDIMMs in 8 slots; channel count and speed unverified)",
         false
     ),
     row!(
@@ -212,7 +212,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR4 RDIMM/LRDIMM",
         ServerDimm,
         false,
-        "platform-limits.md §2 (AnandTech Skylake-vs-EPYC)",
+        "docs/reference/platform-limits.md §2 (AnandTech Skylake-vs-EPYC)",
         true
     ),
     row!(
@@ -225,7 +225,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR4 RDIMM/LRDIMM",
         ServerDimm,
         false,
-        "platform-limits.md §2 (AnandTech; frankdenneman.nl); Silver and Bronze run lower",
+        "docs/reference/platform-limits.md §2 (AnandTech; frankdenneman.nl); Silver and Bronze run lower",
         true
     ),
     row!(
@@ -238,7 +238,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR4 RDIMM/LRDIMM, Optane PMem 100",
         ServerDimm,
         false,
-        "platform-limits.md §2 (advancedhpc.com): 2933 Platinum/Gold 6xxx, 2666 Gold 5xxx, 2400 Silver",
+        "docs/reference/platform-limits.md §2 (advancedhpc.com): 2933 Platinum/Gold 6xxx, 2666 Gold 5xxx, 2400 Silver",
         true
     ),
     row!(
@@ -264,7 +264,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR4 RDIMM/LRDIMM, Optane PMem 200",
         ServerDimm,
         false,
-        "platform-limits.md §2; Dell XC750xa manual (3200 at 1 and 2 DIMMs per channel); Gold 53xx 2933, Silver 2666",
+        "docs/reference/platform-limits.md §2; Dell XC750xa manual (3200 at 1 and 2 DIMMs per channel); Gold 53xx 2933, Silver 2666",
         true
     ),
     row!(
@@ -277,7 +277,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR5 RDIMM",
         ServerDimm,
         false,
-        "platform-limits.md §2 (Dell infohub SPR; ai-hpc.org: 4800 at 1DPC, 4400 at 2DPC)",
+        "docs/reference/platform-limits.md §2 (Dell infohub SPR; ai-hpc.org: 4800 at 1DPC, 4400 at 2DPC)",
         true
     ),
     row!(
@@ -290,7 +290,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR5 RDIMM",
         ServerDimm,
         false,
-        "platform-limits.md §2 (fixture HPE DL380 Gen11: Gold 6526Y runs 5600 DIMMs at 5200); 2DPC unverified",
+        "docs/reference/platform-limits.md §2 (fixture HPE DL380 Gen11: Gold 6526Y runs 5600 DIMMs at 5200); 2DPC unverified",
         false
     ),
     row!(
@@ -342,7 +342,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR5 RDIMM-6400, MRDIMM-8800",
         ServerDimm,
         false,
-        "platform-limits.md §2 (ServeTheHome Xeon 6900P review; fixture BIRCHSTREAM with MRDIMM 8800)",
+        "docs/reference/platform-limits.md §2 (ServeTheHome Xeon 6900P review; fixture BIRCHSTREAM with MRDIMM 8800)",
         true
     ),
     row!(
@@ -368,7 +368,7 @@ pub(super) static ROWS: &[Row] = &[
         "DDR5 RDIMM (MRDIMM-8000 on 6700P)",
         ServerDimm,
         false,
-        "platform-limits.md §2 (unverified; fixture AvenueCityM 6710E runs 4800 DIMMs at 4800)",
+        "docs/reference/platform-limits.md §2 (unverified; fixture AvenueCityM 6710E runs 4800 DIMMs at 4800)",
         false
     ),
     // ---- Arm servers ----
