@@ -229,35 +229,34 @@ pub fn controller_pmus(fs: &FsRoot) -> Vec<Pmu> {
 mod tests {
     use super::*;
 
-    fn write(root: &std::path::Path, rel: &str, text: &str) {
-        let p = root.join(rel.trim_start_matches('/'));
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
     #[test]
     fn events_are_encoded_through_the_format_fields() {
         let dir = tempfile::tempdir().unwrap();
+        let fs = FsRoot::at(dir.path().to_path_buf());
         let d = "/sys/bus/event_source/devices/uncore_imc_0";
-        write(dir.path(), &format!("{d}/type"), "18\n");
-        write(dir.path(), &format!("{d}/cpumask"), "0,28\n");
-        write(dir.path(), &format!("{d}/format/event"), "config:0-7\n");
-        write(dir.path(), &format!("{d}/format/umask"), "config:8-15\n");
-        write(dir.path(), &format!("{d}/format/edge"), "config:18\n");
-        write(dir.path(), &format!("{d}/format/thresh"), "config:24-31\n");
-        write(dir.path(), &format!("{d}/format/ch_mask"), "config1:0-7\n");
-        write(
-            dir.path(),
+        fs.put(&format!("{d}/type"), "18\n").unwrap();
+        fs.put(&format!("{d}/cpumask"), "0,28\n").unwrap();
+        fs.put(&format!("{d}/format/event"), "config:0-7\n")
+            .unwrap();
+        fs.put(&format!("{d}/format/umask"), "config:8-15\n")
+            .unwrap();
+        fs.put(&format!("{d}/format/edge"), "config:18\n").unwrap();
+        fs.put(&format!("{d}/format/thresh"), "config:24-31\n")
+            .unwrap();
+        fs.put(&format!("{d}/format/ch_mask"), "config1:0-7\n")
+            .unwrap();
+        fs.put(
             &format!("{d}/events/cas_count_read"),
             "event=0x04,umask=0x03\n",
-        );
-        write(
-            dir.path(),
+        )
+        .unwrap();
+        fs.put(
             &format!("{d}/events/cas_count_read.scale"),
             "6.103515625e-5\n",
-        );
-        write(dir.path(), "/sys/bus/event_source/devices/cpu/type", "4\n");
-        let fs = FsRoot::at(dir.path().to_path_buf());
+        )
+        .unwrap();
+        fs.put("/sys/bus/event_source/devices/cpu/type", "4\n")
+            .unwrap();
         let p = Pmu::load(&fs, "uncore_imc_0").unwrap();
         assert_eq!(p.pmu_type, 18);
         assert_eq!(p.cpus, vec![0, 28]);

@@ -53,6 +53,21 @@ impl FsRoot {
         self.root.join(abs.trim_start_matches('/'))
     }
 
+    /// Writes a file at an absolute path under this root, with its directories: how tests and
+    /// recordings build a tree. Refused on the live root.
+    pub fn put(&self, abs: &str, text: &str) -> std::io::Result<()> {
+        if self.live {
+            return Err(std::io::Error::other(
+                "refusing to write to the running machine's /sys",
+            ));
+        }
+        let p = self.path(abs);
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(p, text)
+    }
+
     /// A file's contents, trimmed; `None` when missing or unreadable.
     pub fn read(&self, abs: &str) -> Option<String> {
         std::fs::read_to_string(self.path(abs))

@@ -46,14 +46,8 @@ impl Figure {
         s: &Summary,
     ) -> Self {
         Figure {
-            key,
-            suite: suite.to_string(),
-            label,
-            unit: unit.to_string(),
-            better,
-            value: s.median,
             summary: Some(s.clone()),
-            conditions: String::new(),
+            ..Self::scalar(suite, key, label, unit, better, s.median)
         }
     }
 

@@ -170,10 +170,10 @@ mod tests {
             assert_eq!(relevant(name), want, "{name}");
         }
         // Controllers that name nothing relevant, and no --counter: say how to give one.
-        let d = dir.path().join("sys/bus/event_source/devices/amd_umc_0");
-        std::fs::create_dir_all(d.join("format")).unwrap();
-        std::fs::write(d.join("type"), "23\n").unwrap();
-        std::fs::write(d.join("format/event"), "config:0-7\n").unwrap();
+        let d = "/sys/bus/event_source/devices/amd_umc_0";
+        fs.put(&format!("{d}/type"), "23\n").unwrap();
+        fs.put(&format!("{d}/format/event"), "config:0-7\n")
+            .unwrap();
         let why = Controllers::plan(&fs, &[]).err().unwrap();
         assert!(why.contains("--counter"), "{why}");
         let c = Controllers::plan(

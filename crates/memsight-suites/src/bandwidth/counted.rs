@@ -138,12 +138,6 @@ mod tests {
     use super::*;
     use memsight_core::sysfs::FsRoot;
 
-    fn write(root: &std::path::Path, rel: &str, text: &str) {
-        let p = root.join(rel.trim_start_matches('/'));
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    }
-
     /// The CAS events of an Intel memory controller as the kernel describes them (uncore_imc:
     /// event 0x04, umask 0x03 read / 0x0c write on Skylake-SP through Ice Lake-SP).
     #[test]
@@ -158,21 +152,24 @@ mod tests {
         );
         for imc in ["uncore_imc_0", "uncore_imc_1"] {
             let d = format!("/sys/bus/event_source/devices/{imc}");
-            write(dir.path(), &format!("{d}/type"), "18\n");
-            write(dir.path(), &format!("{d}/cpumask"), "0\n");
-            write(dir.path(), &format!("{d}/format/event"), "config:0-7\n");
-            write(dir.path(), &format!("{d}/format/umask"), "config:8-15\n");
-            write(
-                dir.path(),
+            fs.put(&format!("{d}/type"), "18\n").unwrap();
+            fs.put(&format!("{d}/cpumask"), "0\n").unwrap();
+            fs.put(&format!("{d}/format/event"), "config:0-7\n")
+                .unwrap();
+            fs.put(&format!("{d}/format/umask"), "config:8-15\n")
+                .unwrap();
+            fs.put(
                 &format!("{d}/events/cas_count_read"),
                 "event=0x04,umask=0x03\n",
-            );
-            write(
-                dir.path(),
+            )
+            .unwrap();
+            fs.put(
                 &format!("{d}/events/cas_count_write"),
                 "event=0x04,umask=0x0c\n",
-            );
-            write(dir.path(), &format!("{d}/events/act_count"), "event=0x01\n");
+            )
+            .unwrap();
+            fs.put(&format!("{d}/events/act_count"), "event=0x01\n")
+                .unwrap();
         }
         let c = Controllers::cas(&fs).unwrap();
         assert_eq!(
