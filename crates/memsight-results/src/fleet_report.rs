@@ -1,0 +1,155 @@
+//! The fleet report's types: what `memsight fleet` and rank 0 of `memsight run --fleet` write, as
+//! the result document holds them. The analysis that fills them is in [`crate::fleet`].
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A member of the fleet report.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FleetMember {
+    /// Host name, with the rank when one host gave several results.
+    pub name: String,
+    pub host: String,
+    pub rank: Option<usize>,
+    /// The result file, relative to the fleet directory.
+    pub path: String,
+    /// Its HTML report beside it, relative to the fleet directory, if there is one.
+    pub report: Option<String>,
+    pub command: String,
+    pub group: usize,
+    pub started: String,
+    /// Headline figures: key → value.
+    pub headline: BTreeMap<String, f64>,
+    /// Environment warnings (codes) this member had.
+    pub warnings: Vec<String>,
+}
+
+/// A headline column.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Headline {
+    pub key: String,
+    /// Short column name.
+    pub name: String,
+    pub unit: String,
+    pub lower_is_better: bool,
+}
+
+/// The `fleet` command's results (and rank 0's report in fleet mode).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FleetResults {
+    pub directory: String,
+    pub method: String,
+    /// Ranks the launcher started, when rank 0 wrote the report.
+    pub expected: Option<usize>,
+    pub threshold: f64,
+    pub min_change: f64,
+    pub headline: Vec<Headline>,
+    pub members: Vec<FleetMember>,
+    pub groups: Vec<Group>,
+    pub outliers: Vec<Outlier>,
+    pub faults: Vec<Fault>,
+    pub findings: Vec<String>,
+}
+
+/// Members expected to perform alike.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Group {
+    pub id: usize,
+    /// What they share: (field, value).
+    pub fingerprint: Vec<(String, String)>,
+    /// Member names.
+    pub members: Vec<String>,
+}
+
+/// Which way a flagged member deviates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Worse,
+    Better,
+}
+
+/// A member's figure beyond the threshold.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Outlier {
+    pub member: String,
+    pub group: usize,
+    pub key: String,
+    pub label: String,
+    pub unit: String,
+    pub value: f64,
+    pub median: f64,
+    /// value ÷ median − 1.
+    pub deviation: f64,
+    pub score: f64,
+    pub direction: Direction,
+    /// Members of the group that measured the figure.
+    pub n: usize,
+}
+
+/// What a rank says about itself while and after it runs (`rank-NNNNN.status.json`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Status {
+    pub rank: usize,
+    pub size: usize,
+    pub host: String,
+    pub pid: u32,
+    pub launcher: crate::launcher::Launcher,
+    /// Processes the launcher started on this rank's node.
+    pub local_size: Option<usize>,
+    /// RFC 3339.
+    pub started: String,
+    pub state: State,
+    /// Why it failed or stopped.
+    pub reason: Option<String>,
+    /// The result file, relative to the status file's directory.
+    pub result: Option<String>,
+}
+
+/// A rank's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Running,
+    Done,
+    Interrupted,
+    Failed,
+}
+
+/// Why a member has no usable result.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Fault {
+    /// The file, or `rank N (host)`.
+    pub who: String,
+    pub kind: FaultKind,
+    pub reason: String,
+}
+
+/// The kinds of fault the report names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// Not JSON, not a memsight result, damaged, or too large.
+    Unreadable,
+    /// A result of an interrupted run (`complete: false`): named, left out of the statistics.
+    Partial,
+    /// The rank reported a failure (non-zero exit) with its reason.
+    Failed,
+    /// The rank started but wrote nothing before the timeout (hung, killed, or crashed).
+    NoResult,
+    /// The launcher said there would be more ranks than wrote a status file.
+    NeverStarted,
+    /// Several processes claimed the same rank.
+    DuplicateRank,
+    /// The directory held more files than memsight reads.
+    TooMany,
+}
+
+/// Median and scaled MAD (memsight-core's robust statistics) with the score's floor.
+pub fn centre(values: &[f64]) -> (f64, f64) {
+    let m = memsight_core::stats::median(values);
+    let mad = memsight_core::stats::mad_sigma(values);
+    (m, mad.max(0.005 * m.abs()).max(f64::MIN_POSITIVE))
+}
