@@ -278,7 +278,7 @@ impl Buffer {
 
     /// Returns every other 4 KiB page to the kernel (`MADV_DONTNEED`), keeping the rest: the free
     /// memory left behind is a checkerboard of single pages, as after long uptime (the Catamount
-    /// seed's "fragmented" Linux node). Only for 4 KiB buffers; returns the bytes released.
+    /// paper's (Ferreira et al., CUG 2008) "fragmented" Linux node). Only for 4 KiB buffers; returns the bytes released.
     pub fn release_every_other_page(&mut self) -> Result<u64> {
         if self.report.kind != PageKind::Base4K {
             return Err(Error::input(

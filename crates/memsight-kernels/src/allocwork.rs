@@ -9,7 +9,7 @@
 //! size ranges per phase:
 //! - `steady`: every thread holds its share, sizes from the whole range;
 //! - `bursty`: in phase p thread p mod T holds half the total live set, the others share the rest
-//!   (the total stays constant) — the glibc-arena pattern of the DDR4/TCMalloc seed;
+//!   (the total stays constant) — the glibc-arena pattern of Cloudflare's RocksDB study (Vorobev, 2020);
 //! - `cross-thread`: every object is freed by the next thread, not the one that allocated it;
 //! - `pinning`: phases alternate between holding the share and keeping 1 in `survivors` objects
 //!   alive, with the size range growing 4× every two phases (long-lived small objects pin memory

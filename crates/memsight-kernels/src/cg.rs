@@ -1,4 +1,4 @@
-//! The application kernel of the Catamount seed, in the style of HPCCG (Mantevo): conjugate
+//! The application kernel of the Catamount paper (Ferreira et al., CUG 2008), in the style of HPCCG (Mantevo): conjugate
 //! gradients on the 27-point stencil of an `nx × ny × nz` grid, the matrix in compressed sparse
 //! rows. Diagonal 27, every neighbour −1, the right-hand side made so that the exact solution is
 //! all ones (HPCCG's `generate_matrix`). The arrays are slices the caller lays out, so a study can

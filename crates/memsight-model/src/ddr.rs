@@ -1,5 +1,5 @@
 //! DDR4/DDR5 organisation and timing (source: `docs/reference/jedec-ddr.md`, which cites JESD79-4/5
-//! and vendor datasheets; the DDR4 seed's worked examples are its tests).
+//! and vendor datasheets; Cloudflare's DDR4 study's (Shen, 2020) worked examples are its tests).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -121,7 +121,7 @@ impl Limit {
     }
 }
 
-/// DDR4 tFAW by speed bin and page size (jedec-ddr.md §3; the seed's table for 1600–2400).
+/// DDR4 tFAW by speed bin and page size (jedec-ddr.md §3; Cloudflare DDR4 study's table for 1600–2400).
 pub fn ddr4_tfaw(mts: u32, page_bytes: u64) -> Option<Limit> {
     let col = [1600, 1866, 2133, 2400, 2666, 2933, 3200]
         .iter()
@@ -160,7 +160,7 @@ mod tests {
         }
     }
 
-    /// DDR4 seed: a 1Gbx8 device is 65536 rows × 1024 columns × 16 banks = 1 Gb deep, 8 Gb total;
+    /// Cloudflare DDR4 study (Shen, 2020): a 1Gbx8 device is 65536 rows × 1024 columns × 16 banks = 1 Gb deep, 8 Gb total;
     /// a 2Gbx4 device is 131072 × 1024 × 16 = 2 Gb deep, 8 Gb total.
     #[test]
     fn seed_device_depths() {
@@ -179,7 +179,7 @@ mod tests {
         assert_eq!((x16.bank_groups, x16.banks_per_group), (2, 4));
     }
 
-    /// DDR4 seed: 18 x4 devices make a single-rank ECC module, 36 a dual-rank one; with 8 Gb
+    /// Cloudflare DDR4 study (Shen, 2020): 18 x4 devices make a single-rank ECC module, 36 a dual-rank one; with 8 Gb
     /// devices those are 16 GB and 32 GB. x8: 9 devices → 8 GB single rank, 18 → 16 GB dual rank.
     #[test]
     fn seed_module_capacities() {
@@ -195,7 +195,7 @@ mod tests {
         assert_eq!(m(4, 1).chips_per_rank(), (16, 18));
     }
 
-    /// DDR4 seed: page size = 1024 columns × width → x4 ½ KB, x8 1 KB, x16 2 KB.
+    /// Cloudflare DDR4 study (Shen, 2020): page size = 1024 columns × width → x4 ½ KB, x8 1 KB, x16 2 KB.
     #[test]
     fn seed_page_sizes() {
         for (w, page) in [(4, 512), (8, 1024), (16, 2048)] {
@@ -203,7 +203,7 @@ mod tests {
         }
     }
 
-    /// DDR4 seed's tFAW table (1600/1866/2133/2400): ½ KB 16CK or 20/17/15/13 ns, 1 KB 20CK or
+    /// Cloudflare DDR4 study's (Shen, 2020) tFAW table (1600/1866/2133/2400): ½ KB 16CK or 20/17/15/13 ns, 1 KB 20CK or
     /// 25/23/21/21 ns, 2 KB 28CK or 35/30/30/30 ns. DDR4-1600 ½ KB = 20 ns = 16 CK.
     #[test]
     fn seed_tfaw_table() {
@@ -228,7 +228,7 @@ mod tests {
         }
     }
 
-    /// EPYC seed: 8 channels × 8 B × 2933 MT/s = 187 712 MB/s; 4 CCDs × 32 B × 1333 MHz = 170 624
+    /// EPYC 7002 review: 8 channels × 8 B × 2933 MT/s = 187 712 MB/s; 4 CCDs × 32 B × 1333 MHz = 170 624
     /// MB/s read, × 16 B = 85 312 MB/s write.
     #[test]
     fn seed_epyc_ceilings() {

@@ -321,7 +321,7 @@ mod tests {
         }
     }
 
-    /// The DDR4 seed's two test cases on a 2-socket Cascade Lake: 8 × 32 GB 2Rx4 (8 Gb x4)
+    /// Cloudflare's DDR4 study's (Shen, 2020) two test cases on a 2-socket Cascade Lake: 8 × 32 GB 2Rx4 (8 Gb x4)
     /// and 8 × 32 GB 2Rx8 (16 Gb x8) give the same peak and capacity; the x8 part has half the
     /// chips and twice the page.
     #[test]

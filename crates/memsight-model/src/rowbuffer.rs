@@ -3,7 +3,7 @@
 //! A memory controller that interleaves physical addresses linearly fills one row of every bank
 //! of every rank of every channel before it returns to the first bank: two addresses a multiple
 //! of `banks × ranks × channels × row bytes` apart fall in the same bank, usually in different
-//! rows, and a kernel streaming both conflicts on every access (the Catamount seed). STREAM places
+//! rows, and a kernel streaming both conflicts on every access (the Catamount paper (Ferreira et al., CUG 2008)). STREAM places
 //! its arrays `N + OFFSET` elements apart, so COPY's source and destination (`a` and `c`, two gaps
 //! apart) move twice as fast as OFFSET: the dips recur every cycle ÷ 2 of OFFSET. TRIAD touches all
 //! three arrays (gaps of one and two), so its dips recur with the same period but less regularly.
@@ -24,7 +24,7 @@ pub struct Interleave {
     pub banks_per_rank: u32,
     /// Ranks on one channel (ranks per DIMM × DIMMs per channel).
     pub ranks_per_channel: u32,
-    /// Channels interleaved below the row size (or ganged, as the seed's 128-bit Opteron bus).
+    /// Channels interleaved below the row size (or ganged, as the Catamount paper's 128-bit Opteron bus).
     pub channels: u32,
     /// Bytes one ACTIVATE opens across the rank: device page × data devices per rank.
     pub rank_row_bytes: u64,

@@ -506,8 +506,9 @@ fn diagnose(c: &memsight_model::platform::Ceilings) -> Vec<String> {
         out.extend(c.notes.iter().cloned());
         return out;
     };
-    for (i, s) in c.sockets.iter().enumerate() {
-        out.extend(socket_findings(i + 1, s, p));
+    for s in &c.sockets {
+        // Named as the ceilings table names the socket, so the two agree.
+        out.extend(socket_findings(&s.array, s, p));
     }
     let counts: std::collections::BTreeSet<u32> = c.sockets.iter().map(|s| s.dimms).collect();
     if counts.len() > 1 {
@@ -536,7 +537,7 @@ fn diagnose(c: &memsight_model::platform::Ceilings) -> Vec<String> {
 /// One socket's population against its platform: empty channels, DIMMs per channel and the
 /// speed that population allows.
 fn socket_findings(
-    i: usize,
+    label: &str,
     s: &memsight_model::platform::SocketCeiling,
     p: &memsight_model::platform::Platform,
 ) -> Vec<String> {
@@ -545,7 +546,7 @@ fn socket_findings(
     let equivalent = s.channels_used * s.channel_bits / 64;
     if equivalent < ch {
         out.push(format!(
-            "socket {i}: {} DIMM(s) fill {} of {} channels ({}), so the peak is {:.0}% of what the socket can do ({} of {} MB/s)",
+            "{label}: {} DIMM(s) fill {} of {} channels ({}), so the peak is {:.0}% of what the socket can do ({} of {} MB/s)",
             s.dimms, equivalent, ch, p.name,
             100.0 * equivalent as f64 / ch as f64,
             s.dram_mbs,
@@ -561,7 +562,7 @@ fn socket_findings(
     let allowed = p.supported_mts(dpc, lpddr);
     if dpc >= 2 {
         out.push(format!(
-            "socket {i}: {dpc} DIMMs on a channel: {}",
+            "{label}: {dpc} DIMMs on a channel: {}",
             match p.max_mts_2dpc {
                 Some(m) if m < p.max_mts => format!(
                     "the platform supports {m} MT/s at 2 DIMMs per channel instead of {} ({:.0}% less bandwidth per channel)",
@@ -577,7 +578,7 @@ fn socket_findings(
         && s.mts < a
     {
         out.push(format!(
-            "socket {i}: memory runs at {} MT/s, below the {a} MT/s the platform supports with this population: the CPU SKU, the DIMMs or the BIOS limit it",
+            "{label}: memory runs at {} MT/s, below the {a} MT/s the platform supports with this population: the CPU SKU, the DIMMs or the BIOS limit it",
             s.mts
         ));
     }
@@ -585,7 +586,7 @@ fn socket_findings(
         && s.mts > a
     {
         out.push(format!(
-            "socket {i}: memory runs at {} MT/s, above the platform's {a} MT/s: an overclocking profile (XMP/EXPO) or a newer platform than the table knows",
+            "{label}: memory runs at {} MT/s, above the platform's {a} MT/s: an overclocking profile (XMP/EXPO) or a newer platform than the table knows",
             s.mts
         ));
     }

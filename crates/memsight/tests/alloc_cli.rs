@@ -1,4 +1,4 @@
-//! `memsight alloc`: the seed's effect on the built-in workload, user commands, timeouts, the
+//! `memsight alloc`: the RocksDB study's effect on the built-in workload, user commands, timeouts, the
 //! memory cap, child reaping and bad input.
 
 mod common;

@@ -359,7 +359,7 @@ fn dram_and_persistent_capacity_apart() {
     }
 }
 
-/// The DDR4 seed's question without hardware: 8 × 32 GB 2Rx4 against 8 × 32 GB 2Rx8 on a
+/// Cloudflare's DDR4 study's (Shen, 2020) question without hardware: 8 × 32 GB 2Rx4 against 8 × 32 GB 2Rx8 on a
 /// 2-socket Xeon, side by side, each --dimm with the --plan before it.
 #[test]
 fn plans_compare_alternatives_side_by_side() {

@@ -1,4 +1,4 @@
-//! `memsight pmem`: the seed's utilisation pattern, class search, the concurrency study, pools
+//! `memsight pmem`: the PMDK talk's utilisation pattern, class search, the concurrency study, pools
 //! always removed, and bad input. Skipped with a message where PMDK is not installed (CI
 //! installs it).
 
@@ -72,7 +72,7 @@ fn utilisation_search_and_concurrency_on_a_small_pool() {
     let fills = r["fills"].as_array().unwrap();
     assert_eq!(fills.len(), 2);
     let one_mib = &fills[1];
-    // The seed's explanation: 1 MiB objects land in 135296-byte units, 31 per run, and runs
+    // The PMDK talk's explanation: 1 MiB objects land in 135296-byte units, 31 per run, and runs
     // of 16 chunks hold only 24 objects: about three quarters of the pool.
     assert_eq!(one_mib["class"]["unit_size"], 135296);
     assert_eq!(one_mib["class"]["units_per_block"], 31);

@@ -196,7 +196,7 @@ fn the_default_range_holds_three_predicted_periods_for_every_kernel() {
     }
 }
 
-/// The seed's application case: the HPCCG-style CG solve swept like STREAM, validated in every
+/// The Catamount paper's (Ferreira et al., CUG 2008) application case: the HPCCG-style CG solve swept like STREAM, validated in every
 /// solve (a wrong residual fails the study), with its own summaries, dips, advice and figures.
 #[test]
 fn the_hpccg_kernel_is_swept_validated_and_advised() {

@@ -151,7 +151,24 @@ fn smbios_memory_mode_gives_the_near_size() {
     );
     let near = &r["plan"]["near"];
     assert_eq!(near["source"], "memory_mode", "{near}");
-    assert!(near["bytes"].as_u64().unwrap() > 0);
+    // 192 GiB of DRAM over the dump's two sockets: no node is credited more than one socket's.
+    let bytes = near["bytes"].as_u64().unwrap();
+    assert!(bytes > 0 && bytes <= 96 << 30, "{near}");
+    let node = near["node"].as_u64().unwrap();
+    let held = r["plan"]["tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["nodes"].as_array().unwrap())
+        .find(|n| n["node"].as_u64() == Some(node))
+        .map(|n| n["memory_bytes"].as_u64().unwrap())
+        .unwrap();
+    for s in near["sizes"].as_array().unwrap() {
+        assert!(
+            s.as_u64().unwrap() <= held,
+            "{s} beyond node {node}'s {held} B"
+        );
+    }
 }
 
 fn plan_of_xml_with(name: &str, extra: &[&str]) -> Value {

@@ -138,7 +138,7 @@ fn group<'a>(inv: &'a Inventory, platform: Option<&Platform>) -> Grouping<'a> {
         groups = merged
             .into_iter()
             .enumerate()
-            .map(|(i, v)| (format!("socket {} (arrays merged)", i + 1), v))
+            .map(|(i, v)| (format!("socket {i} (arrays merged)"), v))
             .collect();
     }
     if !by_name && groups.len() == 1 && cpus > 1 {
@@ -280,7 +280,7 @@ fn socket_ceiling(
 }
 
 /// Computes DRAM ceilings per socket and, for AMD chiplet platforms, the fabric limits given
-/// `ccds` and `fclk_mhz` (e.g. the EPYC seed: 4 CCDs at 1333 MHz).
+/// `ccds` and `fclk_mhz` (e.g. the EPYC 7002 review: 4 CCDs at 1333 MHz).
 pub fn ceilings(inv: &Inventory, ccds: Option<u32>, fclk_mhz: Option<u32>) -> Ceilings {
     let cpu = inv
         .processors

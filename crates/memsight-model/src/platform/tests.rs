@@ -1,4 +1,4 @@
-//! The platform table, CPU name matching and the EPYC seed's ceilings.
+//! The platform table, CPU name matching and the EPYC 7002 review's ceilings.
 
 use super::*;
 use crate::dmidecode::Inventory;
@@ -37,7 +37,7 @@ fn platforms_are_recognised() {
     assert!(identify("QEMU Virtual CPU version 2.5+").is_none());
 }
 
-/// EPYC seed (7452, 8 × DDR4-2933, 4 CCDs at FCLK 1333 MHz): DRAM 187 712 MB/s, fabric
+/// EPYC 7002 review (7452, 8 × DDR4-2933, 4 CCDs at FCLK 1333 MHz): DRAM 187 712 MB/s, fabric
 /// 170 624 MB/s read and 85 312 MB/s write — the fabric binds for both.
 #[test]
 fn epyc_seed_ceilings() {

@@ -1,4 +1,4 @@
-//! Allocator configurations: glibc with its knobs (the DDR4/TCMalloc seed's MALLOC_ARENA_MAX,
+//! Allocator configurations: glibc with its knobs (Cloudflare's RocksDB study's (Vorobev, 2020) MALLOC_ARENA_MAX,
 //! malloc_trim and M_MMAP_THRESHOLD) and the preloadable allocators Debian packages
 //! (`libtcmalloc-minimal4`, `libjemalloc2`, `libmimalloc2.0`), found in the standard library
 //! directories, plus any `NAME=PATH` the user names.

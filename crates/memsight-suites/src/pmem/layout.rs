@@ -93,8 +93,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_seeds_listings_parse() {
-        // From the seed: 1 MiB objects in runs of 16 chunks, 24 of 31 slots used, and a custom
+    fn the_talks_listings_parse() {
+        // From MemVerge's PMDK talk (Li and Kang, 2019): 1 MiB objects in runs of 16 chunks, 24 of 31 slots used, and a custom
         // class of 255 × 1 MiB slots with no header.
         let text = "Chunk size      : 262144\nZone 0:\nChunk      : 0\nType       : run\nFlags      : 0x9 compact header\nSize idx   : 16\nBlock size : 135296\nBitmap     : 24 / 31\nChunk      : 16\nType       : free\nSize idx   : 3\n";
         let c = parse(text);

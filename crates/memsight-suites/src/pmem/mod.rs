@@ -1,6 +1,6 @@
 //! `memsight pmem`: how much of a libpmemobj pool objects of one size can use, why, which custom
 //! allocation class does better, and how arena strategies change concurrent allocation failures
-//! (the PMDK seed's experiments, run rather than assumed).
+//! (MemVerge's PMDK talk's (Li and Kang, 2019) experiments, run rather than assumed).
 //!
 //! Every PMDK call happens in a child process (`pmem-worker`) on a fresh pool file that memsight
 //! removes afterwards, whatever happened; the child gets `PMEM_IS_PMEM_FORCE=1` so an emulated pool

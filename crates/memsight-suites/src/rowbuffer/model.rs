@@ -37,7 +37,7 @@ pub struct Periods {
 
 /// Detection calls dips regular from three on: the range must hold three periods.
 pub const PERIODS_IN_RANGE: u64 = 3;
-/// Points per shortest period by default (the Catamount seed: 8 KiB steps, 128 KiB period).
+/// Points per shortest period by default (the Catamount paper (Ferreira et al., CUG 2008): 8 KiB steps, 128 KiB period).
 pub const POINTS_PER_PERIOD: u64 = 16;
 /// The bank cycle assumed without a model: 2 MiB, a COPY period of 1 MiB, as the model gives
 /// for common 2-socket DDR4 servers (16 banks × 2 ranks × 8 channels × 8 KiB rows).

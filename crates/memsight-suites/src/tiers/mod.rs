@@ -1,5 +1,5 @@
-//! Memory tiers: DRAM, HBM, CXL expanders and persistent memory, each characterised as the Optane
-//! seed characterised its two tiers.
+//! Memory tiers: DRAM, HBM, CXL expanders and persistent memory, each characterised as Intel's
+//! Optane talk (Looi and Xu, Hot Chips 2019) characterised its two tiers.
 //!
 //! Per node of every tier (and DAX memory given with `--dax`): idle read latency (pointer chase)
 //! and write latency (the same chase writing every line it visits), read, write and
@@ -184,26 +184,27 @@ pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan>
         })
         .or_else(|| tiers[0].nodes.first())
         .expect("a tier has nodes");
-    let near = plan::near_memory(
-        &env.topology,
-        fs,
-        near_node.node,
-        a.near_size,
-        memory_mode_dram(a)?,
-    )
-    .map(|(bytes, source)| {
-        // This process's memory limits apply to this machine, not to a recorded one.
-        let live = env.topology.source == memsight_core::topology::TopologySource::Live;
-        let usable = env.memory.usable_bytes().filter(|_| live);
-        let (sizes, capped) = plan::near_sizes(bytes, near_node.memory_bytes, usable);
-        NearMemory {
-            node: near_node.node,
-            bytes,
-            source,
-            sizes,
-            capped,
-        }
-    });
+    let mode = memory_mode_dram(a)?;
+    let near = plan::near_memory(&env.topology, fs, near_node.node, a.near_size, mode).map(
+        |(bytes, source)| {
+            // This process's memory limits apply to this machine, not to a recorded one.
+            let live = env.topology.source == memsight_core::topology::TopologySource::Live;
+            let usable = env.memory.usable_bytes().filter(|_| live);
+            let (sizes, capped) = plan::near_sizes(bytes, near_node.memory_bytes, usable);
+            NearMemory {
+                node: near_node.node,
+                bytes,
+                source,
+                sizes,
+                capped,
+            }
+        },
+    );
+    if let (Some(n), Some(m)) = (&near, mode)
+        && n.source == plan::NearSource::MemoryMode
+    {
+        notes.push(m.describe(n.bytes, memory_nodes(&env.topology)));
+    }
     if near.is_none() {
         notes.push("no memory-side cache here (no sysfs memory_side_cache, no hwloc memory-side cache, no SMBIOS Memory Mode): the working-set sweep against near memory does not apply; --near-size SIZE runs it anyway (e.g. the L3 size)".to_string());
     }
@@ -264,20 +265,32 @@ impl Config {
     }
 }
 
-/// Installed DRAM when SMBIOS says persistent memory runs in Memory Mode: as given, or from
-/// the dmidecode dump given.
-fn memory_mode_dram(a: &Config) -> Result<Option<u64>> {
+/// Installed DRAM when SMBIOS says persistent memory runs in Memory Mode: as given (split over
+/// this machine's nodes), or from the dmidecode dump given, with the sockets it describes (each
+/// socket's DRAM caches its own far memory).
+fn memory_mode_dram(a: &Config) -> Result<Option<plan::MemoryModeDram>> {
     match (a.memory_mode_dram, &a.dmidecode) {
-        (Some(bytes), _) => Ok(Some(bytes)),
+        (Some(bytes), _) => Ok(Some(plan::MemoryModeDram { bytes, sockets: 1 })),
         (None, Some(path)) => {
             let d = crate::dimms::run(&crate::dimms::Config {
                 dmidecode: Some(path.clone()),
                 ..Default::default()
             })?;
-            Ok(d.memory_mode.then_some(d.dram_bytes))
+            Ok(d.memory_mode.then_some(plan::MemoryModeDram {
+                bytes: d.dram_bytes,
+                sockets: d.ceilings.sockets.len().max(1),
+            }))
         }
         (None, None) => Ok(None),
     }
+}
+
+/// Nodes with memory on this machine (or recording).
+fn memory_nodes(topo: &memsight_core::topology::Topology) -> usize {
+    topo.numa_nodes
+        .iter()
+        .filter(|n| n.memory_bytes > 0)
+        .count()
 }
 
 /// The plan alone, as results with nothing measured (`memsight tiers --plan`).

@@ -6,7 +6,7 @@
 //! run of sizes within 15% of the fastest, up to the near size), the size where misses begin (latency 15% above the near plateau
 //! and staying there), and the far plateau (the largest sizes, when at least two agree within
 //! 10%). The miss rate of each point follows from the two plateaus: latency is a mix,
-//! `near + m·(far − near)`, and so is time per byte, `(1−m)/bw_near + m/bw_far` — the seed's
+//! `near + m·(far − near)`, and so is time per byte, `(1−m)/bw_near + m/bw_far` — the Optane talk's
 //! "bandwidth vs DRAM-cache miss rate". When the far plateau was not reached, it is estimated
 //! from the largest point assuming a fully associative cache under uniformly random accesses
 //! (miss rate 1 − near ÷ size), and marked as estimated.

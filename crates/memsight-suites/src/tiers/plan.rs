@@ -216,14 +216,50 @@ pub fn tiers(topo: &Topology, env: &Environment, fs: &FsRoot) -> Vec<Tier> {
     out.into_iter().map(|(_, t)| t).collect()
 }
 
+/// DRAM that SMBIOS says caches persistent memory (Intel Memory Mode), and how many sockets
+/// the inventory spreads it over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryModeDram {
+    pub bytes: u64,
+    /// Sockets the inventory describes (1 when the size was given by hand).
+    pub sockets: usize,
+}
+
+impl MemoryModeDram {
+    /// The near memory of one node: each socket's DRAM caches its own far memory, and a
+    /// socket split into nodes (SNC) splits its DRAM too.
+    pub fn per_node(self, nodes: usize) -> u64 {
+        self.bytes / nodes.max(self.sockets).max(1) as u64
+    }
+
+    /// How the near size was found, for the plan's notes.
+    pub fn describe(self, near: u64, nodes: usize) -> String {
+        let b = memsight_core::units::format_bytes;
+        let mut s = format!(
+            "near memory {} per node: the DIMM inventory's {} of DRAM in Memory Mode over {} socket(s) and {} memory node(s)",
+            b(near),
+            b(self.bytes),
+            self.sockets,
+            nodes
+        );
+        if self.sockets > nodes {
+            s += &format!(
+                "; the inventory describes more sockets than this machine has memory nodes, so each node is taken to have one socket's DRAM ({})",
+                b(near)
+            );
+        }
+        s
+    }
+}
+
 /// The near memory in front of `node`, from the first source that knows: `--near-size`, sysfs,
-/// hwloc, SMBIOS Memory Mode (`memory_mode_dram`: the installed DRAM, split over the nodes).
+/// hwloc, SMBIOS Memory Mode (the installed DRAM, one socket's or node's share).
 pub fn near_memory(
     topo: &Topology,
     fs: &FsRoot,
     node: usize,
     given: Option<u64>,
-    memory_mode_dram: Option<u64>,
+    memory_mode: Option<MemoryModeDram>,
 ) -> Option<(u64, NearSource)> {
     if let Some(b) = given {
         return Some((b, NearSource::Given));
@@ -248,26 +284,38 @@ pub fn near_memory(
         .iter()
         .filter(|n| n.memory_bytes > 0)
         .count();
-    memory_mode_dram
+    memory_mode
+        .map(|m| m.per_node(nodes))
         .filter(|&b| b > 0)
-        .map(|b| (b / nodes.max(1) as u64, NearSource::MemoryMode))
+        .map(|b| (b, NearSource::MemoryMode))
 }
 
 /// Working sets for the near-memory sweep: from an eighth of the near size to four times it,
-/// three per doubling, capped at what the node and this process can hold.
+/// three per doubling, capped at what the node and this process can hold. Where that cap is
+/// below the near size, every size fits near memory: the sweep still shows the near plateau,
+/// from an eighth of the cap, and says it cannot reach misses.
 pub fn near_sizes(near: u64, node_bytes: u64, usable: Option<u64>) -> (Vec<u64>, Option<String>) {
+    let b = memsight_core::units::format_bytes;
     let want = near.saturating_mul(4);
     let node_cap = node_bytes / 10 * 9;
     let cap = usable.map_or(node_cap, |u| node_cap.min(u / 10 * 9));
-    let top = want.min(cap);
-    let capped = (top < want).then(|| {
-        format!(
-            "the sweep stops at {} (90% of what the node and this process can hold), not at 4 × the near size ({}): the far plateau may not be reached",
-            memsight_core::units::format_bytes(top),
-            memsight_core::units::format_bytes(want)
-        )
-    });
-    let lo = (near / 8).max(1 << 20);
+    let top = want.min(cap).max(1 << 20);
+    let capped = if top <= near {
+        Some(format!(
+            "the node and this process can hold {} at most (90%), no more than the near memory ({}): every size fits it, so the sweep shows hits only",
+            b(top),
+            b(near)
+        ))
+    } else {
+        (top < want).then(|| {
+            format!(
+                "the sweep stops at {} (90% of what the node and this process can hold), not at 4 × the near size ({}): the far plateau may not be reached",
+                b(top),
+                b(want)
+            )
+        })
+    };
+    let lo = (near / 8).min(top / 8).max(1 << 20);
     let sizes = crate::latency::log_sizes(lo, top.max(lo), 3, 1 << 20);
     (sizes, capped)
 }
@@ -361,6 +409,39 @@ mod tests {
         let (s, capped) = near_sizes(96 * g, 372 * g, None);
         assert!(*s.last().unwrap() <= 372 * g / 10 * 9);
         assert!(capped.unwrap().contains("far plateau may not be reached"));
+        // A node smaller than its near memory: no size beyond what it holds, and the plan says
+        // the sweep sees hits only.
+        let (s, capped) = near_sizes(96 * g, 10 * g, None);
+        assert!(s.iter().all(|&x| x <= 9 * g), "{s:?}");
+        assert!(s.len() > 3, "{s:?}");
+        assert!(capped.unwrap().contains("hits only"));
+    }
+
+    /// Memory Mode DRAM from an inventory is one socket's per node, whatever this machine has.
+    #[test]
+    fn memory_mode_near_is_one_sockets_dram_per_node() {
+        let g = 1u64 << 30;
+        let two = MemoryModeDram {
+            bytes: 192 * g,
+            sockets: 2,
+        };
+        assert_eq!(
+            two.per_node(1),
+            96 * g,
+            "a one-node machine reading a 2-socket dump"
+        );
+        assert_eq!(two.per_node(2), 96 * g);
+        assert_eq!(
+            two.per_node(4),
+            48 * g,
+            "sub-NUMA clustering splits a socket's DRAM"
+        );
+        assert!(two.describe(96 * g, 1).contains("more sockets than"));
+        let given = MemoryModeDram {
+            bytes: 64 * g,
+            sockets: 1,
+        };
+        assert_eq!(given.per_node(2), 32 * g);
     }
 
     #[test]
