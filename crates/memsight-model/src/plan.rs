@@ -18,6 +18,10 @@ pub struct PlanRequest {
     pub platform: String,
     /// Part numbers and how many of each.
     pub dimms: Vec<(String, u32)>,
+    /// Chiplets per socket (AMD CCDs), for the CCD→IOD fabric limit.
+    pub ccds: Option<u32>,
+    /// Fabric clock, MHz (default: the memory clock, MT/s ÷ 2, as AMD couples them).
+    pub fclk_mhz: Option<u32>,
 }
 
 /// What one part number is.
@@ -66,7 +70,20 @@ pub struct Plan {
     /// What the platform would give with every channel populated at its 1-DIMM-per-channel speed.
     pub platform_peak_mbs: u64,
     pub capacity_bytes: u64,
+    /// The CCD→IOD fabric's limit per socket for reads and for writes, MB/s, where the
+    /// platform has one and the chiplet count is known.
+    #[serde(default)]
+    pub fabric: Option<Fabric>,
     pub findings: Vec<String>,
+}
+
+/// A chiplet fabric's ceiling per socket (AMD: 32 B/clk read, 16 B/clk write per CCD).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Fabric {
+    pub ccds: u32,
+    pub fclk_mhz: u32,
+    pub read_mbs: u64,
+    pub write_mbs: u64,
 }
 
 /// Plans one alternative. Errors are one line for the user: an unknown platform or part, DIMMs
@@ -145,6 +162,7 @@ pub fn plan(req: &PlanRequest) -> Result<Plan, String> {
         peak_mbs: peak_mbs(used, mts),
         platform_peak_mbs: peak_mbs(sockets * per_socket, platform.max_mts),
         capacity_bytes: parts.iter().map(|p| p.1 as u64 * p.2.capacity_bytes).sum(),
+        fabric: fabric(&platform, req, mts),
         parts: planned,
         channels,
         platform,
@@ -152,6 +170,48 @@ pub fn plan(req: &PlanRequest) -> Result<Plan, String> {
     };
     plan.findings = findings(&plan, bin, allowed);
     Ok(plan)
+}
+
+/// What binds per socket: DRAM or the chiplet fabric, for reads and for writes.
+fn fabric_findings(p: &Plan) -> Vec<String> {
+    let dram = p.peak_mbs / p.sockets.max(1) as u64;
+    match (p.fabric, p.platform.fabric_bytes_per_clock) {
+        (Some(f), _) => {
+            let bind = |what: &str, fabric: u64| {
+                if fabric < dram {
+                    format!(
+                        "{what} bind at the fabric: {fabric} MB/s per socket, {:.0}% of DRAM's {dram} MB/s",
+                        100.0 * fabric as f64 / dram.max(1) as f64
+                    )
+                } else {
+                    format!("{what}: DRAM's {dram} MB/s per socket binds (fabric {fabric} MB/s)")
+                }
+            };
+            vec![format!(
+                "CCD→IOD fabric: {} CCDs at FCLK {} MHz; {}; {}",
+                f.ccds,
+                f.fclk_mhz,
+                bind("reads", f.read_mbs),
+                bind("writes", f.write_mbs)
+            )]
+        }
+        (None, Some(_)) => vec!["chiplet platform: give --ccds (and --fclk, default MT/s ÷ 2) to see whether the CCD→IOD fabric or DRAM binds".to_string()],
+        (None, None) => Vec::new(),
+    }
+}
+
+/// The fabric ceiling a plan's sockets have, where the platform is chiplet-based and the
+/// chiplet count was given.
+fn fabric(p: &Platform, req: &PlanRequest, mts: u32) -> Option<Fabric> {
+    let (r, w) = p.fabric_bytes_per_clock?;
+    let ccds = req.ccds?;
+    let fclk_mhz = req.fclk_mhz.unwrap_or(mts / 2);
+    Some(Fabric {
+        ccds,
+        fclk_mhz,
+        read_mbs: crate::ddr::link_mbs(ccds, r, fclk_mhz),
+        write_mbs: crate::ddr::link_mbs(ccds, w, fclk_mhz),
+    })
 }
 
 fn check_generation(p: &Platform, d: &Decoded, part: &str) -> Result<(), String> {
@@ -223,7 +283,7 @@ fn planned_part(part: &str, count: u32, d: &Decoded, mts: u32) -> PlannedPart {
 
 /// What a buyer should know about the population.
 fn findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = fabric_findings(p);
     let per_socket = p.platform.channels_per_socket;
     let total = p.sockets * per_socket;
     let used = p.channels.iter().filter(|c| !c.parts.is_empty()).count() as u32;
@@ -318,31 +378,75 @@ mod tests {
         PlanRequest {
             platform: platform.into(),
             dimms: dimms.iter().map(|(p, n)| (p.to_string(), *n)).collect(),
+            ccds: None,
+            fclk_mhz: None,
         }
     }
 
-    /// Cloudflare's DDR4 study's (Shen, 2020) two test cases on a 2-socket Cascade Lake: 8 × 32 GB 2Rx4 (8 Gb x4)
-    /// and 8 × 32 GB 2Rx8 (16 Gb x8) give the same peak and capacity; the x8 part has half the
-    /// chips and twice the page.
+    /// Cloudflare's DDR4 study (Shen, 2020) as it ran: one EPYC 7713, one DIMM on each of its
+    /// 8 channels; A = 8 × 32 GB 2Rx8 (16 Gb x8), B = 8 × 32 GB 2Rx4 (8 Gb x4). Same peak and
+    /// capacity, no empty-channel findings; the x8 modules have half the chips and twice the page.
     #[test]
-    fn seed_2rx4_and_2rx8_compare() {
-        let a = plan(&req("2x Xeon Gold 6248", &[("M393A4K40EB3-CWE", 8)])).unwrap();
-        let b = plan(&req("2x Xeon Gold 6248", &[("M393A4G43BB4-CWE", 8)])).unwrap();
+    fn the_ddr4_studys_two_cases_compare() {
+        let a = plan(&req("EPYC 7713", &[("M393A4G43BB4-CWE", 8)])).unwrap();
+        let b = plan(&req("EPYC 7713", &[("M393A4K40EB3-CWECQ", 8)])).unwrap();
         for p in [&a, &b] {
-            assert_eq!((p.sockets, p.dimms, p.mts), (2, 8, 2933));
+            assert_eq!((p.sockets, p.dimms, p.dimms_per_channel), (1, 8, 1));
+            assert_eq!(p.mts, 3200);
             assert_eq!(p.capacity_bytes, 256 << 30);
-            // 8 DIMMs over 12 channels: 4 per socket.
-            assert_eq!(p.peak_mbs, peak_mbs(8, 2933));
+            assert_eq!(p.peak_mbs, peak_mbs(8, 3200));
             assert!(
-                p.findings.iter().any(|f| f.contains("8 of 12 channels")),
+                !p.findings.iter().any(|f| f.contains("channels populated")),
                 "{:?}",
                 p.findings
             );
-            assert!(p.findings.iter().any(|f| f.contains("rated 3200")));
         }
-        assert_eq!((a.parts[0].chips, b.parts[0].chips), (36, 18));
-        assert_eq!(a.parts[0].page_bytes, Some(512));
-        assert_eq!(b.parts[0].page_bytes, Some(1024));
+        assert_eq!((a.parts[0].chips, b.parts[0].chips), (18, 36));
+        assert_eq!(a.parts[0].page_bytes, Some(1024));
+        assert_eq!(b.parts[0].page_bytes, Some(512));
+    }
+
+    /// The same parts on a 2-socket Xeon with 12 channels leave a third of them empty.
+    #[test]
+    fn empty_channels_are_called_out() {
+        let p = plan(&req("2x Xeon Gold 6248", &[("M393A4K40EB3-CWE", 8)])).unwrap();
+        assert_eq!((p.sockets, p.dimms, p.mts), (2, 8, 2933));
+        assert_eq!(p.peak_mbs, peak_mbs(8, 2933));
+        assert!(p.findings.iter().any(|f| f.contains("8 of 12 channels")));
+        assert!(p.findings.iter().any(|f| f.contains("rated 3200")));
+    }
+
+    /// An AMD plan shows the CCD→IOD ceilings a measured inventory shows: the EPYC 7002 review's
+    /// 7452 (4 CCDs at 1333 MHz) binds reads at the fabric, below 8 channels of DDR4-2933;
+    /// without --ccds the plan says what to give.
+    #[test]
+    fn chiplet_plans_show_the_fabric() {
+        let mut r = req("EPYC 7452", &[("M393A4K40EB3-CWE", 8)]);
+        let none = plan(&r).unwrap();
+        assert!(none.fabric.is_none());
+        assert!(none.findings.iter().any(|f| f.contains("give --ccds")));
+        r.ccds = Some(4);
+        r.fclk_mhz = Some(1333);
+        let p = plan(&r).unwrap();
+        let f = p.fabric.unwrap();
+        assert_eq!((f.read_mbs, f.write_mbs), (170_624, 85_312));
+        assert!(
+            p.findings
+                .iter()
+                .any(|x| x.contains("reads bind at the fabric: 170624 MB/s")),
+            "{:?}",
+            p.findings
+        );
+        // 8 CCDs at the memory clock carry DRAM's reads.
+        let mut r = req("EPYC 7713", &[("M393A4G43BB4-CWE", 8)]);
+        r.ccds = Some(8);
+        let p = plan(&r).unwrap();
+        assert_eq!(p.fabric.unwrap().fclk_mhz, 1600);
+        assert!(
+            p.findings.iter().any(|x| x.contains("reads: DRAM's")),
+            "{:?}",
+            p.findings
+        );
     }
 
     #[test]

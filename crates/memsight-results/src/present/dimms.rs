@@ -349,6 +349,19 @@ impl Present for PlanResults {
             }),
             row(self, "capacity", &|p| format_bytes(p.capacity_bytes)),
         ];
+        if self.plans.iter().any(|p| p.fabric.is_some()) {
+            t.rows.push(row(self, "CCD→IOD fabric per socket", &|p| {
+                p.fabric.map_or("-".into(), |f| {
+                    format!(
+                        "read {:.1} / write {:.1} GB/s ({} CCDs at {} MHz)",
+                        f.read_mbs as f64 / 1000.0,
+                        f.write_mbs as f64 / 1000.0,
+                        f.ccds,
+                        f.fclk_mhz
+                    )
+                })
+            }));
+        }
         let mut findings = Vec::new();
         for (i, p) in self.plans.iter().enumerate() {
             let tag = format!("plan {} ({})", i + 1, p.asked);

@@ -73,6 +73,8 @@ impl Args {
             .map(|p| memsight_model::plan::PlanRequest {
                 platform: p.clone(),
                 dimms: Vec::new(),
+                ccds: self.ccds,
+                fclk_mhz: self.fclk,
             })
             .collect();
         for (d, at) in self.dimm.iter().zip(dimm_at) {
