@@ -7,7 +7,8 @@ use super::Present;
 use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
-use memsight_suites::rowbuffer::{Memory, RowbufferResults};
+use memsight_suites::rowbuffer::sweep::Point;
+use memsight_suites::rowbuffer::{Kernel, Memory, RowbufferResults};
 
 /// One table row per sweep: layout, pages, physical runs, the sweep's spread and dips.
 fn sweeps(r: &RowbufferResults) -> Table {
@@ -27,7 +28,7 @@ fn sweeps(r: &RowbufferResults) -> Table {
         ],
     );
     for c in &r.curves {
-        let v: Vec<f64> = c.points.iter().map(|p| p.gbs.median).collect();
+        let v: Vec<f64> = c.points.iter().map(|p| p.value(r.config.stat)).collect();
         let (lo, hi) = v
             .iter()
             .fold((f64::INFINITY, 0.0f64), |(l, h), x| (l.min(*x), h.max(*x)));
@@ -69,8 +70,12 @@ fn sweeps(r: &RowbufferResults) -> Table {
 }
 
 fn summaries(r: &RowbufferResults) -> Table {
+    let caption = format!(
+        "Over all offsets and repetitions ({} pass per point)",
+        r.config.stat.name()
+    );
     let mut t = Table::new(
-        "Over all offsets and repetitions (medians per point)",
+        &caption,
         &[
             "kernel",
             "memory",
@@ -153,52 +158,84 @@ fn notes(r: &RowbufferResults) -> Vec<String> {
     notes
 }
 
+/// One line per memory layout of `op` over the offsets: the median over repetitions of `value`
+/// at each offset, whiskers from the lowest to the highest repetition.
+fn layout_series(r: &RowbufferResults, op: Kernel, value: &dyn Fn(&Point) -> Option<f64>) -> Vec<Series> {
+    let mut series = Vec::new();
+    for memory in [Memory::Contiguous, Memory::Paged4k, Memory::Fragmented4k] {
+        let curves: Vec<_> = r
+            .curves
+            .iter()
+            .filter(|c| c.kernel == op && c.memory == memory)
+            .collect();
+        if curves.is_empty() {
+            continue;
+        }
+        let mut points = Vec::new();
+        let mut whiskers = Vec::new();
+        for &off in &r.config.offsets {
+            let v: Vec<f64> = curves
+                .iter()
+                .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == off))
+                .filter_map(value)
+                .collect();
+            if v.is_empty() {
+                continue;
+            }
+            let s = memsight_core::stats::summarize(&v);
+            let x = off as f64 / 1024.0;
+            points.push((x, s.median));
+            if v.len() > 1 {
+                whiskers.push((x, s.min, s.max));
+            }
+        }
+        series.push(Series {
+            name: format!(
+                "{} ({}, {} rep.)",
+                memory.name(),
+                curves[0].buffer.kind,
+                curves.len()
+            ),
+            points,
+            whiskers,
+            dashed: memory != Memory::Contiguous,
+        });
+    }
+    series
+}
+
+/// The Catamount paper's Fig. 10: HPCCG's time per solve against the offset.
+fn solve_time_chart(r: &RowbufferResults) -> Option<Block> {
+    if !r.config.kernels.contains(&Kernel::Hpccg) {
+        return None;
+    }
+    let stat = r.config.stat;
+    let series = layout_series(r, Kernel::Hpccg, &|p| p.pass_ms(stat));
+    if series.iter().all(|s| s.points.is_empty()) {
+        return None;
+    }
+    Some(Block::Lines(
+        Lines::new(
+            "HPCCG time per solve vs array offset".to_string(),
+            "OFFSET, KiB (padding after every array)",
+            "ms per solve",
+            (Scale::Linear, Scale::Linear),
+            series,
+        ),
+        format!(
+            "Time of one timed solve ({} CG iterations, all threads; the {} pass) per offset, median over the repetitions (whiskers: lowest to highest); solid: contiguous, dashed: demand-paged 4 KiB.",
+            memsight_suites::rowbuffer::hpccg::ITERATIONS,
+            stat.name()
+        ),
+    ))
+}
+
 /// One chart per kernel: a line per memory layout over the offsets, with the model's dips.
 fn offset_charts(r: &RowbufferResults) -> Vec<Block> {
     let mut blocks = Vec::new();
+    let stat = r.config.stat;
     for &op in &r.config.kernels {
-        let mut series = Vec::new();
-        for memory in [Memory::Contiguous, Memory::Paged4k, Memory::Fragmented4k] {
-            let curves: Vec<_> = r
-                .curves
-                .iter()
-                .filter(|c| c.kernel == op && c.memory == memory)
-                .collect();
-            if curves.is_empty() {
-                continue;
-            }
-            // One line per layout: the median over repetitions at each offset, whiskers from the
-            // lowest to the highest repetition.
-            let mut points = Vec::new();
-            let mut whiskers = Vec::new();
-            for &off in &r.config.offsets {
-                let v: Vec<f64> = curves
-                    .iter()
-                    .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == off))
-                    .map(|p| p.gbs.median)
-                    .collect();
-                if v.is_empty() {
-                    continue;
-                }
-                let s = memsight_core::stats::summarize(&v);
-                let x = off as f64 / 1024.0;
-                points.push((x, s.median));
-                if v.len() > 1 {
-                    whiskers.push((x, s.min, s.max));
-                }
-            }
-            series.push(Series {
-                name: format!(
-                    "{} ({}, {} rep.)",
-                    memory.name(),
-                    curves[0].buffer.kind,
-                    curves.len()
-                ),
-                points,
-                whiskers,
-                dashed: memory != Memory::Contiguous,
-            });
-        }
+        let series = layout_series(r, op, &|p| Some(p.value(stat)));
         let marks: Vec<Mark> = r
             .prediction
             .iter()
@@ -226,7 +263,7 @@ fn offset_charts(r: &RowbufferResults) -> Vec<Block> {
                     series,
                 )
             },
-            "Median GB/s per offset over the repetitions (whiskers: lowest to highest repetition); solid: contiguous (huge pages), dashed: demand-paged 4 KiB. Grey lines: dips the DIMM model predicts under linear bank interleaving.".into(),
+            format!("GB/s of the {} pass per offset, median over the repetitions (whiskers: lowest to highest repetition); solid: contiguous (huge pages), dashed: demand-paged 4 KiB. Grey lines: dips the DIMM model predicts under linear bank interleaving.", stat.name()),
         ));
     }
     blocks
@@ -235,6 +272,7 @@ fn offset_charts(r: &RowbufferResults) -> Vec<Block> {
 impl Present for RowbufferResults {
     fn view(&self) -> View {
         let mut blocks = offset_charts(self);
+        blocks.extend(solve_time_chart(self));
         blocks.push(Block::Table(sweeps(self)));
         blocks.push(Block::Table(summaries(self)));
         View {
@@ -259,7 +297,11 @@ impl Present for RowbufferResults {
             c.offsets.len(),
             c.reps,
             c.cpus.len()
-        );
+        ) + match c.stat {
+            // Stored results before the statistic was a choice are median results.
+            memsight_suites::rowbuffer::Stat::Median => "",
+            memsight_suites::rowbuffer::Stat::Best => ", best pass",
+        };
         for l in &self.summaries {
             let key = format!(
                 "rowbuffer/{}/{}",

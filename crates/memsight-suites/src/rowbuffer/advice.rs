@@ -147,7 +147,7 @@ pub(super) fn advise(summaries: &[LayoutSummary], curves: &[Curve], cfg: &Config
                         .iter()
                         .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
                         .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == o))
-                        .map(|p| p.gbs.median)
+                        .map(|p| p.value(cfg.stat))
                         .collect();
                     (!v.is_empty()).then(|| (o, summarize(&v).min))
                 })

@@ -194,6 +194,39 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
     Ok(points)
 }
 
+/// The Catamount paper's Fig. 10 in words: per memory layout, the fastest and slowest time per
+/// solve over the offsets (all repetitions), at the statistic the study uses.
+pub fn time_findings(curves: &[super::Curve], stat: super::Stat) -> Vec<String> {
+    let mut out = Vec::new();
+    for memory in [
+        super::Memory::Contiguous,
+        super::Memory::Paged4k,
+        super::Memory::Fragmented4k,
+    ] {
+        let times: Vec<(u64, f64)> = curves
+            .iter()
+            .filter(|c| c.kernel == super::Kernel::Hpccg && c.memory == memory)
+            .flat_map(|c| c.points.iter())
+            .filter_map(|p| p.pass_ms(stat).map(|ms| (p.offset_bytes, ms)))
+            .collect();
+        let fast = times.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+        let slow = times.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+        if let (Some(f), Some(s)) = (fast, slow) {
+            out.push(format!(
+                "HPCCG on {} memory: {:.2} ms per solve ({ITERATIONS} CG iterations, {} pass) at OFFSET {}, {:.2} ms at OFFSET {} ({:.0}% longer)",
+                memory.name(),
+                f.1,
+                stat.name(),
+                memsight_core::units::format_bytes(f.0),
+                s.1,
+                memsight_core::units::format_bytes(s.0),
+                100.0 * (s.1 / f.1 - 1.0)
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ mod pairs;
 mod settings;
 pub use model::{ModelInfo, ModelSource, OffsetRange};
 pub use settings::RowbufferSettings;
+pub use sweep::Stat;
 pub mod probe;
 pub mod sweep;
 
@@ -126,6 +127,9 @@ pub struct Config {
     /// A bank mapping as XOR functions (`--bank-xor`), for the dips it predicts.
     #[serde(default)]
     pub bank_hash: Option<BankHash>,
+    /// Which pass of each point the curves, dips and summaries use.
+    #[serde(default)]
+    pub stat: sweep::Stat,
 }
 
 /// One sweep: a kernel on one buffer.
@@ -254,7 +258,7 @@ fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
 /// How the study ran, in words.
 fn method(cfg: &Config) -> String {
     let mut text = format!(
-        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps ({}); {} thread(s) on CPUs {:?}, {}; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), median GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
+        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps ({}); {} thread(s) on CPUs {:?}, {}; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), {} GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
         cfg.kernels
             .iter()
             .map(|k| k.name())
@@ -273,12 +277,16 @@ fn method(cfg: &Config) -> String {
             "scalar kernels (offsets not all multiples of 64 B leave the arrays unaligned for vector loads)".to_string()
         },
         cfg.samples,
+        match cfg.stat {
+            sweep::Stat::Median => "the median pass's",
+            sweep::Stat::Best => "the best pass's (as STREAM reports)",
+        },
         cfg.reps
     );
     if cfg.kernels.contains(&Kernel::Hpccg) {
         let g = cfg.grid();
         text.push_str(&format!(
-            "; HPCCG: each thread solves its own {n}³-point 27-point-stencil system (CSR; {} of matrix and vectors, in HPCCG's order values, columns, row pointers, x, r, p, Ap, b, each followed by OFFSET bytes) with {} CG iterations per timed solve from x = 0; GB/s of program bytes per iteration (matrix values and columns, row pointers, x gathered once, Ap written, two dot products, three vector updates); every solve's residual must fall and be identical across offsets and threads",
+            "; HPCCG: each thread solves its own {n}³-point 27-point-stencil system (CSR; {} of matrix and vectors, in HPCCG's order values, columns, row pointers, x, r, p, Ap, b, each followed by OFFSET bytes) with {} CG iterations per timed solve from x = 0; GB/s of program bytes per iteration (matrix values and columns, row pointers, x gathered once, Ap written, two dot products, three vector updates); every solve's residual must fall and be identical across offsets and threads; time per solve is the team's span of one timed solve",
             format_bytes(g.bytes()),
             hpccg::ITERATIONS,
             n = g.n
@@ -337,7 +345,7 @@ fn controllers(cfg: &Config, skipped: &mut Vec<String>) -> Option<counters::Cont
 
 /// Where the controllers counted the most of each event on contiguous memory, against where
 /// bandwidth was lowest: row conflicts explain a dip when the two offsets meet.
-fn counter_findings(curves: &[Curve]) -> Vec<String> {
+fn counter_findings(curves: &[Curve], stat: sweep::Stat) -> Vec<String> {
     let mut out = Vec::new();
     for c in curves
         .iter()
@@ -346,7 +354,7 @@ fn counter_findings(curves: &[Curve]) -> Vec<String> {
         let Some(worst) = c
             .points
             .iter()
-            .min_by(|a, b| a.gbs.median.total_cmp(&b.gbs.median))
+            .min_by(|a, b| a.value(stat).total_cmp(&b.value(stat)))
         else {
             continue;
         };
@@ -444,7 +452,7 @@ pub fn run(
                 }
                 let points = sweep_one(op, cfg, controllers.as_ref(), &mut buf, tick)?;
                 let offs: Vec<u64> = points.iter().map(|p| p.offset_bytes).collect();
-                let gbs: Vec<f64> = points.iter().map(|p| p.gbs.median).collect();
+                let gbs: Vec<f64> = points.iter().map(|p| p.value(cfg.stat)).collect();
                 let detection = detect::detect(&offs, &gbs);
                 curves.push(Curve {
                     kernel: op,
@@ -460,7 +468,8 @@ pub fn run(
     drop(fragmenter);
     let complete = !cancel::requested();
     findings.extend(contiguity_findings(&curves));
-    findings.extend(counter_findings(&curves));
+    findings.extend(counter_findings(&curves, cfg.stat));
+    findings.extend(hpccg::time_findings(&curves, cfg.stat));
     let summaries = summarise(&curves, cfg);
     let prediction = cfg.model.as_ref().map(|m| advice::predict(m, &curves, cfg));
     let hash_prediction = cfg
@@ -537,7 +546,7 @@ fn summarise(curves: &[Curve], cfg: &Config) -> Vec<LayoutSummary> {
                 .collect();
             let values: Vec<f64> = set
                 .iter()
-                .flat_map(|c| c.points.iter().map(|p| p.gbs.median))
+                .flat_map(|c| c.points.iter().map(|p| p.value(cfg.stat)))
                 .collect();
             if values.is_empty() {
                 continue;

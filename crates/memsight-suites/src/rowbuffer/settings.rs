@@ -27,7 +27,7 @@ pub struct RowbufferSettings {
     pub array_size: Option<u64>,
     /// Repetitions per memory layout, a fresh buffer each.
     pub reps: usize,
-    /// Timed passes per offset (median reported).
+    /// Timed passes per offset.
     pub samples: usize,
     /// CPUs running the kernel; `None`: every allowed CPU.
     pub cpus: Option<Vec<usize>>,
@@ -49,6 +49,8 @@ pub struct RowbufferSettings {
     pub bank_hash: Option<BankHash>,
     /// Seed of the probe's address choice.
     pub seed: u64,
+    /// Which pass stands for a point: the median, or the best as STREAM reports.
+    pub stat: super::Stat,
 }
 
 impl Default for RowbufferSettings {
@@ -70,6 +72,7 @@ impl Default for RowbufferSettings {
             counters: Vec::new(),
             bank_hash: None,
             seed: 1,
+            stat: super::Stat::Median,
         }
     }
 }
@@ -150,6 +153,7 @@ impl RowbufferSettings {
             range,
             counters: self.counters.clone(),
             bank_hash: self.bank_hash.clone(),
+            stat: self.stat,
         };
         memsight_core::buffer::check_size(cfg.buffer_bytes() + self.fragment.unwrap_or(0), env)?;
         Ok(cfg)

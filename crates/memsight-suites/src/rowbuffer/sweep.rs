@@ -26,6 +26,10 @@ pub struct Point {
     pub offset_bytes: u64,
     /// GB/s of program bytes (STREAM counting), over the samples.
     pub gbs: Summary,
+    /// Program bytes of one timed pass (all threads; for HPCCG one solve), so that a rate
+    /// gives the time of a pass.
+    #[serde(default)]
+    pub pass_bytes: f64,
     /// Memory-controller counts over the point (warm-up and timed passes), summed over the
     /// controllers, by event; empty where none are read.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -45,7 +49,52 @@ impl Point {
         Point {
             offset_bytes,
             gbs: summarize_taken(&rates, want),
+            pass_bytes: bytes,
             counts: Default::default(),
+        }
+    }
+
+    /// GB/s by the statistic asked for: the median pass, or the best as STREAM reports.
+    pub fn value(&self, stat: Stat) -> f64 {
+        match stat {
+            Stat::Median => self.gbs.median,
+            Stat::Best => self.gbs.max,
+        }
+    }
+
+    /// Milliseconds of one pass (one HPCCG solve) at that statistic, where the pass is known.
+    pub fn pass_ms(&self, stat: Stat) -> Option<f64> {
+        let gbs = self.value(stat);
+        (self.pass_bytes > 0.0 && gbs > 0.0).then(|| self.pass_bytes / gbs / 1e6)
+    }
+}
+
+/// Which pass of a point stands for it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Stat {
+    /// The median of the timed passes: robust to a pass another tenant slowed.
+    #[default]
+    Median,
+    /// The fastest pass, as STREAM reports (and the Catamount paper's figures use).
+    Best,
+}
+
+impl Stat {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::Median => "median",
+            Stat::Best => "best",
         }
     }
 }

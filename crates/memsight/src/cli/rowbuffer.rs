@@ -8,7 +8,7 @@ use memsight_core::env::Environment;
 use memsight_model::rowbuffer::{BankHash, Interleave, parse_functions};
 use memsight_results::document::Level;
 use memsight_suites::rowbuffer::counters::CounterSpec;
-use memsight_suites::rowbuffer::{self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings};
+use memsight_suites::rowbuffer::{self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings, Stat};
 
 use super::values::{List, numbers, list, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
@@ -90,9 +90,29 @@ pub struct Args {
     /// Seed of the probe's address choice.
     #[arg(long, value_name = "N", default_value_t = RowbufferSettings::default().seed)]
     pub seed: u64,
+    /// Which timed pass stands for an offset: the median, or the best as STREAM reports (and
+    /// the Catamount paper plotted).
+    #[arg(long, value_enum, default_value_t = StatArg::Median)]
+    pub stat: StatArg,
     /// Also write the study as an HTML page (sweep plots, tables, advice).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+/// Which pass stands for a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatArg {
+    Median,
+    Best,
+}
+
+impl From<StatArg> for Stat {
+    fn from(s: StatArg) -> Self {
+        match s {
+            StatArg::Median => Stat::Median,
+            StatArg::Best => Stat::Best,
+        }
+    }
 }
 
 /// A kernel of the sweep.
@@ -197,6 +217,7 @@ impl Args {
                 _ => None,
             },
             seed: self.seed,
+            stat: self.stat.into(),
         }
     }
 }
