@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::bandwidth::BandwidthConfig;
+use crate::bandwidth::spec::Named;
 use memsight_core::buffer::PageKind;
 
 /// What to measure.
@@ -27,8 +28,11 @@ pub struct Config {
     pub latency_bytes: Option<u64>,
     /// Working set per thread of each bandwidth cell.
     pub bandwidth_bytes: u64,
-    /// Measure the bandwidth matrix too.
+    /// Measure the bandwidth matrices too.
     pub bandwidth: bool,
+    /// The bandwidth kernels, one matrix each (default: read, write and NT write, as the EPYC
+    /// 7002 review reports per NUMA domain).
+    pub tests: Vec<crate::bandwidth::spec::TestSpec>,
     pub page_kind: PageKind,
     /// Per cell.
     pub sampling: crate::sampling::Sampling,
@@ -40,6 +44,9 @@ impl Default for Config {
             latency_bytes: None,
             bandwidth_bytes: 128 * MIB,
             bandwidth: true,
+            tests: [Named::Read, Named::Write, Named::WriteNt]
+                .map(Named::spec)
+                .to_vec(),
             page_kind: PageKind::Thp,
             sampling: crate::sampling::Sampling {
                 target_ci: 0.01,
@@ -68,7 +75,30 @@ pub struct Column {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Cell {
     pub latency_ns: Option<Summary>,
+    /// The read kernel's GB/s, where read was among the tests.
     pub bandwidth_gbs: Option<Summary>,
+    /// The other kernels' GB/s (write, write-nt …), in the order asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelCell>,
+}
+
+/// One more bandwidth kernel's figure in a cell.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct KernelCell {
+    /// The test's name (`write`, `write-nt`, `read-nta` …).
+    pub test: String,
+    /// GB/s of program bytes.
+    pub gbs: Summary,
+}
+
+impl Cell {
+    /// The figure of a test by name (`read` included).
+    pub fn gbs(&self, test: &str) -> Option<&Summary> {
+        if test == "read" {
+            return self.bandwidth_gbs.as_ref();
+        }
+        self.kernels.iter().find(|k| k.test == test).map(|k| &k.gbs)
+    }
 }
 
 /// What the firmware says about a memory node for its local initiators (access class 0).
@@ -85,6 +115,10 @@ pub struct Claim {
     pub latency_ratio: Option<f64>,
     /// Measured ÷ claimed read bandwidth from the first initiator's row.
     pub bandwidth_ratio: Option<f64>,
+    /// Measured NT-write ÷ claimed write bandwidth from the first initiator's row (NT stores
+    /// move no read-for-ownership, so their program bytes are the memory's write bytes).
+    #[serde(default)]
+    pub write_bandwidth_ratio: Option<f64>,
 }
 
 /// The `numa` command's results.
@@ -120,6 +154,7 @@ pub fn read_claim(fs: &FsRoot, node: usize) -> Option<Claim> {
         write_bandwidth_mbs: f("write_bandwidth"),
         latency_ratio: None,
         bandwidth_ratio: None,
+        write_bandwidth_ratio: None,
     })
 }
 
@@ -136,6 +171,15 @@ pub fn run(
         ));
     }
     let (rule, sample_ns) = a.sampling.rule()?;
+    if a.bandwidth && a.tests.is_empty() {
+        return Err(Error::input(
+            "--test: name at least one bandwidth kernel, or --no-bandwidth",
+        ));
+    }
+    for t in a.tests.iter().filter(|_| a.bandwidth) {
+        t.supported(memsight_kernels::bandwidth::Isa::widest())
+            .map_err(|why| Error::input(format!("--test {}: {why}", t.name)))?;
+    }
     let (latency_size, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
     let bw_size = a.bandwidth_bytes;
     let page_kind = a.page_kind;
@@ -163,6 +207,7 @@ pub fn run(
                     col,
                     latency_size,
                     bandwidth_bytes: a.bandwidth.then_some(bw_size),
+                    tests: &a.tests,
                     page_kind,
                     rule,
                     sample_ns,
@@ -182,9 +227,14 @@ pub fn run(
     let claims = claims(&plan, &columns, &cells);
     let findings = findings(&plan, &columns, &cells, &claims);
     let method = format!(
-        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the read kernel on every allowed CPU of the row's node, {} per thread, GB/s of program bytes. Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
+        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {} per thread, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
         memsight_core::units::format_bytes(latency_size),
         a.page_kind.name(),
+        a.tests
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         memsight_core::units::format_bytes(bw_size)
     );
     Ok((
@@ -230,6 +280,7 @@ struct Target<'a> {
     latency_size: u64,
     /// Bytes per thread of the bandwidth cell; `None`: latency only.
     bandwidth_bytes: Option<u64>,
+    tests: &'a [crate::bandwidth::spec::TestSpec],
     page_kind: memsight_core::buffer::PageKind,
     rule: memsight_core::stats::StopRule,
     sample_ns: f64,
@@ -250,29 +301,42 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
         .first()
         .and_then(|l| l.main.points.first())
         .map(|p| p.ns.clone());
-    let mut bandwidth_gbs = None;
+    let mut cell = Cell {
+        latency_ns,
+        bandwidth_gbs: None,
+        kernels: Vec::new(),
+    };
     if let (true, Some(bytes)) = (done, t.bandwidth_bytes) {
-        let bw_cfg = BandwidthConfig {
-            interleave: t.col.node.is_none(),
-            node: t.col.node,
-            ..BandwidthConfig::single(
-                crate::bandwidth::spec::Named::Read.spec(),
-                &t.init.cpus,
-                bytes,
-                t.page_kind,
-                t.rule,
-                t.sample_ns,
-            )?
-        };
-        bandwidth_gbs = bw_cfg.measure_single(env)?;
+        for test in t.tests {
+            if memsight_core::cancel::requested() {
+                break;
+            }
+            let bw_cfg = BandwidthConfig {
+                interleave: t.col.node.is_none(),
+                node: t.col.node,
+                ..BandwidthConfig::single(
+                    test.clone(),
+                    &t.init.cpus,
+                    bytes,
+                    t.page_kind,
+                    t.rule,
+                    t.sample_ns,
+                )?
+            };
+            let Some(gbs) = bw_cfg.measure_single(env)? else {
+                continue;
+            };
+            if test.name == "read" {
+                cell.bandwidth_gbs = Some(gbs);
+            } else {
+                cell.kernels.push(KernelCell {
+                    test: test.name.clone(),
+                    gbs,
+                });
+            }
+        }
     }
-    Ok((
-        Cell {
-            latency_ns,
-            bandwidth_gbs,
-        },
-        done,
-    ))
+    Ok((cell, done))
 }
 
 /// The firmware's claims (HMAT) per target node, with measured ÷ claimed where both exist.
@@ -302,6 +366,10 @@ fn claims(plan: &NumaPlan, columns: &[Column], cells: &[Vec<Cell>]) -> Vec<Claim
             _ => None,
         };
         c.bandwidth_ratio = match (&cell.bandwidth_gbs, c.read_bandwidth_mbs) {
+            (Some(m), Some(cl)) if cl > 0 => Some(m.median * 1000.0 / cl as f64),
+            _ => None,
+        };
+        c.write_bandwidth_ratio = match (cell.gbs("write-nt"), c.write_bandwidth_mbs) {
             (Some(m), Some(cl)) if cl > 0 => Some(m.median * 1000.0 / cl as f64),
             _ => None,
         };
@@ -369,6 +437,13 @@ fn findings(
                 "node {}: measured read bandwidth is {r:.2}× the firmware's claim ({} MB/s)",
                 c.node,
                 c.read_bandwidth_mbs.unwrap_or(0)
+            ));
+        }
+        if let Some(r) = c.write_bandwidth_ratio {
+            out.push(format!(
+                "node {}: measured NT-write bandwidth is {r:.2}× the firmware's write claim ({} MB/s)",
+                c.node,
+                c.write_bandwidth_mbs.unwrap_or(0)
             ));
         }
     }

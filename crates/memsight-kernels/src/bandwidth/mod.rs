@@ -115,6 +115,38 @@ pub enum Store {
     Clzero,
 }
 
+/// How a read kernel loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Load {
+    /// Ordinary aligned vector loads.
+    #[default]
+    Regular,
+    /// Ordinary loads with a `prefetchnta` for every line 2 KiB ahead: the non-temporal hint
+    /// brings lines close to the core while keeping them out of the outer caches where the core
+    /// supports it.
+    Prefetchnta,
+    /// `movntdqa` loads: a non-temporal hint that matters on write-combining memory; on
+    /// ordinary write-back memory most cores treat it as a regular load.
+    Movntdqa,
+}
+
+/// Whether this CPU can run `isa` read kernels with `load`, or why not (one line).
+pub fn supports_load(isa: Isa, load: Load) -> Result<(), String> {
+    match (load, isa) {
+        (Load::Regular, _) => Ok(()),
+        (_, Isa::Scalar | Isa::Neon) => Err(format!(
+            "non-temporal-hint reads are x86 vector kernels; --isa {} has none (use sse2, avx2 or avx512)",
+            isa.name()
+        )),
+        #[cfg(target_arch = "x86_64")]
+        (Load::Movntdqa, Isa::Sse2) if !std::arch::is_x86_feature_detected!("sse4.1") => {
+            Err("movntdqa needs SSE4.1, which this CPU lacks".into())
+        }
+        _ => Ok(()),
+    }
+}
+
 /// True when this CPU has `clzero`.
 pub fn has_clzero() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -248,6 +280,37 @@ macro_rules! dispatch_passes {
 pub fn read(isa: Isa, buf: &[u8], passes: u64) -> u64 {
     check(buf);
     dispatch_passes!(isa, passes, read(buf), u64::wrapping_add)
+}
+
+/// [`read`], loading as `load` says (x86 vector widths only: [`supports_load`]).
+pub fn read_with(isa: Isa, load: Load, buf: &[u8], passes: u64) -> u64 {
+    match load {
+        Load::Regular => read(isa, buf, passes),
+        #[cfg(target_arch = "x86_64")]
+        _ => {
+            check(buf);
+            require(isa);
+            assert!(
+                supports_load(isa, load).is_ok(),
+                "{load:?} reads on {}",
+                isa.name()
+            );
+            // SAFETY: `require` and `supports_load` checked the features these are compiled for.
+            unsafe {
+                match (isa, load) {
+                    (Isa::Sse2, Load::Prefetchnta) => x86::sse2::read_nta(buf, passes),
+                    (Isa::Sse2, _) => x86::sse2::read_ntl(buf, passes),
+                    (Isa::Avx2, Load::Prefetchnta) => x86::avx2::read_nta(buf, passes),
+                    (Isa::Avx2, _) => x86::avx2::read_ntl(buf, passes),
+                    (Isa::Avx512, Load::Prefetchnta) => x86::avx512::read_nta(buf, passes),
+                    (Isa::Avx512, _) => x86::avx512::read_ntl(buf, passes),
+                    _ => unreachable!("supports_load refused {}", isa.name()),
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => panic!("{load:?} reads exist on x86_64 only (supports_load says so)"),
+    }
 }
 
 /// Fills the buffer with the 64-bit `pattern` (native byte order), using `store`.

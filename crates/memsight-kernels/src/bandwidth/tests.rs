@@ -114,6 +114,67 @@ fn reads_see_every_word_once_per_pass() {
     }
 }
 
+/// The non-temporal-hint reads load exactly what the plain read loads, pass for pass, and are
+/// refused where they do not exist; the loops really contain the hint instructions.
+#[test]
+fn hinted_reads_see_every_word_once_per_pass() {
+    let mut v = aligned(LEN, 0);
+    let b = window(&mut v, LEN);
+    fill_words(b, |i| (i as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    for isa in Isa::available() {
+        for load in [Load::Prefetchnta, Load::Movntdqa] {
+            if let Err(why) = supports_load(isa, load) {
+                assert!(matches!(isa, Isa::Scalar | Isa::Neon) || why.contains("SSE4.1"));
+                continue;
+            }
+            let want = read_checksum(b, isa.lanes());
+            assert_eq!(
+                read_with(isa, load, b, 2),
+                want.wrapping_mul(2),
+                "{isa:?} {load:?}"
+            );
+            let short = &b[..768];
+            let want = read_checksum(short, isa.lanes());
+            assert_eq!(
+                read_with(isa, load, short, 1),
+                want,
+                "{isa:?} {load:?} tail"
+            );
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn hinted_reads_use_their_instructions() {
+    let exe = std::env::current_exe().unwrap();
+    let Ok(out) = std::process::Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn", "-C"])
+        .arg(&exe)
+        .output()
+    else {
+        eprintln!("skipped: objdump not found");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let body = |name: &str| -> String {
+        let head = format!("<memsight_kernels::bandwidth::x86::{name}>:");
+        text.split(&head)
+            .nth(1)
+            .map(|rest| rest.split("\n\n").next().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    for isa in ["sse2", "avx2", "avx512"] {
+        let nta = body(&format!("{isa}::read_nta"));
+        assert!(
+            nta.contains("prefetchnta"),
+            "{isa}::read_nta has no prefetchnta"
+        );
+        let ntl = body(&format!("{isa}::read_ntl"));
+        assert!(ntl.contains("movntdqa"), "{isa}::read_ntl has no movntdqa");
+    }
+}
+
 #[test]
 fn copies_reproduce_every_byte() {
     for isa in Isa::available() {

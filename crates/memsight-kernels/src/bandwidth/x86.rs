@@ -49,6 +49,70 @@ macro_rules! fill_fn {
     };
 }
 
+/// A read of the buffer, `passes` times (see `read` in each ISA module): loads through `$ld`,
+/// and with `$prefetch` a `prefetchnta` for every line [`PREFETCH_AHEAD`] bytes ahead.
+macro_rules! read_fn {
+    ($feature:literal, $extra:literal, $name:ident, $ld:ident, $prefetch:expr, $zero:ident, $fold2:ident, $xor:ident, $add:ident) => {
+        /// # Safety
+        /// The CPU has the features; the buffer is 64-byte aligned, a multiple of 256 bytes.
+        #[target_feature(enable = $feature)]
+        #[target_feature(enable = $extra)]
+        pub unsafe fn $name(buf: &[u8], passes: u64) -> u64 {
+            let n = buf.len();
+            let mut total = $zero();
+            for _ in 0..passes {
+                let p = std::hint::black_box(buf.as_ptr());
+                let mut s = [$zero(); 8];
+                let mut i = 0;
+                while i + 4 * STEP <= n {
+                    if $prefetch {
+                        let mut l = 0;
+                        while l < 4 * STEP {
+                            // A prefetch is a hint: it never faults, so lines past the end of
+                            // the buffer are harmless (wrapping_add: no pointer arithmetic UB).
+                            _mm_prefetch::<_MM_HINT_NTA>(
+                                p.wrapping_add(i + PREFETCH_AHEAD + l).cast(),
+                            );
+                            l += 64;
+                        }
+                    }
+                    // SAFETY: i + 16·VB ≤ len.
+                    unsafe {
+                        for k in 0..8 {
+                            s[k] = $fold2(
+                                s[k],
+                                $ld(p.add(i + 2 * k * VB)),
+                                $ld(p.add(i + (2 * k + 1) * VB)),
+                            );
+                        }
+                    }
+                    i += 4 * STEP;
+                }
+                while i < n {
+                    // SAFETY: len is a multiple of 256 ≥ STEP, so whole STEPs are left.
+                    unsafe {
+                        s[0] = $fold2(s[0], $ld(p.add(i)), $ld(p.add(i + VB)));
+                        s[1] = $fold2(s[1], $ld(p.add(i + 2 * VB)), $ld(p.add(i + 3 * VB)));
+                    }
+                    i += STEP;
+                }
+                let x = $xor(
+                    $xor($xor(s[0], s[1]), $xor(s[2], s[3])),
+                    $xor($xor(s[4], s[5]), $xor(s[6], s[7])),
+                );
+                total = $add(total, x);
+            }
+            // SAFETY: feature present.
+            unsafe { hsum(total) }
+        }
+    };
+}
+
+/// How far ahead `read_nta` prefetches, bytes: 32 lines, far enough to cover DRAM latency at
+/// the bandwidth of one core streaming, near enough that the lines are still in L1 (where
+/// `prefetchnta` puts them, bypassing the outer levels on most cores) when the loads come.
+const PREFETCH_AHEAD: usize = 2048;
+
 /// A copy: `dst[i] = src[i]` with store `$op`, `passes` times (as for fills).
 macro_rules! copy_fn {
     ($feature:literal, $name:ident, $op:ident, $fence:expr) => {
@@ -176,7 +240,7 @@ fn fold2_avx512(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
 macro_rules! kernels {
     (
         $modname:ident, $feature:literal, $V:ty, $D:ty, lanes = $lanes:literal,
-        load = $load:ident, store = $store:ident, stream = $stream:ident,
+        load = $load:ident, streamload = $streamload:ident, slfeature = $slfeature:literal, store = $store:ident, stream = $stream:ident,
         add = $add:ident, xor = $xor:ident, fold2 = $fold2:ident, set1 = $set1:ident, zero = $zero:ident,
         loadd = $loadd:ident, streamd = $streamd:ident,
         addd = $addd:ident, muld = $muld:ident, set1d = $set1d:ident
@@ -193,6 +257,15 @@ macro_rules! kernels {
             unsafe fn ld(p: *const u8) -> $V {
                 // SAFETY: the caller passes an aligned pointer inside its buffer.
                 unsafe { $load(p.cast()) }
+            }
+
+            /// A non-temporal-hint load (`movntdqa`): on write-back memory most cores treat it
+            /// as a regular load; on write-combining memory it streams without caching.
+            #[target_feature(enable = $slfeature)]
+            #[inline]
+            unsafe fn ldnt(p: *const u8) -> $V {
+                // SAFETY: as for `ld`.
+                unsafe { $streamload(p.cast()) }
             }
 
             #[target_feature(enable = $feature)]
@@ -243,53 +316,25 @@ macro_rules! kernels {
                 unsafe { $streamd(p.cast(), v) }
             }
 
-            /// Reads the buffer `passes` times; returns the sum over passes of each pass's
-            /// lane-wise XOR of the buffer's words, lanes added (see [`super::super::read`]).
-            ///
-            /// Sixteen vectors per iteration into eight accumulators, each taking two loaded
-            /// vectors per step through `fold2`: one `vpternlogq` with AVX-512, two xors
-            /// otherwise. Why not one add per load: Golden Cove-class Intel cores (Sapphire
-            /// Rapids and later) run 512-bit integer ops on two ports only, so an add per load
-            /// plus the loop's own µops saturate them below the two 64-byte loads per cycle the
-            /// load ports carry (a 16 KiB read measured 0.7 of likwid-bench's pure-load
-            /// `load_avx512` there). One three-input op per two loads leaves half of those ports
-            /// free; on Zen 4/5 it makes no difference. The words stay verifiable (unlike a
-            /// pure-load loop) and each pass folds its accumulators into a running sum, so
-            /// passes do not cancel.
-            ///
-            /// # Safety
-            /// The CPU has the feature; the buffer is 64-byte aligned, a multiple of 256 bytes.
-            #[target_feature(enable = $feature)]
-            pub unsafe fn read(buf: &[u8], passes: u64) -> u64 {
-                let n = buf.len();
-                let mut total = $zero();
-                for _ in 0..passes {
-                    let p = std::hint::black_box(buf.as_ptr());
-                    let mut s = [$zero(); 8];
-                    let mut i = 0;
-                    while i + 4 * STEP <= n {
-                        // SAFETY: i + 16·VB ≤ len.
-                        unsafe {
-                            for k in 0..8 {
-                                s[k] = $fold2(s[k], ld(p.add(i + 2 * k * VB)), ld(p.add(i + (2 * k + 1) * VB)));
-                            }
-                        }
-                        i += 4 * STEP;
-                    }
-                    while i < n {
-                        // SAFETY: len is a multiple of 256 ≥ STEP, so whole STEPs are left.
-                        unsafe {
-                            s[0] = $fold2(s[0], ld(p.add(i)), ld(p.add(i + VB)));
-                            s[1] = $fold2(s[1], ld(p.add(i + 2 * VB)), ld(p.add(i + 3 * VB)));
-                        }
-                        i += STEP;
-                    }
-                    let x = $xor($xor($xor(s[0], s[1]), $xor(s[2], s[3])), $xor($xor(s[4], s[5]), $xor(s[6], s[7])));
-                    total = $add(total, x);
-                }
-                // SAFETY: feature present.
-                unsafe { hsum(total) }
-            }
+            // Reads the buffer `passes` times; returns the sum over passes of each pass's
+            // lane-wise XOR of the buffer's words, lanes added (see `super::super::read`).
+            //
+            // Sixteen vectors per iteration into eight accumulators, each taking two loaded
+            // vectors per step through `fold2`: one `vpternlogq` with AVX-512, two xors
+            // otherwise. Why not one add per load: Golden Cove-class Intel cores (Sapphire
+            // Rapids and later) run 512-bit integer ops on two ports only, so an add per load
+            // plus the loop's own µops saturate them below the two 64-byte loads per cycle the
+            // load ports carry (a 16 KiB read measured 0.7 of likwid-bench's pure-load
+            // `load_avx512` there). One three-input op per two loads leaves half of those ports
+            // free; on Zen 4/5 it makes no difference. The words stay verifiable (unlike a
+            // pure-load loop) and each pass folds its accumulators into a running sum, so
+            // passes do not cancel.
+            //
+            // `read_nta` adds a `prefetchnta` per line ahead (the hint NUMA benchmarks such as
+            // NCRB use for non-temporal reads); `read_ntl` loads with `movntdqa`.
+            read_fn!($feature, $feature, read, ld, false, $zero, $fold2, $xor, $add);
+            read_fn!($feature, $feature, read_nta, ld, true, $zero, $fold2, $xor, $add);
+            read_fn!($feature, $slfeature, read_ntl, ldnt, false, $zero, $fold2, $xor, $add);
 
             fill_fn!($feature, write, st, false, $set1);
             fill_fn!($feature, write_nt, nt, true, $set1);
@@ -367,6 +412,8 @@ kernels!(
     __m128d,
     lanes = 2,
     load = _mm_load_si128,
+    streamload = _mm_stream_load_si128,
+    slfeature = "sse4.1",
     store = _mm_store_si128,
     stream = _mm_stream_si128,
     add = _mm_add_epi64,
@@ -388,6 +435,8 @@ kernels!(
     __m256d,
     lanes = 4,
     load = _mm256_load_si256,
+    streamload = _mm256_stream_load_si256,
+    slfeature = "avx2",
     store = _mm256_store_si256,
     stream = _mm256_stream_si256,
     add = _mm256_add_epi64,
@@ -409,6 +458,8 @@ kernels!(
     __m512d,
     lanes = 8,
     load = _mm512_load_si512,
+    streamload = _mm512_stream_load_si512,
+    slfeature = "avx512f",
     store = _mm512_store_si512,
     stream = _mm512_stream_si512,
     add = _mm512_add_epi64,

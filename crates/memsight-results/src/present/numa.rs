@@ -44,14 +44,30 @@ impl Present for NumaResults {
             true,
             "Chase latency from each CPU node (rows) to memory bound to each node (columns).",
         )];
-        let bw = matrix(self, |c| c.bandwidth_gbs.as_ref().map(|s| s.median));
-        if bw.iter().flatten().any(Option::is_some) {
+        // One matrix per bandwidth kernel, read first, in the order the cells hold them.
+        let mut tests = vec!["read".to_string()];
+        for k in self.cells.iter().flatten().flat_map(|c| &c.kernels) {
+            if !tests.contains(&k.test) {
+                tests.push(k.test.clone());
+            }
+        }
+        for test in &tests {
+            let bw = matrix(self, |c| c.gbs(test).map(|s| s.median));
+            if !bw.iter().flatten().any(Option::is_some) {
+                continue;
+            }
+            let caption = match test.as_str() {
+                "read" => "Read bandwidth with every CPU of the row's node.".to_string(),
+                "write" => "Write bandwidth (regular stores) with every CPU of the row's node; DRAM also reads every line for ownership, so it moves about twice these bytes.".to_string(),
+                "write-nt" => "Non-temporal write bandwidth with every CPU of the row's node: no read for ownership, program bytes are DRAM bytes.".to_string(),
+                other => format!("{other} with every CPU of the row's node."),
+            };
             blocks.push(heat(
-                "NUMA read bandwidth",
-                "GB/s (median, all CPUs of the row's node)",
+                &format!("NUMA {test} bandwidth"),
+                "GB/s of program bytes (median, all CPUs of the row's node)",
                 bw,
                 false,
-                "Read bandwidth with every CPU of the row's node.",
+                &caption,
             ));
         }
         if !self.claims.is_empty() {
@@ -62,8 +78,10 @@ impl Present for NumaResults {
                     "initiators",
                     "claimed read ns",
                     "claimed read MB/s",
+                    "claimed write MB/s",
                     "measured ÷ claimed latency",
-                    "measured ÷ claimed bandwidth",
+                    "measured ÷ claimed read bandwidth",
+                    "NT write ÷ claimed write",
                 ],
             );
             for c in &self.claims {
@@ -72,8 +90,13 @@ impl Present for NumaResults {
                     Cell::Text(memsight_core::units::format_list(&c.initiators)),
                     Cell::Num(c.read_latency_ns.map_or("-".into(), |v| v.to_string())),
                     Cell::Num(c.read_bandwidth_mbs.map_or("-".into(), |v| v.to_string())),
+                    Cell::Num(c.write_bandwidth_mbs.map_or("-".into(), |v| v.to_string())),
                     Cell::Num(c.latency_ratio.map_or("-".into(), |v| format!("{v:.2}"))),
                     Cell::Num(c.bandwidth_ratio.map_or("-".into(), |v| format!("{v:.2}"))),
+                    Cell::Num(
+                        c.write_bandwidth_ratio
+                            .map_or("-".into(), |v| format!("{v:.2}")),
+                    ),
                 ]);
             }
             blocks.push(Block::Table(t));
@@ -139,6 +162,19 @@ impl Present for NumaResults {
                         "GB/s (program bytes)",
                         Better::Higher,
                         s,
+                    ));
+                }
+                for k in &cell.kernels {
+                    out.push(Figure::sampled(
+                        "numa",
+                        format!("numa/node{}/{colkey}/bandwidth/{}", init.node, k.test),
+                        format!(
+                            "{} bandwidth, CPUs of node {} → {}",
+                            k.test, init.node, col.label
+                        ),
+                        "GB/s (program bytes)",
+                        Better::Higher,
+                        &k.gbs,
                     ));
                 }
             }

@@ -347,7 +347,7 @@ fn work(spec: &TestSpec, isa: Isa, pattern: u64, a: &mut Arrays, passes: u64) {
     match spec.op {
         Op::Read => {
             let v = a.split(1);
-            std::hint::black_box(k::read(isa, v[0], passes));
+            std::hint::black_box(k::read_with(isa, spec.load, v[0], passes));
         }
         Op::Write => {
             let mut v = a.split(1);

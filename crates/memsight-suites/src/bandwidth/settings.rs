@@ -137,7 +137,7 @@ impl BandwidthSettings {
             None => {
                 let mut v = Vec::new();
                 for t in super::spec::defaults() {
-                    match k::supports(isa, t.store) {
+                    match t.supported(isa) {
                         Ok(()) => v.push(t),
                         Err(why) => skipped.push(format!("{}: {why}", t.name)),
                     }
@@ -146,7 +146,7 @@ impl BandwidthSettings {
             }
             Some(tests) => {
                 for t in tests {
-                    k::supports(isa, t.store)
+                    t.supported(isa)
                         .map_err(|why| Error::input(format!("test '{}': {why}", t.name)))?;
                 }
                 tests.clone()

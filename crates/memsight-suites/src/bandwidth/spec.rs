@@ -13,7 +13,7 @@
 //! an RFO read); with non-temporal stores it is `R` read streams and `W` write streams.
 
 use memsight_core::{Error, Result};
-use memsight_kernels::bandwidth::Store;
+use memsight_kernels::bandwidth::{Isa, Load, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +42,13 @@ pub struct TestSpec {
     pub name: String,
     pub op: Op,
     pub store: Store,
+    /// How reads load (non-temporal hints); regular for every test but the hinted reads.
+    #[serde(default, skip_serializing_if = "is_regular")]
+    pub load: Load,
+}
+
+fn is_regular(l: &Load) -> bool {
+    *l == Load::Regular
 }
 
 /// Bytes moved by one pass over `len` bytes per stream.
@@ -63,6 +70,12 @@ impl Bytes {
 }
 
 impl TestSpec {
+    /// Whether this CPU runs the test at `isa`, or why not (one line).
+    pub fn supported(&self, isa: Isa) -> std::result::Result<(), String> {
+        memsight_kernels::bandwidth::supports(isa, self.store)?;
+        memsight_kernels::bandwidth::supports_load(isa, self.load)
+    }
+
     /// Read and write streams.
     pub fn streams(&self) -> (usize, usize) {
         match self.op {
@@ -126,6 +139,10 @@ fn gcd(a: u64, b: u64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Named {
     Read,
+    /// Reads with a `prefetchnta` per line ahead (NCRB's non-temporal read).
+    ReadNta,
+    /// Reads with `movntdqa` loads.
+    ReadMovntdqa,
     Write,
     WriteNt,
     WriteClzero,
@@ -141,8 +158,10 @@ pub enum Named {
 }
 
 impl Named {
-    pub const ALL: [Named; 10] = [
+    pub const ALL: [Named; 12] = [
         Named::Read,
+        Named::ReadNta,
+        Named::ReadMovntdqa,
         Named::Write,
         Named::WriteNt,
         Named::WriteClzero,
@@ -158,6 +177,8 @@ impl Named {
     pub fn name(self) -> &'static str {
         match self {
             Named::Read => "read",
+            Named::ReadNta => "read-nta",
+            Named::ReadMovntdqa => "read-movntdqa",
             Named::Write => "write",
             Named::WriteNt => "write-nt",
             Named::WriteClzero => "write-clzero",
@@ -173,7 +194,7 @@ impl Named {
     /// The test.
     pub fn spec(self) -> TestSpec {
         let (op, store) = match self {
-            Named::Read => (Op::Read, Store::Regular),
+            Named::Read | Named::ReadNta | Named::ReadMovntdqa => (Op::Read, Store::Regular),
             Named::Write => (Op::Write, Store::Regular),
             Named::WriteNt => (Op::Write, Store::Nt),
             Named::WriteClzero => (Op::Write, Store::Clzero),
@@ -194,6 +215,11 @@ impl Named {
             name: self.name().to_string(),
             op,
             store,
+            load: match self {
+                Named::ReadNta => Load::Prefetchnta,
+                Named::ReadMovntdqa => Load::Movntdqa,
+                _ => Load::Regular,
+            },
         }
     }
 }
@@ -201,10 +227,16 @@ impl Named {
 /// The tests `memsight bandwidth` runs by default: lmbench's kernels with each store kind, and
 /// MLC's mixes 3:1, 2:1, 1:1, 1:1-nt, 2:1-nt.
 pub fn defaults() -> Vec<TestSpec> {
-    // Every named test but the two triads (asked for by name, or added by a run).
+    // Every named test but the two triads (asked for by name, or added by a run) and the
+    // hinted reads (asked for by name).
     let mut v: Vec<TestSpec> = Named::ALL
         .into_iter()
-        .filter(|n| !matches!(n, Named::StreamTriad | Named::StreamTriadLike))
+        .filter(|n| {
+            !matches!(
+                n,
+                Named::StreamTriad | Named::StreamTriadLike | Named::ReadNta | Named::ReadMovntdqa
+            )
+        })
         .map(Named::spec)
         .collect();
     for (r, w, nt) in [
@@ -255,7 +287,12 @@ pub fn ratio(r: usize, w: usize, nt: bool) -> Result<TestSpec> {
             (reads, writes) => Op::Mix { reads, writes },
         }
     };
-    Ok(TestSpec { name, op, store })
+    Ok(TestSpec {
+        name,
+        op,
+        store,
+        load: Load::Regular,
+    })
 }
 
 /// The 64-bit word a fill stores, written `0x` and 16 hex digits in results.

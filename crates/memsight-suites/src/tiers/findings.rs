@@ -240,6 +240,7 @@ mod tests {
             initiators: vec![0],
             latency_ratio: None,
             bandwidth_ratio: None,
+            write_bandwidth_ratio: None,
             read_latency_ns: Some(250),
             write_latency_ns: None,
             read_bandwidth_mbs: Some(32000),

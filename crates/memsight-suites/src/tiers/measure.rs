@@ -142,7 +142,7 @@ pub fn measure(
             (Named::WriteNt, |f| &mut f.write_nt_gbs),
         ];
         for (test, slot) in tests {
-            if memsight_kernels::bandwidth::supports(isa, test.spec().store).is_err() {
+            if test.spec().supported(isa).is_err() {
                 continue;
             }
             tick(&format!("{label}: {} bandwidth", test.name()));

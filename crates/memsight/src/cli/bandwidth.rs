@@ -14,9 +14,10 @@ use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 /// working-set sweep.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Tests to run, comma-separated: read, write, write-nt, write-clzero, copy, copy-nt, rmw,
-    /// all-reads, stream-triad, stream-triad-like, or DRAM read:write ratios R:W / R:W-nt
-    /// (default: all of the named ones and MLC's 3:1, 2:1, 1:1, 1:1-nt, 2:1-nt).
+    /// Tests to run, comma-separated: read, read-nta (prefetchnta ahead), read-movntdqa, write,
+    /// write-nt, write-clzero, copy, copy-nt, rmw, all-reads, stream-triad, stream-triad-like, or
+    /// DRAM read:write ratios R:W / R:W-nt (default: the named ones but the hinted reads and
+    /// the triads, and MLC's 3:1, 2:1, 1:1, 1:1-nt, 2:1-nt).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = test)]
     pub test: Vec<TestSpec>,
     /// Vector width (default: the widest this CPU has).
@@ -69,14 +70,16 @@ pub enum DataArg {
 }
 
 /// A test by name, or a DRAM read:write ratio `R:W` / `R:W-nt`.
-fn test(s: &str) -> Result<TestSpec, String> {
+pub fn test(s: &str) -> Result<TestSpec, String> {
     let s = s.trim();
     if let Some(n) = Named::ALL.into_iter().find(|n| n.name() == s) {
         return Ok(n.spec());
     }
     let unknown = || {
+        let names: Vec<&str> = Named::ALL.iter().map(|n| n.name()).collect();
         format!(
-            "unknown test '{s}': use read, write, write-nt, write-clzero, copy, copy-nt, rmw, all-reads, stream-triad, stream-triad-like, or a DRAM read:write ratio R:W or R:W-nt (e.g. 3:1, 2:1-nt)"
+            "unknown test '{s}': use {}, or a DRAM read:write ratio R:W or R:W-nt (e.g. 3:1, 2:1-nt)",
+            names.join(", ")
         )
     };
     let (ratio, nt) = match s.strip_suffix("-nt") {

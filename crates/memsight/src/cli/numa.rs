@@ -19,9 +19,14 @@ pub struct Args {
     /// Working set per thread of each bandwidth cell.
     #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().bandwidth_bytes)]
     pub bandwidth_size: u64,
-    /// Skip the bandwidth matrix.
+    /// Skip the bandwidth matrices.
     #[arg(long)]
     pub no_bandwidth: bool,
+    /// Bandwidth kernels, one matrix each, comma-separated: any test of `memsight bandwidth`
+    /// (default: read, write, write-nt; read-nta reads with prefetchnta as NUMA benchmarks such
+    /// as NCRB do).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = super::bandwidth::test)]
+    pub test: Vec<memsight_suites::bandwidth::spec::TestSpec>,
     /// Page kind of the buffers.
     #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
     pub page_kind: PageKindArg,
@@ -36,6 +41,11 @@ impl Args {
             latency_bytes: self.latency_size,
             bandwidth_bytes: self.bandwidth_size,
             bandwidth: !self.no_bandwidth,
+            tests: if self.test.is_empty() {
+                Config::default().tests
+            } else {
+                self.test.clone()
+            },
             page_kind: self.page_kind.into(),
             sampling: self.sampling.over(Config::default().sampling),
         }
