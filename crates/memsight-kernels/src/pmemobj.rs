@@ -38,6 +38,8 @@ pub struct Oid {
 pub const HEADER_LEGACY: u32 = 0;
 pub const HEADER_COMPACT: u32 = 1;
 pub const HEADER_NONE: u32 = 2;
+/// `POBJ_XALLOC_ZERO`: PMDK zeroes (and persists) the object before handing it out.
+pub const XALLOC_ZERO: u64 = 1;
 
 /// Bytes of an allocation header of each type.
 pub fn header_bytes(header_type: u32) -> u64 {
@@ -92,6 +94,14 @@ type Free = unsafe extern "C" fn(*mut Oid);
 type Usable = unsafe extern "C" fn(Oid) -> usize;
 type Ctl = unsafe extern "C" fn(*mut c_void, *const c_char, *mut c_void) -> c_int;
 type ErrMsg = unsafe extern "C" fn() -> *const c_char;
+/// `pmemobj_tx_begin(pop, env, ...)`: parameters end with `TX_PARAM_NONE` (0).
+type TxBegin = unsafe extern "C" fn(*mut c_void, *mut c_void, ...) -> c_int;
+type TxFree = unsafe extern "C" fn(Oid) -> c_int;
+type TxVoid = unsafe extern "C" fn();
+type TxInt = unsafe extern "C" fn() -> c_int;
+
+/// `TX_STAGE_WORK` of `enum pobj_tx_stage`.
+const TX_STAGE_WORK: c_int = 1;
 
 /// The library's entry points.
 pub struct Lib {
@@ -104,6 +114,11 @@ pub struct Lib {
     ctl_set: Ctl,
     ctl_exec: Ctl,
     errormsg: ErrMsg,
+    tx_begin: TxBegin,
+    tx_free: TxFree,
+    tx_commit: TxVoid,
+    tx_end: TxInt,
+    tx_stage: TxInt,
 }
 
 fn sym(handle: *mut c_void, name: &CStr) -> Result<*mut c_void> {
@@ -156,6 +171,23 @@ impl Lib {
                 errormsg: std::mem::transmute::<*mut c_void, ErrMsg>(sym(
                     handle,
                     c"pmemobj_errormsg",
+                )?),
+                tx_begin: std::mem::transmute::<*mut c_void, TxBegin>(sym(
+                    handle,
+                    c"pmemobj_tx_begin",
+                )?),
+                tx_free: std::mem::transmute::<*mut c_void, TxFree>(sym(
+                    handle,
+                    c"pmemobj_tx_free",
+                )?),
+                tx_commit: std::mem::transmute::<*mut c_void, TxVoid>(sym(
+                    handle,
+                    c"pmemobj_tx_commit",
+                )?),
+                tx_end: std::mem::transmute::<*mut c_void, TxInt>(sym(handle, c"pmemobj_tx_end")?),
+                tx_stage: std::mem::transmute::<*mut c_void, TxInt>(sym(
+                    handle,
+                    c"pmemobj_tx_stage",
                 )?),
             })
         }
@@ -230,6 +262,44 @@ impl<'a> Pool<'a> {
         unsafe { (self.lib.free)(&mut oid) };
     }
 
+    /// Frees `oids` in one transaction, as an application that frees a batch atomically does
+    /// (`TX_BEGIN { pmemobj_tx_free(…) … } TX_END`). The transaction logs every free, and the
+    /// log itself is allocated from the pool: when the pool is exhausted the free can fail. On
+    /// failure the transaction is aborted, nothing is freed, and PMDK's errno and message come
+    /// back.
+    pub fn tx_free_all(&self, oids: &[Oid]) -> Result<()> {
+        // SAFETY: a live pool; no jmp_buf (NULL), so failures return instead of jumping; the
+        // parameter list ends with TX_PARAM_NONE.
+        let begun = unsafe { (self.lib.tx_begin)(self.pop, std::ptr::null_mut(), 0 as c_int) };
+        if begun == 0 {
+            for &oid in oids {
+                // SAFETY: inside the transaction; each oid came from this pool and is freed once.
+                if unsafe { (self.lib.tx_free)(oid) } != 0 {
+                    break;
+                }
+            }
+            // SAFETY: a transaction of this thread is open; commit only while it is working
+            // (a failed free has aborted it).
+            unsafe {
+                if (self.lib.tx_stage)() == TX_STAGE_WORK {
+                    (self.lib.tx_commit)();
+                }
+            }
+        }
+        // SAFETY: every pmemobj_tx_begin, successful or not, is paired with pmemobj_tx_end.
+        let rc = unsafe { (self.lib.tx_end)() };
+        if begun == 0 && rc == 0 {
+            Ok(())
+        } else {
+            Err(fail(format!(
+                "transactional free of {} object(s) failed (errno {}): {}",
+                oids.len(),
+                if rc != 0 { rc } else { begun },
+                self.lib.last_error()
+            )))
+        }
+    }
+
     /// Usable size of an object.
     pub fn usable_size(&self, oid: Oid) -> usize {
         // SAFETY: oid belongs to this live pool.
@@ -249,6 +319,7 @@ impl<'a> Pool<'a> {
 
     /// Registers a new allocation class (`heap.alloc_class.new.desc`); returns it with its id.
     pub fn new_class(&self, mut d: ClassDesc) -> Result<ClassDesc> {
+        let asked = d.units_per_block;
         let name = cstring("heap.alloc_class.new.desc");
         // SAFETY: as in `class`; PMDK writes the assigned class_id back.
         let rc = unsafe {
@@ -263,7 +334,20 @@ impl<'a> Pool<'a> {
                 self.lib.last_error()
             )));
         }
-        Ok(d)
+        // PMDK registers a class whose run, once its header and alignment are taken, holds no
+        // unit, and then refuses every allocation from it; it reads such a class back with
+        // zero units per run, so check rather than fill a pool in vain.
+        match self.class(d.class_id) {
+            Some(back) if back.units_per_block == 0 => Err(fail(format!(
+                "PMDK accepted the allocation class (unit {} B, {} units per run asked, alignment {} B) but a run of it holds no unit once the run's header and alignment are taken: ask for more units per run",
+                d.unit_size, asked, d.alignment
+            ))),
+            Some(back) => Ok(ClassDesc {
+                units_per_block: back.units_per_block,
+                ..d
+            }),
+            None => Ok(d),
+        }
     }
 
     /// Creates an arena (`heap.arena.create`); returns its id.

@@ -159,3 +159,141 @@ fn bad_input_is_refused_and_nothing_is_left_behind() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not available"));
 }
+
+#[test]
+fn class_table_a_class_of_ones_own_and_the_volume_workload() {
+    if !pmdk() {
+        return;
+    }
+    let _serial = common::measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = common::json(
+        memsight()
+            .args([
+                "pmem",
+                "--json",
+                "--no-progress",
+                "--pool-size",
+                "256M",
+                "--sizes",
+                "4K,1M",
+                // MemVerge's class (1 MiB units, no header, page aligned) with runs a 256 MiB
+                // pool holds whole: 16 MiB rather than the 256 MiB of its 4 GiB pool.
+                "--class",
+                "unit=1M,units=16,align=4K,header=none",
+                "--volume",
+                "--volume-total",
+                "256M",
+                "--volume-max",
+                "4M",
+                "--volume-rounds",
+                "2",
+                "--volume-seconds",
+                "60",
+                "--strategies",
+                "single,retry",
+            ])
+            .arg("--dir")
+            .arg(dir.path()),
+    );
+    common::assert_valid(&doc);
+    let r = &doc["results"];
+    // The pool's class table alone: the huge class 0 and PMDK's run classes.
+    let table = common::json(
+        memsight()
+            .args([
+                "pmem",
+                "--json",
+                "--no-progress",
+                "--classes",
+                "--pool-size",
+                "64M",
+            ])
+            .arg("--dir")
+            .arg(dir.path()),
+    );
+    common::assert_valid(&table);
+    let classes = table["results"]["classes"].as_array().unwrap();
+    assert!(classes.len() > 40, "{}", classes.len());
+    assert_eq!(classes[0]["id"], 0);
+    assert!(classes.iter().any(|c| c["unit_size"] == 128));
+    // The class given: 1 MiB objects fill far more than PMDK's class, 4 KiB objects almost
+    // nothing (each takes a whole 1 MiB unit), as the talk showed.
+    let own = |i: usize| r["fills"][i]["utilisation"].as_f64().unwrap();
+    let custom = |i: usize| r["custom"][i]["utilisation"].as_f64().unwrap();
+    assert!(custom(1) > own(1) + 0.1, "{} vs {}", custom(1), own(1));
+    assert!(custom(0) < 0.02, "{}", custom(0));
+    assert_eq!(r["custom"][1]["class"]["unit_size"], 1 << 20);
+    // The volume workload finished under both strategies, twice each, and freed everything.
+    let v = r["volume"].as_array().unwrap();
+    assert_eq!(v.len(), 2);
+    for x in v {
+        assert!(x["error"].is_null(), "{x}");
+        assert_eq!(x["finished"], true, "{x}");
+        assert!(x["allocated_bytes"].as_u64().unwrap() >= 256 << 20);
+        assert_eq!(x["round_seconds"].as_array().unwrap().len(), 2);
+    }
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+#[test]
+fn classes_pmdk_cannot_serve_are_explained() {
+    if !pmdk() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap().to_string();
+    // An object of a whole unit plus a compact header needs two units; a run holds one.
+    let doc = common::json(memsight().args([
+        "pmem",
+        "--json",
+        "--no-progress",
+        "--dir",
+        &d,
+        "--pool-size",
+        "64M",
+        "--sizes",
+        "4M",
+        "--class",
+        "unit=4M,units=1",
+    ]));
+    let findings = doc["results"]["findings"].to_string();
+    assert!(findings.contains("need 2 units"), "{findings}");
+    // A run that holds no unit once aligned is refused in one line.
+    common::refused(
+        &memsight()
+            .args(["pmem", "--dir", &d, "--sizes", "2M", "--pool-size", "64M"])
+            .args(["--class", "unit=2M,units=1,header=none,align=4K"])
+            .output()
+            .unwrap(),
+        "holds no unit",
+    );
+    for (args, needle) in [
+        (vec!["--class", "unit=4K,foo=1"], "the keys are"),
+        (vec!["--class", "unit=4K,units=8,align=3"], "a power of two"),
+        (
+            vec!["--volume", "--volume-rounds", "0"],
+            "--volume-rounds ≥ 1",
+        ),
+        (vec!["--volume", "--volume-min", "1G"], "no power of two"),
+        (vec!["--classes", "--volume"], "cannot be used with"),
+    ] {
+        common::refused(
+            &memsight()
+                .args(["pmem", "--dir", &d])
+                .args(&args)
+                .output()
+                .unwrap(),
+            needle,
+        );
+    }
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}

@@ -120,19 +120,95 @@ fn concurrency(r: &PmemResults) -> Table {
     t
 }
 
+/// The allocation-class table (`--classes`), as `heap.alloc_class.N.desc` reports it.
+fn classes(r: &PmemResults) -> Table {
+    let mut t = Table::new(
+        "Allocation classes of a fresh pool",
+        &["id", "unit size B", "units per run", "header", "alignment B"],
+    );
+    for c in &r.classes {
+        t.rows.push(vec![
+            Cell::Num(c.id.to_string()),
+            Cell::Num(c.unit_size.to_string()),
+            Cell::Num(c.units_per_block.to_string()),
+            Cell::Text(c.header.clone()),
+            Cell::Num(c.alignment.to_string()),
+        ]);
+    }
+    t
+}
+
+/// "1.102–1.403 s (3)": the rounds' range and count.
+fn round_range(rounds: &[f64]) -> String {
+    let lo = rounds.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = rounds.iter().copied().fold(0f64, f64::max);
+    match rounds.len() {
+        0 => "-".into(),
+        1 => "1".into(),
+        n => format!("{lo:.3}–{hi:.3} s ({n})"),
+    }
+}
+
+/// The volume workload: time to finish per strategy.
+fn volume(r: &PmemResults) -> Table {
+    let mut t = Table::new(
+        "Volume workload by arena strategy (time to allocate and free the total)",
+        &[
+            "strategy",
+            "finished",
+            "seconds",
+            "rounds",
+            "allocated",
+            "allocations",
+            "refused",
+            "rescued",
+            "aborted frees",
+            "arenas",
+            "error",
+        ],
+    );
+    for v in &r.volume {
+        t.rows.push(vec![
+            Cell::Text(v.strategy.clone()),
+            Cell::Text(if v.finished { "yes" } else { "no" }.into()),
+            Cell::Num(format!("{:.3}", v.seconds)),
+            Cell::Text(round_range(&v.round_seconds)),
+            Cell::Num(format_bytes(v.allocated_bytes)),
+            Cell::Num(v.allocations.to_string()),
+            Cell::Num(v.alloc_failures.to_string()),
+            Cell::Num(v.rescued.to_string()),
+            Cell::Num(v.free_failures.to_string()),
+            Cell::Num(v.arenas.map_or("-".into(), |a| a.to_string())),
+            Cell::Text(v.error.clone().unwrap_or_default()),
+        ]);
+    }
+    t
+}
+
 impl Present for PmemResults {
     fn view(&self) -> View {
-        let mut blocks = vec![
-            utilisation_chart(self),
-            Block::Table(fills(
+        let mut blocks = Vec::new();
+        if !self.fills.is_empty() {
+            blocks.push(utilisation_chart(self));
+            blocks.push(Block::Table(fills(
                 self,
                 &format!(
                     "Utilisation by object size (share of the {} pool)",
                     format_bytes(self.pool_bytes)
                 ),
                 &self.fills.iter().collect::<Vec<_>>(),
-            )),
-        ];
+            )));
+        }
+        if !self.classes.is_empty() {
+            blocks.push(Block::Table(classes(self)));
+        }
+        if !self.custom.is_empty() {
+            blocks.push(Block::Table(fills(
+                self,
+                "Through the class given (--class)",
+                &self.custom.iter().collect::<Vec<_>>(),
+            )));
+        }
         let mut findings = Vec::new();
         if !self.search.is_empty() {
             let best: Vec<&Fill> = self.search.iter().filter_map(|s| s.best.as_ref()).collect();
@@ -156,6 +232,9 @@ impl Present for PmemResults {
         }
         if !self.concurrency.is_empty() {
             blocks.push(Block::Table(concurrency(self)));
+        }
+        if !self.volume.is_empty() {
+            blocks.push(Block::Table(volume(self)));
         }
         findings.extend(self.findings.iter().cloned());
         View {
@@ -199,6 +278,20 @@ impl Present for PmemResults {
                     b.utilisation,
                 ));
             }
+        }
+        for v in self.volume.iter().filter(|v| v.finished) {
+            out.push(Figure::scalar(
+                "pmem",
+                format!("pmem/volume/{}/seconds", v.strategy),
+                format!(
+                    "time to allocate and free {} in the volume workload, {} strategy",
+                    format_bytes(v.allocated_bytes),
+                    v.strategy
+                ),
+                "s",
+                Better::Lower,
+                v.seconds,
+            ));
         }
         for c in &self.concurrency {
             out.push(Figure::scalar(

@@ -8,6 +8,7 @@
 
 pub mod layout;
 pub mod search;
+pub mod volume;
 pub mod worker;
 
 use std::path::{Path, PathBuf};
@@ -79,6 +80,34 @@ pub struct Config {
     pub live_fraction: f64,
     pub seconds: f64,
     pub seed: u64,
+    /// List the pool's allocation classes and do nothing else.
+    pub classes: bool,
+    /// A class of one's own: every size of the sweep is filled through it too.
+    pub custom: Option<ClassDesc>,
+    /// Run MemVerge's volume workload (time to allocate a total volume, per strategy).
+    pub volume: bool,
+    /// Bytes the volume workload allocates in total; `None`: 32 × the pool.
+    pub volume_total: Option<u64>,
+    /// Smallest and largest object of the volume workload (powers of two between).
+    pub volume_min: u64,
+    pub volume_max: u64,
+    /// Objects per allocation batch and per freeing transaction.
+    pub batch: usize,
+    /// Time limit of one strategy's volume run, seconds.
+    pub volume_seconds: f64,
+    /// Volume workload: have PMDK zero (write and persist) every object it hands out, as an
+    /// application that stores data pays for; without it the run times the allocator's
+    /// metadata alone.
+    pub volume_zero: bool,
+    /// Volume workload rounds; the strategies alternate within each round.
+    pub volume_rounds: usize,
+}
+
+impl Config {
+    /// The volume workload's total.
+    pub fn volume_bytes(&self) -> u64 {
+        self.volume_total.unwrap_or(32 * self.pool_bytes)
+    }
 }
 
 impl Default for Config {
@@ -95,12 +124,23 @@ impl Default for Config {
             verify: 3,
             concurrency: false,
             strategies: Strategy::ALL.to_vec(),
+            // MemVerge's evaluation: 4 allocating and 8 freeing threads.
             alloc_threads: 4,
-            free_threads: 2,
+            free_threads: 8,
             mixed_sizes: vec![4 * K, 64 * K, 256 * K, K * K],
             live_fraction: 0.6,
             seconds: 3.0,
             seed: 1,
+            classes: false,
+            custom: None,
+            volume: false,
+            volume_total: None,
+            volume_min: 4 * K,
+            volume_max: 64 * K * K,
+            batch: 16,
+            volume_seconds: 300.0,
+            volume_zero: false,
+            volume_rounds: 3,
         }
     }
 }
@@ -197,11 +237,20 @@ pub struct PmemResults {
     pub fills: Vec<Fill>,
     pub search: Vec<SearchResult>,
     pub concurrency: Vec<StrategyResult>,
+    /// The pool's allocation classes (`--classes`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<Class>,
+    /// Fills through the class given with `--class`, one per size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub custom: Vec<Fill>,
+    /// The volume workload per strategy (`--volume`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volume: Vec<volume::VolumeResult>,
     pub findings: Vec<String>,
 }
 
 /// Runs one worker task on a fresh pool at `path`, removing the pool afterwards in every case.
-fn child(
+pub(crate) fn child(
     path: &Path,
     task: &worker::Task,
     timeout: Duration,
@@ -385,22 +434,43 @@ fn check(a: &Config) -> Result<()> {
     if !(0.05..=0.95).contains(&a.live_fraction) {
         return Err(Error::input("--live-fraction must be within 0.05 … 0.95"));
     }
+    if a.volume {
+        if volume::sizes(a.volume_min, a.volume_max, pool).is_empty() {
+            return Err(Error::input(format!(
+                "--volume-min {} … --volume-max {}: no power of two between them fits a sixteenth of a {} pool",
+                format_bytes(a.volume_min),
+                format_bytes(a.volume_max),
+                format_bytes(pool)
+            )));
+        }
+        if a.batch == 0
+            || a.free_threads == 0
+            || a.volume_rounds == 0
+            || a.volume_seconds.is_nan()
+            || a.volume_seconds <= 0.0
+        {
+            return Err(Error::input(
+                "--volume needs --batch ≥ 1, --free-threads ≥ 1, --volume-rounds ≥ 1 and --volume-seconds > 0",
+            ));
+        }
+    }
+    if let Some(c) = &a.custom
+        && c.alignment != 0
+        && !c.alignment.is_power_of_two()
+    {
+        return Err(Error::input(format!(
+            "--class align={}: a power of two",
+            c.alignment
+        )));
+    }
     Ok(())
 }
 
-/// Runs the study.
-pub fn run(
-    a: &Config,
-    _env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(PmemResults, bool)> {
-    check(a)?;
+/// The pool file every task uses in turn (refused when it exists), after checking that the
+/// directory has room and PMDK loads.
+fn pool_path(a: &Config, dir: &Path) -> Result<PathBuf> {
     let pool = a.pool_bytes;
-    let sizes = a.sizes.clone();
-    let mixed = a.mixed_sizes.clone();
-    let strategies: Vec<&str> = a.strategies.iter().map(|s| s.name()).collect();
-    let (dir, emulated) = pool_dir(a)?;
-    if let Some(free) = memsight_kernels::pmemobj::free_space(&dir)
+    if let Some(free) = memsight_kernels::pmemobj::free_space(dir)
         && free < pool + (64 << 20)
     {
         return Err(Error::input(format!(
@@ -412,55 +482,136 @@ pub fn run(
     }
     // PMDK must be loadable here (the worker loads it too; this gives the message up front).
     memsight_kernels::pmemobj::Lib::load().map_err(worker::pmdk)?;
-    let path = match &a.pool {
-        Some(p) => {
-            if p.exists() {
-                return Err(Error::input(format!(
-                    "{} exists: memsight creates a fresh pool for every fill and never reuses or overwrites a file (an existing pool or not); name a path that does not exist, or use --dir",
-                    p.display()
-                )));
-            }
-            p.clone()
-        }
-        None => dir.join(format!("memsight-pool-{}", std::process::id())),
+    match &a.pool {
+        Some(p) if p.exists() => Err(Error::input(format!(
+            "{} exists: memsight creates a fresh pool for every fill and never reuses or overwrites a file (an existing pool or not); name a path that does not exist, or use --dir",
+            p.display()
+        ))),
+        Some(p) => Ok(p.clone()),
+        None => Ok(dir.join(format!("memsight-pool-{}", std::process::id()))),
+    }
+}
+
+/// The pool's allocation-class table, as PMDK reports it for a fresh pool.
+fn class_table(path: &Path, pool: u64, timeout: Duration) -> Result<Vec<Class>> {
+    let task = worker::Task {
+        task: worker::TaskKind::Classes,
+        pool_size: pool,
+        ..Default::default()
     };
-    let timeout = Duration::from_secs(600);
-    let mut fills = Vec::new();
-    let mut complete = true;
-    for &s in &sizes {
+    let (out, _) = child(path, &task, timeout)?;
+    let descs: Vec<ClassDesc> = serde_json::from_str(out.trim()).map_err(|e| {
+        Error::system(format!(
+            "the PMDK worker said something unexpected ({e}): {out}"
+        ))
+    })?;
+    Ok(descs.iter().map(Class::of).collect())
+}
+
+/// Runs `step` for each item until Ctrl-C; false when interrupted.
+fn each<T, R>(
+    items: &[T],
+    out: &mut Vec<R>,
+    mut step: impl FnMut(&T) -> Result<R>,
+) -> Result<bool> {
+    for x in items {
         if cancel::requested() {
-            complete = false;
-            break;
+            return Ok(false);
         }
+        out.push(step(x)?);
+    }
+    Ok(true)
+}
+
+/// Runs the study.
+pub fn run(
+    a: &Config,
+    _env: &Environment,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(PmemResults, bool)> {
+    check(a)?;
+    let pool = a.pool_bytes;
+    let (dir, emulated) = pool_dir(a)?;
+    let path = pool_path(a, &dir)?;
+    let timeout = Duration::from_secs(600);
+    let mut r = PmemResults {
+        method: method(a, &dir, emulated),
+        pool_dir: dir.display().to_string(),
+        pool_bytes: pool,
+        emulated,
+        fills: Vec::new(),
+        search: Vec::new(),
+        concurrency: Vec::new(),
+        classes: Vec::new(),
+        custom: Vec::new(),
+        volume: Vec::new(),
+        findings: Vec::new(),
+    };
+    if a.classes {
+        tick("allocation classes");
+        r.classes = class_table(&path, pool, timeout)?;
+        r.findings.push(format!(
+            "{} allocation classes in a fresh pool of {}",
+            r.classes.len(),
+            format_bytes(pool)
+        ));
+        return Ok((r, true));
+    }
+    let mut complete = each(&a.sizes, &mut r.fills, |&s| {
         tick(&format!("fill {}", format_bytes(s)));
-        fills.push(fill(&path, pool, s, None, timeout)?);
+        fill(&path, pool, s, None, timeout)
+    })?;
+    if let Some(c) = &a.custom
+        && complete
+    {
+        complete = each(&a.sizes, &mut r.custom, |&s| {
+            tick(&format!("custom class, fill {}", format_bytes(s)));
+            fill(&path, pool, s, Some(c), timeout)
+        })?;
     }
-    let mut searches = Vec::new();
-    if a.search {
-        for f in &fills {
-            if cancel::requested() {
-                complete = false;
-                break;
-            }
+    if a.search && complete {
+        let fills = r.fills.clone();
+        complete = each(&fills, &mut r.search, |f| {
             tick(&format!("search {}", format_bytes(f.object_bytes)));
-            searches.push(search::search(&path, pool, f, a.verify, timeout));
-        }
+            Ok(search::search(&path, pool, f, a.verify, timeout))
+        })?;
     }
-    let mut concurrency = Vec::new();
-    if a.concurrency {
-        for &strategy in &strategies {
-            if cancel::requested() {
-                complete = false;
-                break;
+    if a.concurrency && complete {
+        complete = each(&a.strategies, &mut r.concurrency, |s| {
+            tick(&format!("concurrency {}", s.name()));
+            Ok(study(&path, pool, a, s.name(), &a.mixed_sizes, timeout))
+        })?;
+    }
+    if a.volume && complete {
+        // Strategies alternate within each round, so a neighbour's burst falls on all of them.
+        let mut rounds: Vec<Vec<volume::VolumeResult>> = vec![Vec::new(); a.strategies.len()];
+        'rounds: for round in 0..a.volume_rounds {
+            for (i, s) in a.strategies.iter().enumerate() {
+                if cancel::requested() {
+                    complete = false;
+                    break 'rounds;
+                }
+                tick(&format!(
+                    "volume workload {}, round {}",
+                    s.name(),
+                    round + 1
+                ));
+                rounds[i].push(volume::run(&path, a, s.name()));
             }
-            tick(&format!("concurrency {strategy}"));
-            concurrency.push(study(&path, pool, a, strategy, &mixed, timeout));
         }
+        r.volume = rounds.into_iter().filter_map(volume::merge).collect();
     }
-    let findings = judge(&fills, &searches, &concurrency);
-    let method = format!(
+    r.findings = judge(&r.fills, &r.search, &r.concurrency);
+    r.findings.extend(custom_findings(&r.fills, &r.custom));
+    r.findings.extend(volume::findings(&r.volume));
+    Ok((r, complete))
+}
+
+/// How the study ran, in words.
+fn method(a: &Config, dir: &Path, emulated: bool) -> String {
+    let mut m = format!(
         "libpmemobj pools of {} in {} ({}), one fresh pool per fill, removed afterwards; fill = pmemobj_xalloc until PMDK refuses; utilisation = objects × size ÷ pool size; the class is PMDK's (matched by the usable size) or the custom one; where the rest went: headers and unit rounding by arithmetic, runs and free chunks from `pmempool info` when installed",
-        format_bytes(pool),
+        format_bytes(a.pool_bytes),
         dir.display(),
         if emulated {
             "emulated: not a DAX file system, PMEM_IS_PMEM_FORCE=1"
@@ -468,19 +619,98 @@ pub fn run(
             "DAX file system"
         }
     );
-    Ok((
-        PmemResults {
-            method,
-            pool_dir: dir.display().to_string(),
-            pool_bytes: pool,
-            emulated,
-            fills,
-            search: searches,
-            concurrency,
-            findings,
-        },
-        complete,
-    ))
+    if a.volume {
+        m += &format!(
+            "; volume workload: {} allocating and {} freeing threads, objects of every power of two from {} to {} (each up to {} from a class of its own: one unit, no header; larger ones whole chunks), {}, {} per batch, each batch freed in one transaction (pmemobj_tx_free), until {} were allocated and freed; time to finish per strategy (limit {:.0} s), the median of {} rounds in which the strategies alternate",
+            a.alloc_threads,
+            a.free_threads,
+            format_bytes(a.volume_min),
+            format_bytes(
+                volume::sizes(a.volume_min, a.volume_max, a.pool_bytes)
+                    .last()
+                    .copied()
+                    .unwrap_or(a.volume_min)
+            ),
+            format_bytes(worker::RUN_CLASS_MAX as u64),
+            if a.volume_zero {
+                "every object zeroed and persisted by PMDK (POBJ_XALLOC_ZERO)"
+            } else {
+                "objects not written (allocator metadata and logs only)"
+            },
+            a.batch,
+            format_bytes(a.volume_bytes()),
+            a.volume_seconds,
+            a.volume_rounds
+        );
+    }
+    m
+}
+
+/// Whole free chunks a class's long runs leave over, when they are a notable share of the pool.
+fn stranded(f: &Fill) -> String {
+    let (Some(free), Some(class)) = (f.breakdown.free_chunk_bytes, &f.class) else {
+        return String::new();
+    };
+    let share = free as f64 / (f.objects * f.object_bytes + free).max(1) as f64;
+    if share < 0.1 {
+        return String::new();
+    }
+    format!(
+        "; {} of whole chunks stay free because what is left after the last run is less than one run of {} units ({}): fewer units per run, or a pool a whole number of runs large, uses it",
+        format_bytes(free),
+        class.units_per_block,
+        format_bytes(class.unit_size * class.units_per_block as u64)
+    )
+}
+
+/// The class given by hand against PMDK's own, size by size: where it pays and where it wastes
+/// (MemVerge's 1 MiB class reached 95% for 1 MiB objects and very little for small ones).
+/// Why a class given by hand did as it did, in words.
+fn custom_reason(c: &Fill, class: &Class, own: &Fill) -> String {
+    if c.objects == 0 {
+        let header = match class.header.as_str() {
+            "legacy" => 64,
+            "compact" => 16,
+            _ => 0,
+        };
+        let need = c.object_bytes + header;
+        let units = need.div_ceil(class.unit_size.max(1));
+        return if units > u64::from(class.units_per_block) {
+            format!(
+                ": PMDK allocated none, as an object and its header ({need} B) need {units} units and a run of this class holds {}",
+                class.units_per_block
+            )
+        } else {
+            ": PMDK allocated none from this class (a run of it could not be laid out in the pool)"
+                .to_string()
+        };
+    }
+    if c.utilisation < own.utilisation / 2.0 && c.object_bytes * 2 <= class.unit_size {
+        return ": the class is far larger than the object, every object takes a whole unit"
+            .to_string();
+    }
+    stranded(c)
+}
+
+fn custom_findings(fills: &[Fill], custom: &[Fill]) -> Vec<String> {
+    custom
+        .iter()
+        .filter_map(|c| {
+            let own = fills.iter().find(|f| f.object_bytes == c.object_bytes)?;
+            let class = c.class.as_ref()?;
+            Some(format!(
+                "custom class ({} B units, {} per run, {} header, alignment {} B): {} objects fill {:.1}% of the pool, against {:.1}% with PMDK's class{}",
+                class.unit_size,
+                class.units_per_block,
+                class.header,
+                class.alignment,
+                format_bytes(c.object_bytes),
+                c.utilisation * 100.0,
+                own.utilisation * 100.0,
+                custom_reason(c, class, own)
+            ))
+        })
+        .collect()
 }
 
 fn study(

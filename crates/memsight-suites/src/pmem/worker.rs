@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use memsight_core::{Error, Result};
-use memsight_kernels::pmemobj::{ClassDesc, Lib, Oid, PmdkError, Pool, class_flag};
+use memsight_kernels::pmemobj::{ClassDesc, Lib, Oid, PmdkError, Pool, XALLOC_ZERO, class_flag};
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rand_xoshiro::rand_core::SeedableRng;
@@ -23,6 +23,11 @@ pub enum TaskKind {
     Fill,
     /// Allocating and freeing threads under one arena strategy.
     Concurrency,
+    /// MemVerge's workload: allocating threads and transactionally freeing threads until a
+    /// total volume was allocated, timed.
+    Volume,
+    /// The pool's allocation-class table.
+    Classes,
 }
 
 /// One task for the worker process (`memsight pmem-worker --task JSON`): the parent passes it
@@ -45,9 +50,43 @@ pub struct Task {
     pub live_fraction: f64,
     pub seconds: f64,
     pub seed: u64,
+    /// Volume workload: bytes to allocate in total before stopping.
+    #[serde(default)]
+    pub volume_bytes: u64,
+    /// Volume workload: objects per allocation batch and per freeing transaction.
+    #[serde(default)]
+    pub batch: usize,
+    /// Volume workload: one custom allocation class per object size (as the study did).
+    #[serde(default)]
+    pub class_per_size: bool,
+    /// Volume workload: allocate with POBJ_XALLOC_ZERO.
+    #[serde(default)]
+    pub zero: bool,
 }
 
-/// What a fill reports.
+/// What the volume workload reports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VolumeReport {
+    /// Whether the volume was reached before the time limit.
+    pub finished: bool,
+    pub seconds: f64,
+    pub allocated_bytes: u64,
+    pub allocations: u64,
+    /// Allocations PMDK refused (each retried until it succeeded or the run ended).
+    pub alloc_failures: u64,
+    /// Failures that an allocation in another arena satisfied (retry strategy).
+    pub rescued: u64,
+    /// Freeing transactions that aborted (their batch was retried).
+    pub free_failures: u64,
+    pub frees: u64,
+    /// Sizes whose custom class PMDK refused (they used its built-in classes).
+    pub classes_refused: Vec<usize>,
+    pub arenas: Option<u32>,
+    /// Why an allocating thread gave up before the volume was reached.
+    #[serde(default)]
+    pub stuck: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FillReport {
     pub objects: u64,
@@ -195,7 +234,7 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
                     if got.is_none() {
                         failures.fetch_add(1, Ordering::Relaxed);
                         if a.strategy == "retry" {
-                            got = retry_other_arenas(pool, size);
+                            got = retry_other_arenas(pool, size, 0);
                             if got.is_some() {
                                 rescued.fetch_add(1, Ordering::Relaxed);
                             }
@@ -253,9 +292,221 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
     })
 }
 
+/// One allocation under `strategy`: from the thread's arena (bound per class for per-class),
+/// retrying every other arena once for retry. Counts failures and rescues.
+fn alloc_one(
+    pool: &Pool,
+    strategy: &str,
+    size: usize,
+    flags: u64,
+    failures: &AtomicU64,
+    rescued: &AtomicU64,
+) -> Option<Oid> {
+    let got = pool.xalloc(size, flags);
+    if got.is_some() {
+        return got;
+    }
+    failures.fetch_add(1, Ordering::Relaxed);
+    if strategy == "retry" {
+        let again = retry_other_arenas(pool, size, flags);
+        if again.is_some() {
+            rescued.fetch_add(1, Ordering::Relaxed);
+        }
+        return again;
+    }
+    None
+}
+
+/// The largest object the volume workload gives a run-based class of its own.
+pub const RUN_CLASS_MAX: usize = 1 << 20;
+
+/// The volume workload: `alloc_threads` allocate batches of one random power-of-two size
+/// each, `free_threads` free whole batches in one transaction each, until `volume_bytes` were
+/// allocated and everything is freed, or `seconds` pass. A refused allocation or an aborted
+/// freeing transaction is counted and retried; a size the pool refuses while it holds nothing
+/// to free ends that thread with the reason.
+pub fn volume(lib: &Lib, path: &Path, a: &Task) -> Result<VolumeReport> {
+    let pool = Pool::create(lib, path, a.pool_size).map_err(pmdk)?;
+    if a.sizes.is_empty() || a.batch == 0 {
+        return Err(Error::input("no object sizes or an empty batch"));
+    }
+    let strategy = a.strategy.as_str();
+    let mut refused = Vec::new();
+    let flags: Vec<u64> = a
+        .sizes
+        .iter()
+        .map(|&size| {
+            // One class per size where a run can hold it: the object is one unit, no header,
+            // page aligned as MemVerge's class was, runs of about 2 MiB. Larger objects take
+            // whole chunks from PMDK's default class, which is what a run-less size gets anyway.
+            let zero = if a.zero { XALLOC_ZERO } else { 0 };
+            if !a.class_per_size || size > RUN_CLASS_MAX {
+                return zero;
+            }
+            let desc = ClassDesc {
+                unit_size: size,
+                alignment: if size % 4096 == 0 { 4096 } else { 0 },
+                units_per_block: (RUN_CLASS_MAX / size).max(2) as u32,
+                header_type: memsight_kernels::pmemobj::HEADER_NONE,
+                class_id: 0,
+            };
+            match pool.new_class(desc) {
+                Ok(c) => class_flag(c.class_id) | zero,
+                Err(_) => {
+                    refused.push(size);
+                    zero
+                }
+            }
+        })
+        .collect();
+    let per_class: Vec<u32> = if strategy == "per-class" {
+        (0..a.sizes.len())
+            .map(|_| pool.create_arena().map_err(pmdk))
+            .collect::<Result<_>>()?
+    } else {
+        Vec::new()
+    };
+    let single = match strategy {
+        "single" => Some(pool.create_arena().map_err(pmdk)?),
+        _ => None,
+    };
+    let allocated = AtomicU64::new(0);
+    let (allocations, failures, rescued) =
+        (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    let (frees, free_failures) = (AtomicU64::new(0), AtomicU64::new(0));
+    let allocating = AtomicU64::new(a.alloc_threads as u64);
+    // Objects allocated and not yet freed: a refusal while it is zero cannot be waited out.
+    let live = AtomicU64::new(0);
+    let stuck: Mutex<Option<String>> = Mutex::new(None);
+    let queue: Mutex<Vec<Vec<Oid>>> = Mutex::new(Vec::new());
+    let t0 = Instant::now();
+    let limit = Duration::from_secs_f64(a.seconds);
+    let late = || t0.elapsed() > limit;
+    std::thread::scope(|s| {
+        for t in 0..a.alloc_threads {
+            let (pool, queue, allocated, allocating) = (&pool, &queue, &allocated, &allocating);
+            let (allocations, failures, rescued) = (&allocations, &failures, &rescued);
+            let (per_class, flags, late, live, stuck) = (&per_class, &flags, &late, &live, &stuck);
+            s.spawn(move || {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(a.seed ^ ((t as u64 + 1) << 32));
+                if let Some(id) = single {
+                    pool.set_thread_arena(id);
+                }
+                let mut empty_refusals = 0u32;
+                'work: while allocated.load(Ordering::Relaxed) < a.volume_bytes
+                    && !late()
+                    && stuck.lock().expect("stuck").is_none()
+                {
+                    let k = rng.random_range(0..a.sizes.len());
+                    if let Some(&arena) = per_class.get(k) {
+                        pool.set_thread_arena(arena);
+                    }
+                    let hand_over = |batch: Vec<Oid>| {
+                        allocations.fetch_add(batch.len() as u64, Ordering::Relaxed);
+                        allocated.fetch_add((batch.len() * a.sizes[k]) as u64, Ordering::Relaxed);
+                        queue.lock().expect("queue").push(batch);
+                    };
+                    // A batch is `a.batch` objects; parts handed over early count towards it.
+                    let mut batch = Vec::with_capacity(a.batch);
+                    let mut handed = 0;
+                    while handed + batch.len() < a.batch {
+                        match alloc_one(pool, strategy, a.sizes[k], flags[k], failures, rescued) {
+                            Some(oid) => {
+                                live.fetch_add(1, Ordering::Relaxed);
+                                empty_refusals = 0;
+                                batch.push(oid);
+                            }
+                            None if late() || stuck.lock().expect("stuck").is_some() => {
+                                hand_over(batch);
+                                break 'work;
+                            }
+                            // Full: hand over what this batch holds, so the freeing threads
+                            // can make room (a thread that kept it could wait forever), and try
+                            // again after a pause that leaves them the CPU.
+                            None => {
+                                if !batch.is_empty() {
+                                    handed += batch.len();
+                                    hand_over(std::mem::take(&mut batch));
+                                }
+                                if allocated.load(Ordering::Relaxed) >= a.volume_bytes {
+                                    break 'work;
+                                }
+                                if live.load(Ordering::Relaxed) == 0 {
+                                    empty_refusals += 1;
+                                }
+                                if empty_refusals >= 1000 {
+                                    *stuck.lock().expect("stuck") = Some(format!(
+                                        "PMDK refused {} objects with nothing left to free (the pool cannot hold one)",
+                                        memsight_core::units::format_bytes(a.sizes[k] as u64)
+                                    ));
+                                    break 'work;
+                                }
+                                std::thread::sleep(Duration::from_micros(50));
+                            }
+                        }
+                    }
+                    hand_over(batch);
+                }
+                allocating.fetch_sub(1, Ordering::Relaxed);
+            });
+        }
+        for _ in 0..a.free_threads {
+            let (pool, queue, allocating, frees, free_failures, late, live) = (
+                &pool,
+                &queue,
+                &allocating,
+                &frees,
+                &free_failures,
+                &late,
+                &live,
+            );
+            s.spawn(move || {
+                loop {
+                    let batch = queue.lock().expect("queue").pop();
+                    match batch {
+                        Some(b) => match pool.tx_free_all(&b) {
+                            Ok(()) => {
+                                frees.fetch_add(b.len() as u64, Ordering::Relaxed);
+                                live.fetch_sub(b.len() as u64, Ordering::Relaxed);
+                            }
+                            Err(_) => {
+                                free_failures.fetch_add(1, Ordering::Relaxed);
+                                queue.lock().expect("queue").insert(0, b);
+                                if late() {
+                                    break;
+                                }
+                                std::thread::sleep(Duration::from_micros(50));
+                            }
+                        },
+                        None if allocating.load(Ordering::Relaxed) == 0 || late() => break,
+                        None => std::thread::sleep(Duration::from_micros(50)),
+                    }
+                }
+            });
+        }
+    });
+    let left = queue.into_inner().expect("queue");
+    let stuck = stuck.into_inner().expect("stuck");
+    Ok(VolumeReport {
+        finished: allocated.load(Ordering::Relaxed) >= a.volume_bytes
+            && left.is_empty()
+            && stuck.is_none(),
+        seconds: t0.elapsed().as_secs_f64(),
+        allocated_bytes: allocated.into_inner(),
+        allocations: allocations.into_inner(),
+        alloc_failures: failures.into_inner(),
+        rescued: rescued.into_inner(),
+        free_failures: free_failures.into_inner(),
+        frees: frees.into_inner(),
+        classes_refused: refused,
+        arenas: pool.arenas(),
+        stuck,
+    })
+}
+
 /// The retry strategy: after a failed allocation, try every other arena once, then go back to
 /// the thread's own arena.
-fn retry_other_arenas(pool: &Pool, size: usize) -> Option<Oid> {
+fn retry_other_arenas(pool: &Pool, size: usize, flags: u64) -> Option<Oid> {
     let home = pool.thread_arena();
     let mut got = None;
     for arena in 1..=pool.arenas().unwrap_or(0) {
@@ -263,7 +514,7 @@ fn retry_other_arenas(pool: &Pool, size: usize) -> Option<Oid> {
             continue;
         }
         pool.set_thread_arena(arena);
-        got = pool.xalloc(size, 0);
+        got = pool.xalloc(size, flags);
         if got.is_some() {
             break;
         }
@@ -280,6 +531,11 @@ pub fn main(a: &Task) -> Result<()> {
     let json = match a.task {
         TaskKind::Fill => serde_json::to_string(&fill(&lib, &a.pool, a)?),
         TaskKind::Concurrency => serde_json::to_string(&concurrency(&lib, &a.pool, a)?),
+        TaskKind::Volume => serde_json::to_string(&volume(&lib, &a.pool, a)?),
+        TaskKind::Classes => {
+            let pool = Pool::create(&lib, &a.pool, a.pool_size).map_err(pmdk)?;
+            serde_json::to_string(&classes(&pool))
+        }
     }
     .map_err(|e| Error::system(format!("cannot encode: {e}")))?;
     println!("{json}");

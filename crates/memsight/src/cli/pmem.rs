@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 use memsight_core::Result;
 use memsight_core::env::Environment;
+use memsight_kernels::pmemobj::{ClassDesc, HEADER_COMPACT, HEADER_LEGACY, HEADER_NONE};
 use memsight_suites::pmem::worker::Task;
 use memsight_suites::pmem::{self, Config, Strategy};
 
@@ -57,6 +58,41 @@ pub struct Args {
     pub seconds: f64,
     #[arg(long, value_name = "N", default_value_t = Config::default().seed)]
     pub seed: u64,
+    /// List the allocation classes of a fresh pool (id, unit size, units per run, header,
+    /// alignment), as `heap.alloc_class.N.desc` gives them, and do nothing else.
+    #[arg(long, conflicts_with_all = ["class", "volume", "search", "concurrency"])]
+    pub classes: bool,
+    /// A class of your own, filled with every size of --sizes beside PMDK's classes, e.g.
+    /// MemVerge's `unit=1M,units=256,align=4K,header=none` (header: none, compact, legacy).
+    #[arg(long, value_name = "SPEC", value_parser = class_spec)]
+    pub class: Option<ClassSpec>,
+    /// Run MemVerge's volume workload per strategy: --alloc-threads allocate batches of
+    /// power-of-two objects (each size its own class), --free-threads free batches in
+    /// transactions, until --volume-total was allocated; reports the time to finish.
+    #[arg(long)]
+    pub volume: bool,
+    /// Bytes the volume workload allocates in total (default: 32 × the pool).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub volume_total: Option<u64>,
+    /// Smallest object of the volume workload.
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().volume_min)]
+    pub volume_min: u64,
+    /// Largest object of the volume workload (at most a sixteenth of the pool).
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().volume_max)]
+    pub volume_max: u64,
+    /// Objects per allocation batch and per freeing transaction.
+    #[arg(long, value_name = "N", default_value_t = Config::default().batch)]
+    pub batch: usize,
+    /// Time limit of one strategy's volume run, seconds.
+    #[arg(long, value_name = "S", default_value_t = Config::default().volume_seconds)]
+    pub volume_seconds: f64,
+    /// Volume workload: have PMDK zero and persist every object (POBJ_XALLOC_ZERO), so the
+    /// time includes writing the data as an application would.
+    #[arg(long)]
+    pub volume_zero: bool,
+    /// Volume workload rounds (strategies alternate; the median round is reported).
+    #[arg(long, value_name = "N", default_value_t = Config::default().volume_rounds)]
+    pub volume_rounds: usize,
     /// Also write the study as an HTML page (utilisation chart, tables, findings).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -80,6 +116,46 @@ impl From<StrategyArg> for Strategy {
             StrategyArg::Retry => Strategy::Retry,
         }
     }
+}
+
+/// An allocation class given on the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassSpec(ClassDesc);
+
+/// `unit=SIZE,units=N[,align=SIZE][,header=none|compact|legacy]`.
+fn class_spec(s: &str) -> std::result::Result<ClassSpec, String> {
+    let mut d = ClassDesc {
+        header_type: HEADER_COMPACT,
+        ..Default::default()
+    };
+    for part in s.split(',') {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("'{part}': write KEY=VALUE (unit, units, align, header)"))?;
+        match k.trim() {
+            "unit" => d.unit_size = size(v)? as usize,
+            "units" => {
+                d.units_per_block = v
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("units={v}: a whole number of units per run"))?
+            }
+            "align" => d.alignment = size(v)? as usize,
+            "header" => {
+                d.header_type = match v.trim() {
+                    "none" => HEADER_NONE,
+                    "compact" => HEADER_COMPACT,
+                    "legacy" => HEADER_LEGACY,
+                    other => return Err(format!("header={other}: none, compact or legacy")),
+                }
+            }
+            other => return Err(format!("'{other}': the keys are unit, units, align, header")),
+        }
+    }
+    if d.unit_size == 0 || d.units_per_block == 0 {
+        return Err("give at least unit=SIZE and units=N, e.g. unit=1M,units=256".into());
+    }
+    Ok(ClassSpec(d))
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -119,6 +195,16 @@ impl Args {
             live_fraction: self.live_fraction,
             seconds: self.seconds,
             seed: self.seed,
+            classes: self.classes,
+            custom: self.class.map(|c| c.0),
+            volume: self.volume,
+            volume_total: self.volume_total,
+            volume_min: self.volume_min,
+            volume_max: self.volume_max,
+            batch: self.batch,
+            volume_seconds: self.volume_seconds,
+            volume_zero: self.volume_zero,
+            volume_rounds: self.volume_rounds,
         }
     }
 }
