@@ -187,7 +187,35 @@ fn glibc_stats() -> Vec<(String, f64)> {
     out.push(("uordblks (bytes in use)".into(), m.uordblks as f64));
     out.push(("fordblks (free bytes held)".into(), m.fordblks as f64));
     out.push(("ordblks (free chunks)".into(), m.ordblks as f64));
+    if let Some(n) = glibc_arenas() {
+        out.push(("arenas (malloc_info)".into(), n as f64));
+    }
     out
+}
+
+/// glibc's arenas, the main one included: the `<heap nr=…>` entries of `malloc_info`.
+pub fn glibc_arenas() -> Option<usize> {
+    let mut buf: *mut libc::c_char = std::ptr::null_mut();
+    let mut len: libc::size_t = 0;
+    // SAFETY: open_memstream stores a malloc'd buffer and its length in the two out pointers
+    // when the stream is closed.
+    let stream = unsafe { libc::open_memstream(&mut buf, &mut len) };
+    if stream.is_null() {
+        return None;
+    }
+    // SAFETY: a valid stream; glibc writes its XML report into it under the arena locks.
+    let rc = unsafe { libc::malloc_info(0, stream) };
+    // SAFETY: the stream was opened above and is closed once; closing sets `buf` and `len`.
+    unsafe { libc::fclose(stream) };
+    if buf.is_null() {
+        return None;
+    }
+    // SAFETY: after fclose `buf` holds `len` bytes written by malloc_info.
+    let text = unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) };
+    let n = String::from_utf8_lossy(text).matches("<heap nr=").count();
+    // SAFETY: the buffer was allocated by open_memstream with malloc.
+    unsafe { libc::free(buf.cast()) };
+    (rc == 0).then_some(n)
 }
 
 /// Calls glibc's `malloc_trim(0)` when glibc is the allocator; false otherwise.

@@ -8,6 +8,8 @@ use super::Present;
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
 use memsight_suites::alloc::AllocResults;
+use memsight_suites::alloc::arenas::ArenaSample;
+use memsight_suites::alloc::attach::ProcessWatch;
 
 /// Bytes, with the range over runs when there were several.
 fn bytes(s: &Option<Summary>) -> String {
@@ -90,6 +92,7 @@ fn configs(r: &AllocResults) -> Table {
             "RSS after free",
             "Mops/s",
             "wall s",
+            "arenas (threads)",
             "problems",
         ],
     );
@@ -113,6 +116,11 @@ fn configs(r: &AllocResults) -> Table {
                     .as_ref()
                     .map_or("-".into(), |s| format!("{:.2}", s.median)),
             ),
+            Cell::Num(match (&c.arenas, &c.threads) {
+                (Some(a), Some(t)) => format!("{:.0} ({:.0})", a.median, t.median),
+                (Some(a), None) => format!("{:.0}", a.median),
+                _ => "-".into(),
+            }),
             Cell::Text(c.problems.join("; ")),
         ]);
     }
@@ -144,6 +152,56 @@ fn reports(r: &AllocResults) -> Vec<String> {
         .collect()
 }
 
+/// A watched process: RSS, and arenas with threads, over time.
+fn process_blocks(w: &ProcessWatch) -> Vec<Block> {
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    let rss = Series {
+        name: format!("pid {}", w.pid),
+        points: w.rss.iter().map(|s| (s.seconds, mib(s.rss_bytes))).collect(),
+        ..Default::default()
+    };
+    let mut blocks = vec![Block::Lines(
+        Lines::new(
+            "Resident memory over time",
+            "seconds since the watch began",
+            "RSS, MiB",
+            (Scale::Linear, Scale::Linear),
+            vec![rss],
+        ),
+        "VmRSS of the watched process.".into(),
+    )];
+    let counts = |name: &str, f: &dyn Fn(&ArenaSample) -> Option<u32>| Series {
+        name: name.into(),
+        points: w
+            .arenas
+            .iter()
+            .filter_map(|s| f(s).map(|v| (s.seconds, f64::from(v))))
+            .collect(),
+        ..Default::default()
+    };
+    let series: Vec<Series> = [
+        counts("arenas", &|s| s.arenas),
+        counts("arena heaps (64 MiB)", &|s| Some(s.heaps)),
+        counts("threads", &|s| s.threads),
+    ]
+    .into_iter()
+    .filter(|s| !s.points.is_empty())
+    .collect();
+    if !series.is_empty() {
+        blocks.push(Block::Lines(
+            Lines::new(
+                "glibc arenas and threads over time",
+                "seconds since the watch began",
+                "count",
+                (Scale::Linear, Scale::Linear),
+                series,
+            ),
+            "Arenas (the main one included) confirmed by their heaps' headers; heaps from the process's mappings.".into(),
+        ));
+    }
+    blocks
+}
+
 impl Present for AllocResults {
     fn view(&self) -> View {
         let mut facts: Vec<String> = self
@@ -164,7 +222,10 @@ impl Present for AllocResults {
             title: "Allocators: memory held vs live heap".into(),
             method: self.method.clone(),
             facts,
-            blocks: vec![rss_chart(self), Block::Table(configs(self))],
+            blocks: match &self.process {
+                Some(w) => process_blocks(w),
+                None => vec![rss_chart(self), Block::Table(configs(self))],
+            },
             findings,
         }
     }
@@ -172,6 +233,16 @@ impl Present for AllocResults {
     /// Per configuration: peak RSS over peak live heap, RSS after free, and speed.
     fn figures(&self) -> Vec<Figure> {
         let mut out = Vec::new();
+        if let Some(g) = self.process.as_ref().and_then(|w| w.rss_growth_per_hour) {
+            out.push(Figure::scalar(
+                "alloc",
+                "alloc/process/rss-growth".to_string(),
+                "watched process: RSS trend (least-squares slope)".to_string(),
+                "B/h",
+                Better::Lower,
+                g,
+            ));
+        }
         for c in &self.configs {
             let name = &c.config.name;
             if let Some(s) = &c.peak_rss_over_peak_live {

@@ -11,6 +11,7 @@ use memsight_core::{Error, Result, cancel};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::arenas::{self, ArenaSample};
 use super::configs::AllocConfig;
 
 /// One RSS sample.
@@ -46,6 +47,8 @@ pub struct Watched {
     pub seconds: f64,
     /// RSS sampled right after the child printed its `freed` line (built-in workload).
     pub rss_after_free: Option<u64>,
+    /// glibc arenas and threads, every [`arenas::SAMPLE_EVERY`].
+    pub arenas: Vec<ArenaSample>,
 }
 
 /// Resident set of a process, bytes (`VmRSS`).
@@ -121,8 +124,14 @@ pub fn watch(
     let mut samples = Vec::new();
     let mut lines = Vec::new();
     let mut rss_after_free = None;
+    let mut arena_samples = Vec::new();
+    let mut next_arenas = Duration::ZERO;
     let ending = loop {
         let t = started.elapsed().as_secs_f64();
+        if started.elapsed() >= next_arenas {
+            next_arenas += arenas::SAMPLE_EVERY;
+            arena_samples.extend(arenas::sample(pid, t));
+        }
         if let Some(r) = rss_bytes(pid) {
             samples.push(RssSample {
                 seconds: t,
@@ -138,6 +147,7 @@ pub fn watch(
                 // Let the allocator settle briefly, then measure what it kept.
                 std::thread::sleep(Duration::from_millis(50));
                 rss_after_free = rss_bytes(pid);
+                arena_samples.extend(arenas::sample(pid, started.elapsed().as_secs_f64()));
                 if let Some(mut s) = stdin.take() {
                     let _ = writeln!(s, "exit");
                 }
@@ -179,5 +189,6 @@ pub fn watch(
         ending,
         seconds: started.elapsed().as_secs_f64(),
         rss_after_free,
+        arenas: arena_samples,
     })
 }

@@ -9,6 +9,8 @@
 //! once more (what the allocator keeps). `memsight alloc -- CMD ARGS…` runs the user's program the
 //! same way and compares RSS over time and wall time.
 
+pub mod arenas;
+pub mod attach;
 pub mod child;
 pub mod configs;
 
@@ -43,6 +45,10 @@ pub struct Config {
     pub max_rss: Option<u64>,
     /// The user's program and its arguments (empty: the built-in workload).
     pub command: Vec<String>,
+    /// Watch this running process instead of starting anything.
+    pub pid: Option<u32>,
+    /// How long to watch it, seconds.
+    pub watch_s: f64,
 }
 
 impl Default for Config {
@@ -56,9 +62,12 @@ impl Default for Config {
             timeout_s: 120.0,
             max_rss: None,
             command: Vec::new(),
+            pid: None,
+            watch_s: 60.0,
         }
     }
 }
+use arenas::ArenaSample;
 use child::{Ending, Limits, RssSample};
 use configs::AllocConfig;
 
@@ -92,6 +101,21 @@ pub struct Run {
     pub ops_per_s: Option<f64>,
     /// The allocator's own statistics at the last phase end.
     pub stats: Vec<(String, f64)>,
+    /// glibc arena heaps, arenas and threads over the run (read from outside the process).
+    #[serde(default)]
+    pub arenas: Vec<ArenaSample>,
+}
+
+impl Run {
+    /// Most arenas seen at once (confirmed by their heaps' headers).
+    pub fn peak_arenas(&self) -> Option<u32> {
+        self.arenas.iter().filter_map(|a| a.arenas).max()
+    }
+
+    /// Most threads seen at once.
+    pub fn peak_threads(&self) -> Option<u32> {
+        self.arenas.iter().filter_map(|a| a.threads).max()
+    }
 }
 
 /// One configuration over its repetitions.
@@ -108,6 +132,12 @@ pub struct ConfigResult {
     pub after_free_rss: Option<Summary>,
     pub ops_per_s: Option<Summary>,
     pub wall_s: Option<Summary>,
+    /// Most glibc arenas at once (the main one included), over the runs.
+    #[serde(default)]
+    pub arenas: Option<Summary>,
+    /// Most threads at once, over the runs.
+    #[serde(default)]
+    pub threads: Option<Summary>,
     pub problems: Vec<String>,
 }
 
@@ -122,6 +152,9 @@ pub struct AllocResults {
     pub skipped: Vec<String>,
     pub recommendation: Vec<String>,
     pub findings: Vec<String>,
+    /// A running process watched (`--pid`).
+    #[serde(default)]
+    pub process: Option<attach::ProcessWatch>,
 }
 
 /// Defaults per preset: (threads, live, min, max, phases, churn).
@@ -273,6 +306,7 @@ fn run_once(cmd: Command, config: &AllocConfig, limits: &Limits, capture: bool) 
         ops: None,
         ops_per_s: None,
         stats: Vec::new(),
+        arenas: w.arenas.clone(),
     };
     for (t, line) in &w.lines {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
@@ -312,17 +346,17 @@ fn run_once(cmd: Command, config: &AllocConfig, limits: &Limits, capture: bool) 
 }
 
 fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResult {
-    let ok: Vec<&Run> = runs
-        .iter()
-        .filter(|r| r.ending == Ending::Exited(0))
-        .collect();
+    // A command watched up to the time limit keeps its samples: the limit is the window.
+    let usable =
+        |r: &Run| r.ending == Ending::Exited(0) || (!workload && r.ending == Ending::TimedOut);
+    let ok: Vec<&Run> = runs.iter().filter(|r| usable(r)).collect();
     let stat = |f: &dyn Fn(&Run) -> Option<f64>| {
         let v: Vec<f64> = ok.iter().filter_map(|r| f(r)).collect();
         (!v.is_empty()).then(|| summarize(&v))
     };
     let mut problems = Vec::new();
     for r in &runs {
-        if r.ending != Ending::Exited(0) {
+        if !usable(r) {
             problems.push(format!("a run ended {:?}", r.ending));
         }
         if workload && let Some(seen) = &r.allocator_seen {
@@ -352,7 +386,9 @@ fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResul
         }),
         after_free_rss: stat(&|r| r.after_free_rss_bytes.map(|b| b as f64)),
         ops_per_s: stat(&|r| r.ops_per_s),
-        wall_s: stat(&|r| Some(r.seconds)),
+        wall_s: stat(&|r| matches!(r.ending, Ending::Exited(_)).then_some(r.seconds)),
+        arenas: stat(&|r| r.peak_arenas().map(f64::from)),
+        threads: stat(&|r| r.peak_threads().map(f64::from)),
         config,
         runs,
         problems,
@@ -365,6 +401,9 @@ pub fn run(
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(AllocResults, bool)> {
+    if let Some(pid) = a.pid {
+        return watch_process(a, env, pid);
+    }
     let user = (!a.command.is_empty()).then(|| a.command.clone());
     let (configs, skipped) = select(a)?;
     let w = match &user {
@@ -424,7 +463,25 @@ pub fn run(
         }
         results.push(summarise(c.clone(), runs, user.is_none()));
     }
-    let (recommendation, findings) = judge(&results, user.is_some());
+    let (recommendation, mut findings) = judge(&results, user.is_some());
+    let cpus = env.topology.cpus.len();
+    for c in &results {
+        if c.config.preload.is_none()
+            && let Some(f) = c
+                .runs
+                .first()
+                .and_then(|r| attach::arena_finding(&r.arenas, cpus))
+        {
+            findings.push(format!("{} (first run): {f}", c.config.name));
+        }
+        if user.is_some() && c.runs.iter().any(|r| r.ending == Ending::TimedOut) {
+            findings.push(format!(
+                "{}: the command was still running at the time limit ({:.0} s); its figures cover that window",
+                c.config.name,
+                limits.timeout.as_secs_f64()
+            ));
+        }
+    }
     let method = method(a, w.as_ref(), &limits);
     Ok((
         AllocResults {
@@ -435,6 +492,41 @@ pub fn run(
             skipped,
             recommendation,
             findings,
+            process: None,
+        },
+        complete,
+    ))
+}
+
+/// `--pid`: watch a running process, start nothing.
+fn watch_process(a: &Config, env: &Environment, pid: u32) -> Result<(AllocResults, bool)> {
+    if !(a.watch_s > 0.0 && a.watch_s <= 366.0 * 86400.0) {
+        return Err(Error::input("--for must be more than 0 and at most a year"));
+    }
+    if !a.command.is_empty() {
+        return Err(Error::input(
+            "--pid watches a running process: give no command",
+        ));
+    }
+    let interval = Duration::from_millis(a.interval_ms.max(1));
+    let w = attach::watch(pid, Duration::from_secs_f64(a.watch_s), interval)?;
+    let complete = w.ending != attach::WatchEnding::Interrupted;
+    let findings = attach::findings(&w, env.topology.cpus.len());
+    Ok((
+        AllocResults {
+            method: format!(
+                "a running process watched for {:.0} s without restarting it: RSS (VmRSS) every {} ms; glibc arena heaps (64 MiB-aligned anonymous regions of /proc/PID/maps) confirmed and grouped into arenas by their heap headers (/proc/PID/mem) and threads every {} ms; trend = least-squares slope of RSS",
+                a.watch_s,
+                interval.as_millis(),
+                arenas::SAMPLE_EVERY.max(interval).as_millis()
+            ),
+            workload: None,
+            command: Some(vec![w.command.clone()]),
+            configs: Vec::new(),
+            skipped: Vec::new(),
+            recommendation: Vec::new(),
+            findings,
+            process: Some(w),
         },
         complete,
     ))
@@ -587,9 +679,10 @@ fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<String>) {
         .filter(|c| c.problems.is_empty() && ratio(c).is_some())
         .collect();
     let fastest = ok.iter().filter_map(|c| speed(c)).fold(0.0, f64::max);
+    // Without any speed (commands stopped at the time limit), memory alone decides.
     let best = ok
         .iter()
-        .filter(|c| speed(c).is_some_and(|s| s >= 0.5 * fastest))
+        .filter(|c| speed(c).map_or(fastest == 0.0, |s| s >= 0.5 * fastest))
         .min_by(|a, b| ratio(a).unwrap().total_cmp(&ratio(b).unwrap()));
     let glibc = ok.iter().find(|c| c.config.name == "glibc");
     if let Some(b) = best {

@@ -7,7 +7,7 @@ use memsight_core::env::Environment;
 use memsight_kernels::allocwork::{Preset, Workload};
 use memsight_suites::alloc::{self, Config, WorkloadSettings};
 
-use super::values::size;
+use super::values::{duration, size};
 use crate::suite::{Outcome, Suite, Ui};
 
 /// The built-in allocator workload.
@@ -116,6 +116,13 @@ pub struct Args {
     /// Also write the study as an HTML page (RSS over time, table, recommendation).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Watch this running process (RSS, glibc arenas, threads over time) instead of starting
+    /// anything; reading its heaps' headers needs root or being its parent.
+    #[arg(long, value_name = "PID", conflicts_with_all = ["command", "configs", "allocator"])]
+    pub pid: Option<u32>,
+    /// How long to watch --pid: seconds or 30s, 10m, 2h, 1d.
+    #[arg(long = "for", value_name = "DURATION", value_parser = duration, default_value = "60", requires = "pid")]
+    pub watch: f64,
     /// Your program and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -125,7 +132,7 @@ impl Args {
     /// The study's config; the workload is resolved only when no command is given.
     pub fn config(&self) -> memsight_core::Result<Config> {
         Ok(Config {
-            workload: if self.command.is_empty() {
+            workload: if self.command.is_empty() && self.pid.is_none() {
                 Some(self.worker.workload()?)
             } else {
                 None
@@ -140,6 +147,8 @@ impl Args {
             timeout_s: self.timeout_s,
             max_rss: self.max_rss,
             command: self.command.clone(),
+            pid: self.pid,
+            watch_s: self.watch,
         })
     }
 }

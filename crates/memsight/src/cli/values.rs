@@ -12,6 +12,16 @@ pub fn size(s: &str) -> Result<u64, String> {
     memsight_core::units::parse_size(s).map_err(|e| e.to_string())
 }
 
+/// A duration: seconds (`90`) or with units (`30s`, `10m`, `2h`, `1d 6h`), as humantime reads it.
+pub fn duration(s: &str) -> Result<f64, String> {
+    if let Ok(secs) = s.trim().parse::<f64>() {
+        return Ok(secs);
+    }
+    humantime::parse_duration(s)
+        .map(|d| d.as_secs_f64())
+        .map_err(|e| format!("{e} (e.g. 90, 30s, 10m, 2h, 1d)"))
+}
+
 /// A list of CPUs or nodes, as `0-3,8` gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct List(pub Vec<usize>);
