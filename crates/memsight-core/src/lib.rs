@@ -19,6 +19,7 @@ pub mod env;
 pub mod error;
 pub mod hugepool;
 pub mod input;
+pub mod nvdimm;
 pub mod pagemap;
 pub mod perf;
 pub mod pin;

@@ -49,6 +49,10 @@ pub struct DimmsResults {
     /// Measured ÷ ceiling for each test of a bandwidth result given with --bandwidth.
     #[serde(default)]
     pub efficiency: Vec<Efficiency>,
+    /// Persistent-memory regions and their persistence domains (ADR, eADR) from
+    /// `/sys/bus/nd`, when the inventory is this machine's.
+    #[serde(default)]
+    pub persistence: Vec<memsight_core::nvdimm::Region>,
     pub findings: Vec<String>,
 }
 
@@ -273,7 +277,20 @@ pub fn run(a: &Config) -> Result<DimmsResults> {
         None => Vec::new(),
     };
     findings.extend(efficiency_finding(&efficiency));
+    // The regions are this machine's (or the recorded tree's under HWLOC_FSROOT): beside a dump
+    // of another machine they would describe the wrong one.
+    let fs = memsight_core::sysfs::FsRoot::from_env();
+    let persistence = if a.dmidecode.is_none() || !fs.is_live() {
+        memsight_core::nvdimm::regions(&fs)
+    } else {
+        Vec::new()
+    };
+    findings.extend(persistence.iter().map(memsight_core::nvdimm::describe));
+    if persistent_bytes > 0 && persistence.is_empty() && a.dmidecode.is_none() {
+        findings.push("persistent DIMMs are installed but no region is published under /sys/bus/nd: in Memory Mode they are not persistent; in App Direct, `ndctl list -R` shows whether the nfit driver is loaded".to_string());
+    }
     Ok(DimmsResults {
+        persistence,
         source,
         populated,
         slots: inventory.devices.len(),

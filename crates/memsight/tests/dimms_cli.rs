@@ -481,3 +481,53 @@ fn bad_plans_are_refused_in_one_line() {
         assert!(err.trim_end().lines().count() <= 3, "{args:?}: {err}");
     }
 }
+
+/// libnvdimm's regions as a 2-socket Optane machine in App Direct publishes them (one
+/// interleaved region per socket), written under `root`.
+fn nd_regions(root: &std::path::Path, domain: &str) {
+    for (region, node) in [("region0", 0), ("region1", 1)] {
+        let dir = root.join("sys/bus/nd/devices").join(region);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, text) in [
+            ("persistence_domain", domain.to_string()),
+            ("size", "811748818944".to_string()),
+            ("numa_node", node.to_string()),
+            ("target_node", (node + 2).to_string()),
+            ("devtype", "nd_pmem_region".to_string()),
+        ] {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_persistence_domain_is_reported_with_what_it_means() {
+    let dump = fixtures()
+        .join("dmidecode/supermicro-sys-2029u-xeon-gold6240-ddr4-rdimm-plus-optane-pmem.txt");
+    for (domain, needle) in [
+        ("memory_controller", "ADR (memory controller"),
+        ("cpu_cache", "eADR"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        nd_regions(tmp.path(), domain);
+        let doc = json(
+            memsight()
+                .args(["dimms", "--json", "--dmidecode"])
+                .arg(&dump)
+                .env("HWLOC_FSROOT", tmp.path()),
+        );
+        common::assert_valid(&doc);
+        let r = &doc["results"];
+        assert_eq!(r["persistence"].as_array().unwrap().len(), 2);
+        assert_eq!(r["persistence"][1]["target_node"], 3);
+        let f = r["findings"].to_string();
+        assert!(f.contains(needle) && f.contains("region1"), "{f}");
+    }
+    // A dump of another machine on the live root: this machine's regions are not its.
+    let doc = json(
+        memsight()
+            .args(["dimms", "--json", "--dmidecode"])
+            .arg(&dump),
+    );
+    assert!(doc["results"]["persistence"].as_array().unwrap().is_empty());
+}

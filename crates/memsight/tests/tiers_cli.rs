@@ -405,3 +405,40 @@ fn latency_bandwidth_and_loaded_latency_take_dax_and_the_write_chase() {
         assert_eq!(doc["results"]["memory"]["kind"], "emulated");
     }
 }
+
+#[test]
+fn persistence_domains_of_a_recorded_machine_are_in_the_plan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = unpack_fsroot("fakeheteromemtiers", tmp.path());
+    for (region, domain) in [("region0", "memory_controller"), ("region1", "cpu_cache")] {
+        let dir = root.join("sys/bus/nd/devices").join(region);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("persistence_domain"), domain).unwrap();
+        std::fs::write(dir.join("size"), "402653184").unwrap();
+        std::fs::write(dir.join("target_node"), "6").unwrap();
+    }
+    let doc = json(
+        memsight()
+            .args(["tiers", "--plan", "--json"])
+            .env("HWLOC_FSROOT", &root)
+            .env("HWLOC_COMPONENTS", "linux,stop"),
+    );
+    assert_valid(&doc);
+    let plan = &doc["results"]["plan"];
+    let domains: Vec<&str> = plan["persistence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["persistence_domain"].as_str().unwrap())
+        .collect();
+    assert_eq!(domains, ["memory-controller", "cpu-cache"]);
+    let notes = plan["notes"].to_string();
+    assert!(
+        notes.contains("region0") && notes.contains("clwb"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("region1") && notes.contains("not needed"),
+        "{notes}"
+    );
+}

@@ -37,7 +37,7 @@ pub fn findings(
             out.extend(against_fastest(b, t));
         }
         out.extend(claims(plan, t));
-        out.extend(dax(t));
+        out.extend(dax(plan, t));
     }
     out.extend(plan.notes.iter().cloned());
     if let Some(n) = near {
@@ -139,7 +139,7 @@ fn claims(plan: &TierPlan, t: &TargetFigures) -> Vec<String> {
 }
 
 /// What DAX figures mean.
-fn dax(t: &TargetFigures) -> Vec<String> {
+fn dax(plan: &TierPlan, t: &TargetFigures) -> Vec<String> {
     let MemTarget::Dax { backing } = &t.target else {
         return Vec::new();
     };
@@ -147,11 +147,28 @@ fn dax(t: &TargetFigures) -> Vec<String> {
     out.extend(crate::dax_finding(backing));
     if let Some(c) = t.persist_cost {
         out.push(format!(
-            "{}: persisting each 64-byte random write (line write-back + sfence) costs {c:.2}× its bandwidth",
-            t.target.label()
+            "{}: persisting each 64-byte random write (line write-back + sfence) costs {c:.2}× its bandwidth; {}",
+            t.target.label(),
+            persistence_meaning(plan)
         ));
     }
     out
+}
+
+/// What the platform's persistence domain means for the persist cost measured.
+fn persistence_meaning(plan: &TierPlan) -> String {
+    use memsight_core::nvdimm::PersistenceDomain;
+    let mut domains: Vec<&PersistenceDomain> = plan
+        .persistence
+        .iter()
+        .map(|r| &r.persistence_domain)
+        .collect();
+    domains.dedup();
+    match domains.as_slice() {
+        [] => "no persistent-memory region is published here (/sys/bus/nd), so the platform states no persistence domain: with ADR this cost is what software pays on every persist, with eADR the write-back could be skipped".to_string(),
+        [d] => format!("persistence domain {}: {}", d.short(), d.meaning()),
+        _ => "the regions differ in persistence domain (see each region's note): the cost applies as measured on ADR regions only".to_string(),
+    }
 }
 
 fn weighted_findings(w: &WeightedSweep) -> Vec<String> {
@@ -262,6 +279,7 @@ mod tests {
             near: None,
             weighted: None,
             notes: vec!["a note".into()],
+            persistence: Vec::new(),
         };
         let targets = [
             target(0, 0, 110.0, 120.0, 60.0),

@@ -215,11 +215,14 @@ pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan>
             None
         }
     };
+    let persistence = memsight_core::nvdimm::regions(fs);
+    notes.extend(persistence.iter().map(memsight_core::nvdimm::describe));
     Ok(TierPlan {
         tiers,
         near,
         weighted,
         notes,
+        persistence,
     })
 }
 

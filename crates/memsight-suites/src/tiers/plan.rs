@@ -110,6 +110,9 @@ pub struct TierPlan {
     pub weighted: Option<WeightedPlan>,
     /// Why parts of the study do not apply here, in words.
     pub notes: Vec<String>,
+    /// Persistent-memory regions and their persistence domains (`/sys/bus/nd`).
+    #[serde(default)]
+    pub persistence: Vec<memsight_core::nvdimm::Region>,
 }
 
 impl TierPlan {
