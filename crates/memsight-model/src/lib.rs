@@ -12,5 +12,6 @@ pub mod dmidecode;
 pub mod partnum;
 pub mod plan;
 pub mod platform;
+pub mod power;
 pub mod rowbuffer;
 pub mod smbios;

@@ -349,6 +349,18 @@ impl Present for PlanResults {
             }),
             row(self, "capacity", &|p| format_bytes(p.capacity_bytes)),
         ];
+        if self.plans.iter().any(|p| p.power.is_some()) {
+            t.rows.push(row(self, "DRAM device power (est.)", &|p| {
+                p.power.as_ref().map_or("-".into(), |w| {
+                    format!(
+                        "{:.1} W idle, {:.1} W at {:.0} GB/s",
+                        w.idle_w,
+                        w.loaded_w,
+                        w.at_mbs / 1000.0
+                    )
+                })
+            }));
+        }
         if self.plans.iter().any(|p| p.fabric.is_some()) {
             t.rows.push(row(self, "CCD→IOD fabric per socket", &|p| {
                 p.fabric.map_or("-".into(), |f| {
@@ -375,6 +387,13 @@ impl Present for PlanResults {
                     p.capacity_bytes as f64 / first.capacity_bytes.max(1) as f64,
                     chips(p) as f64 / chips(first).max(1) as f64
                 ));
+                if let (Some(a), Some(b)) = (&first.power, &p.power) {
+                    findings.push(format!(
+                        "{tag} against plan 1: DRAM device power ×{:.2} idle, ×{:.2} loaded (estimated)",
+                        b.idle_w / a.idle_w.max(1e-9),
+                        b.loaded_w / a.loaded_w.max(1e-9)
+                    ));
+                }
             }
         }
         View {
