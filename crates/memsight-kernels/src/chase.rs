@@ -20,6 +20,8 @@ pub struct Chains<'a> {
     starts: Vec<*const u8>,
     elements: usize,
     writes: bool,
+    /// Bytes read per step (0: the pointer's word only).
+    block: usize,
     _buf: std::marker::PhantomData<&'a mut [u8]>,
 }
 
@@ -46,8 +48,42 @@ impl<'a> Chains<'a> {
             starts,
             elements,
             writes: false,
+            block: 0,
             _buf: std::marker::PhantomData,
         }
+    }
+
+    /// Makes every step read a whole aligned block of `block` bytes around the pointer (one word
+    /// of every 64-byte line of it) before the next pointer can be used: the idle latency of an
+    /// access of that size, as Intel's Optane talk compared 64 B and 256 B accesses. The extra
+    /// words are set to zero here and added to the next pointer, so the step waits for every
+    /// line. One chain only; `block` a power of two from 64 B to the stride, which it divides.
+    pub fn with_block(mut self, block: usize) -> Self {
+        assert_eq!(self.k(), 1, "the block chase walks one chain");
+        assert!(block.is_power_of_two() && (64..=4096).contains(&block));
+        assert!(
+            (self.base as usize).is_multiple_of(block),
+            "buffer aligned to the block"
+        );
+        let mut p = self.starts[0];
+        for _ in 0..self.elements {
+            let (base, w) = block_words(p, block);
+            for line in (0..block).step_by(64) {
+                let word = (base + line + w) as *mut u64;
+                assert!(
+                    word as usize >= self.base as usize
+                        && word as usize + 8 <= self.base as usize + self.len,
+                    "the block lies in the buffer (the stride is a multiple of the block)"
+                );
+                // SAFETY: inside the buffer borrowed mutably for 'a (checked above), aligned,
+                // and never the pointer's own word (`block_words` picks another slot).
+                unsafe { word.write(0) };
+            }
+            // SAFETY: `p` is an element of the chain `link` wrote into the buffer.
+            p = unsafe { *(p as *const *const u8) };
+        }
+        self.block = block;
+        self
     }
 
     /// Makes every step also write the line it visits (multichase's `incr`): the 8-byte word
@@ -91,6 +127,11 @@ impl<'a> Chains<'a> {
             }};
         }
         match self.k() {
+            1 if self.block > 0 => {
+                // SAFETY: as above; `with_block` zeroed the extra word of every line of every
+                // element's block, all inside the buffer.
+                self.starts[0] = unsafe { chase1_block(self.starts[0], rounds, self.block) };
+            }
             1 if self.writes => {
                 // SAFETY: as above; the pointers derive from the buffer borrowed mutably for 'a,
                 // and each element's partner word lies in the same 16-byte pair of the buffer.
@@ -179,6 +220,36 @@ pub unsafe fn chase1_write(mut p: *mut u8, steps: u64) -> *const u8 {
     black_box(p)
 }
 
+/// The aligned block holding `p`, and the offset inside each of its lines of the word a block
+/// step adds (never the pointer's own: 8 when the pointer sits at a line's start, else 0).
+fn block_words(p: *const u8, block: usize) -> (usize, usize) {
+    let a = p as usize;
+    (a & !(block - 1), if a & 63 == 0 { 8 } else { 0 })
+}
+
+/// One chain whose every step reads one word of every line of the `block`-byte block around
+/// the pointer and adds them (all zero) to the next pointer: `steps` dependent block reads.
+///
+/// # Safety
+/// As for [`chase1`], and for every element the extra words (see [`block_words`]) of its block
+/// are readable and hold zero.
+#[inline(never)]
+pub unsafe fn chase1_block(mut p: *const u8, steps: u64, block: usize) -> *const u8 {
+    for _ in 0..steps {
+        let (base, w) = block_words(p, block);
+        let mut acc = 0usize;
+        let mut line = 0;
+        while line < block {
+            // SAFETY: guaranteed by the caller: a zero word of the element's block.
+            acc = acc.wrapping_add(unsafe { *((base + line + w) as *const usize) });
+            line += 64;
+        }
+        // SAFETY: guaranteed by the caller for every pointer on the chain.
+        p = unsafe { *(p as *const usize) }.wrapping_add(acc) as *const u8;
+    }
+    black_box(p)
+}
+
 /// `K` independent chains walked in lockstep: K loads in flight per round, which shows how many
 /// misses the core overlaps (memory-level parallelism, multichase `parallelN`).
 ///
@@ -198,6 +269,48 @@ pub unsafe fn chase_parallel<const K: usize>(mut p: [*const u8; K], rounds: u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_block_chase_follows_the_chain_and_zeroes_one_word_per_line() {
+        let (stride, elements, block) = (512, 1024, 256);
+        let layout = std::alloc::Layout::from_size_align(stride * elements, 4096).unwrap();
+        // SAFETY: a non-zero size; freed at the end of the test.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        // SAFETY: the allocation above, `layout.size()` bytes, page aligned.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, layout.size()) };
+        bytes.fill(0xa5);
+        let base = bytes.as_ptr() as usize;
+        let mut c = Chains::build(bytes, elements, stride, Pattern::Random, 1, 3).with_block(block);
+        let start = c.starts[0];
+        c.run(elements as u64);
+        assert_eq!(
+            c.starts[0], start,
+            "the zero words kept the chain intact: one lap"
+        );
+        c.run(3);
+        assert_ne!(c.starts[0], start);
+        drop(c);
+        // SAFETY: as above; the chains are gone.
+        let words = unsafe { std::slice::from_raw_parts(ptr.cast::<u64>(), layout.size() / 8) };
+        let pointers = words
+            .iter()
+            .filter(|&&w| (base..base + layout.size()).contains(&(w as usize)))
+            .count();
+        let zeros = words.iter().filter(|&&w| w == 0).count();
+        let junk = words
+            .iter()
+            .filter(|&&w| w == 0xa5a5_a5a5_a5a5_a5a5)
+            .count();
+        assert_eq!(pointers, elements);
+        assert_eq!(
+            zeros,
+            elements * block / 64,
+            "one word per line of each block"
+        );
+        assert_eq!(pointers + zeros + junk, words.len(), "nothing else written");
+        // SAFETY: allocated above with this layout.
+        unsafe { std::alloc::dealloc(ptr, layout) };
+    }
 
     #[test]
     fn chase_visits_every_element_in_one_lap() {

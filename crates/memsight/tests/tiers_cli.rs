@@ -214,6 +214,8 @@ fn measures_this_node_and_emulated_dax_with_every_figure_labelled() {
         "32M",
         "--blocks",
         "64,256,4096",
+        "--latency-blocks",
+        "64,256",
         "--skip",
         "loaded",
         "--min-samples",
@@ -242,6 +244,13 @@ fn measures_this_node_and_emulated_dax_with_every_figure_labelled() {
         let g = t["granularity"].as_array().unwrap();
         // 3 blocks × 4 accesses × (1 thread, every CPU), deduplicated when one CPU.
         assert!(g.len() == 12 || g.len() == 24, "{}", g.len());
+        // Idle latency by access size: one point per block, and reading four lines per step is
+        // never much faster than reading one (wide margin).
+        let b = t["block_latency"].as_array().unwrap();
+        assert_eq!(b.len(), 2, "{t}");
+        let ns = |i: usize| b[i]["ns"]["median"].as_f64().unwrap();
+        assert_eq!(b[1]["block_bytes"], 256);
+        assert!(ns(1) > 0.8 * ns(0), "256 B {} vs 64 B {}", ns(1), ns(0));
         // Persisting every line is never cheaper than not persisting.
         assert!(t["persist_cost"].as_f64().unwrap() > 1.0);
         // Larger random blocks never move fewer bytes per second than 64-byte ones (wide margin).
@@ -288,6 +297,9 @@ fn the_near_sweep_runs_against_a_given_size() {
     for p in pts {
         let ideal = p["miss_ideal"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&ideal));
+        // Reads and the 2:1 mix at every point; the one-CPU level where there are several.
+        assert!(p["mix_gbs"]["median"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["read_gbs"]["median"].as_f64().unwrap() > 0.0, "{p}");
         if let Some(m) = p["miss_latency"].as_f64() {
             assert!((0.0..=1.0).contains(&m));
         }
@@ -305,6 +317,7 @@ fn bad_input_is_one_line_and_exit_2() {
         vec!["tiers", "--dax", "/dev/null"],
         vec!["tiers", "--skip", "everything"],
         vec!["tiers", "--blocks", "100"],
+        vec!["tiers", "--latency-blocks", "96"],
         vec!["tiers", "--node", "7"],
         vec!["latency", "--dax", "/dev/shm", "--node", "0"],
     ] {

@@ -77,6 +77,31 @@ fn row(r: &TiersResults, t: &TargetFigures) -> Vec<Cell> {
 }
 
 /// Bandwidth per block size, one series per access, every CPU of the target.
+/// Idle latency by access size: one row per block.
+fn block_latency(t: &TargetFigures) -> Option<Block> {
+    if t.block_latency.is_empty() {
+        return None;
+    }
+    let mut table = Table::new(
+        &format!(
+            "{}: idle latency by access size (each chase step reads a whole block)",
+            t.target.label()
+        ),
+        &["block", "ns (median)", "95% CI", "samples", "× 64 B"],
+    );
+    let base = t.block_latency.first().map(|b| b.ns.median);
+    for b in &t.block_latency {
+        table.rows.push(vec![
+            Cell::Text(format!("{} B", b.block_bytes)),
+            Cell::Num(format!("{:.1}", b.ns.median)),
+            Cell::Num(format!("{:.1}–{:.1}", b.ns.ci_low, b.ns.ci_high)),
+            Cell::Num(b.ns.n.to_string()),
+            Cell::Num(base.map_or("-".into(), |x| format!("{:.2}", b.ns.median / x))),
+        ]);
+    }
+    Some(Block::Table(table))
+}
+
 fn granularity(t: &TargetFigures) -> Vec<Block> {
     if t.granularity.is_empty() {
         return Vec::new();
@@ -152,8 +177,11 @@ fn near_blocks(n: &NearSweep) -> Vec<Block> {
             "working set",
             "latency ns",
             "read GB/s",
+            "read GB/s, 1 CPU",
+            "2:1 mix GB/s",
             "miss rate (latency)",
-            "miss rate (bandwidth)",
+            "miss rate (read bandwidth)",
+            "miss rate (2:1 mix)",
             "ideal miss rate",
         ],
     );
@@ -163,8 +191,11 @@ fn near_blocks(n: &NearSweep) -> Vec<Block> {
             Cell::Text(format_bytes(p.size_bytes)),
             Cell::Num(num(p.latency_ns.median)),
             opt(&p.read_gbs),
+            opt(&p.read_gbs_one),
+            opt(&p.mix_gbs),
             pct(p.miss_latency),
             pct(p.miss_bandwidth),
+            pct(p.miss_mix),
             pct(Some(p.miss_ideal)),
         ]);
     }
@@ -338,6 +369,19 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
             );
         }
     }
+    for b in &t.block_latency {
+        out.push(
+            Figure::sampled(
+                "tiers",
+                format!("tiers/{k}/latency-{}B", b.block_bytes),
+                format!("idle latency of {}-byte reads, {l}", b.block_bytes),
+                "ns",
+                Better::Lower,
+                &b.ns,
+            )
+            .under(cond.clone()),
+        );
+    }
     if let Some(v) = t.knee_gbs {
         out.push(
             Figure::scalar(
@@ -443,6 +487,7 @@ impl Present for TiersResults {
             blocks.push(Block::Table(t));
         }
         for f in &self.targets {
+            blocks.extend(block_latency(f));
             blocks.extend(granularity(f));
         }
         if let Some(n) = &self.near {

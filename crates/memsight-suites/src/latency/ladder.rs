@@ -210,6 +210,9 @@ fn measure_point(
     if cfg.write {
         chains = chains.with_writes();
     }
+    if cfg.block > 0 {
+        chains = chains.with_block(cfg.block);
+    }
     flush::flush(chains.bytes(), evict);
     let loads = calibrate(
         &mut chains,

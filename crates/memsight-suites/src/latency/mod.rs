@@ -59,6 +59,9 @@ pub struct LadderConfig {
     /// no `--max-size` forces the sizes.
     #[serde(default)]
     pub stop_at_memory: bool,
+    /// Bytes every step reads (a whole aligned block, one word per line); 0: the pointer only.
+    #[serde(default)]
+    pub block: usize,
 }
 
 impl LadderConfig {
@@ -84,6 +87,7 @@ impl LadderConfig {
             write: false,
             dax: None,
             stop_at_memory: false,
+            block: 0,
         }
     }
 }

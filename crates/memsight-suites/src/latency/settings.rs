@@ -158,6 +158,7 @@ impl LatencySettings {
             write: self.write,
             dax: self.dax,
             stop_at_memory: self.max_size.is_none(),
+            block: 0,
         })
     }
 }

@@ -54,6 +54,33 @@ pub fn findings(
     out
 }
 
+/// Idle latency by access size: how much a larger read costs over one line.
+fn block_latency_finding(t: &TargetFigures) -> Option<String> {
+    let first = t.block_latency.first()?;
+    let last = t.block_latency.last()?;
+    if t.block_latency.len() < 2 {
+        return None;
+    }
+    let list: Vec<String> = t
+        .block_latency
+        .iter()
+        .map(|b| format!("{} B {:.0}", b.block_bytes, b.ns.median))
+        .collect();
+    let ratio = last.ns.median / first.ns.median;
+    let why = if ratio < 1.1 {
+        "reading the whole block costs about what one line does: the medium or its controller delivers that much at once (Intel's Optane talk: 256 B reads cost as little as 64 B on Optane)"
+    } else {
+        "the extra lines of a block arrive after the first: larger accesses wait for them (usual for DRAM, where every line is its own burst)"
+    };
+    Some(format!(
+        "{}: idle latency by access size (each chase step reads the whole block): {} ns; {} B costs {ratio:.2}× {} B: {why}",
+        t.target.label(),
+        list.join(", "),
+        last.block_bytes,
+        first.block_bytes
+    ))
+}
+
 /// Read against write latency, and the granule, of one target.
 fn asymmetry(t: &TargetFigures) -> Vec<String> {
     let mut out = Vec::new();
@@ -64,6 +91,7 @@ fn asymmetry(t: &TargetFigures) -> Vec<String> {
             w / r
         ));
     }
+    out.extend(block_latency_finding(t));
     if let (None, Some(s)) = (t.knee_gbs, t.saturation_gbs) {
         out.push(format!(
             "{label}: loaded latency stayed below 2 × idle up to {s:.1} GB/s (the most the load threads generated): no knee within reach"

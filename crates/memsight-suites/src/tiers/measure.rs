@@ -62,6 +62,9 @@ pub struct TargetFigures {
     pub read_latency_ns: Option<Summary>,
     /// Idle latency of a dependent read-modify-write step, ns (write chase).
     pub write_latency_ns: Option<Summary>,
+    /// Idle latency of a step that reads a whole block, by block size.
+    #[serde(default)]
+    pub block_latency: Vec<BlockLatency>,
     /// GB/s of program bytes, every CPU of `cpus`.
     pub read_gbs: Option<Summary>,
     pub write_gbs: Option<Summary>,
@@ -77,6 +80,13 @@ pub struct TargetFigures {
     /// Bandwidth of 64-byte random writes ÷ the same with each line written back and fenced:
     /// the cost of persistence (≥ 1).
     pub persist_cost: Option<f64>,
+}
+
+/// Idle latency of one access size.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct BlockLatency {
+    pub block_bytes: usize,
+    pub ns: Summary,
 }
 
 /// Where one target's buffers come from.
@@ -106,6 +116,7 @@ pub fn measure(
         cpus: w.cpus.to_vec(),
         read_latency_ns: None,
         write_latency_ns: None,
+        block_latency: Vec::new(),
         read_gbs: None,
         write_gbs: None,
         write_nt_gbs: None,
@@ -131,6 +142,17 @@ pub fn measure(
             } else {
                 &mut f.read_latency_ns
             } = s;
+        }
+        for &block in &a.latency_blocks {
+            tick(&format!("{label}: latency of {block}-byte reads"));
+            let s = block_latency(w, a, env, rule, block)?;
+            if cancel::requested() {
+                return Ok((f, false));
+            }
+            f.block_latency.extend(s.map(|ns| BlockLatency {
+                block_bytes: block,
+                ns,
+            }));
         }
     }
     if a.parts.contains(&Part::Bandwidth) {
@@ -183,6 +205,34 @@ fn latency(
         write,
         dax: w.dax,
         ..LadderConfig::chase_point(&[size], w.cpus[0], a.page_kind, rule)
+    };
+    let timer = memsight_core::timer::calibrate();
+    let (r, _) = crate::latency::run(&cfg, env, timer, &|_| {})?;
+    Ok(r.ladders
+        .first()
+        .and_then(|l| l.main.points.first())
+        .map(|p| p.ns.clone()))
+}
+
+/// The chase whose every step reads a whole `block`, over the latency working set (stride at
+/// least the block, so every block is an element's own).
+fn block_latency(
+    w: &Where,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    block: usize,
+) -> Result<Option<Summary>> {
+    let size = a.latency_bytes.expect("resolved in tiers::run");
+    let base = LadderConfig::chase_point(&[size], w.cpus[0], a.page_kind, rule);
+    let stride = base.stride.max(block);
+    let cfg = LadderConfig {
+        node: w.node,
+        dax: w.dax,
+        block,
+        stride,
+        sizes: vec![size / stride as u64 * stride as u64],
+        ..base
     };
     let timer = memsight_core::timer::calibrate();
     let (r, _) = crate::latency::run(&cfg, env, timer, &|_| {})?;

@@ -87,6 +87,8 @@ pub struct Config {
     pub parts: Vec<Part>,
     pub blocks: Vec<usize>,
     pub accesses: Vec<Access>,
+    /// Access sizes of the idle-latency-by-size chase (each step reads a whole block).
+    pub latency_blocks: Vec<usize>,
     /// Working set of the latency points (default max(4 × LLC, 256 MiB)).
     pub latency_bytes: Option<u64>,
     /// Working set per thread of the bandwidth points.
@@ -111,6 +113,7 @@ impl Default for Config {
             parts: Part::ALL.to_vec(),
             blocks: granularity::BLOCKS.to_vec(),
             accesses: Access::ALL.to_vec(),
+            latency_blocks: vec![64, 128, 256, 512],
             latency_bytes: None,
             bandwidth_bytes: 128 * MIB,
             granularity_bytes: None,
@@ -263,6 +266,13 @@ impl Config {
         }
         for a in &self.accesses {
             a.supported().map_err(Error::input)?;
+        }
+        for &b in &self.latency_blocks {
+            if b < 64 || !b.is_power_of_two() || b > 4096 {
+                return Err(Error::input(format!(
+                    "--latency-blocks {b}: use a power of two from 64 B to 4 KiB"
+                )));
+            }
         }
         Ok(())
     }

@@ -22,6 +22,15 @@ pub struct NearPoint {
     pub size_bytes: u64,
     pub latency_ns: Summary,
     pub read_gbs: Option<Summary>,
+    /// A 2:1 read:write mix (regular stores), every CPU, GB/s of program bytes.
+    #[serde(default)]
+    pub mix_gbs: Option<Summary>,
+    /// Reads from one CPU: the light-load level beside every CPU's.
+    #[serde(default)]
+    pub read_gbs_one: Option<Summary>,
+    /// Miss rate from the mix's bandwidth, 0..1.
+    #[serde(default)]
+    pub miss_mix: Option<f64>,
     /// Miss rate from latency, 0..1.
     pub miss_latency: Option<f64>,
     /// Miss rate from bandwidth, 0..1.
@@ -38,6 +47,11 @@ pub struct NearAnalysis {
     pub far_latency_ns: Option<f64>,
     pub near_gbs: Option<f64>,
     pub far_gbs: Option<f64>,
+    /// The 2:1 mix on the near and far plateaus, GB/s.
+    #[serde(default)]
+    pub near_mix_gbs: Option<f64>,
+    #[serde(default)]
+    pub far_mix_gbs: Option<f64>,
     /// Smallest size from which latency stays 15% above the near plateau.
     pub misses_begin_bytes: Option<u64>,
     /// Smallest size of the far plateau, when reached.
@@ -125,6 +139,14 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
         });
         (est, est_bw, None)
     };
+    // The mix on the same plateaus: a miss rate only where it has a far plateau of its own.
+    let mix = |p: &NearPoint| p.mix_gbs.as_ref().map(|s| s.median);
+    let near_mix = median(below.iter().filter_map(|p| mix(p)).collect());
+    let far_mix = if reached {
+        median(plateau.iter().filter_map(|p| mix(p)).collect())
+    } else {
+        None
+    };
     for p in points.iter_mut() {
         p.miss_latency = near_lat
             .zip(far_lat)
@@ -139,7 +161,17 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
             _ => None,
         };
     }
+    for p in points.iter_mut() {
+        p.miss_mix = match (mix(p), near_mix, far_mix) {
+            (Some(b), Some(nb), Some(fb)) if nb > 1.2 * fb => {
+                Some(((1.0 / b - 1.0 / nb) / (1.0 / fb - 1.0 / nb)).clamp(0.0, 1.0))
+            }
+            _ => None,
+        };
+    }
     let mut a = NearAnalysis {
+        near_mix_gbs: near_mix,
+        far_mix_gbs: far_mix,
         near_bytes: near,
         near_latency_ns: near_lat,
         far_latency_ns: far_lat,
@@ -186,6 +218,12 @@ fn findings(a: &NearAnalysis) -> Vec<String> {
             "read bandwidth hardly changes across the sweep ({n:.1} → {f:.1} GB/s): bandwidth does not see the near memory here, so no miss rate is derived from it"
         ));
     }
+    if let (Some(n), Some(f)) = (a.near_mix_gbs, a.far_mix_gbs) {
+        out.push(format!(
+            "2:1 read:write mix: {n:.1} GB/s in near memory, {f:.1} GB/s beyond it ({:.2}×): writes that miss also cost the far medium's write bandwidth (Intel's Memory Mode table gives its miss rates for reads and for this mix)",
+            f / n
+        ));
+    }
     if let (Some(n), Some(f)) = (a.near_latency_ns, a.far_latency_ns) {
         out.push(format!(
             "near plateau {n:.0} ns, far {} {f:.0} ns ({:.1}×)",
@@ -219,6 +257,9 @@ mod tests {
                     miss_latency: None,
                     miss_bandwidth: None,
                     miss_ideal: 0.0,
+                    mix_gbs: None,
+                    read_gbs_one: None,
+                    miss_mix: None,
                 }
             })
             .collect()

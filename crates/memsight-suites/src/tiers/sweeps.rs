@@ -100,12 +100,42 @@ pub fn near_sweep(
             rule,
             sample_ns,
         )?;
+        let mix = test_bandwidth(
+            ratio(2, 1, false)?,
+            cpus,
+            Some(near.node),
+            None,
+            per_thread,
+            a,
+            env,
+            rule,
+            sample_ns,
+        )?;
+        // The light-load level: one CPU over the same working set.
+        let one = if cpus.len() > 1 {
+            test_bandwidth(
+                Named::Read.spec(),
+                &cpus[..1],
+                Some(near.node),
+                None,
+                p.size_bytes.max(1 << 20),
+                a,
+                env,
+                rule,
+                sample_ns,
+            )?
+        } else {
+            None
+        };
         points.push(NearPoint {
             size_bytes: p.size_bytes,
             latency_ns: p.ns.clone(),
             read_gbs: read,
+            mix_gbs: mix,
+            read_gbs_one: one,
             miss_latency: None,
             miss_bandwidth: None,
+            miss_mix: None,
             miss_ideal: 0.0,
         });
     }

@@ -42,6 +42,10 @@ pub struct Args {
     /// 256, 512, 4096).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size)]
     pub blocks: Vec<u64>,
+    /// Access sizes of the idle latency by size (each chase step reads a whole block), bytes,
+    /// powers of two from 64 to 4096 (default: 64, 128, 256, 512).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size)]
+    pub latency_blocks: Vec<u64>,
     /// Accesses of the granularity sweep (default: all).
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
     pub access: Vec<AccessArg>,
@@ -126,6 +130,11 @@ impl Args {
                 d.blocks.clone()
             } else {
                 self.blocks.iter().map(|&b| b as usize).collect()
+            },
+            latency_blocks: if self.latency_blocks.is_empty() {
+                d.latency_blocks.clone()
+            } else {
+                self.latency_blocks.iter().map(|&b| b as usize).collect()
             },
             accesses: if self.access.is_empty() {
                 d.accesses.clone()
