@@ -264,6 +264,13 @@ mod tests {
             cpus: vec![0, 1],
             read_latency_ns: Some(summarize(&[read_ns])),
             write_latency_ns: Some(summarize(&[write_ns])),
+            block_latency: [(64, read_ns), (256, read_ns * 1.02)]
+                .iter()
+                .map(|&(block_bytes, ns)| super::super::measure::BlockLatency {
+                    block_bytes,
+                    ns: summarize(&[ns]),
+                })
+                .collect(),
             read_gbs: Some(summarize(&[gbs])),
             write_gbs: None,
             write_nt_gbs: None,
@@ -333,6 +340,11 @@ mod tests {
         );
         assert!(
             has("node 1: idle read latency 300 ns, write (read-modify-write) 450 ns (1.50×)"),
+            "{f:?}"
+        );
+        // A medium that reads 256 B at once costs about the same for 64 and 256 B.
+        assert!(
+            has("256 B costs 1.02× 64 B: reading the whole block costs about what one line does"),
             "{f:?}"
         );
         assert!(
