@@ -183,3 +183,44 @@ fn the_scripts_the_readme_names_are_executable() {
     }
     assert!(checked >= 3, "only {checked} scripts named");
 }
+
+/// Every command the studies page gives exists with the flags it names, and the page maps each
+/// of the six studies.
+#[test]
+fn the_studies_page_gives_real_commands() {
+    let page = std::fs::read_to_string(top().join("docs/studies.md")).unwrap();
+    let span = regex::Regex::new(r"`(?:srun )?memsight ([a-z-]+)([^`]*)`").unwrap();
+    let flag = regex::Regex::new(r"(--[a-z][a-z0-9-]*)").unwrap();
+    let mut helps = std::collections::HashMap::new();
+    let mut checked = 0;
+    for c in span.captures_iter(&page) {
+        let sub = c[1].to_string();
+        let help = helps.entry(sub.clone()).or_insert_with(|| {
+            let out = memsight().args([sub.as_str(), "--help"]).output().unwrap();
+            assert!(out.status.success(), "memsight {sub} is not a command");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        });
+        for f in flag.captures_iter(&c[2]) {
+            assert!(
+                help.contains(&format!("{} ", &f[1])) || help.contains(&format!("{}\n", &f[1])),
+                "memsight {sub} has no {}",
+                &f[1]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 30, "only {checked} flags checked");
+    for study in [
+        "Shen 2020",
+        "Vorobev 2020",
+        "Ferreira et al. 2008",
+        "Li and Kang 2019",
+        "EPYC 7002 review",
+        "Looi and Xu 2019",
+    ] {
+        assert!(
+            page.contains(&format!("## {study}")),
+            "{study} has no section"
+        );
+    }
+}

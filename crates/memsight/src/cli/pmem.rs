@@ -12,8 +12,9 @@ use memsight_suites::pmem::{self, Config, Strategy};
 use super::values::size;
 use crate::suite::{Outcome, Suite, Ui};
 
-/// Persistent-memory pool study (PMDK libpmemobj): utilisation by object size, allocation
-/// class search, concurrent allocation failures by arena strategy.
+/// Persistent-memory pool study (PMDK libpmemobj): utilisation by object size, the class table,
+/// a class of your own and the class search, concurrent allocation failures and the volume
+/// workload by arena strategy.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Directory for the temporary pools: a DAX-mounted PMEM file system, or any file system
