@@ -161,7 +161,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_seeds_custom_class_promises_about_95_percent() {
+    fn memverges_custom_class_promises_about_95_percent() {
         // 1 MiB objects, header none, 256 units per run (the custom class of MemVerge's PMDK talk): ~95% measured.
         let c = ClassDesc {
             unit_size: 1 << 20,

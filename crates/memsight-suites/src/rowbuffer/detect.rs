@@ -134,7 +134,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seeds_shape_is_found_with_its_period() {
+    fn the_catamount_papers_shape_is_found_with_its_period() {
         // Catamount COPY: ~60% dips 128 KiB apart, 8 KiB steps to 512 KiB.
         let step = 8 << 10;
         let dips: Vec<(u64, f64)> = [120u64, 248, 376, 504]
