@@ -206,8 +206,13 @@ fn latency(
         dax: w.dax,
         ..LadderConfig::chase_point(&[size], w.cpus[0], a.page_kind, rule)
     };
+    chase_ns(&cfg, env)
+}
+
+/// The one point of a one-size ladder, ns.
+fn chase_ns(cfg: &LadderConfig, env: &Environment) -> Result<Option<Summary>> {
     let timer = memsight_core::timer::calibrate();
-    let (r, _) = crate::latency::run(&cfg, env, timer, &|_| {})?;
+    let (r, _) = crate::latency::run(cfg, env, timer, &|_| {})?;
     Ok(r.ladders
         .first()
         .and_then(|l| l.main.points.first())
@@ -234,12 +239,7 @@ fn block_latency(
         sizes: vec![size / stride as u64 * stride as u64],
         ..base
     };
-    let timer = memsight_core::timer::calibrate();
-    let (r, _) = crate::latency::run(&cfg, env, timer, &|_| {})?;
-    Ok(r.ladders
-        .first()
-        .and_then(|l| l.main.points.first())
-        .map(|p| p.ns.clone()))
+    chase_ns(&cfg, env)
 }
 
 fn bandwidth(

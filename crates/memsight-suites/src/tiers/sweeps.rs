@@ -89,41 +89,24 @@ pub fn near_sweep(
             memsight_core::units::format_bytes(p.size_bytes)
         ));
         let per_thread = (p.size_bytes / cpus.len() as u64).max(1 << 20);
-        let read = test_bandwidth(
-            Named::Read.spec(),
-            cpus,
-            Some(near.node),
-            None,
-            per_thread,
-            a,
-            env,
-            rule,
-            sample_ns,
-        )?;
-        let mix = test_bandwidth(
-            ratio(2, 1, false)?,
-            cpus,
-            Some(near.node),
-            None,
-            per_thread,
-            a,
-            env,
-            rule,
-            sample_ns,
-        )?;
-        // The light-load level: one CPU over the same working set.
-        let one = if cpus.len() > 1 {
+        let on_node = |test: TestSpec, cpus: &[usize], per_thread: u64| {
             test_bandwidth(
-                Named::Read.spec(),
-                &cpus[..1],
+                test,
+                cpus,
                 Some(near.node),
                 None,
-                p.size_bytes.max(1 << 20),
+                per_thread,
                 a,
                 env,
                 rule,
                 sample_ns,
-            )?
+            )
+        };
+        let read = on_node(Named::Read.spec(), cpus, per_thread)?;
+        let mix = on_node(ratio(2, 1, false)?, cpus, per_thread)?;
+        // The light-load level: one CPU over the same working set.
+        let one = if cpus.len() > 1 {
+            on_node(Named::Read.spec(), &cpus[..1], p.size_bytes.max(1 << 20))?
         } else {
             None
         };
