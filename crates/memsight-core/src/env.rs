@@ -94,6 +94,10 @@ pub struct Environment {
     /// DAMON (kernel data-access monitor) running: kdamond threads sample and clear page-table
     /// accessed bits, which adds page walks and TLB flushes to whatever memsight measures.
     pub damon_active: Option<bool>,
+    /// Corrected and uncorrected memory errors per controller and DIMM (EDAC); empty without
+    /// an EDAC driver.
+    #[serde(default)]
+    pub memory_errors: Vec<crate::edac::Controller>,
     pub warnings: Vec<Warning>,
 }
 
@@ -176,6 +180,7 @@ impl Environment {
                 .read_u64("/proc/sys/kernel/numa_balancing")
                 .map(|v| v != 0),
             damon_active: damon_active(fs),
+            memory_errors: crate::edac::controllers(fs),
             warnings: Vec::new(),
         };
         if env.cpu.model_name.is_none() {
@@ -227,6 +232,14 @@ impl Environment {
         let mut w = self.sharing_warnings();
         w.extend(self.setting_warnings());
         w.extend(self.limit_warnings());
+        w.extend(
+            crate::edac::describe(&self.memory_errors)
+                .into_iter()
+                .map(|message| Warning {
+                    code: "memory_errors".to_string(),
+                    message,
+                }),
+        );
         w
     }
 

@@ -15,6 +15,7 @@ pub mod buffer;
 pub mod cancel;
 pub mod cpu;
 pub mod cpuclock;
+pub mod edac;
 pub mod env;
 pub mod error;
 pub mod hugepool;

@@ -196,6 +196,35 @@ impl Results {
 /// Any command's result document.
 pub type Document = Envelope<Results>;
 
+/// Every figure of a document: its results', and for a run the machine's memory health (EDAC
+/// corrected and uncorrected errors, where a driver counts them), so `fleet` and `compare` see
+/// a node whose corrected errors rise.
+pub fn figures(doc: &Document) -> Vec<Figure> {
+    let mut out = doc.results.figures();
+    let mcs = &doc.environment.memory_errors;
+    if matches!(doc.results, Results::Run(_)) && !mcs.is_empty() {
+        let (ce, ue) = memsight_core::edac::totals(mcs);
+        for (key, what, v) in [
+            ("ce", "corrected memory errors (EDAC, all controllers)", ce),
+            (
+                "ue",
+                "uncorrected memory errors (EDAC, all controllers)",
+                ue,
+            ),
+        ] {
+            out.push(Figure::scalar(
+                "health",
+                format!("health/memory-errors/{key}"),
+                what.to_string(),
+                "count",
+                crate::figure::Better::Lower,
+                v as f64,
+            ));
+        }
+    }
+    out
+}
+
 /// The result file a path names: the path itself, or `run.json` inside a directory.
 pub fn resolve(path: &Path) -> PathBuf {
     if path.is_dir() {

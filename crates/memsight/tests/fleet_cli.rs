@@ -505,3 +505,39 @@ fn a_large_fleet_is_drawn_as_histograms_and_its_slow_node_found() {
     );
     assert!(page.contains("flagged: node077"));
 }
+
+/// Corrected memory errors (EDAC) are figures of every run: the node whose count stands out
+/// within its group is named.
+#[test]
+fn a_node_with_rising_corrected_errors_stands_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = recorded_run();
+    for (i, ce) in [0u64, 1, 0, 2, 0, 480].iter().enumerate() {
+        let name = format!("node{:02}", i + 1);
+        let mut d = node(&base, &name, 1.0, 1.0);
+        d["environment"]["memory_errors"] = serde_json::json!([{
+            "name": "mc0", "driver_name": "Skylake Socket#0 IMC#0", "ce": ce, "ue": 0,
+            "ce_noinfo": 0, "ue_noinfo": 0, "seconds_since_reset": 86400,
+            "dimms": [{"name": "dimm0", "label": "CPU_SrcID#0_MC#0_Chan#0_DIMM#0",
+                       "location": "channel 0 slot 0", "size_mb": 32768, "ce": ce, "ue": 0}]
+        }]);
+        write(
+            tmp.path(),
+            &format!("{name}/run.json"),
+            &serde_json::to_string(&d).unwrap(),
+        );
+    }
+    let doc = fleet_of(tmp.path(), &[]);
+    let text = doc["results"].to_string();
+    assert!(text.contains("health/memory-errors/ce"), "{text}");
+    let outliers: Vec<&Value> = doc["results"]["outliers"]
+        .as_array()
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    assert!(
+        outliers
+            .iter()
+            .any(|o| o.to_string().contains("node06") && o.to_string().contains("memory-errors")),
+        "{outliers:?}"
+    );
+}

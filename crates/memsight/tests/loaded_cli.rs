@@ -98,55 +98,66 @@ fn saturation_agrees_with_bandwidth_for_every_mix() {
         ("1:1-nt", "1:1-nt", 2),
         ("nt-writes", "write-nt", 1),
     ] {
-        let loaded = json(memsight().args([
-            "loaded-latency",
-            "--json",
-            "--no-progress",
-            "--mix",
-            mix,
-            "--points",
-            "2",
-            "--cpus",
-            &pair,
-            "--size",
-            "32M",
-            "--load-size",
-            "192M",
-            "--settle-ms",
-            "20",
-            "--min-samples",
-            "3",
-            "--point-budget",
-            "0.2",
-        ]));
-        let sat = loaded["results"]["curves"][0]["saturation_gbs"]
-            .as_f64()
-            .unwrap();
-        let size = format!("{}M", 64 * arrays);
-        let bw = json(memsight().args([
-            "bandwidth",
-            "--json",
-            "--no-progress",
-            "--test",
-            test,
-            "--cpus",
-            &load_cpu,
-            "--size",
-            &size,
-            "--min-samples",
-            "3",
-            "--point-budget",
-            "0.2",
-            "--sample-ms",
-            "10",
-        ]));
-        let dram = bw["results"]["points"][0]["dram_gbs"]["median"]
-            .as_f64()
-            .unwrap();
+        // The two figures are measured one after the other: a neighbour's burst in between
+        // (bandwidth here swings 2× within minutes) can split them, so a pair outside the
+        // range is measured again, at most three times, before the test fails.
+        let mut attempts = Vec::new();
+        for _ in 0..3 {
+            let loaded = json(memsight().args([
+                "loaded-latency",
+                "--json",
+                "--no-progress",
+                "--mix",
+                mix,
+                "--points",
+                "2",
+                "--cpus",
+                &pair,
+                "--size",
+                "32M",
+                "--load-size",
+                "192M",
+                "--settle-ms",
+                "20",
+                "--min-samples",
+                "3",
+                "--point-budget",
+                "0.2",
+            ]));
+            let sat = loaded["results"]["curves"][0]["saturation_gbs"]
+                .as_f64()
+                .unwrap();
+            let size = format!("{}M", 64 * arrays);
+            let bw = json(memsight().args([
+                "bandwidth",
+                "--json",
+                "--no-progress",
+                "--test",
+                test,
+                "--cpus",
+                &load_cpu,
+                "--size",
+                &size,
+                "--min-samples",
+                "3",
+                "--point-budget",
+                "0.2",
+                "--sample-ms",
+                "10",
+            ]));
+            let dram = bw["results"]["points"][0]["dram_gbs"]["median"]
+                .as_f64()
+                .unwrap();
+            attempts.push((sat, dram));
+            if (0.5..2.0).contains(&(sat / dram)) {
+                break;
+            }
+        }
+        let (sat, dram) = *attempts.last().unwrap();
         let r = sat / dram;
         assert!(
             (0.5..2.0).contains(&r),
-            "{mix}: loaded-latency saturation {sat:.1} GB/s vs bandwidth {test} {dram:.1} GB/s"
+            "{mix}: loaded-latency saturation {sat:.1} GB/s vs bandwidth {test} {dram:.1} GB/s (attempts {attempts:?})"
         );
     }
 }

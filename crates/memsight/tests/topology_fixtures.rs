@@ -195,3 +195,38 @@ fn measuring_on_a_recording_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("recording"));
 }
+
+#[test]
+fn memory_errors_from_edac_are_reported_and_warned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = unpack_fsroot("16em64t-4s2c2t", tmp.path());
+    // An EDAC controller as the kernel's ABI (sysfs-devices-edac) lays it out, one DIMM with
+    // corrected errors.
+    let mc = root.join("sys/devices/system/edac/mc/mc0");
+    for (file, text) in [
+        ("mc_name", "Skylake Socket#0 IMC#0"),
+        ("ce_count", "7"),
+        ("ue_count", "0"),
+        ("dimm0/dimm_label", "CPU_SrcID#0_MC#0_Chan#0_DIMM#0"),
+        ("dimm0/dimm_location", "channel 0 slot 0"),
+        ("dimm0/size", "16384"),
+        ("dimm0/dimm_ce_count", "7"),
+        ("dimm0/dimm_ue_count", "0"),
+    ] {
+        let p = mc.join(file);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let doc = json(
+        memsight()
+            .args(["env", "--json"])
+            .env("HWLOC_FSROOT", &root)
+            .env("HWLOC_COMPONENTS", "linux,stop"),
+    );
+    assert_valid(&doc);
+    let env = &doc["environment"];
+    assert_eq!(env["memory_errors"][0]["dimms"][0]["ce"], 7);
+    assert!(warning_codes(env).contains(&"memory_errors"));
+    // The clean recording has none.
+    assert!(!warning_codes(&env_of_fsroot("16em64t-4s2c2t")).contains(&"memory_errors"));
+}

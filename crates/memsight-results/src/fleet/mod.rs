@@ -135,7 +135,7 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
         .map(|(e, n)| Member {
             name: n.clone(),
             doc: &e.doc,
-            figures: e.doc.results.figures(),
+            figures: crate::document::figures(&e.doc),
         })
         .collect();
     let groups = outliers::groups(&members);

@@ -157,7 +157,7 @@ fn info(label: &str, d: &Document) -> RunInfo {
 /// The figures of `a` and `b` that can be compared: all of both when they come from the same
 /// command; a run's figures of one suite against that suite's own result; else an error.
 fn comparable(a: &Document, b: &Document) -> Result<(Vec<Figure>, Vec<Figure>), Error> {
-    let (fa, fb) = (a.results.figures(), b.results.figures());
+    let (fa, fb) = (crate::document::figures(a), crate::document::figures(b));
     let of_suite = |f: Vec<Figure>, suite: &str| -> Vec<Figure> {
         f.into_iter().filter(|x| x.suite == suite).collect()
     };

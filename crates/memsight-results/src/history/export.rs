@@ -31,7 +31,7 @@ pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
     .map_err(fail)?;
     let host = doc.environment.hostname.clone().unwrap_or_default();
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
-    for f in doc.results.figures() {
+    for f in crate::document::figures(doc) {
         let s = f.summary.as_ref();
         w.write_record([
             doc.started.clone(),
@@ -63,7 +63,7 @@ pub fn samples_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
     let fail = |e: csv::Error| Error::input(format!("cannot write CSV: {e}"));
     w.write_record(["run_started", "key", "unit", "sample", "value"])
         .map_err(fail)?;
-    for f in doc.results.figures() {
+    for f in crate::document::figures(doc) {
         let Some(s) = &f.summary else { continue };
         for (i, v) in s.samples.iter().enumerate() {
             w.write_record([
@@ -152,7 +152,7 @@ pub fn prometheus(doc: &Document, mut out: impl Write) -> Result<(), Error> {
     if let crate::document::Results::Fleet(f) = &doc.results {
         fleet_samples(f, &mut samples);
     } else {
-        for f in doc.results.figures() {
+        for f in crate::document::figures(doc) {
             samples.push((
                 metric(&f.suite, &f.unit),
                 vec![

@@ -249,7 +249,7 @@ impl History {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )
                 .map_err(fail)?;
-            for f in doc.results.figures() {
+            for f in crate::document::figures(doc) {
                 let s = f.summary.as_ref();
                 stmt.execute(params![
                     id,
