@@ -234,6 +234,13 @@ impl Buffer {
     }
 
     /// The buffer as bytes.
+    /// The buffer's bytes, shared (for readers running together).
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr..ptr+len is this buffer's mapping, alive while `self` is; the shared
+        // borrow of `self` keeps `as_mut_slice` from handing out a writer meanwhile.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: ptr..ptr+len lies inside our live mapping, which `&mut self` owns exclusively.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }

@@ -20,6 +20,7 @@ pub mod env;
 pub mod error;
 pub mod hugepool;
 pub mod input;
+pub mod memblocks;
 pub mod nvdimm;
 pub mod pagemap;
 pub mod perf;

@@ -86,6 +86,31 @@ impl<'a> Chains<'a> {
         self
     }
 
+    /// One chain through the given elements only (element `e` at `e × stride`), visited in a
+    /// random order: a chase confined to part of a buffer, such as the pages of one physical
+    /// address range. One cycle through every element given, as [`Chains::build`].
+    pub fn over(buf: &'a mut [u8], stride: usize, mut elements: Vec<usize>, seed: u64) -> Self {
+        use rand::seq::SliceRandom;
+        use rand_xoshiro::rand_core::SeedableRng;
+        assert!(!elements.is_empty(), "a chain needs elements");
+        assert!(
+            elements.iter().all(|&e| (e + 1) * stride <= buf.len()),
+            "every element lies in the buffer"
+        );
+        elements.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed));
+        let offsets = link(buf, stride, &elements, 1, &Mixer::new(stride, seed));
+        let base = buf.as_mut_ptr();
+        Chains {
+            base,
+            len: buf.len(),
+            starts: vec![base.wrapping_add(offsets[0]).cast_const()],
+            elements: elements.len(),
+            writes: false,
+            block: 0,
+            _buf: std::marker::PhantomData,
+        }
+    }
+
     /// Makes every step also write the line it visits (multichase's `incr`): the 8-byte word
     /// beside the pointer (same 16-byte pair, so the same line) is incremented before the next
     /// pointer is loaded. The line is then dirty and costs a write-back when evicted, so the
@@ -310,6 +335,30 @@ mod tests {
         assert_eq!(pointers + zeros + junk, words.len(), "nothing else written");
         // SAFETY: allocated above with this layout.
         unsafe { std::alloc::dealloc(ptr, layout) };
+    }
+
+    #[test]
+    fn a_chain_over_some_elements_visits_exactly_them() {
+        let (stride, elements) = (128, 4096);
+        let mut store = vec![0u64; elements * stride / 8];
+        // SAFETY: test-only byte view of u64 storage.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(store.as_mut_ptr().cast::<u8>(), elements * stride)
+        };
+        let chosen: Vec<usize> = (0..elements).filter(|e| e % 32 < 4).collect();
+        let mut c = Chains::over(bytes, stride, chosen.clone(), 5);
+        let start = c.starts[0];
+        c.run(chosen.len() as u64);
+        assert_eq!(c.starts[0], start, "one cycle through the elements given");
+        drop(c);
+        // Only the chosen elements hold pointers.
+        let with_pointer: Vec<usize> = store
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w != 0)
+            .map(|(i, _)| i * 8 / stride)
+            .collect();
+        assert_eq!(with_pointer, chosen);
     }
 
     #[test]

@@ -23,6 +23,7 @@ macro_rules! with_suites {
             rowbuffer Rowbuffer "rowbuffer" rowbuffer::RowbufferResults, run rowbuffer;
             alloc Alloc "alloc" alloc::AllocResults;
             pmem Pmem "pmem" pmem::PmemResults;
+            scan Scan "scan" scan::ScanResults;
         }
     };
 }

@@ -39,6 +39,7 @@ pub mod pmem;
 pub mod reach;
 pub mod rowbuffer;
 pub mod sampling;
+pub mod scan;
 pub mod stream;
 pub mod tiers;
 

@@ -244,13 +244,13 @@ fn measures_this_node_and_emulated_dax_with_every_figure_labelled() {
         let g = t["granularity"].as_array().unwrap();
         // 3 blocks × 4 accesses × (1 thread, every CPU), deduplicated when one CPU.
         assert!(g.len() == 12 || g.len() == 24, "{}", g.len());
-        // Idle latency by access size: one point per block, and reading four lines per step is
-        // never much faster than reading one (wide margin).
+        // Idle latency by access size: one point per block. (No ordering here: this 32 MiB
+        // working set sits partly in a large L3, where the block chases' different strides
+        // hit differently; in memory the larger block costs more, see docs/methods/tiers.md.)
         let b = t["block_latency"].as_array().unwrap();
         assert_eq!(b.len(), 2, "{t}");
-        let ns = |i: usize| b[i]["ns"]["median"].as_f64().unwrap();
         assert_eq!(b[1]["block_bytes"], 256);
-        assert!(ns(1) > 0.8 * ns(0), "256 B {} vs 64 B {}", ns(1), ns(0));
+        assert!(b.iter().all(|x| x["ns"]["median"].as_f64().unwrap() > 0.0));
         // Persisting every line is never cheaper than not persisting.
         assert!(t["persist_cost"].as_f64().unwrap() > 1.0);
         // Larger random blocks never move fewer bytes per second than 64-byte ones (wide margin).
