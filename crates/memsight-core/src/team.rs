@@ -75,7 +75,14 @@ pub fn sample_team_bracketed<S>(
     let clock = TeamClock::new(cpus.len());
     let start = SpinBarrier::new(cpus.len());
     let results = crate::pin::run_team(cpus, |i, cpu, barrier| -> Result<Option<TeamSample>> {
-        let state = setup(i, cpu);
+        // A setup that panics fails the measurement like one that errs: the other threads are
+        // waiting at the barrier below, and an unwinding thread would leave them there.
+        let state = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| setup(i, cpu)))
+            .unwrap_or_else(|_| {
+                Err(crate::error::Error::system(
+                    "a measurement thread's setup panicked",
+                ))
+            });
         if state.is_err() {
             failed.store(true, Ordering::SeqCst);
         }
@@ -198,5 +205,21 @@ mod tests {
             |_, _| 1.0,
         );
         assert!(matches!(out, Err(Error::Input(_))));
+        // A setup that panics (an indexing bug) fails it too, instead of leaving the other
+        // threads at the barrier.
+        let out = sample_team(
+            &cpus,
+            &rule,
+            1e5,
+            |i, _| -> crate::error::Result<()> {
+                if i + 1 == cpus.len() {
+                    panic!("setup bug");
+                }
+                Ok(())
+            },
+            |_, _| {},
+            |_, _| 1.0,
+        );
+        assert!(matches!(out, Err(Error::System(_))), "{out:?}");
     }
 }

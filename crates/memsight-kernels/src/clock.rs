@@ -204,17 +204,24 @@ mod tests {
         let [a, b] = Chain::available() else {
             panic!("two chains")
         };
-        // Let the clock settle before either is timed.
-        a.sample_ghz(20e6);
-        let mut ratios: Vec<f64> = (0..9)
-            .map(|_| a.sample_ghz(2e6) / b.sample_ghz(2e6))
-            .collect();
-        ratios.sort_by(f64::total_cmp);
-        let r = ratios[ratios.len() / 2];
-        assert!(
-            (r - 1.0).abs() < 0.15,
-            "{a:?} ÷ {b:?} = {r:.3} ({ratios:?})"
-        );
+        // Other tests of this binary run on the same CPUs meanwhile and can sit on one chain's
+        // samples for a while: a set outside the band is measured again (at most three sets).
+        // A collapsed chain is off by 2× or more in every set.
+        let mut sets = Vec::new();
+        for _ in 0..3 {
+            // Let the clock settle before either is timed.
+            a.sample_ghz(20e6);
+            let mut ratios: Vec<f64> = (0..9)
+                .map(|_| a.sample_ghz(2e6) / b.sample_ghz(2e6))
+                .collect();
+            ratios.sort_by(f64::total_cmp);
+            let r = ratios[ratios.len() / 2];
+            sets.push(r);
+            if (r - 1.0).abs() < 0.15 {
+                return;
+            }
+        }
+        panic!("{a:?} ÷ {b:?}: medians {sets:?} of three sets, all outside 1 ± 0.15");
     }
 
     #[test]
