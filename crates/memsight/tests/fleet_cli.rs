@@ -541,3 +541,36 @@ fn a_node_with_rising_corrected_errors_stands_out() {
         "{outliers:?}"
     );
 }
+
+/// A rank killed after writing its (partial) result but before updating its status is one
+/// fault, the partial result, not also "no result".
+#[test]
+fn a_rank_killed_between_result_and_status_is_one_fault() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = recorded_run();
+    for rank in 0..2 {
+        let mut d = node(&base, &format!("node{rank:02}"), 1.0, 1.0);
+        d["complete"] = Value::Bool(rank == 0);
+        write(
+            tmp.path(),
+            &format!("job/rank-{rank:05}/run.json"),
+            &serde_json::to_string(&d).unwrap(),
+        );
+        let (state, result) = if rank == 0 {
+            ("done", "\"rank-00000/run.json\"")
+        } else {
+            ("running", "null")
+        };
+        write(
+            tmp.path(),
+            &format!("job/rank-{rank:05}.status.json"),
+            &format!(
+                r#"{{"rank":{rank},"size":2,"host":"node{rank:02}","pid":1,"launcher":"slurm","local_size":1,"started":"2026-11-23T03:00:00Z","state":"{state}","reason":null,"result":{result}}}"#
+            ),
+        );
+    }
+    let doc = fleet_of(tmp.path(), &[]);
+    let faults = doc["results"]["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 1, "{faults:?}");
+    assert_eq!(faults[0]["kind"], "partial");
+}

@@ -9,11 +9,15 @@ use serde_json::Value;
 
 fn env_of_fsroot(name: &str) -> Value {
     let tmp = tempfile::tempdir().unwrap();
-    let root = unpack_fsroot(name, tmp.path());
+    env_of_root(&unpack_fsroot(name, tmp.path()))
+}
+
+/// `memsight env` on an unpacked recording.
+fn env_of_root(root: &std::path::Path) -> Value {
     let doc = json(
         memsight()
             .args(["env", "--json"])
-            .env("HWLOC_FSROOT", &root)
+            .env("HWLOC_FSROOT", root)
             .env("HWLOC_COMPONENTS", "linux,stop"),
     );
     assert_valid(&doc);
@@ -217,16 +221,9 @@ fn memory_errors_from_edac_are_reported_and_warned() {
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
     }
-    let doc = json(
-        memsight()
-            .args(["env", "--json"])
-            .env("HWLOC_FSROOT", &root)
-            .env("HWLOC_COMPONENTS", "linux,stop"),
-    );
-    assert_valid(&doc);
-    let env = &doc["environment"];
+    let env = env_of_root(&root);
     assert_eq!(env["memory_errors"][0]["dimms"][0]["ce"], 7);
-    assert!(warning_codes(env).contains(&"memory_errors"));
+    assert!(warning_codes(&env).contains(&"memory_errors"));
     // The clean recording has none.
     assert!(!warning_codes(&env_of_fsroot("16em64t-4s2c2t")).contains(&"memory_errors"));
 }

@@ -122,7 +122,12 @@ fn attach_statuses(dir: &Path, c: &mut Collected) {
             });
         }
         let base = path.parent().unwrap_or(Path::new(""));
-        let result = s.result.as_ref().map(|r| base.join(r));
+        // A rank killed between writing its result and updating its status still left the
+        // result where ranks write it: one fault for it (partial), not two.
+        let result = Some(match &s.result {
+            Some(r) => base.join(r),
+            None => base.join(format!("rank-{:05}/run.json", s.rank)),
+        });
         let entry = result
             .as_ref()
             .and_then(|r| c.entries.iter_mut().find(|e| e.path == *r));

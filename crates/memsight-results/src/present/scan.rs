@@ -177,25 +177,21 @@ impl Present for ScanResults {
         let kind = if self.frames_visible { "phys" } else { "virt" };
         for r in &self.ranges {
             let at = format!("{kind}-{:#x}", r.start);
-            if let Some(s) = &r.read_gbs {
-                out.push(Figure::sampled(
-                    "scan",
-                    format!("scan/{at}/read"),
-                    format!("read bandwidth of range {:#x}", r.start),
-                    "GB/s (program bytes)",
-                    Better::Higher,
-                    s,
-                ));
-            }
-            if let Some(s) = &r.latency_ns {
-                out.push(Figure::sampled(
-                    "scan",
-                    format!("scan/{at}/latency"),
-                    format!("idle latency of range {:#x}", r.start),
-                    "ns",
-                    Better::Lower,
-                    s,
-                ));
+            let kinds = [
+                ("read", "read bandwidth", "GB/s (program bytes)", Better::Higher, &r.read_gbs),
+                ("latency", "idle latency", "ns", Better::Lower, &r.latency_ns),
+            ];
+            for (key, what, unit, better, s) in kinds {
+                if let Some(s) = s {
+                    out.push(Figure::sampled(
+                        "scan",
+                        format!("scan/{at}/{key}"),
+                        format!("{what} of range {:#x}", r.start),
+                        unit,
+                        better,
+                        s,
+                    ));
+                }
             }
         }
         out
