@@ -144,19 +144,25 @@ fn hinted_reads_see_every_word_once_per_pass() {
     }
 }
 
+/// This test binary disassembled (demangled), or `None` without objdump.
 #[cfg(target_arch = "x86_64")]
-#[test]
-fn hinted_reads_use_their_instructions() {
+fn disassembly() -> Option<String> {
     let exe = std::env::current_exe().unwrap();
-    let Ok(out) = std::process::Command::new("objdump")
+    let out = std::process::Command::new("objdump")
         .args(["-d", "--no-show-raw-insn", "-C"])
         .arg(&exe)
         .output()
-    else {
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn hinted_reads_use_their_instructions() {
+    let Some(text) = disassembly() else {
         eprintln!("skipped: objdump not found");
         return;
     };
-    let text = String::from_utf8_lossy(&out.stdout);
     let body = |name: &str| -> String {
         let head = format!("<memsight_kernels::bandwidth::x86::{name}>:");
         text.split(&head)
@@ -330,16 +336,10 @@ fn is_kernel(function: &str) -> bool {
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn no_kernel_calls_libc_mem_functions() {
-    let exe = std::env::current_exe().unwrap();
-    let Ok(out) = std::process::Command::new("objdump")
-        .args(["-d", "--no-show-raw-insn", "-C"])
-        .arg(&exe)
-        .output()
-    else {
+    let Some(text) = disassembly() else {
         eprintln!("skipped: objdump not found");
         return;
     };
-    let text = String::from_utf8_lossy(&out.stdout);
     let mut function = "";
     let mut offenders = std::collections::BTreeSet::new();
     let mut kernels = 0;
@@ -363,7 +363,7 @@ fn no_kernel_calls_libc_mem_functions() {
     assert!(
         kernels > 10,
         "no kernel functions found in {}",
-        exe.display()
+        std::env::current_exe().unwrap().display()
     );
     assert!(offenders.is_empty(), "kernels calling libc: {offenders:?}");
 }
