@@ -207,6 +207,7 @@ impl TeamClock {
 /// A barrier that spins, so that the threads it releases start within a few hundred ns of each
 /// other (a futex wake-up takes tens of µs in a guest, and with span timing that gap would
 /// count against the team). After long waits it yields, so an oversubscribed CPU still moves.
+/// Inside [`crate::pin::run_team`] it lets go when a member panicked.
 pub struct SpinBarrier {
     threads: usize,
     arrived: AtomicUsize,
@@ -231,6 +232,11 @@ impl SpinBarrier {
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == generation {
+            // A member that panicked never arrives: leave with the rest of the team (checked now
+            // and then, so the release stays a few hundred ns).
+            if spins % 256 == 255 {
+                crate::teambarrier::leave_if_aborted();
+            }
             if spins < 1 << 16 {
                 spins += 1;
                 std::hint::spin_loop();

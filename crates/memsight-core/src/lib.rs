@@ -29,6 +29,7 @@ pub mod report;
 pub mod stats;
 pub mod sysfs;
 pub mod team;
+pub mod teambarrier;
 pub mod timer;
 pub mod topology;
 pub mod units;

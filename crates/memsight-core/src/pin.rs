@@ -4,7 +4,10 @@
 //! the thread's node and the scheduler cannot move it mid-sample. The team starts on a barrier so
 //! that concurrent threads measure concurrently, not one after another.
 
-use std::sync::Barrier;
+use std::panic::AssertUnwindSafe;
+
+use crate::teambarrier::TeamAborted;
+pub use crate::teambarrier::TeamBarrier;
 
 use crate::error::{Error, Result};
 
@@ -112,13 +115,15 @@ pub fn choose_cpus(
 
 /// Runs `work(i, cpu)` on one thread per CPU, each pinned before it starts, all released by one
 /// barrier. Returns each thread's result in CPU order. A thread that fails to pin returns the error.
+/// A thread that panics breaks the team's barrier, so the others leave instead of waiting for it
+/// ([`crate::teambarrier`]), and the team returns an error naming the panic.
 pub fn run_team<T, F>(cpus: &[usize], work: F) -> Result<Vec<T>>
 where
     T: Send,
-    F: Fn(usize, usize, &Barrier) -> T + Sync,
+    F: Fn(usize, usize, &TeamBarrier) -> T + Sync,
 {
-    let barrier = Barrier::new(cpus.len());
-    std::thread::scope(|s| {
+    let barrier = TeamBarrier::new(cpus.len());
+    let outcomes: Vec<std::thread::Result<Result<T>>> = std::thread::scope(|s| {
         let handles: Vec<_> = cpus
             .iter()
             .enumerate()
@@ -126,21 +131,53 @@ where
                 let barrier = &barrier;
                 let work = &work;
                 s.spawn(move || {
-                    let pinned = pin_current_thread(cpu);
-                    // Everyone reaches the barrier, even on failure, so nobody waits forever.
-                    barrier.wait();
-                    pinned.map(|_| work(i, cpu, barrier))
+                    crate::teambarrier::join(&barrier.aborted);
+                    let out = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        let pinned = pin_current_thread(cpu);
+                        // Everyone reaches the barrier, even on failure, so nobody waits forever.
+                        barrier.wait();
+                        pinned.map(|_| work(i, cpu, barrier))
+                    }));
+                    if out.is_err() {
+                        barrier.abort();
+                    }
+                    out
                 })
             })
             .collect();
+        // The threads catch their own panics, so joining them cannot fail.
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| Error::system("a measurement thread panicked"))?
-            })
+            .map(|h| h.join().unwrap_or_else(Err))
             .collect()
-    })
+    });
+    // The first panic that was not a member leaving a broken team is the one to report.
+    let mut cause = None;
+    let mut results = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
+        match outcome {
+            Ok(r) => results.push(r),
+            Err(payload) if payload.is::<TeamAborted>() => {}
+            Err(payload) => {
+                cause.get_or_insert(panic_message(payload.as_ref()));
+            }
+        }
+    }
+    if let Some(why) = cause {
+        return Err(Error::system(format!(
+            "a measurement thread panicked ({why}); the measurement was abandoned"
+        )));
+    }
+    results.into_iter().collect()
+}
+
+/// The text a panic was raised with, when it was raised with one.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".to_string())
 }
 
 #[cfg(test)]

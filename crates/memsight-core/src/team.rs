@@ -75,14 +75,8 @@ pub fn sample_team_bracketed<S>(
     let clock = TeamClock::new(cpus.len());
     let start = SpinBarrier::new(cpus.len());
     let results = crate::pin::run_team(cpus, |i, cpu, barrier| -> Result<Option<TeamSample>> {
-        // A setup that panics fails the measurement like one that errs: the other threads are
-        // waiting at the barrier below, and an unwinding thread would leave them there.
-        let state = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| setup(i, cpu)))
-            .unwrap_or_else(|_| {
-                Err(crate::error::Error::system(
-                    "a measurement thread's setup panicked",
-                ))
-            });
+        // A setup that panics breaks the team (run_team), so nobody waits for it below.
+        let state = setup(i, cpu);
         if state.is_err() {
             failed.store(true, Ordering::SeqCst);
         }
@@ -221,5 +215,37 @@ mod tests {
             |_, _| 1.0,
         );
         assert!(matches!(out, Err(Error::System(_))), "{out:?}");
+    }
+
+    #[test]
+    fn a_panic_while_measuring_fails_the_team_without_hanging() {
+        let cpus = crate::pin::current_affinity().unwrap();
+        let rule = StopRule {
+            warmup: 0,
+            min_samples: 50,
+            max_samples: 50,
+            target_rel_ci: 0.0,
+            budget_s: 10.0,
+        };
+        // The last thread (or thread 0, which drives the samples) panics in its third pass: the
+        // others are then at the team's barrier or inside a pass, and must all come out.
+        for culprit in [cpus.len() - 1, 0] {
+            let passes = AtomicU64::new(0);
+            let out = sample_team(
+                &cpus,
+                &rule,
+                1e4,
+                |i, _| Ok(i),
+                |i, _| {
+                    if *i == culprit && passes.fetch_add(1, Ordering::SeqCst) == 2 {
+                        panic!("kernel bug");
+                    }
+                },
+                |_, _| 1.0,
+            );
+            let e = out.expect_err("a panicking pass must fail the measurement");
+            assert!(matches!(e, Error::System(_)), "{e:?}");
+            assert!(e.to_string().contains("kernel bug"), "{e}");
+        }
     }
 }

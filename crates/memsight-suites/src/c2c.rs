@@ -212,16 +212,12 @@ fn clean_probe(reader: usize, owner: usize, ticks_per_ns: f64) -> Result<Option<
         if i == 0 {
             let mut per_line = Vec::with_capacity(PROBES);
             for k in 0..PROBES as u64 {
-                while flag.value.load(Ordering::Acquire) != 2 * k {
-                    std::hint::spin_loop();
-                }
+                wait_for(&flag, 2 * k);
                 for l in &lines {
                     tsc::flush(&l.value);
                 }
                 flag.value.store(2 * k + 1, Ordering::Release);
-                while flag.value.load(Ordering::Acquire) != 2 * k + 2 {
-                    std::hint::spin_loop();
-                }
+                wait_for(&flag, 2 * k + 2);
                 let t0 = tsc::now();
                 walk_lines(&lines, 0, LINES);
                 let t1 = tsc::now();
@@ -230,9 +226,7 @@ fn clean_probe(reader: usize, owner: usize, ticks_per_ns: f64) -> Result<Option<
             Some(per_line)
         } else {
             for k in 0..PROBES as u64 {
-                while flag.value.load(Ordering::Acquire) != 2 * k + 1 {
-                    std::hint::spin_loop();
-                }
+                wait_for(&flag, 2 * k + 1);
                 walk_lines(&lines, 0, LINES);
                 flag.value.store(2 * k + 2, Ordering::Release);
             }
@@ -240,6 +234,19 @@ fn clean_probe(reader: usize, owner: usize, ticks_per_ns: f64) -> Result<Option<
         }
     })?;
     Ok(out.into_iter().flatten().next().map(|v| summarize(&v)))
+}
+
+/// Spins until the probe's flag holds `value` (untimed), leaving if the partner panicked.
+#[cfg(target_arch = "x86_64")]
+fn wait_for(flag: &Line, value: u64) {
+    let mut spins = 0u32;
+    while flag.value.load(std::sync::atomic::Ordering::Acquire) != value {
+        spins = spins.wrapping_add(1);
+        if spins.is_multiple_of(1024) {
+            memsight_core::teambarrier::leave_if_aborted();
+        }
+        std::hint::spin_loop();
+    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -268,23 +268,22 @@ struct Chase<'a> {
 
 /// The chasing thread: for each mix, idle and saturated points, then delays found by bisection
 /// for points evenly spaced in bandwidth; stops the load threads when done.
-fn chase_thread(c: &Chase, barrier: &std::sync::Barrier) -> Result<Option<Vec<Curve>>> {
+fn chase_thread(
+    c: &Chase,
+    barrier: &memsight_core::pin::TeamBarrier,
+) -> Result<Option<Vec<Curve>>> {
     let req = BufferRequest {
         bytes: c.size,
         kind: c.a.page_kind,
         node: c.a.node,
         dax: c.a.dax,
     };
+    // However the chase ends (done, failed, interrupted or panicked), the load threads stop:
+    // they generate traffic until told to.
+    let _stop = StopTraffic(c.traffic);
     let buf = Buffer::allocate(req, c.env);
     barrier.wait();
-    let stop_all = || c.traffic.quit.store(true, Ordering::SeqCst);
-    let mut buf = match buf {
-        Ok(b) => b,
-        Err(e) => {
-            stop_all();
-            return Err(e);
-        }
-    };
+    let mut buf = buf?;
     let elements = c.size as usize / 128;
     let mut chains = Chains::build(
         &mut buf.as_mut_slice()[..c.size as usize],
@@ -355,9 +354,17 @@ fn chase_thread(c: &Chase, barrier: &std::sync::Barrier) -> Result<Option<Vec<Cu
             break;
         }
     }
-    stop_all();
-    c.traffic.paused.store(true, Ordering::SeqCst);
     Ok(Some(curves))
+}
+
+/// Tells the load threads to stop when dropped.
+struct StopTraffic<'a>(&'a Traffic);
+
+impl Drop for StopTraffic<'_> {
+    fn drop(&mut self) {
+        self.0.quit.store(true, Ordering::SeqCst);
+        self.0.paused.store(true, Ordering::SeqCst);
+    }
 }
 
 /// A load thread: its own buffer, first-touched here; generates the current mix while the
@@ -367,7 +374,7 @@ fn load_thread(
     index: usize,
     req: BufferRequest,
     env: &Environment,
-    barrier: &std::sync::Barrier,
+    barrier: &memsight_core::pin::TeamBarrier,
 ) -> Result<Option<Vec<Curve>>> {
     let mut buf = Buffer::allocate(req, env);
     if let Ok(b) = buf.as_mut() {
