@@ -239,6 +239,7 @@ fn findings(plateaus: &[Plateau], caches: &[(u32, u64)], points: &[Point]) -> Ve
             ));
         }
     }
+    out.extend(unmatched_findings(plateaus));
     for (level, size) in caches {
         let name = MemLevel::Cache(*level as u8);
         if !plateaus.iter().any(|p| p.name == name)
@@ -250,6 +251,50 @@ fn findings(plateaus: &[Plateau], caches: &[(u32, u64)], points: &[Point]) -> Ve
                 format_bytes(*size)
             ));
         }
+    }
+    out
+}
+
+/// What a plateau that pairs with no reported level is, for each such plateau: named by the
+/// levels around it, so a reader of the table is not left guessing.
+fn unmatched_findings(plateaus: &[Plateau]) -> Vec<String> {
+    let range = |p: &Plateau| {
+        format!(
+            "{} – {}",
+            format_bytes(p.first_bytes),
+            format_bytes(p.last_bytes)
+        )
+    };
+    let mut out = Vec::new();
+    for (i, p) in plateaus.iter().enumerate() {
+        if p.name != MemLevel::Unmatched {
+            continue;
+        }
+        let before = plateaus[..i]
+            .iter()
+            .rev()
+            .find(|q| q.name != MemLevel::Unmatched);
+        let after = plateaus[i + 1..]
+            .iter()
+            .find(|q| q.name != MemLevel::Unmatched);
+        let text = match (before, after) {
+            (Some(b), Some(a)) => format!(
+                "unmatched plateau {} at {:.2} ns, between {} ({:.2} ns) and {} ({:.2} ns), ends where no cache level the OS reports does: most likely a step on the way out of {} (the chase no longer fits in it, but part of every lap still hits it because its replacement is not strict LRU), otherwise a structure the OS does not list; it is not counted as a level",
+                range(p),
+                p.ns,
+                b.name,
+                b.ns,
+                a.name,
+                a.ns,
+                b.name
+            ),
+            _ => format!(
+                "unmatched plateau {} at {:.2} ns: no cache level the OS reports pairs with it (the OS may report fewer levels than the curve shows); it is not counted as a level",
+                range(p),
+                p.ns
+            ),
+        };
+        out.push(text);
     }
     out
 }
@@ -413,5 +458,58 @@ mod tests {
             l.findings
         );
         assert!((l.plateaus[3].ns - 148.4).abs() < 3.0);
+    }
+
+    /// The default ladder of a 2-vCPU KVM guest of an EPYC (Zen 4) host, 2026-11-24: a 2.4 ns
+    /// step between L1 and L2 that no reported level pairs with is named and explained.
+    #[test]
+    fn an_unmatched_step_is_explained_by_its_neighbours() {
+        let k = 1024;
+        let curve = [
+            (4 * k, 1.135),
+            (8 * k, 1.138),
+            (16 * k, 1.092),
+            (22 * k, 1.099),
+            (32 * k, 1.095),
+            (38 * k, 2.706),
+            (45 * k, 2.363),
+            (54 * k, 2.269),
+            (64 * k, 2.400),
+            (76 * k, 3.859),
+            (128 * k, 3.849),
+            (256 * k, 3.845),
+            (512 * k, 3.912),
+            (861 * k, 4.235),
+            (2048 * k, 11.63),
+            (3440 * k, 12.77),
+            (4096 * k, 12.94),
+            (8192 * k, 13.44),
+            (27550 * k, 120.6),
+            (32768 * k, 124.5),
+            (65536 * k, 134.7),
+            (110182 * k, 130.6),
+        ];
+        let points: Vec<Point> = curve.iter().map(|&(s, ns)| point(s, ns)).collect();
+        let l = detect(
+            &points,
+            &topo(&[(1, 32 * k), (2, 1024 * k), (3, 32768 * k)]),
+            Some(3.53),
+        );
+        let names: Vec<String> = l.plateaus.iter().map(|p| p.name.to_string()).collect();
+        assert_eq!(names, ["L1", "unmatched", "L2", "L3", "memory"]);
+        let f: Vec<&String> = l
+            .findings
+            .iter()
+            .filter(|f| f.starts_with("unmatched plateau"))
+            .collect();
+        assert_eq!(f.len(), 1, "{:?}", l.findings);
+        assert!(
+            f[0].contains("between L1 (1.10 ns) and L2 (3.8") && f[0].contains("way out of L1"),
+            "{}",
+            f[0]
+        );
+        // Matched plateaus get no such finding.
+        let one = unmatched_findings(&l.plateaus[..1]);
+        assert!(one.is_empty());
     }
 }
