@@ -13,18 +13,21 @@ pub mod arenas;
 pub mod attach;
 pub mod child;
 pub mod configs;
+mod findings;
+mod results;
+
+use findings::judge;
+pub use results::*;
 
 use std::process::Command;
 use std::time::Duration;
 
 use memsight_core::env::Environment;
-use memsight_core::stats::{Summary, summarize};
+use memsight_core::stats::summarize;
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::allocstats;
 use memsight_kernels::allocwork::{self, Preset, Workload};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// What the allocator study runs.
 #[derive(Debug, Clone)]
@@ -67,95 +70,8 @@ impl Default for Config {
         }
     }
 }
-use arenas::ArenaSample;
-use child::{Ending, Limits, RssSample};
+use child::{Ending, Limits};
 use configs::AllocConfig;
-
-/// Live bytes at a phase end, and the RSS around it.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct PhasePoint {
-    pub phase: usize,
-    pub seconds: f64,
-    pub live_bytes: i64,
-    /// RSS at the phase end, read by the workload itself while every thread waits.
-    pub rss_bytes: Option<u64>,
-}
-
-/// One run of one configuration.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Run {
-    pub ending: Ending,
-    pub seconds: f64,
-    /// The allocator the child found serving malloc (checks the preload took effect).
-    pub allocator_seen: Option<String>,
-    pub rss: Vec<RssSample>,
-    pub phases: Vec<PhasePoint>,
-    pub peak_rss_bytes: u64,
-    /// RSS at the last phase end, with the final live set still held.
-    pub final_rss_bytes: Option<u64>,
-    pub final_live_bytes: Option<i64>,
-    pub peak_live_bytes: Option<i64>,
-    /// RSS after the program freed everything.
-    pub after_free_rss_bytes: Option<u64>,
-    pub ops: Option<u64>,
-    pub ops_per_s: Option<f64>,
-    /// The allocator's own statistics at the last phase end.
-    pub stats: Vec<(String, f64)>,
-    /// glibc arena heaps, arenas and threads over the run (read from outside the process).
-    #[serde(default)]
-    pub arenas: Vec<ArenaSample>,
-}
-
-impl Run {
-    /// Most arenas seen at once (confirmed by their heaps' headers).
-    pub fn peak_arenas(&self) -> Option<u32> {
-        self.arenas.iter().filter_map(|a| a.arenas).max()
-    }
-
-    /// Most threads seen at once.
-    pub fn peak_threads(&self) -> Option<u32> {
-        self.arenas.iter().filter_map(|a| a.threads).max()
-    }
-}
-
-/// One configuration over its repetitions.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct ConfigResult {
-    pub config: AllocConfig,
-    pub runs: Vec<Run>,
-    /// Peak RSS, bytes, over the runs.
-    pub peak_rss: Option<Summary>,
-    /// RSS ÷ live at the last phase end (workload), over the runs.
-    pub rss_over_live: Option<Summary>,
-    /// Peak RSS ÷ peak live bytes.
-    pub peak_rss_over_peak_live: Option<Summary>,
-    pub after_free_rss: Option<Summary>,
-    pub ops_per_s: Option<Summary>,
-    pub wall_s: Option<Summary>,
-    /// Most glibc arenas at once (the main one included), over the runs.
-    #[serde(default)]
-    pub arenas: Option<Summary>,
-    /// Most threads at once, over the runs.
-    #[serde(default)]
-    pub threads: Option<Summary>,
-    pub problems: Vec<String>,
-}
-
-/// The command's results.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct AllocResults {
-    pub method: String,
-    pub workload: Option<Workload>,
-    /// The user's command, when one was given.
-    pub command: Option<Vec<String>>,
-    pub configs: Vec<ConfigResult>,
-    pub skipped: Vec<String>,
-    pub recommendation: Vec<String>,
-    pub findings: Vec<String>,
-    /// A running process watched (`--pid`).
-    #[serde(default)]
-    pub process: Option<attach::ProcessWatch>,
-}
 
 /// Defaults per preset: (threads, live, min, max, phases, churn).
 fn preset_defaults(p: Preset) -> (usize, u64, usize, usize, usize, u64) {
@@ -655,82 +571,4 @@ fn worker_args(w: &Workload) -> Vec<String> {
     .into_iter()
     .flat_map(|(k, v)| [k.to_string(), v])
     .collect()
-}
-
-fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<String>) {
-    let mut rec = Vec::new();
-    let mut findings = Vec::new();
-    let ratio = |c: &ConfigResult| {
-        if user {
-            c.peak_rss.as_ref().map(|s| s.median)
-        } else {
-            c.peak_rss_over_peak_live.as_ref().map(|s| s.median)
-        }
-    };
-    let speed = |c: &ConfigResult| {
-        if user {
-            c.wall_s.as_ref().map(|s| 1.0 / s.median)
-        } else {
-            c.ops_per_s.as_ref().map(|s| s.median)
-        }
-    };
-    let ok: Vec<&ConfigResult> = results
-        .iter()
-        .filter(|c| c.problems.is_empty() && ratio(c).is_some())
-        .collect();
-    let fastest = ok.iter().filter_map(|c| speed(c)).fold(0.0, f64::max);
-    // Without any speed (commands stopped at the time limit), memory alone decides.
-    let best = ok
-        .iter()
-        .filter(|c| speed(c).map_or(fastest == 0.0, |s| s >= 0.5 * fastest))
-        .min_by(|a, b| ratio(a).unwrap().total_cmp(&ratio(b).unwrap()));
-    let glibc = ok.iter().find(|c| c.config.name == "glibc");
-    if let Some(b) = best {
-        let what = if user {
-            "peak RSS"
-        } else {
-            "peak RSS ÷ peak live heap"
-        };
-        let show = |c: &ConfigResult| {
-            let r = ratio(c).unwrap_or(f64::NAN);
-            if user {
-                format_bytes(r as u64)
-            } else {
-                format!("{r:.2}×")
-            }
-        };
-        rec.push(format!(
-            "use {} ({}): lowest {what} among configurations at least half as fast as the fastest: {}{}",
-            b.config.name,
-            b.config.description,
-            show(b),
-            glibc
-                .filter(|g| g.config.name != b.config.name)
-                .map_or(String::new(), |g| format!(" vs {} with glibc defaults", show(g)))
-        ));
-    }
-    if !user {
-        for c in &ok {
-            if let (Some(r), Some(after)) = (&c.rss_over_live, &c.after_free_rss) {
-                findings.push(format!(
-                    "{}: RSS {:.2}× the live heap at the end of the workload (min–max {:.2}–{:.2}, n = {}); {} still resident after everything was freed",
-                    c.config.name,
-                    r.median,
-                    r.min,
-                    r.max,
-                    r.n,
-                    format_bytes(after.median as u64)
-                ));
-            }
-        }
-        if let Some(g) = glibc.and_then(|g| g.rss_over_live.as_ref())
-            && g.median >= 2.0
-        {
-            findings.push(format!(
-                "glibc's defaults hold {:.1}× the live heap: per-thread arenas keep memory one thread freed where another thread cannot use it (Cloudflare's RocksDB study, Vorobev 2020, saw 2.5–3×)",
-                g.median
-            ));
-        }
-    }
-    (rec, findings)
 }

@@ -6,10 +6,15 @@
 //! removes afterwards, whatever happened; the child gets `PMEM_IS_PMEM_FORCE=1` so an emulated pool
 //! (a file on /dev/shm or any file system) flushes with CPU instructions instead of msync.
 
+mod findings;
 pub mod layout;
+mod results;
 pub mod search;
 pub mod volume;
 pub mod worker;
+
+use findings::{custom_findings, judge};
+pub use results::*;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,9 +23,7 @@ use std::time::{Duration, Instant};
 use memsight_core::env::Environment;
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result, cancel};
-use memsight_kernels::pmemobj::{ClassDesc, MIN_POOL, header_bytes, header_name};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use memsight_kernels::pmemobj::{ClassDesc, MIN_POOL, header_bytes};
 
 /// How concurrent allocations are spread over PMDK's arenas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,109 +148,6 @@ impl Default for Config {
     }
 }
 use worker::{ConcurrencyReport, FillReport};
-
-/// An allocation class as reported.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Class {
-    pub id: u32,
-    pub unit_size: u64,
-    pub units_per_block: u32,
-    pub alignment: u64,
-    pub header: String,
-}
-
-impl Class {
-    fn of(d: &ClassDesc) -> Self {
-        Class {
-            id: d.class_id,
-            unit_size: d.unit_size as u64,
-            units_per_block: d.units_per_block,
-            alignment: d.alignment as u64,
-            header: header_name(d.header_type).into(),
-        }
-    }
-}
-
-/// Where a pool's bytes went.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct Breakdown {
-    pub objects_bytes: u64,
-    /// Allocation headers.
-    pub header_bytes: u64,
-    /// Units rounded up past header + object.
-    pub rounding_bytes: u64,
-    /// From `pmempool info`: bytes in runs beyond their slots (run header, bitmap, tail).
-    pub run_metadata_bytes: Option<u64>,
-    /// From `pmempool info`: slots of runs that stayed empty (partly filled runs, bitmap limits).
-    pub empty_slot_bytes: Option<u64>,
-    /// From `pmempool info`: whole chunks left free (stranded: too small for another run or object).
-    pub free_chunk_bytes: Option<u64>,
-    /// Pool header, zone and chunk headers, and what is not accounted above.
-    pub other_bytes: u64,
-}
-
-/// One fill of a fresh pool.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Fill {
-    pub object_bytes: u64,
-    pub objects: u64,
-    /// objects × size ÷ pool size.
-    pub utilisation: f64,
-    pub class: Option<Class>,
-    pub custom_class: bool,
-    pub usable_bytes: Option<u64>,
-    pub breakdown: Breakdown,
-    pub seconds: f64,
-}
-
-/// The best custom class found for a size.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct SearchResult {
-    pub object_bytes: u64,
-    pub default_utilisation: Option<f64>,
-    /// Candidates verified by a fill: predicted vs measured utilisation.
-    pub verified: Vec<(Class, f64, Option<f64>)>,
-    pub best: Option<Fill>,
-    /// Candidates whose fill fell short of the arithmetic, or PMDK rejected: what the quirks were.
-    pub quirks: Vec<String>,
-    /// The C to use.
-    pub ctl_set: Option<String>,
-}
-
-/// One strategy of the concurrency study.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct StrategyResult {
-    pub strategy: String,
-    pub allocations: u64,
-    pub failures: u64,
-    pub rescued: u64,
-    pub failure_rate: f64,
-    pub allocations_per_s: f64,
-    pub arenas: Option<u32>,
-    pub error: Option<String>,
-}
-
-/// The command's results.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct PmemResults {
-    pub method: String,
-    pub pool_dir: String,
-    pub pool_bytes: u64,
-    pub emulated: bool,
-    pub fills: Vec<Fill>,
-    pub search: Vec<SearchResult>,
-    pub concurrency: Vec<StrategyResult>,
-    /// The pool's allocation classes (`--classes`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub classes: Vec<Class>,
-    /// Fills through the class given with `--class`, one per size.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub custom: Vec<Fill>,
-    /// The volume workload per strategy (`--volume`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub volume: Vec<volume::VolumeResult>,
-    pub findings: Vec<String>,
-}
 
 /// Runs one worker task on a fresh pool at `path`, removing the pool afterwards in every case.
 pub(crate) fn child(
@@ -646,73 +546,6 @@ fn method(a: &Config, dir: &Path, emulated: bool) -> String {
     m
 }
 
-/// Whole free chunks a class's long runs leave over, when they are a notable share of the pool.
-fn stranded(f: &Fill) -> String {
-    let (Some(free), Some(class)) = (f.breakdown.free_chunk_bytes, &f.class) else {
-        return String::new();
-    };
-    let share = free as f64 / (f.objects * f.object_bytes + free).max(1) as f64;
-    if share < 0.1 {
-        return String::new();
-    }
-    format!(
-        "; {} of whole chunks stay free because what is left after the last run is less than one run of {} units ({}): fewer units per run, or a pool a whole number of runs large, uses it",
-        format_bytes(free),
-        class.units_per_block,
-        format_bytes(class.unit_size * class.units_per_block as u64)
-    )
-}
-
-/// The class given by hand against PMDK's own, size by size: where it pays and where it wastes
-/// (MemVerge's 1 MiB class reached 95% for 1 MiB objects and very little for small ones).
-/// Why a class given by hand did as it did, in words.
-fn custom_reason(c: &Fill, class: &Class, own: &Fill) -> String {
-    if c.objects == 0 {
-        let header = match class.header.as_str() {
-            "legacy" => 64,
-            "compact" => 16,
-            _ => 0,
-        };
-        let need = c.object_bytes + header;
-        let units = need.div_ceil(class.unit_size.max(1));
-        return if units > u64::from(class.units_per_block) {
-            format!(
-                ": PMDK allocated none, as an object and its header ({need} B) need {units} units and a run of this class holds {}",
-                class.units_per_block
-            )
-        } else {
-            ": PMDK allocated none from this class (a run of it could not be laid out in the pool)"
-                .to_string()
-        };
-    }
-    if c.utilisation < own.utilisation / 2.0 && c.object_bytes * 2 <= class.unit_size {
-        return ": the class is far larger than the object, every object takes a whole unit"
-            .to_string();
-    }
-    stranded(c)
-}
-
-fn custom_findings(fills: &[Fill], custom: &[Fill]) -> Vec<String> {
-    custom
-        .iter()
-        .filter_map(|c| {
-            let own = fills.iter().find(|f| f.object_bytes == c.object_bytes)?;
-            let class = c.class.as_ref()?;
-            Some(format!(
-                "custom class ({} B units, {} per run, {} header, alignment {} B): {} objects fill {:.1}% of the pool, against {:.1}% with PMDK's class{}",
-                class.unit_size,
-                class.units_per_block,
-                class.header,
-                class.alignment,
-                format_bytes(c.object_bytes),
-                c.utilisation * 100.0,
-                own.utilisation * 100.0,
-                custom_reason(c, class, own)
-            ))
-        })
-        .collect()
-}
-
 fn study(
     path: &Path,
     pool: u64,
@@ -759,51 +592,4 @@ fn study(
             },
         },
     }
-}
-
-fn judge(fills: &[Fill], searches: &[SearchResult], conc: &[StrategyResult]) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(worst) = fills
-        .iter()
-        .min_by(|a, b| a.utilisation.total_cmp(&b.utilisation))
-    {
-        out.push(format!(
-            "lowest utilisation: {} objects fill {:.1}% of the pool{}",
-            format_bytes(worst.object_bytes),
-            worst.utilisation * 100.0,
-            worst.class.as_ref().map_or(String::new(), |c| format!(
-                " (class {}: {} B units, {} per run, {} header)",
-                c.id, c.unit_size, c.units_per_block, c.header
-            ))
-        ));
-    }
-    for s in searches {
-        if let (Some(d), Some(b)) = (s.default_utilisation, &s.best)
-            && b.utilisation > d + 0.005
-        {
-            out.push(format!(
-                "{}: a custom class raises utilisation from {:.1}% to {:.1}%",
-                format_bytes(s.object_bytes),
-                d * 100.0,
-                b.utilisation * 100.0
-            ));
-        }
-    }
-    let base = conc
-        .iter()
-        .find(|c| c.strategy == "default" && c.error.is_none());
-    for c in conc.iter().filter(|c| c.error.is_none()) {
-        if c.failures > 0 || base.is_some_and(|b| b.failures > 0) {
-            out.push(format!(
-                "{}: {} of {} allocations failed while the pool was below its live target ({:.3}%), {:.0} allocations/s{}",
-                c.strategy,
-                c.failures,
-                c.allocations + c.failures,
-                c.failure_rate * 100.0,
-                c.allocations_per_s,
-                if c.rescued > 0 { format!(", {} rescued by another arena", c.rescued) } else { String::new() }
-            ));
-        }
-    }
-    out
 }

@@ -1,0 +1,125 @@
+//! What a pool study's figures say: stranded chunks, a class given by hand against PMDK's own,
+//! and the findings of the whole study.
+
+use memsight_core::units::format_bytes;
+
+use super::{Class, Fill, SearchResult, StrategyResult};
+
+/// Whole free chunks a class's long runs leave over, when they are a notable share of the pool.
+fn stranded(f: &Fill) -> String {
+    let (Some(free), Some(class)) = (f.breakdown.free_chunk_bytes, &f.class) else {
+        return String::new();
+    };
+    let share = free as f64 / (f.objects * f.object_bytes + free).max(1) as f64;
+    if share < 0.1 {
+        return String::new();
+    }
+    format!(
+        "; {} of whole chunks stay free because what is left after the last run is less than one run of {} units ({}): fewer units per run, or a pool a whole number of runs large, uses it",
+        format_bytes(free),
+        class.units_per_block,
+        format_bytes(class.unit_size * class.units_per_block as u64)
+    )
+}
+
+/// Why a class given by hand did as it did, in words.
+fn custom_reason(c: &Fill, class: &Class, own: &Fill) -> String {
+    if c.objects == 0 {
+        let header = match class.header.as_str() {
+            "legacy" => 64,
+            "compact" => 16,
+            _ => 0,
+        };
+        let need = c.object_bytes + header;
+        let units = need.div_ceil(class.unit_size.max(1));
+        return if units > u64::from(class.units_per_block) {
+            format!(
+                ": PMDK allocated none, as an object and its header ({need} B) need {units} units and a run of this class holds {}",
+                class.units_per_block
+            )
+        } else {
+            ": PMDK allocated none from this class (a run of it could not be laid out in the pool)"
+                .to_string()
+        };
+    }
+    if c.utilisation < own.utilisation / 2.0 && c.object_bytes * 2 <= class.unit_size {
+        return ": the class is far larger than the object, every object takes a whole unit"
+            .to_string();
+    }
+    stranded(c)
+}
+
+/// The class given by hand against PMDK's own, size by size: where it pays and where it wastes
+/// (MemVerge's 1 MiB class reached 95% for 1 MiB objects and very little for small ones).
+pub(super) fn custom_findings(fills: &[Fill], custom: &[Fill]) -> Vec<String> {
+    custom
+        .iter()
+        .filter_map(|c| {
+            let own = fills.iter().find(|f| f.object_bytes == c.object_bytes)?;
+            let class = c.class.as_ref()?;
+            Some(format!(
+                "custom class ({} B units, {} per run, {} header, alignment {} B): {} objects fill {:.1}% of the pool, against {:.1}% with PMDK's class{}",
+                class.unit_size,
+                class.units_per_block,
+                class.header,
+                class.alignment,
+                format_bytes(c.object_bytes),
+                c.utilisation * 100.0,
+                own.utilisation * 100.0,
+                custom_reason(c, class, own)
+            ))
+        })
+        .collect()
+}
+
+/// What the fills, the class search and the concurrent runs say together.
+pub(super) fn judge(
+    fills: &[Fill],
+    searches: &[SearchResult],
+    conc: &[StrategyResult],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(worst) = fills
+        .iter()
+        .min_by(|a, b| a.utilisation.total_cmp(&b.utilisation))
+    {
+        out.push(format!(
+            "lowest utilisation: {} objects fill {:.1}% of the pool{}",
+            format_bytes(worst.object_bytes),
+            worst.utilisation * 100.0,
+            worst.class.as_ref().map_or(String::new(), |c| format!(
+                " (class {}: {} B units, {} per run, {} header)",
+                c.id, c.unit_size, c.units_per_block, c.header
+            ))
+        ));
+    }
+    for s in searches {
+        if let (Some(d), Some(b)) = (s.default_utilisation, &s.best)
+            && b.utilisation > d + 0.005
+        {
+            out.push(format!(
+                "{}: a custom class raises utilisation from {:.1}% to {:.1}%",
+                format_bytes(s.object_bytes),
+                d * 100.0,
+                b.utilisation * 100.0
+            ));
+        }
+    }
+    let base = conc
+        .iter()
+        .find(|c| c.strategy == "default" && c.error.is_none());
+    for c in conc.iter().filter(|c| c.error.is_none()) {
+        if c.failures > 0 || base.is_some_and(|b| b.failures > 0) {
+            out.push(format!(
+                "{}: {} of {} allocations failed while the pool was below its live target ({:.3}%), {:.0} allocations/s{}",
+                c.strategy,
+                c.failures,
+                c.allocations + c.failures,
+                c.failure_rate * 100.0,
+                c.allocations_per_s,
+                if c.rescued > 0 { format!(", {} rescued by another arena", c.rescued) } else { String::new() }
+            ));
+        }
+    }
+    out
+}
