@@ -257,6 +257,8 @@ fn bad_bandwidth_input_is_refused() {
             "outside this process's cpuset",
         ),
         (&["bandwidth", "--size", "0"], "at least 1 byte"),
+        (&["bandwidth", "--array-gap", "100"], "multiple of 64 B"),
+        (&["bandwidth", "--array-gap", "1G"], "up to 64 MiB"),
         (&["bandwidth", "--size", "100T"], "does not fit"),
         (
             &["bandwidth", "--page-kind", "3m"],
@@ -307,6 +309,28 @@ fn shared_buffer_option_runs_and_says_so() {
             .contains("one shared buffer")
     );
     assert_eq!(points(&doc).len(), 2);
+}
+
+#[test]
+fn the_gap_between_arrays_is_the_one_asked_for() {
+    let default = bandwidth(&["--test", "copy", "--size", "8M", "--cpus", "0"]);
+    assert_eq!(default["results"]["config"]["array_gap"], 2112);
+    let method = default["results"]["method"].as_str().unwrap();
+    assert!(method.contains("its arrays 2.06 KiB apart;"), "{method}");
+    let back_to_back = bandwidth(&[
+        "--test",
+        "copy",
+        "--size",
+        "8M",
+        "--cpus",
+        "0",
+        "--array-gap",
+        "0",
+    ]);
+    assert_eq!(back_to_back["results"]["config"]["array_gap"], 0);
+    let method = back_to_back["results"]["method"].as_str().unwrap();
+    assert!(method.contains("at the same page offset"), "{method}");
+    assert_eq!(points(&back_to_back).len(), 1);
 }
 
 /// A competitor takes the second CPU 3 ms in every 10 ms while two threads read DRAM. With teams

@@ -10,6 +10,7 @@
 //! estimated DRAM bytes beside them ([`spec`]); "best" is the fastest sample (STREAM reports the
 //! best time). Kernels use the widest vector width the CPU has unless `--isa` says otherwise.
 
+mod arrays;
 pub mod counted;
 mod findings;
 mod method;
@@ -24,10 +25,12 @@ use memsight_core::stats::{StopReason, StopRule, Summary};
 use memsight_core::team::sample_team_bracketed;
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
-use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
+use memsight_kernels::bandwidth::{self as k, Isa, Store};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use arrays::DEFAULT_ARRAY_GAP;
+use arrays::{Arrays, Region, default_array_gap, layout};
 pub use settings::{BandwidthSettings, Data, Threads, supported_isa, team};
 pub use spec::Fill;
 use spec::{Named, Op, TestSpec};
@@ -70,6 +73,9 @@ pub struct BandwidthConfig {
     /// (a size past the memory plateau's start is memory whatever the OS claims of its caches).
     #[serde(default)]
     pub reach: Option<crate::reach::MemoryReach>,
+    /// Bytes between a thread's arrays ([`DEFAULT_ARRAY_GAP`] unless `--array-gap` said).
+    #[serde(default = "default_array_gap")]
+    pub array_gap: usize,
 }
 
 impl BandwidthConfig {
@@ -241,62 +247,6 @@ fn scale(s: &Summary, k: f64) -> Summary {
     }
 }
 
-/// Bytes between the end of one array and the start of the next. Arrays whose starts differ by a
-/// multiple of 4 KiB make loads falsely depend on earlier stores to the other array (4K aliasing)
-/// and compete for the same cache sets; 2 KiB + 64 B puts each array at a different offset within
-/// a page and a different L1 set (STREAM's OFFSET serves the same purpose).
-const PAD: usize = 2048 + 64;
-
-/// The arrays of one thread, `len` bytes each, `len + PAD` apart.
-struct Arrays<'a> {
-    region: Region<'a>,
-    len: usize,
-}
-
-/// A thread's memory: its own buffer, or its part of one shared buffer (`--shared`).
-enum Region<'a> {
-    Own(Box<Buffer>),
-    Shared(&'a mut [u8]),
-}
-
-impl Arrays<'_> {
-    fn bytes(&mut self) -> &mut [u8] {
-        match &mut self.region {
-            Region::Own(b) => b.as_mut_slice(),
-            Region::Shared(s) => s,
-        }
-    }
-
-    /// The first `count` arrays.
-    fn split(&mut self, count: usize) -> Vec<&mut [u8]> {
-        let len = self.len;
-        let mut rest = self.bytes();
-        let mut out = Vec::with_capacity(count);
-        for _ in 0..count {
-            let (head, tail) = rest.split_at_mut((len + PAD).min(rest.len()));
-            out.push(&mut head[..len]);
-            rest = tail;
-        }
-        out
-    }
-
-    /// The first three arrays as f64 (STREAM triad).
-    fn split_f64(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
-        let (n, stride) = (self.len / 8, (self.len + PAD) / 8);
-        let f = memsight_core::buffer::bytes_as_f64_mut(self.bytes());
-        let (a, rest) = f.split_at_mut(stride);
-        let (b, c) = rest.split_at_mut(stride);
-        (&mut a[..n], &mut b[..n], &mut c[..n])
-    }
-}
-
-/// Bytes of one array and of one thread's region for a working set of `bytes` per thread.
-fn layout(spec: &TestSpec, bytes: u64) -> (usize, usize) {
-    let arrays = spec.arrays();
-    let len = ((bytes as usize / arrays) / GRANULE).max(1) * GRANULE;
-    (len, arrays * (len + PAD))
-}
-
 /// Prepares a thread's arrays: its own buffer (allocated and first-touched here, on its CPU), or
 /// its part of the shared buffer; sources get non-zero data, the triad STREAM's initial values.
 fn setup<'a>(
@@ -306,7 +256,7 @@ fn setup<'a>(
     bytes: u64,
     shared: Option<&'a mut [u8]>,
 ) -> Result<Arrays<'a>> {
-    let (len, region) = layout(spec, bytes);
+    let (len, region) = layout(spec, bytes, cfg.array_gap);
     let region = match shared {
         Some(part) => Region::Shared(part),
         None => {
@@ -326,7 +276,11 @@ fn setup<'a>(
             Region::Own(Box::new(b))
         }
     };
-    let mut a = Arrays { region, len };
+    let mut a = Arrays {
+        region,
+        len,
+        gap: cfg.array_gap,
+    };
     a.bytes().fill(0x5a);
     if spec.op == Op::Triad {
         let (x, y, z) = a.split_f64();
@@ -414,7 +368,7 @@ fn measure_counted(
     counting: &counted::Counting,
 ) -> Result<Option<Point>> {
     let arrays = spec.arrays() as u64;
-    let (len, region) = layout(spec, bytes);
+    let (len, region) = layout(spec, bytes, cfg.array_gap);
     let len = len as u64;
     let per_pass = spec.bytes(len);
     let threads = cpus.len() as u64;

@@ -53,6 +53,9 @@ pub struct BandwidthSettings {
     pub data: Data,
     pub sampling: Sampling,
     pub dax: Option<&'static DaxTarget>,
+    /// Bytes between a thread's arrays; `None`: [`super::DEFAULT_ARRAY_GAP`] (each array at its
+    /// own page offset). A multiple of 64 B, at most 64 MiB.
+    pub array_gap: Option<u64>,
 }
 
 impl Default for BandwidthSettings {
@@ -76,6 +79,7 @@ impl Default for BandwidthSettings {
                 sample_ms: 20.0,
             },
             dax: None,
+            array_gap: None,
         }
     }
 }
@@ -174,6 +178,7 @@ impl BandwidthSettings {
                 max_arrays * GRANULE as u64
             )));
         }
+        let array_gap = array_gap(self.array_gap)?;
         if self.dax.is_some() && self.node.is_some() {
             return Err(Error::input(
                 "--dax and --node exclude each other: DAX memory is where its device is",
@@ -224,8 +229,22 @@ impl BandwidthSettings {
             weighted: None,
             dax: self.dax,
             reach,
+            array_gap,
         })
     }
+}
+
+/// The gap between a thread's arrays, checked: vector kernels need every array 64-byte aligned.
+fn array_gap(asked: Option<u64>) -> Result<usize> {
+    let Some(gap) = asked else {
+        return Ok(super::DEFAULT_ARRAY_GAP);
+    };
+    if !gap.is_multiple_of(64) || gap > 64 * MIB {
+        return Err(Error::input(format!(
+            "--array-gap {gap} B: give a multiple of 64 B (the vector kernels need aligned arrays) up to 64 MiB"
+        )));
+    }
+    Ok(gap as usize)
 }
 
 fn named(tests: &[Named]) -> Vec<TestSpec> {

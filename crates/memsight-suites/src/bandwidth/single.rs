@@ -38,6 +38,7 @@ impl BandwidthConfig {
             weighted: None,
             dax: None,
             reach: None,
+            array_gap: super::DEFAULT_ARRAY_GAP,
         })
     }
 

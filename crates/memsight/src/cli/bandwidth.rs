@@ -52,10 +52,24 @@ pub struct Args {
     /// What writes write (default: nonzero, 0xef bytes).
     #[arg(long, value_enum)]
     pub pattern: Option<DataArg>,
+    /// Bytes between the end of one of a thread's arrays and the start of the next (default
+    /// 2 KiB + 64 B: every array at its own page offset and L1 set; 0 puts them back to back,
+    /// at the same page offset, where loads can wait on stores to another array 4 KiB away).
+    /// A multiple of 64.
+    #[arg(long, value_name = "BYTES", value_parser = gap)]
+    pub array_gap: Option<u64>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     #[command(flatten)]
     pub dax: super::DaxArg,
+}
+
+/// A size that may be zero (`0`, `64`, `2K`).
+fn gap(s: &str) -> Result<u64, String> {
+    if s.trim() == "0" {
+        return Ok(0);
+    }
+    size(s)
 }
 
 /// What the writes write.
@@ -116,6 +130,7 @@ impl Args {
                 .sampling
                 .over(BandwidthSettings::default().sampling),
             dax: self.dax.target()?,
+            array_gap: self.array_gap,
         })
     }
 }
