@@ -44,8 +44,9 @@ def memsight_json(args):
     return json.loads(sh([MS, "--json", "--no-progress", *args]))
 
 
-def ms_bw(test, size, cpus):
-    d = memsight_json(["bandwidth", "--test", test, "--size", size, "--cpus", cpus, "--page-kind", "4k"])
+def ms_bw(test, size, cpus, *extra):
+    d = memsight_json(["bandwidth", "--test", test, "--size", size, "--cpus", cpus, "--page-kind", "4k",
+                       "--isa", MS_ISA, *extra])
     p = d["results"]["points"][0]
     return p["program_gbs"]["median"], p["program_gbs"]["dropped"]
 
@@ -87,6 +88,8 @@ def multichase(stride, window, chase="simple"):
 NCPU = len(os.sched_getaffinity(0))
 ALL = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
 ISA = os.environ.get("LIKWID_ISA", "avx512")
+# memsight's vector width for likwid's kernel suffix: both tools run the same width.
+MS_ISA = {"avx512": "avx512", "avx": "avx2", "sse": "sse2"}[ISA]
 
 # name, unit, higher is better, memsight runner, {peer name: runner}
 BW = 4 * 1024  # MiB total over the threads, per stream set: well above any LLC here
@@ -96,6 +99,9 @@ CLASSES = [
     ("L1 write 16 KiB, 1 thread", "GB/s", True, lambda: ms_bw("write", "16K", "0"),
      {"likwid store_" + ISA: lambda: likwid("store_" + ISA, "16kB", 1)}),
     ("L1 copy 16 KiB, 1 thread", "GB/s", True, lambda: ms_bw("copy", "16K", "0"),
+     {"likwid copy_" + ISA: lambda: likwid("copy_" + ISA, "16kB", 1)}),
+    ("L1 copy 16 KiB, 1 thread, arrays back to back", "GB/s", True,
+     lambda: ms_bw("copy", "16K", "0", "--array-gap", "0"),
      {"likwid copy_" + ISA: lambda: likwid("copy_" + ISA, "16kB", 1)}),
     ("L2 read 256 KiB, 1 thread", "GB/s", True, lambda: ms_bw("read", "256K", "0"),
      {"likwid load_" + ISA: lambda: likwid("load_" + ISA, "256kB", 1)}),
@@ -108,6 +114,12 @@ CLASSES = [
     ("DRAM NT write, all CPUs", "GB/s", True, lambda: ms_bw("write-nt", "512M", ALL),
      {"likwid store_mem_" + ISA: lambda: likwid("store_mem_" + ISA, f"{NCPU * 512}MB", NCPU)}),
     ("DRAM NT copy, all CPUs", "GB/s", True, lambda: ms_bw("copy-nt", "512M", ALL),
+     {"likwid copy_mem_" + ISA: lambda: likwid("copy_mem_" + ISA, f"{NCPU * 512}MB", NCPU)}),
+    # memsight places a thread's arrays 2 KiB + 64 B apart within their pages; likwid's streams
+    # are separate allocations. The same class with memsight's arrays back to back (every array
+    # at the same page offset) tells whether placement explains a difference.
+    ("DRAM NT copy, all CPUs, arrays back to back", "GB/s", True,
+     lambda: ms_bw("copy-nt", "512M", ALL, "--array-gap", "0"),
      {"likwid copy_mem_" + ISA: lambda: likwid("copy_mem_" + ISA, f"{NCPU * 512}MB", NCPU)}),
     ("DRAM copy, all CPUs", "GB/s", True, lambda: ms_bw("copy", "512M", ALL),
      {"likwid copy_" + ISA: lambda: likwid("copy_" + ISA, f"{NCPU * 512}MB", NCPU)}),
@@ -133,7 +145,7 @@ def main():
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "unknown")
     print(f"date: {sh(['date', '-u', '+%Y-%m-%d %H:%M UTC']).strip()}; host: {os.uname().nodename}; CPU: {model}")
     print(f"uptime: {sh(['uptime']).strip()}")
-    print(f"CPUs {ALL}; {ROUNDS} rounds, alternating; 4 KiB pages; likwid kernels *_{ISA}")
+    print(f"CPUs {ALL}; {ROUNDS} rounds, alternating; 4 KiB pages; likwid kernels *_{ISA}, memsight --isa {MS_ISA}")
     rows = []
     for name, unit, higher, ms, peers in CLASSES:
         if ONLY and not any(o.lower() in name.lower() for o in ONLY):

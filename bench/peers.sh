@@ -7,7 +7,9 @@
 # stream/, a clone of github.com/jeffhammond/STREAM; their code is not part of this repository),
 # then runs bench/peers.py: every class ROUNDS times (default 5), memsight and the peer
 # alternately, and a table of medians and ratios.
-# Usage: PEERS_DIR=DIR [ROUNDS=5] [ONLY=latency,L1] bench/peers.sh
+# Both tools run one vector width: the widest here, or LIKWID_ISA (avx512, avx or sse; memsight
+# runs avx512, avx2 or sse2 to match).
+# Usage: PEERS_DIR=DIR [ROUNDS=5] [ONLY=latency,L1] [LIKWID_ISA=avx] bench/peers.sh
 set -euo pipefail
 peers=${PEERS_DIR:-}
 if [[ -z $peers || ! -f $peers/multichase/multichase.c || ! -f $peers/stream/stream.c ]]; then
@@ -38,4 +40,4 @@ make -s -C "$build/multichase" multichase >/dev/null
 gcc -O3 -march=native -fopenmp -mcmodel=medium -fno-tree-loop-distribute-patterns \
   -DSTREAM_ARRAY_SIZE=80000000 -DNTIMES=20 "$build/stream/stream.c" -o "$build/stream.80M"
 isa=$(target/release/memsight env --json | python3 -c 'import json,sys; f=json.load(sys.stdin)["environment"]["cpu"]["features"]; print("avx512" if f["avx512f"] else "avx" if f["avx2"] else "sse")')
-PEERS_BUILD=$build LIKWID_ISA=$isa python3 bench/peers.py
+PEERS_BUILD=$build LIKWID_ISA=${LIKWID_ISA:-$isa} python3 bench/peers.py
