@@ -22,6 +22,14 @@ slug=$(printf '%s' "$model" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/^-//
 out=${OUT:-bench/results/$(date -u +%F)-$slug-host-check.md}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Runs a memsight command ROUNDS times, each JSON result read by the script $work/$1.
+rounds_of() {
+  local script=$1
+  shift
+  for ((r = 0; r < rounds; r++)); do
+    "$ms" --json --no-progress "$@" | python3 "$work/$script"
+  done
+}
 # SKIP names sections to leave out: clock, l1, times, working-sets, peers.
 skip() { [[ ",${SKIP:-}," == *",$1,"* ]]; }
 cpu0=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
@@ -65,10 +73,7 @@ PY
     echo "## Core clock and L1 latency (CPU $cpu0, $rounds rounds)"
     echo
     echo '```'
-    for ((r = 0; r < rounds; r++)); do
-      "$ms" --json --no-progress latency --max-size 32K --no-tlb --parallel 1 --cpu "$cpu0" |
-        python3 "$work/clock.py"
-    done
+    rounds_of clock.py latency --max-size 32K --no-tlb --parallel 1 --cpu "$cpu0"
     echo '```'
   fi
 
@@ -77,10 +82,7 @@ PY
     echo "## L1 read, one thread (CPU $cpu0, 16 KiB, $rounds rounds)"
     echo
     echo '```'
-    for ((r = 0; r < rounds; r++)); do
-      "$ms" --json --no-progress bandwidth --test read --size 16K --cpus "$cpu0" |
-        python3 "$work/l1.py"
-    done
+    rounds_of l1.py bandwidth --test read --size 16K --cpus "$cpu0"
     echo '```'
   fi
 
