@@ -558,7 +558,7 @@ fn map(req: BufferRequest) -> Result<Buffer> {
         }
     }
     if let Some(node) = req.node {
-        policy::bind(&b, node)?;
+        policy::bind(&mut b, node)?;
     }
     Ok(b)
 }

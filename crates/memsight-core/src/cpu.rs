@@ -283,9 +283,17 @@ impl CpuInfo {
         );
         #[cfg(target_arch = "aarch64")]
         if fs.is_live() {
-            info.features.neon = std::arch::is_aarch64_feature_detected!("neon");
-            info.features.sve = std::arch::is_aarch64_feature_detected!("sve");
-            info.features.nt_stores = info.features.neon;
+            // What this process can run, whatever /proc/cpuinfo says (an emulator such as
+            // qemu-user shows the host's x86 flags there).
+            let features = &mut info.features;
+            features.neon = std::arch::is_aarch64_feature_detected!("neon");
+            features.sve = std::arch::is_aarch64_feature_detected!("sve");
+            features.nt_stores = features.neon;
+            (features.sse2, features.avx2, features.avx512f) = (false, false, false);
+            (features.clzero, features.clflushopt, features.clwb) = (false, false, false);
+            if first("CPU implementer").is_none() {
+                info.core_class = CoreClass::Unknown;
+            }
         }
         info
     }

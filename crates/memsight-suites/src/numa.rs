@@ -33,6 +33,9 @@ pub struct Config {
     /// The bandwidth kernels, one matrix each (default: read, write and NT write, as the EPYC
     /// 7002 review reports per NUMA domain).
     pub tests: Vec<crate::bandwidth::spec::TestSpec>,
+    /// Leave out (and say so) the tests this CPU cannot run instead of refusing them: for the
+    /// default list, not for the user's `--test`.
+    pub skip_unsupported: bool,
     pub page_kind: PageKind,
     /// Per cell.
     pub sampling: crate::sampling::Sampling,
@@ -47,6 +50,7 @@ impl Default for Config {
             tests: [Named::Read, Named::Write, Named::WriteNt]
                 .map(Named::spec)
                 .to_vec(),
+            skip_unsupported: true,
             page_kind: PageKind::Thp,
             sampling: crate::sampling::Sampling {
                 target_ci: 0.01,
@@ -176,9 +180,16 @@ pub fn run(
             "--test: name at least one bandwidth kernel, or --no-bandwidth",
         ));
     }
+    let mut tests = Vec::new();
+    let mut skipped = Vec::new();
     for t in a.tests.iter().filter(|_| a.bandwidth) {
-        t.supported(memsight_kernels::bandwidth::Isa::widest())
-            .map_err(|why| Error::input(format!("--test {}: {why}", t.name)))?;
+        match t.supported(memsight_kernels::bandwidth::Isa::widest()) {
+            Ok(()) => tests.push(t.clone()),
+            Err(why) if a.skip_unsupported => {
+                skipped.push(format!("{} matrix not measured: {why}", t.name))
+            }
+            Err(why) => return Err(Error::input(format!("--test {}: {why}", t.name))),
+        }
     }
     let (latency_size, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
     let bw_size = a.bandwidth_bytes;
@@ -207,7 +218,7 @@ pub fn run(
                     col,
                     latency_size,
                     bandwidth_bytes: a.bandwidth.then_some(bw_size),
-                    tests: &a.tests,
+                    tests: &tests,
                     page_kind,
                     rule,
                     sample_ns,
@@ -225,12 +236,13 @@ pub fn run(
     }
 
     let claims = claims(&plan, &columns, &cells);
-    let findings = findings(&plan, &columns, &cells, &claims);
+    let mut findings = findings(&plan, &columns, &cells, &claims);
+    findings.extend(skipped);
     let method = format!(
         "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {} per thread, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
         memsight_core::units::format_bytes(latency_size),
         a.page_kind.name(),
-        a.tests
+        tests
             .iter()
             .map(|t| t.name.as_str())
             .collect::<Vec<_>>()

@@ -5,13 +5,36 @@ use super::Buffer;
 use crate::error::{Error, Result};
 
 /// Binds the whole mapping to one node (`mbind`, MPOL_BIND) before any page is touched.
-pub(super) fn bind(b: &Buffer, node: usize) -> Result<()> {
+pub(super) fn bind(b: &mut Buffer, node: usize) -> Result<()> {
     const MPOL_BIND: libc::c_int = 2;
-    set_policy(b, MPOL_BIND, &[node]).map_err(|e| {
-        Error::input(format!(
+    match set_policy(b, MPOL_BIND, &[node]) {
+        Err(e) if harmless(&e, &[node]) => {
+            b.report.warnings.push(unapplied(&e));
+            Ok(())
+        }
+        Err(e) => Err(Error::input(format!(
             "cannot bind memory to NUMA node {node}: {e}; choose a node with memory this process may use"
-        ))
-    })
+        ))),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// A policy the system refuses to take (no NUMA support in the kernel, a seccomp filter such as a
+/// container's default one that allows `mbind` only with CAP_SYS_NICE, an emulator) is harmless
+/// when every node it names is the one node with memory: the pages land there anyway.
+fn harmless(e: &std::io::Error, nodes: &[usize]) -> bool {
+    let refused = matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM));
+    let memory_nodes = std::fs::read_to_string("/sys/devices/system/node/has_memory")
+        .ok()
+        .and_then(|t| crate::units::parse_cpu_list(t.trim()).ok())
+        .unwrap_or_else(|| vec![0]);
+    refused && memory_nodes.len() == 1 && nodes.iter().all(|n| *n == memory_nodes[0])
+}
+
+fn unapplied(e: &std::io::Error) -> String {
+    format!(
+        "the memory policy was not applied (mbind: {e}); with one node holding memory the pages are on it anyway"
+    )
 }
 
 /// Applies a memory policy over the whole mapping (`mbind`).
@@ -64,14 +87,45 @@ impl Buffer {
         if nodes.is_empty() {
             return Err(Error::input("no NUMA node to interleave over"));
         }
-        set_policy(self, MPOL_INTERLEAVE, nodes).map_err(|e| {
-            Error::input(format!(
-                "cannot interleave memory over nodes {}: {e}",
-                crate::units::format_list(nodes)
-            ))
-        })?;
+        match set_policy(self, MPOL_INTERLEAVE, nodes) {
+            Err(e) if harmless(&e, nodes) => self.report.warnings.push(unapplied(&e)),
+            Err(e) => {
+                return Err(Error::input(format!(
+                    "cannot interleave memory over nodes {}: {e}",
+                    crate::units::format_list(nodes)
+                )));
+            }
+            Ok(()) => {}
+        }
         self.report.bound_node = None;
         self.report.interleaved = nodes.to_vec();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_policy_is_harmless_only_on_the_one_memory_node() {
+        let memory_nodes = std::fs::read_to_string("/sys/devices/system/node/has_memory")
+            .ok()
+            .and_then(|t| crate::units::parse_cpu_list(t.trim()).ok())
+            .unwrap_or_else(|| vec![0]);
+        let refused = std::io::Error::from_raw_os_error(libc::ENOSYS);
+        let forbidden = std::io::Error::from_raw_os_error(libc::EPERM);
+        let invalid = std::io::Error::from_raw_os_error(libc::EINVAL);
+        let only = memory_nodes[0];
+        // Another error, or a node other than the one with memory, is never harmless.
+        assert!(!harmless(&invalid, &[only]));
+        assert!(!harmless(&refused, &[only + 1]));
+        if memory_nodes.len() == 1 {
+            assert!(harmless(&refused, &[only]));
+            assert!(harmless(&forbidden, &[only, only]));
+            assert!(unapplied(&refused).contains("pages are on it anyway"));
+        } else {
+            assert!(!harmless(&refused, &[only]));
+        }
     }
 }

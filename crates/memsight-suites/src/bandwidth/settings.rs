@@ -34,6 +34,9 @@ pub enum Data {
 pub struct BandwidthSettings {
     /// Tests; `None`: [`super::spec::defaults`], less those this CPU cannot run.
     pub tests: Option<Vec<TestSpec>>,
+    /// Leave out (and say so) the given tests this CPU cannot run, instead of refusing them: for
+    /// the lists `memsight run` picks, not for the user's `--test`.
+    pub skip_unsupported: bool,
     /// Vector width; `None`: the widest this CPU has.
     pub isa: Option<Isa>,
     pub threads: Threads,
@@ -62,6 +65,7 @@ impl Default for BandwidthSettings {
     fn default() -> Self {
         BandwidthSettings {
             tests: None,
+            skip_unsupported: false,
             isa: None,
             threads: Threads::All,
             cpus: None,
@@ -89,6 +93,7 @@ impl BandwidthSettings {
     pub fn quick() -> Self {
         BandwidthSettings {
             tests: Some(named(&[Named::Read, Named::Write, Named::CopyNt])),
+            skip_unsupported: true,
             sampling: Sampling {
                 min_samples: 3,
                 point_budget: 0.3,
@@ -113,6 +118,7 @@ impl BandwidthSettings {
         tests.push(Named::StreamTriadLike.spec());
         BandwidthSettings {
             tests: Some(tests),
+            skip_unsupported: true,
             sampling: Sampling {
                 min_samples: 5,
                 point_budget: 0.5,
@@ -149,11 +155,25 @@ impl BandwidthSettings {
                 v
             }
             Some(tests) => {
+                let mut v = Vec::new();
                 for t in tests {
-                    t.supported(isa)
-                        .map_err(|why| Error::input(format!("test '{}': {why}", t.name)))?;
+                    match t.supported(isa) {
+                        Ok(()) => v.push(t.clone()),
+                        Err(why) if self.skip_unsupported => {
+                            skipped.push(format!("{}: {why}", t.name))
+                        }
+                        Err(why) => {
+                            return Err(Error::input(format!("test '{}': {why}", t.name)));
+                        }
+                    }
                 }
-                tests.clone()
+                if v.is_empty() {
+                    return Err(Error::input(format!(
+                        "none of the tests asked for runs on this CPU ({})",
+                        skipped.join("; ")
+                    )));
+                }
+                v
             }
         };
         let cpus = team(self.threads, self.cpus.as_deref(), env)?;

@@ -111,6 +111,7 @@ impl Args {
     pub fn settings(&self) -> memsight_core::Result<BandwidthSettings> {
         Ok(BandwidthSettings {
             tests: (!self.test.is_empty()).then(|| self.test.clone()),
+            skip_unsupported: false,
             isa: self.isa.map(Into::into),
             threads: self.threads,
             cpus: numbers(&self.cpus),

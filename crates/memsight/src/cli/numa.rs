@@ -46,6 +46,7 @@ impl Args {
             } else {
                 self.test.clone()
             },
+            skip_unsupported: self.test.is_empty(),
             page_kind: self.page_kind.into(),
             sampling: self.sampling.over(Config::default().sampling),
         }
