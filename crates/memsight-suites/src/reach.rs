@@ -21,6 +21,8 @@
 //! short probe (`crate::latency::memory`). This module holds the rules and the process's record;
 //! it measures nothing.
 
+pub mod stream;
+
 use std::sync::Mutex;
 
 use memsight_core::env::Environment;
@@ -142,6 +144,10 @@ pub struct MemoryReach {
     pub cpu: usize,
     pub memory: MemoryStart,
     pub source: ReachSource,
+    /// Where one core streaming reaches memory ([`stream`]), where it was checked (the
+    /// bandwidth suites' default sizes; a latency ladder alone does not check it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<stream::StreamCheck>,
 }
 
 impl MemoryReach {
@@ -158,6 +164,26 @@ impl MemoryReach {
     pub fn team_cache(&self, threads: usize, env: &Environment) -> u64 {
         let reported = env.llc_total_bytes();
         (threads as u64 * self.memory.cache_bytes).min(reported.max(self.memory.cache_bytes))
+    }
+
+    /// Bytes a team's working sets of `arrays` arrays each must reach together to be in memory:
+    /// four times what the team holds in caches by its latency curves, and each array of the
+    /// team together no less than where one core streaming reaches memory, where that was
+    /// checked.
+    pub fn team_stream_bytes(&self, threads: usize, arrays: usize, env: &Environment) -> u64 {
+        (4 * self.team_cache(threads, env))
+            .max(arrays as u64 * self.stream.map_or(0, |s| s.from_bytes))
+    }
+
+    /// Whether working sets of `bytes` per thread in arrays of `array_bytes`, `threads` of
+    /// them, are memory by both checks: each on the latency curve's memory plateau, and every
+    /// array of the team together past the streaming check (a copy with non-temporal stores
+    /// keeps its sources in a cache its destinations do not use).
+    pub fn holds_in_memory(&self, bytes: u64, array_bytes: u64, threads: usize) -> bool {
+        bytes >= self.memory.from_bytes
+            && self
+                .stream
+                .is_none_or(|s| array_bytes * threads.max(1) as u64 >= s.from_bytes)
     }
 
     /// One sentence for methods: which size was chosen and why it is memory.
@@ -180,13 +206,17 @@ impl MemoryReach {
                 format_bytes(self.memory.cache_bytes)
             )
         };
-        match self.source {
+        let head = match self.source {
             ReachSource::Ladder => measured("the latency ladder of this run"),
             ReachSource::Probe => measured("a short probe"),
             ReachSource::Reported => reported("a recorded machine: nothing measured"),
             ReachSource::Unsettled => {
                 reported("a short latency probe did not settle on a memory plateau")
             }
+        };
+        match self.stream {
+            Some(s) => format!("{head}; {}", s.describe()),
+            None => head,
         }
     }
 }
@@ -275,6 +305,7 @@ mod tests {
             cpu: 0,
             memory: m,
             source: ReachSource::Probe,
+            stream: None,
         };
         assert_eq!(r.working_set(), MIN_WORKING_SET);
     }
@@ -300,6 +331,7 @@ mod tests {
             cpu: 0,
             memory: m,
             source: ReachSource::Probe,
+            stream: None,
         };
         assert!(r.working_set() >= 4 * 64 * M, "{}", r.working_set());
         let (end, m) = stop_point(&staircase(&steps, 4096 * M)).expect("memory found");
@@ -321,7 +353,8 @@ mod tests {
             MemoryReach {
                 cpu: 0,
                 memory: m,
-                source: ReachSource::Probe
+                source: ReachSource::Probe,
+                stream: None,
             }
             .working_set()
                 >= 4 * 1024 * M

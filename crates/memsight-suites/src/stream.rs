@@ -90,8 +90,8 @@ impl StreamSettings {
         let want = match self.elements {
             Some(e) => e,
             None => {
-                let team = crate::latency::memory::known_or_probe(env)?.team_cache(cpus.len(), env);
-                10_000_000usize.max((4 * team / 8) as usize)
+                let r = crate::bandwidth::plateau::streaming_reach(env)?;
+                10_000_000usize.max((r.team_stream_bytes(cpus.len(), 1, env) / 8) as usize)
             }
         };
         if want == 0 {

@@ -24,6 +24,8 @@ mod neon;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+#[cfg(target_arch = "x86_64")]
+pub mod x86load;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -272,14 +274,34 @@ macro_rules! dispatch_passes {
     }};
 }
 
-/// Reads every byte of the buffer once per pass, `passes` times. Returns, added over passes
-/// (wrapping), each pass's checksum: the XOR of the 64-bit words in each lane of the ISA's vector
-/// (word `i` in lane `i mod lanes`, [`Isa::lanes`]), lanes added. XOR lets the AVX-512 kernel
-/// fold two loads per instruction; the per-lane form is what the kernels compute without a
-/// horizontal step per load, and it still changes when any word is skipped or read twice.
+/// Reads every byte of the buffer once per pass, `passes` times. Returns what proves it, added
+/// over passes (wrapping), as [`ReadProof`] says for the ISA: for the x86 vector widths (pure
+/// loads in assembly) the bytes the loop walked; for scalar and NEON (loads folded by XOR) each
+/// pass's checksum: the XOR of the 64-bit words in each lane of the ISA's vector (word `i` in
+/// lane `i mod lanes`, [`Isa::lanes`]), lanes added, which changes when any word is skipped or
+/// read twice.
 pub fn read(isa: Isa, buf: &[u8], passes: u64) -> u64 {
     check(buf);
     dispatch_passes!(isa, passes, read(buf), u64::wrapping_add)
+}
+
+/// What [`read`] returns for an ISA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadProof {
+    /// The bytes the loop walked (x86 vector widths: pure loads, [`x86load`]).
+    BytesWalked,
+    /// The per-lane XOR checksum of the words (scalar, NEON).
+    Checksum,
+}
+
+impl ReadProof {
+    /// The proof `read` gives at `isa`.
+    pub fn of(isa: Isa) -> ReadProof {
+        match isa {
+            Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => ReadProof::BytesWalked,
+            Isa::Scalar | Isa::Neon => ReadProof::Checksum,
+        }
+    }
 }
 
 /// [`read`], loading as `load` says (x86 vector widths only: [`supports_load`]).

@@ -86,31 +86,78 @@ fn read_checksum(b: &[u8], lanes: usize) -> u64 {
     x.iter().fold(0u64, |a, &w| a.wrapping_add(w))
 }
 
+/// What `read` must return for one pass over `b` at `isa` ([`ReadProof`]).
+fn read_proof(isa: Isa, b: &[u8]) -> u64 {
+    match ReadProof::of(isa) {
+        ReadProof::BytesWalked => b.len() as u64,
+        ReadProof::Checksum => read_checksum(b, isa.lanes()),
+    }
+}
+
 #[test]
 fn reads_see_every_word_once_per_pass() {
     let mut v = aligned(LEN, 0);
     let b = window(&mut v, LEN);
     fill_words(b, |i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     for isa in Isa::available() {
-        let want = read_checksum(b, isa.lanes());
+        let want = read_proof(isa, b);
         assert_eq!(read(isa, b, 1), want, "{isa:?}");
         // Several passes inside one call read every word once per pass (even counts do not
         // cancel: each pass's XOR is added).
         assert_eq!(read(isa, b, 3), want.wrapping_mul(3), "{isa:?}");
         assert_eq!(read(isa, b, 2), want.wrapping_mul(2), "{isa:?}");
     }
-    // A word read twice or skipped changes the checksum.
-    let isa = Isa::widest();
-    let before = read(isa, b, 1);
-    b[8 * 37] ^= 1;
-    assert_ne!(read(isa, b, 1), before);
+    // A word read twice or skipped changes the checksum of the folding kernels.
+    for isa in Isa::available() {
+        if ReadProof::of(isa) == ReadProof::Checksum {
+            let before = read(isa, b, 1);
+            b[8 * 37] ^= 1;
+            assert_ne!(read(isa, b, 1), before, "{isa:?}");
+        }
+    }
     // Lengths that are not multiples of the main loop's 16 vectors exercise the tail.
-    for len in [LEN - 256, 256, 768] {
+    for len in [LEN - 256, 256, 768, 1024 + 256] {
         let short = &b[..len];
         for isa in Isa::available() {
-            let want = read_checksum(short, isa.lanes());
+            let want = read_proof(isa, short);
             assert_eq!(read(isa, short, 2), want.wrapping_mul(2), "{isa:?} {len} B");
         }
+    }
+}
+
+/// The pure-load read kernels load every vector of their step exactly once: the offsets of the
+/// loads in the compiled main loop are 0, VB, …, 15·VB, and in the tail loop those of 256 B.
+/// With the bytes walked that `reads_see_every_word_once_per_pass` checks, that is every byte.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn pure_reads_load_every_vector_of_their_step() {
+    let Some(text) = disassembly() else {
+        eprintln!("skipped: objdump not found");
+        return;
+    };
+    for (isa, mnemonic, vb) in [
+        ("sse2", "movdqa ", 16u64),
+        ("avx2", "vmovdqa ", 32),
+        ("avx512", "vmovdqa64 ", 64),
+    ] {
+        let head = format!("<memsight_kernels::bandwidth::x86load::{isa}::read>:");
+        let body = text
+            .split(&head)
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .unwrap_or_else(|| panic!("{isa}::read not found"));
+        let offsets: Vec<u64> = body
+            .lines()
+            .filter_map(|l| l.split_once(mnemonic).map(|(_, ops)| ops))
+            .map(|ops| {
+                let disp = ops.split('(').next().unwrap_or("");
+                u64::from_str_radix(disp.trim_start_matches("0x"), 16).unwrap_or(0)
+            })
+            .collect();
+        let main: Vec<u64> = (0..16).map(|k| k * vb).collect();
+        let tail: Vec<u64> = (0..256 / vb).map(|k| k * vb).collect();
+        let want: Vec<u64> = main.into_iter().chain(tail).collect();
+        assert_eq!(offsets, want, "{isa}::read loads");
     }
 }
 
@@ -318,7 +365,7 @@ fn is_kernel(function: &str) -> bool {
         return false;
     };
     let name = rest.trim_end_matches(">:");
-    ["x86::", "scalar::", "neon::"]
+    ["x86::", "x86load::", "scalar::", "neon::"]
         .iter()
         .any(|m| name.starts_with(m))
         || [

@@ -124,19 +124,22 @@ macro_rules! copy_fn {
             for _ in 0..passes {
                 let (d, s) = std::hint::black_box((dst.as_mut_ptr(), src.as_ptr()));
                 let mut i = 0;
+                // 256 B per iteration at every width (sixteen SSE vectors, four AVX-512
+                // ones): with four vectors, SSE2 spent enough of each iteration on the loop
+                // itself to trail likwid-bench's `copy_sse` by 13% in L1 on Golden Cove.
                 while i < n {
-                    // SAFETY: as for `read`.
-                    unsafe {
-                        let a = ld(s.add(i));
-                        let b = ld(s.add(i + VB));
-                        let c = ld(s.add(i + 2 * VB));
-                        let e = ld(s.add(i + 3 * VB));
-                        $op(d.add(i), a);
-                        $op(d.add(i + VB), b);
-                        $op(d.add(i + 2 * VB), c);
-                        $op(d.add(i + 3 * VB), e);
+                    let mut j = 0;
+                    while j < crate::bandwidth::GRANULE {
+                        // SAFETY: as for `read`; len is a multiple of GRANULE.
+                        unsafe {
+                            let a = ld(s.add(i + j));
+                            let b = ld(s.add(i + j + VB));
+                            $op(d.add(i + j), a);
+                            $op(d.add(i + j + VB), b);
+                        }
+                        j += 2 * VB;
                     }
-                    i += STEP;
+                    i += crate::bandwidth::GRANULE;
                 }
             }
             if $fence {
@@ -316,23 +319,16 @@ macro_rules! kernels {
                 unsafe { $streamd(p.cast(), v) }
             }
 
-            // Reads the buffer `passes` times; returns the sum over passes of each pass's
-            // lane-wise XOR of the buffer's words, lanes added (see `super::super::read`).
-            //
-            // Sixteen vectors per iteration into eight accumulators, each taking two loaded
-            // vectors per step through `fold2`: one `vpternlogq` with AVX-512, two xors
-            // otherwise. Why not one add per load: Golden Cove-class Intel cores (Sapphire
-            // Rapids and later) run 512-bit integer ops on two ports only, so an add per load
-            // plus the loop's own µops saturate them below the two 64-byte loads per cycle the
-            // load ports carry (a 16 KiB read measured 0.7 of likwid-bench's pure-load
-            // `load_avx512` there). One three-input op per two loads leaves half of those ports
-            // free; on Zen 4/5 it makes no difference. The words stay verifiable (unlike a
-            // pure-load loop) and each pass folds its accumulators into a running sum, so
-            // passes do not cancel.
+            // The plain read is pure loads in assembly (`super::super::x86load`). The hinted
+            // reads below fold what they load (sixteen vectors per iteration into eight
+            // accumulators through `fold2`: one `vpternlogq` with AVX-512, two xors
+            // otherwise), so each returns the sum over passes of each pass's lane-wise XOR of
+            // the buffer's words, lanes added: they run from memory, where folding costs
+            // nothing, and the checksum proves every word was loaded.
             //
             // `read_nta` adds a `prefetchnta` per line ahead (the hint NUMA benchmarks such as
             // NCRB use for non-temporal reads); `read_ntl` loads with `movntdqa`.
-            read_fn!($feature, $feature, read, ld, false, $zero, $fold2, $xor, $add);
+            pub use crate::bandwidth::x86load::$modname::read;
             read_fn!($feature, $feature, read_nta, ld, true, $zero, $fold2, $xor, $add);
             read_fn!($feature, $slfeature, read_ntl, ldnt, false, $zero, $fold2, $xor, $add);
 

@@ -14,6 +14,7 @@ mod arrays;
 pub mod counted;
 mod findings;
 mod method;
+pub mod plateau;
 mod settings;
 mod single;
 pub mod spec;
@@ -473,6 +474,7 @@ pub fn run(
                     Some(mut p) => {
                         p.level = Some(level_of(
                             cfg.bytes_per_thread,
+                            p.array_bytes,
                             count,
                             env,
                             cfg.reach.as_ref(),
@@ -500,7 +502,8 @@ pub fn run(
                 tick(&format!("sweep {} {}", spec.name, format_bytes(size)));
                 match measure_counted(&spec, cfg, env, one, size, cfg.patterns[0], &counting)? {
                     Some(mut p) => {
-                        p.level = Some(level_of(size, 1, env, cfg.reach.as_ref()));
+                        let array = p.array_bytes;
+                        p.level = Some(level_of(size, array, 1, env, cfg.reach.as_ref()));
                         let stop = p.stop;
                         sweep.push(p);
                         if stop == StopReason::Interrupted {
@@ -579,17 +582,31 @@ fn l1_finding(l: &L1Read) -> String {
 }
 
 /// The level a team's working sets live in: memory from the start of the memory plateau on
-/// the core's latency curve on, else the first reported cache whose instance holds the
+/// the core's latency curve on (and, where streaming was checked, together past where one core
+/// streaming reaches memory, else the last-level cache), else the first reported cache whose instance holds the
 /// working sets of the threads that may share it (teams are taken to be packed, the worst
 /// case for a shared cache).
 fn level_of(
     bytes: u64,
+    array_bytes: u64,
     threads: usize,
     env: &Environment,
     reach: Option<&crate::reach::MemoryReach>,
 ) -> MemLevel {
-    if reach.is_some_and(|r| bytes >= r.memory.from_bytes) {
-        return MemLevel::Memory;
+    if let Some(r) = reach
+        && bytes >= r.memory.from_bytes
+    {
+        if r.holds_in_memory(bytes, array_bytes, threads) {
+            return MemLevel::Memory;
+        }
+        // On the latency curve's memory plateau, yet streamed partly from a cache: the
+        // last-level cache's reach (`crate::reach::stream`).
+        if let Some(l) = (1..=5u8)
+            .rev()
+            .find(|&l| env.topology.cache(l.into()).is_some())
+        {
+            return MemLevel::Cache(l);
+        }
     }
     (1..=5u8)
         .filter_map(|l| env.topology.cache(l.into()).map(|c| (l, c)))

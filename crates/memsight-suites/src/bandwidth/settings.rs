@@ -181,17 +181,22 @@ impl BandwidthSettings {
         // Sizes that could be memory are sized and labelled from the core's latency curve;
         // sizes within the L2 (per core, reported truthfully even in VMs) need no probe.
         let l2 = env.topology.cache(2).map_or(0, |c| c.size_bytes);
-        let reach = if self.size.is_some_and(|b| b <= l2) && !self.sweep {
-            None
-        } else {
-            Some(crate::latency::memory::known_or_probe(env)?)
+        // A default size is also checked by streaming (a latency curve alone can call memory
+        // what a stream still finds in a cache: `crate::reach::stream`).
+        let reach = match self.size {
+            None => Some(super::plateau::streaming_reach(env)?),
+            Some(b) if b <= l2 && !self.sweep => None,
+            Some(_) => Some(crate::latency::memory::known_or_probe(env)?),
         };
         // Together the threads hold what each core reaches, up to every reported LLC.
         let team_cache = reach.map_or(env.llc_total_bytes(), |r| r.team_cache(n, env));
-        let bytes_per_thread = self
-            .size
-            .unwrap_or_else(|| (128 * MIB).max((4 * team_cache).div_ceil(n as u64)));
         let max_arrays = tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);
+        let bytes_per_thread = self.size.unwrap_or_else(|| {
+            let team = reach.map_or(4 * team_cache, |r| {
+                r.team_stream_bytes(n, max_arrays as usize, env)
+            });
+            (128 * MIB).max(team.div_ceil(n as u64).next_multiple_of(GRANULE as u64))
+        });
         if bytes_per_thread < max_arrays * GRANULE as u64 {
             return Err(Error::input(format!(
                 "--size {bytes_per_thread} B is too small: each thread needs at least {} for its {max_arrays} arrays",

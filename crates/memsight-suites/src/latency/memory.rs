@@ -21,6 +21,7 @@ pub fn record(cpu: usize, points: &[Point], env: &Environment) {
             cpu,
             memory,
             source: ReachSource::Ladder,
+            stream: None,
         });
     }
 }
@@ -73,6 +74,7 @@ fn reported(env: &Environment, cpu: usize) -> MemoryReach {
             cache_bytes: largest,
         },
         source: ReachSource::Reported,
+        stream: None,
     }
 }
 
@@ -107,5 +109,6 @@ pub fn probe(env: &Environment, cpu: usize) -> Result<MemoryReach> {
         cpu,
         memory,
         source: ReachSource::Probe,
+        stream: None,
     })
 }

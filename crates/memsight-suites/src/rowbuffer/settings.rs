@@ -111,12 +111,17 @@ impl RowbufferSettings {
             None => env.allowed_cpus.clone(),
         };
         // Each array at least twice the caches every CPU holds between them (from the core's
-        // latency curve, not the OS's claim) and 64 MiB, so that the sweep runs from DRAM.
+        // latency curve, not the OS's claim) and 64 MiB, and the three together past where one
+        // core streaming reaches memory, so that the sweep runs from DRAM.
         let array_bytes = match self.array_size {
             Some(b) => b,
             None => {
-                let team = crate::latency::memory::known_or_probe(env)?.team_cache(cpus.len(), env);
-                (2 * team).max(64 << 20)
+                let r = crate::bandwidth::plateau::streaming_reach(env)?;
+                let streamed = r.stream.map_or(0, |s| s.from_bytes.div_ceil(3));
+                (2 * r.team_cache(cpus.len(), env))
+                    .max(streamed)
+                    .max(64 << 20)
+                    .next_multiple_of(64)
             }
         };
         if array_bytes < (1 << 20) || array_bytes % 64 != 0 {

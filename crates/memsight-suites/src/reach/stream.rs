@@ -1,0 +1,118 @@
+//! Where memory begins for a core that streams.
+//!
+//! A latency curve can sit on its memory plateau while streaming at the same size is still
+//! served partly from a cache: on one Sapphire Rapids-class KVM guest a pointer chase took
+//! ~110 ns from 27 MiB to 1 GiB, yet one core read 128 MiB at 28 GB/s and 512 MiB at 17 GB/s
+//! (the prefetched lines of a stream stay in a cache the chase's lines do not). So a size is
+//! memory for the bandwidth suites only when one core streaming over it reads at most
+//! [`STREAM_TOLERANCE`] faster than over a reference far past every cache the OS reports. The
+//! rule lives here; `crate::bandwidth::plateau` measures.
+
+use memsight_core::units::format_bytes;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How much faster than the reference a size may stream and still count as memory.
+pub const STREAM_TOLERANCE: f64 = 0.05;
+
+/// One core's read rate at doubling sizes against a reference size.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StreamCheck {
+    /// The smallest size tried that read within the tolerance of the reference: a team's
+    /// working sets together at least this large stream from memory, bytes.
+    pub from_bytes: u64,
+    /// Its read rate, GB/s (the best of its passes: disturbances only slow a pass).
+    pub gbs: f64,
+    /// The reference size, bytes, and its read rate, GB/s.
+    pub reference_bytes: u64,
+    pub reference_gbs: f64,
+    /// The largest size tried that read faster than the tolerance allows (partly cached), and
+    /// its rate; 0 when the first size tried was already memory.
+    pub cached_bytes: u64,
+    pub cached_gbs: f64,
+}
+
+impl StreamCheck {
+    /// One sentence for methods and findings.
+    pub fn describe(&self) -> String {
+        let head = format!(
+            "one core streaming reads {} at {:.1} GB/s, within {:.0}% of the {:.1} GB/s it reads over {} (past every cache the OS reports)",
+            format_bytes(self.from_bytes),
+            self.gbs,
+            100.0 * STREAM_TOLERANCE,
+            self.reference_gbs,
+            format_bytes(self.reference_bytes)
+        );
+        if self.cached_bytes == 0 {
+            head
+        } else {
+            format!(
+                "{head}; over {} it read {:.1} GB/s, so a working set that small is still partly served from a cache",
+                format_bytes(self.cached_bytes),
+                self.cached_gbs
+            )
+        }
+    }
+}
+
+/// The check from the rates of the sizes tried (ascending) and the reference's: the first size
+/// within the tolerance, else the reference itself.
+pub fn stream_start(tried: &[(u64, f64)], reference: (u64, f64)) -> StreamCheck {
+    let (reference_bytes, reference_gbs) = reference;
+    let limit = reference_gbs * (1.0 + STREAM_TOLERANCE);
+    let first = tried.iter().position(|&(_, g)| g <= limit);
+    let (from_bytes, gbs) = first.map_or(reference, |i| tried[i]);
+    let cached = tried[..first.unwrap_or(tried.len())]
+        .iter()
+        .rfind(|&&(_, g)| g > limit);
+    StreamCheck {
+        from_bytes,
+        gbs,
+        reference_bytes,
+        reference_gbs,
+        cached_bytes: cached.map_or(0, |c| c.0),
+        cached_gbs: cached.map_or(0.0, |c| c.1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: u64 = 1 << 20;
+
+    /// The guest of the module comment: 256 MiB still 8% fast, 512 MiB memory.
+    #[test]
+    fn a_stream_cache_the_chase_does_not_see_is_passed() {
+        let c = stream_start(&[(256 * M, 17.8), (512 * M, 16.8)], (1920 * M, 16.5));
+        assert_eq!(c.from_bytes, 512 * M);
+        assert_eq!(c.cached_bytes, 256 * M);
+        assert!(c.describe().contains("partly served from a cache"));
+    }
+
+    /// Zen 4: the first size tried already streams at memory speed.
+    #[test]
+    fn memory_from_the_first_size() {
+        let c = stream_start(&[(256 * M, 20.4)], (1024 * M, 20.1));
+        assert_eq!((c.from_bytes, c.cached_bytes), (256 * M, 0));
+        assert!(!c.describe().contains("partly"));
+    }
+
+    /// Nothing short of the reference settles: the reference is the working set.
+    #[test]
+    fn no_size_settles() {
+        let c = stream_start(&[(256 * M, 40.0), (512 * M, 30.0)], (1024 * M, 20.0));
+        assert_eq!((c.from_bytes, c.cached_bytes), (1024 * M, 512 * M));
+    }
+
+    /// A slower pass (a disturbance) at a size never counts against a faster one before it:
+    /// the first size within the tolerance decides, and what ran faster before it is cached.
+    #[test]
+    fn the_first_settled_size_decides() {
+        let c = stream_start(
+            &[(256 * M, 30.0), (512 * M, 16.0), (1024 * M, 25.0)],
+            (2048 * M, 16.5),
+        );
+        assert_eq!((c.from_bytes, c.cached_bytes), (512 * M, 256 * M));
+    }
+}
