@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Do memory figures depend on how far past the caches the working set goes? memsight sizes its
-# memory working sets from the core's latency curve (256 MiB for a chase, 128 MiB per bandwidth
-# thread on a machine whose core keeps a few MiB in cache) where sizes taken from a claimed L3
+# memory working sets from the core's latency curve (256 MiB for a chase) and, for bandwidth, also
+# from a streaming check (the size it chooses is printed) where sizes taken from a claimed L3
 # would be far larger (4 × CLAIM_MIB, default 480 MiB as some hypervisors report). This runs both,
 # alternating, ROUNDS times (default 5), on the same CPUs and 4 KiB pages, and prints the medians
 # and their ratio (a benchmark, not a test: it prints machine-dependent figures).
@@ -21,9 +21,12 @@ lat() {
     --cpu "${cpus%%,*}" --page-kind 4k |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["results"]["ladders"][0]["main"]["points"][-1]["ns"]["median"])'
 }
+# $2 = default: the size memsight chooses (latency curve and streaming check).
 bw() {
-  "$ms" --json --no-progress bandwidth --test "$1" --size "$2" --cpus "$cpus" --page-kind 4k |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["results"]["points"][0]["program_gbs"]["median"])'
+  local size=()
+  [[ $2 == default ]] || size=(--size "$2")
+  "$ms" --json --no-progress bandwidth --test "$1" "${size[@]}" --cpus "$cpus" --page-kind 4k |
+    python3 -c 'import json,sys; p=json.load(sys.stdin)["results"]["points"][0]; print(p["program_gbs"]["median"], p["bytes_per_thread"])'
 }
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
 echo "uptime: $(uptime)"
@@ -37,6 +40,7 @@ print(f"{name:<34} {unit:<5} curve-sized {s:8.1f} ({min(map(float, small)):.1f}�
       f"   claim-sized {b:8.1f} ({min(map(float, big)):.1f}–{max(map(float, big)):.1f})   ratio {s / b:.3f}")
 PY
 }
+chosen=0
 for what in "latency:ns" "read:GB/s" "copy-nt:GB/s" "write:GB/s"; do
   name=${what%%:*}
   unit=${what##*:}
@@ -45,13 +49,23 @@ for what in "latency:ns" "read:GB/s" "copy-nt:GB/s" "write:GB/s"; do
   for ((r = 0; r < rounds; r++)); do
     for order in a b; do
       if [[ ($order == a && $((r % 2)) == 0) || ($order == b && $((r % 2)) == 1) ]]; then
-        if [[ $name == latency ]]; then small+=("$(lat 256M)"); else small+=("$(bw "$name" 128M)"); fi
+        if [[ $name == latency ]]; then
+          small+=("$(lat 256M)")
+        else
+          read -r gbs chosen <<<"$(bw "$name" default)"
+          small+=("$gbs")
+        fi
       else
-        if [[ $name == latency ]]; then big+=("$(lat "$big_lat")"); else big+=("$(bw "$name" "$big_bw")"); fi
+        if [[ $name == latency ]]; then
+          big+=("$(lat "$big_lat")")
+        else
+          read -r gbs _ <<<"$(bw "$name" "$big_bw")"
+          big+=("$gbs")
+        fi
       fi
     done
   done
-  label=$([[ $name == latency ]] && echo "DRAM latency 256M vs $big_lat" || echo "$name 128M vs $big_bw per thread")
+  label=$([[ $name == latency ]] && echo "DRAM latency 256M vs $big_lat" || echo "$name $((chosen >> 20))M vs $big_bw per thread")
   report "$label" "$unit" "${small[*]}" "${big[*]}"
 done
 echo "uptime: $(uptime)"

@@ -26,8 +26,9 @@ use memsight_core::buffer::PageKind;
 pub struct Config {
     /// Working set of each latency cell; `None`: max(4 × LLC, 256 MiB).
     pub latency_bytes: Option<u64>,
-    /// Working set per thread of each bandwidth cell.
-    pub bandwidth_bytes: u64,
+    /// Working set per thread of each bandwidth cell; `None`: 128 MiB, more where the row's
+    /// CPUs together would fall short of the streaming check's size (`crate::reach::stream`).
+    pub bandwidth_bytes: Option<u64>,
     /// Measure the bandwidth matrices too.
     pub bandwidth: bool,
     /// The bandwidth kernels, one matrix each (default: read, write and NT write, as the EPYC
@@ -45,7 +46,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             latency_bytes: None,
-            bandwidth_bytes: 128 * MIB,
+            bandwidth_bytes: None,
             bandwidth: true,
             tests: [Named::Read, Named::Write, Named::WriteNt]
                 .map(Named::spec)
@@ -192,17 +193,27 @@ pub fn run(
         }
     }
     let (latency_size, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
-    let bw_size = a.bandwidth_bytes;
+    // Per thread of a row: as given, or 128 MiB and together past the streaming check.
+    let stream = match (a.bandwidth, a.bandwidth_bytes) {
+        (true, None) => crate::bandwidth::plateau::streaming_reach(env)?.stream,
+        _ => None,
+    };
+    let floor = stream.map_or(0, |s| s.from_bytes);
+    let bw_for = |cpus: usize| {
+        a.bandwidth_bytes.unwrap_or_else(|| {
+            (128 * MIB).max(floor.div_ceil(cpus.max(1) as u64).next_multiple_of(256))
+        })
+    };
     let page_kind = a.page_kind;
     memsight_core::buffer::check_size(latency_size, env)?;
-    let max_cpus = plan
+    let largest_team = plan
         .initiators
         .iter()
-        .map(|i| i.cpus.len())
+        .map(|i| bw_for(i.cpus.len()) * i.cpus.len() as u64)
         .max()
-        .unwrap_or(1) as u64;
+        .unwrap_or(0);
     if a.bandwidth {
-        memsight_core::buffer::check_size(bw_size * max_cpus, env)?;
+        memsight_core::buffer::check_size(largest_team, env)?;
     }
     let columns = columns(&plan);
 
@@ -217,7 +228,7 @@ pub fn run(
                     init,
                     col,
                     latency_size,
-                    bandwidth_bytes: a.bandwidth.then_some(bw_size),
+                    bandwidth_bytes: a.bandwidth.then(|| bw_for(init.cpus.len())),
                     tests: &tests,
                     page_kind,
                     rule,
@@ -239,7 +250,7 @@ pub fn run(
     let mut findings = findings(&plan, &columns, &cells, &claims);
     findings.extend(skipped);
     let method = format!(
-        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {} per thread, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
+        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {}, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
         memsight_core::units::format_bytes(latency_size),
         a.page_kind.name(),
         tests
@@ -247,7 +258,15 @@ pub fn run(
             .map(|t| t.name.as_str())
             .collect::<Vec<_>>()
             .join(", "),
-        memsight_core::units::format_bytes(bw_size)
+        match (a.bandwidth_bytes, stream) {
+            (Some(b), _) => format!("{} per thread", memsight_core::units::format_bytes(b)),
+            (None, Some(s)) => format!(
+                "max(128 MiB, {} ÷ the row's CPUs) per thread ({})",
+                memsight_core::units::format_bytes(s.from_bytes),
+                s.describe()
+            ),
+            (None, None) => "128 MiB per thread".to_string(),
+        }
     );
     Ok((
         NumaResults {

@@ -166,13 +166,11 @@ impl MemoryReach {
         (threads as u64 * self.memory.cache_bytes).min(reported.max(self.memory.cache_bytes))
     }
 
-    /// Bytes a team's working sets of `arrays` arrays each must reach together to be in memory:
-    /// four times what the team holds in caches by its latency curves, and each array of the
-    /// team together no less than where one core streaming reaches memory, where that was
-    /// checked.
-    pub fn team_stream_bytes(&self, threads: usize, arrays: usize, env: &Environment) -> u64 {
-        (4 * self.team_cache(threads, env))
-            .max(arrays as u64 * self.stream.map_or(0, |s| s.from_bytes))
+    /// Bytes a team's streamed arrays must reach together to be in memory: four times what
+    /// the team holds in caches by its latency curves, and no less than where one core
+    /// streaming reaches memory, where that was checked.
+    pub fn team_stream_bytes(&self, threads: usize, env: &Environment) -> u64 {
+        (4 * self.team_cache(threads, env)).max(self.stream.map_or(0, |s| s.from_bytes))
     }
 
     /// Whether working sets of `bytes` per thread in arrays of `array_bytes`, `threads` of

@@ -91,7 +91,7 @@ impl StreamSettings {
             Some(e) => e,
             None => {
                 let r = crate::bandwidth::plateau::streaming_reach(env)?;
-                10_000_000usize.max((r.team_stream_bytes(cpus.len(), 1, env) / 8) as usize)
+                10_000_000usize.max((r.team_stream_bytes(cpus.len(), env) / 8) as usize)
             }
         };
         if want == 0 {

@@ -373,6 +373,11 @@ fn bad_input_is_refused_in_one_line() {
             "possible values: copy, scale, add, triad, hpccg",
         ),
         (vec!["--array-size", "100T"], "MemAvailable"),
+        // A multiple of 64 B whose share is not whole kernel steps (once a panic).
+        (
+            vec!["--array-size", "1048640", "--cpus", "0"],
+            "multiple of 256 B",
+        ),
         (vec!["--offsets", "0..64T/1T"], "MemAvailable"),
         (vec!["--cpus", "999"], "CPU"),
         (vec!["--reps", "0"], "at least 1"),

@@ -4,7 +4,7 @@
 //!
 //! | kernel | per element | program bytes per element |
 //! |---|---|---|
-//! | `read` | `x ^= a[i]` | 1 × read |
+//! | `read` | load `a[i]` (x86: pure loads, [`x86load`]; scalar, NEON: `x ^= a[i]`) | 1 × read |
 //! | `write` | `a[i] = pattern` | 1 × write |
 //! | `copy` | `b[i] = a[i]` | 1 read + 1 write |
 //! | `rmw` | `a[i] ^= pattern` | 1 read + 1 write (same line) |

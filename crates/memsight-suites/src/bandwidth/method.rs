@@ -17,7 +17,7 @@ pub fn describe(cfg: &BandwidthConfig) -> String {
         } else {
             "its own"
         },
-        format_bytes(cfg.bytes_per_thread),
+        sizes(cfg),
         cfg.page_kind,
         cfg.node
             .map_or(String::new(), |n| format!(", bound to node {n}")),
@@ -36,5 +36,28 @@ pub fn describe(cfg: &BandwidthConfig) -> String {
         100.0 * cfg.rule.target_rel_ci,
         cfg.rule.min_samples,
         cfg.rule.budget_s,
+    ) + &streaming(cfg)
+}
+
+/// The buffer size: the configured one, and how tests with more arrays grow it.
+fn sizes(cfg: &BandwidthConfig) -> String {
+    if cfg.team_array_floor == 0 {
+        return format_bytes(cfg.bytes_per_thread);
+    }
+    format!(
+        "{} or, where a test's arrays would together fall short of {} per array over the team, more (each point gives its size)",
+        format_bytes(cfg.bytes_per_thread),
+        format_bytes(cfg.team_array_floor)
     )
+}
+
+/// The streaming check behind a default size, where it was made (`crate::reach::stream`).
+fn streaming(cfg: &BandwidthConfig) -> String {
+    match cfg.reach.and_then(|r| r.stream) {
+        Some(s) => format!(
+            " Memory for streams: {}; points whose arrays, all threads together, are smaller are labelled with the last-level cache.",
+            s.describe()
+        ),
+        None => String::new(),
+    }
 }

@@ -77,7 +77,26 @@ pub struct BandwidthConfig {
     /// Bytes between a thread's arrays ([`DEFAULT_ARRAY_GAP`] unless `--array-gap` said).
     #[serde(default = "default_array_gap")]
     pub array_gap: usize,
+    /// Bytes each array of a test takes at least, all threads of a team together (the
+    /// streaming check's size, `crate::reach::stream`), for default sizes; 0 otherwise.
+    #[serde(default)]
+    pub team_array_floor: u64,
 }
+
+impl BandwidthConfig {
+    /// Working set per thread of `spec` run by `threads` threads: the configured size, or more
+    /// where its arrays together would fall short of [`Self::team_array_floor`].
+    pub fn bytes_for(&self, spec: &TestSpec, threads: usize) -> u64 {
+        let per_array = self
+            .team_array_floor
+            .div_ceil(threads.max(1) as u64)
+            .next_multiple_of(GRANULE_U64);
+        self.bytes_per_thread.max(spec.arrays() as u64 * per_array)
+    }
+}
+
+/// [`k::GRANULE`] as bytes of a size.
+const GRANULE_U64: u64 = k::GRANULE as u64;
 
 impl BandwidthConfig {
     /// Points the plan will measure, for a progress bar.
@@ -462,18 +481,11 @@ pub fn run(
             };
             for &pattern in patterns {
                 tick(&format!("{} × {count} threads", spec.name));
-                match measure_counted(
-                    spec,
-                    cfg,
-                    env,
-                    cpus,
-                    cfg.bytes_per_thread,
-                    pattern,
-                    &counting,
-                )? {
+                let bytes = cfg.bytes_for(spec, count);
+                match measure_counted(spec, cfg, env, cpus, bytes, pattern, &counting)? {
                     Some(mut p) => {
                         p.level = Some(level_of(
-                            cfg.bytes_per_thread,
+                            bytes,
                             p.array_bytes,
                             count,
                             env,

@@ -191,12 +191,15 @@ impl BandwidthSettings {
         // Together the threads hold what each core reaches, up to every reported LLC.
         let team_cache = reach.map_or(env.llc_total_bytes(), |r| r.team_cache(n, env));
         let max_arrays = tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);
-        let bytes_per_thread = self.size.unwrap_or_else(|| {
-            let team = reach.map_or(4 * team_cache, |r| {
-                r.team_stream_bytes(n, max_arrays as usize, env)
-            });
-            (128 * MIB).max(team.div_ceil(n as u64).next_multiple_of(GRANULE as u64))
-        });
+        let bytes_per_thread = self
+            .size
+            .unwrap_or_else(|| (128 * MIB).max((4 * team_cache).div_ceil(n as u64)));
+        // Default sizes grow per test until each array of the team reaches the streaming
+        // check's size (a read needs one such array, a 3:1 mix four).
+        let team_array_floor = match (self.size, reach.and_then(|r| r.stream)) {
+            (None, Some(s)) => s.from_bytes,
+            _ => 0,
+        };
         if bytes_per_thread < max_arrays * GRANULE as u64 {
             return Err(Error::input(format!(
                 "--size {bytes_per_thread} B is too small: each thread needs at least {} for its {max_arrays} arrays",
@@ -210,7 +213,8 @@ impl BandwidthSettings {
             ));
         }
         if self.dax.is_none() {
-            memsight_core::buffer::check_size(bytes_per_thread * n as u64, env)?;
+            let floor = max_arrays * team_array_floor.div_ceil(n as u64);
+            memsight_core::buffer::check_size(bytes_per_thread.max(floor) * n as u64, env)?;
         }
         env.check_node(self.node)?;
         let (rule, sample_ns) = self.sampling.rule()?;
@@ -242,6 +246,7 @@ impl BandwidthSettings {
             cpus,
             thread_counts,
             bytes_per_thread,
+            team_array_floor,
             shared: self.shared,
             interleave: false,
             sweep_sizes,

@@ -39,6 +39,7 @@ impl BandwidthConfig {
             dax: None,
             reach: None,
             array_gap: super::DEFAULT_ARRAY_GAP,
+            team_array_floor: 0,
         })
     }
 

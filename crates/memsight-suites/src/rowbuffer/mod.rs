@@ -103,6 +103,9 @@ impl Memory {
 /// The study's settings.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Config {
+    /// The streaming check behind a default array size (`crate::reach::stream`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<crate::reach::stream::StreamCheck>,
     pub kernels: Vec<Kernel>,
     pub offsets: Vec<u64>,
     pub array_bytes: u64,
@@ -141,6 +144,24 @@ pub struct Curve {
     pub buffer: BufferReport,
     pub points: Vec<sweep::Point>,
     pub detection: detect::Detection,
+}
+
+/// Where the three arrays together fall short of the size from which one core streams from
+/// memory: part of each pass may come from a cache, which flattens the dips.
+fn streaming_finding(cfg: &Config) -> Option<String> {
+    let s = cfg.streaming?;
+    (3 * cfg.array_bytes < s.from_bytes).then(|| {
+        format!(
+            "the arrays ({} together) are smaller than the {} from which one core streams from memory ({}): part of each pass may be served from a cache, which makes dips shallower (not elsewhere); --array-size {} puts them in memory and takes about {:.1}× as long",
+            format_bytes(3 * cfg.array_bytes),
+            format_bytes(s.from_bytes),
+            s.describe(),
+            s.from_bytes
+                .div_ceil(3)
+                .next_multiple_of(256 * cfg.cpus.len().max(1) as u64),
+            s.from_bytes as f64 / (3 * cfg.array_bytes) as f64
+        )
+    })
 }
 
 /// A kernel on one memory layout, over all repetitions and offsets.
@@ -467,6 +488,7 @@ pub fn run(
     }
     drop(fragmenter);
     let complete = !cancel::requested();
+    findings.extend(streaming_finding(cfg));
     findings.extend(contiguity_findings(&curves));
     findings.extend(counter_findings(&curves, cfg.stat));
     findings.extend(hpccg::time_findings(&curves, cfg.stat));

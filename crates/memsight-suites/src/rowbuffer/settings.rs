@@ -110,24 +110,28 @@ impl RowbufferSettings {
             }
             None => env.allowed_cpus.clone(),
         };
+        // Each CPU's share of an array is whole 256 B kernel steps.
+        let unit = 256 * cpus.len() as u64;
         // Each array at least twice the caches every CPU holds between them (from the core's
-        // latency curve, not the OS's claim) and 64 MiB, and the three together past where one
-        // core streaming reaches memory, so that the sweep runs from DRAM.
-        let array_bytes = match self.array_size {
-            Some(b) => b,
+        // latency curve, not the OS's claim) and 64 MiB, so that the sweep runs from DRAM. The
+        // streaming check is made and reported, not imposed: where a stream still finds part
+        // of these arrays in a cache the dips flatten but stay where they are, and arrays
+        // grown to its size can double a study that already takes minutes.
+        let (array_bytes, streaming) = match self.array_size {
+            Some(b) => (b, None),
             None => {
                 let r = crate::bandwidth::plateau::streaming_reach(env)?;
-                let streamed = r.stream.map_or(0, |s| s.from_bytes.div_ceil(3));
-                (2 * r.team_cache(cpus.len(), env))
-                    .max(streamed)
+                let b = (2 * r.team_cache(cpus.len(), env))
                     .max(64 << 20)
-                    .next_multiple_of(64)
+                    .next_multiple_of(unit);
+                (b, r.stream)
             }
         };
-        if array_bytes < (1 << 20) || array_bytes % 64 != 0 {
+        if array_bytes < (1 << 20) || !array_bytes.is_multiple_of(unit) {
             return Err(Error::input(format!(
-                "--array-size {}: at least 1 MiB and a multiple of 64 B (and larger than the caches to reach DRAM)",
-                format_bytes(array_bytes)
+                "--array-size {}: at least 1 MiB and a multiple of {unit} B (256 B per CPU, so that every CPU's share is whole vectors; and larger than the caches to reach DRAM), e.g. {}",
+                format_bytes(array_bytes),
+                array_bytes.max(1 << 20).next_multiple_of(unit)
             )));
         }
         if self.reps == 0 || self.samples == 0 {
@@ -159,6 +163,7 @@ impl RowbufferSettings {
             counters: self.counters.clone(),
             bank_hash: self.bank_hash.clone(),
             stat: self.stat,
+            streaming,
         };
         memsight_core::buffer::check_size(cfg.buffer_bytes() + self.fragment.unwrap_or(0), env)?;
         Ok(cfg)

@@ -256,7 +256,7 @@ fn bandwidth(
         ..BandwidthConfig::single(
             test.spec(),
             w.cpus,
-            a.bandwidth_bytes,
+            a.bandwidth_for(w.cpus.len(), env)?,
             a.page_kind,
             rule,
             sample_ns,

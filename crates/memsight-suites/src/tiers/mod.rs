@@ -91,8 +91,8 @@ pub struct Config {
     pub latency_blocks: Vec<usize>,
     /// Working set of the latency points (default max(4 × LLC, 256 MiB)).
     pub latency_bytes: Option<u64>,
-    /// Working set per thread of the bandwidth points.
-    pub bandwidth_bytes: u64,
+    /// Working set per thread of the bandwidth points; `None`: [`Config::bandwidth_for`].
+    pub bandwidth_bytes: Option<u64>,
     /// Working set of all threads of a granularity point (default as latency).
     pub granularity_bytes: Option<u64>,
     pub page_kind: PageKind,
@@ -115,7 +115,7 @@ impl Default for Config {
             accesses: Access::ALL.to_vec(),
             latency_blocks: vec![64, 128, 256, 512],
             latency_bytes: None,
-            bandwidth_bytes: 128 * MIB,
+            bandwidth_bytes: None,
             granularity_bytes: None,
             page_kind: PageKind::Thp,
             sampling: crate::sampling::Sampling {
@@ -125,6 +125,19 @@ impl Default for Config {
                 sample_ms: 10.0,
             },
         }
+    }
+}
+
+impl Config {
+    /// Working set per thread of a bandwidth point on `threads` CPUs: as given, or 128 MiB and
+    /// the threads together at least the streaming check's size (`crate::reach::stream`).
+    pub fn bandwidth_for(&self, threads: usize, env: &Environment) -> Result<u64> {
+        if let Some(b) = self.bandwidth_bytes {
+            return Ok(b);
+        }
+        let r = crate::bandwidth::plateau::streaming_reach(env)?;
+        let floor = r.stream.map_or(0, |s| s.from_bytes);
+        Ok((128 * MIB).max(floor.div_ceil(threads.max(1) as u64).next_multiple_of(256)))
     }
 }
 
@@ -437,7 +450,10 @@ fn method(a: &Config, lat: u64, in_memory: &str) -> String {
         "Per node, from the allowed CPUs nearest it (its own, else those hwloc places it beside): idle read latency = pointer chase over {} ({} pages, 128 B stride, random within 256 KiB windows), median ns per load; write latency = the same chase incrementing the word beside each pointer (multichase incr), ns per dependent read-modify-write; read, write and non-temporal-write bandwidth on every CPU, {} per thread, GB/s of program bytes; loaded-latency knee: read traffic, where latency reaches 2 × idle, GB/s of estimated DRAM bytes; granularity: random whole-block reads, writes, non-temporal writes and writes followed by a line write-back + sfence per block, in a random permutation of 2^k blocks per thread ({} in all), GB/s of program bytes, 1 thread and every CPU; effective granule = largest block whose access costs ≤ 1.25 × a 64 B access. Samples taken over the span the team ran together; samples in which a thread lost its CPU dropped. Firmware claims: ACPI HMAT access class 0 (sysfs). Latency working set: {in_memory}.",
         format_bytes(lat),
         a.page_kind.name(),
-        format_bytes(a.bandwidth_bytes),
+        a.bandwidth_bytes.map_or_else(
+            || "128 MiB, more where the CPUs together fall short of the size from which one core streams from memory,".to_string(),
+            format_bytes
+        ),
         format_bytes(a.granularity_bytes.unwrap_or(lat)),
     )
 }

@@ -229,7 +229,7 @@ pub fn weighted_sweep(
                 &plan.cpus,
                 node,
                 weighted.clone(),
-                a.bandwidth_bytes,
+                a.bandwidth_for(plan.cpus.len(), env)?,
                 a,
                 env,
                 rule,
@@ -280,7 +280,7 @@ mod tests {
         let env = env();
         let cpus = vec![env.allowed_cpus[0]];
         let a = Config {
-            bandwidth_bytes: 4 << 20,
+            bandwidth_bytes: Some(4 << 20),
             ..Default::default()
         };
         let (rule, ns) = crate::sampling::stop_rule(0.05, 3, 0.05, 2.0).unwrap();

@@ -16,9 +16,10 @@ pub struct Args {
     /// least 256 MiB).
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub latency_size: Option<u64>,
-    /// Working set per thread of each bandwidth cell.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().bandwidth_bytes)]
-    pub bandwidth_size: u64,
+    /// Working set per thread of each bandwidth cell (default: 128 MiB, more where the row's
+    /// CPUs together would not reach the size from which one core streams from memory).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub bandwidth_size: Option<u64>,
     /// Skip the bandwidth matrices.
     #[arg(long)]
     pub no_bandwidth: bool,

@@ -53,9 +53,10 @@ pub struct Args {
     /// least 256 MiB).
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub latency_size: Option<u64>,
-    /// Working set per thread of the bandwidth points.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().bandwidth_bytes)]
-    pub bandwidth_size: u64,
+    /// Working set per thread of the bandwidth points (default: 128 MiB, more where the CPUs
+    /// together would not reach the size from which one core streams from memory).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub bandwidth_size: Option<u64>,
     /// Working set of all threads of a granularity point (default: as latency).
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub granularity_size: Option<u64>,
