@@ -246,7 +246,7 @@ fn the_hpccg_kernel_is_swept_validated_and_advised() {
     // Time per solve: the pass's bytes over its rate, stated for each layout.
     let findings = r["findings"].to_string();
     assert!(
-        findings.contains("ms per solve (8 CG iterations, best pass)"),
+        findings.contains("ms per solve (6 CG iterations, best pass)"),
         "{findings}"
     );
     let curves = r["curves"].as_array().unwrap();

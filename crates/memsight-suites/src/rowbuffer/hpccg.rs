@@ -21,9 +21,11 @@ use memsight_kernels::cg::{self, Csr, Vectors};
 
 use super::sweep::Point;
 
-/// CG iterations per timed solve.
-pub const ITERATIONS: usize = 8;
-/// After [`ITERATIONS`] steps from x = 0 the residual has fallen (to about a tenth on a 56³ grid;
+/// CG iterations per timed solve: six, enough for the residual check and for a solve to read the
+/// matrix six times over (eight made the default study run past three minutes on a 2-vCPU guest,
+/// most of it in HPCCG).
+pub const ITERATIONS: usize = 6;
+/// After [`ITERATIONS`] steps from x = 0 the residual has fallen (to about a fifth on a 56³ grid;
 /// the unit tests check convergence to 10⁻⁸ on small grids). It must, and every solve of the
 /// same grid must reach the same value, whatever the offset, thread or sample: CG's arithmetic is
 /// deterministic, so a solve that differs read or wrote the wrong memory.

@@ -152,7 +152,7 @@ fn streaming_finding(cfg: &Config) -> Option<String> {
     let s = cfg.streaming?;
     (3 * cfg.array_bytes < s.from_bytes).then(|| {
         format!(
-            "the arrays ({} together) are smaller than the {} from which one core streams from memory ({}): part of each pass may be served from a cache, which makes dips shallower (not elsewhere); --array-size {} puts them in memory and takes about {:.1}× as long",
+            "the arrays ({} together) are smaller than the {} from which streams come from memory ({}): part of each pass may be served from a cache, which makes dips shallower (not elsewhere); --array-size {} puts them in memory and takes about {:.1}× as long",
             format_bytes(3 * cfg.array_bytes),
             format_bytes(s.from_bytes),
             s.describe(),
