@@ -140,12 +140,11 @@ fn pure_reads_load_every_vector_of_their_step() {
         ("avx2", "vmovdqa ", 32),
         ("avx512", "vmovdqa64 ", 64),
     ] {
-        let head = format!("<memsight_kernels::bandwidth::x86load::{isa}::read>:");
-        let body = text
-            .split(&head)
-            .nth(1)
-            .and_then(|rest| rest.split("\n\n").next())
-            .unwrap_or_else(|| panic!("{isa}::read not found"));
+        let body = body_of(
+            &text,
+            &format!("memsight_kernels::bandwidth::x86load::{isa}::read"),
+        );
+        assert!(!body.is_empty(), "{isa}::read not found");
         let offsets: Vec<u64> = body
             .lines()
             .filter_map(|l| l.split_once(mnemonic).map(|(_, ops)| ops))
@@ -203,6 +202,15 @@ fn disassembly() -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The disassembled body of the function named `name` (demangled), empty when absent.
+#[cfg(target_arch = "x86_64")]
+fn body_of(text: &str, name: &str) -> String {
+    text.split(&format!("<{name}>:"))
+        .nth(1)
+        .map(|rest| rest.split("\n\n").next().unwrap_or("").to_string())
+        .unwrap_or_default()
+}
+
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn hinted_reads_use_their_instructions() {
@@ -210,13 +218,7 @@ fn hinted_reads_use_their_instructions() {
         eprintln!("skipped: objdump not found");
         return;
     };
-    let body = |name: &str| -> String {
-        let head = format!("<memsight_kernels::bandwidth::x86::{name}>:");
-        text.split(&head)
-            .nth(1)
-            .map(|rest| rest.split("\n\n").next().unwrap_or("").to_string())
-            .unwrap_or_default()
-    };
+    let body = |name: &str| body_of(&text, &format!("memsight_kernels::bandwidth::x86::{name}"));
     for isa in ["sse2", "avx2", "avx512"] {
         let nta = body(&format!("{isa}::read_nta"));
         assert!(
