@@ -198,11 +198,9 @@ pub fn run(
         (true, None) => crate::bandwidth::plateau::streaming_reach(env)?.stream,
         _ => None,
     };
-    let floor = stream.map_or(0, |s| s.from_bytes);
     let bw_for = |cpus: usize| {
-        a.bandwidth_bytes.unwrap_or_else(|| {
-            (128 * MIB).max(floor.div_ceil(cpus.max(1) as u64).next_multiple_of(256))
-        })
+        a.bandwidth_bytes
+            .unwrap_or_else(|| (128 * MIB).max(stream.map_or(0, |s| s.share(cpus))))
     };
     let page_kind = a.page_kind;
     memsight_core::buffer::check_size(latency_size, env)?;

@@ -90,13 +90,10 @@ impl BandwidthConfig {
         let per_array = self
             .team_array_floor
             .div_ceil(threads.max(1) as u64)
-            .next_multiple_of(GRANULE_U64);
+            .next_multiple_of(k::GRANULE as u64);
         self.bytes_per_thread.max(spec.arrays() as u64 * per_array)
     }
 }
-
-/// [`k::GRANULE`] as bytes of a size.
-const GRANULE_U64: u64 = k::GRANULE as u64;
 
 impl BandwidthConfig {
     /// Points the plan will measure, for a progress bar.

@@ -35,6 +35,13 @@ pub fn streaming_reach(env: &Environment) -> Result<MemoryReach> {
     Ok(r)
 }
 
+/// Working set per thread of a bandwidth cell on `threads` CPUs when none was given (`numa`,
+/// `tiers`): 128 MiB, and the threads together at least the streaming check's size.
+pub fn cell_bytes(env: &Environment, threads: usize) -> Result<u64> {
+    let share = streaming_reach(env)?.stream.map_or(0, |s| s.share(threads));
+    Ok(share.max(128 * memsight_core::units::MIB))
+}
+
 /// Four times the start and twice the largest reported cache (past any cache, yet not the
 /// 4 × claim that makes a hypervisor's 480 MiB L3 cost 2 GiB), no more than a quarter of what
 /// this process may allocate, at least twice the start.

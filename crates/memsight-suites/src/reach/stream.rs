@@ -39,6 +39,13 @@ pub struct StreamCheck {
 }
 
 impl StreamCheck {
+    /// Each of `threads` threads' share of [`Self::from_bytes`], in whole 256 B kernel steps.
+    pub fn share(&self, threads: usize) -> u64 {
+        self.from_bytes
+            .div_ceil(threads.max(1) as u64)
+            .next_multiple_of(256)
+    }
+
     /// One sentence for methods and findings.
     pub fn describe(&self) -> String {
         let head = format!(

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use memsight_core::buffer::{DaxTarget, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::sysfs::FsRoot;
-use memsight_core::units::{MIB, format_bytes};
+use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::granular::Access;
 
@@ -132,12 +132,10 @@ impl Config {
     /// Working set per thread of a bandwidth point on `threads` CPUs: as given, or 128 MiB and
     /// the threads together at least the streaming check's size (`crate::reach::stream`).
     pub fn bandwidth_for(&self, threads: usize, env: &Environment) -> Result<u64> {
-        if let Some(b) = self.bandwidth_bytes {
-            return Ok(b);
+        match self.bandwidth_bytes {
+            Some(b) => Ok(b),
+            None => crate::bandwidth::plateau::cell_bytes(env, threads),
         }
-        let r = crate::bandwidth::plateau::streaming_reach(env)?;
-        let floor = r.stream.map_or(0, |s| s.from_bytes);
-        Ok((128 * MIB).max(floor.div_ceil(threads.max(1) as u64).next_multiple_of(256)))
     }
 }
 
