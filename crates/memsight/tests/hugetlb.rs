@@ -7,29 +7,31 @@ use common::{json, memsight};
 
 /// Reserves 2 MiB huge pages for the duration of a test and gives them back on drop.
 struct HugePool {
+    knob: &'static str,
     before: String,
 }
 
 impl HugePool {
     const KNOB: &str = "/proc/sys/vm/nr_hugepages";
+    const KNOB_1G: &str = "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages";
 
     fn reserve(pages: u64) -> Option<Self> {
-        let before = std::fs::read_to_string(Self::KNOB).ok()?;
+        Self::reserve_at(Self::KNOB, pages)
+    }
+
+    fn reserve_at(knob: &'static str, pages: u64) -> Option<Self> {
+        let before = std::fs::read_to_string(knob).ok()?;
         let want = before.trim().parse::<u64>().ok()? + pages;
-        std::fs::write(Self::KNOB, want.to_string()).ok()?;
-        let got: u64 = std::fs::read_to_string(Self::KNOB)
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        let pool = HugePool { before };
+        std::fs::write(knob, want.to_string()).ok()?;
+        let got: u64 = std::fs::read_to_string(knob).ok()?.trim().parse().ok()?;
+        let pool = HugePool { knob, before };
         (got >= want).then_some(pool)
     }
 }
 
 impl Drop for HugePool {
     fn drop(&mut self) {
-        let _ = std::fs::write(Self::KNOB, self.before.trim());
+        let _ = std::fs::write(self.knob, self.before.trim());
     }
 }
 
@@ -72,4 +74,31 @@ fn hugetlb_pages_are_used_verified_and_bound() {
     assert_eq!(on_node, vec![0]);
     // No TLB comparison is run when the main ladder is already on huge pages.
     assert!(doc["results"]["ladders"][0]["huge"].is_null());
+}
+
+/// The row-conflict probe on a 1 GiB page flips bits up to 29 inside the whole page (it flipped
+/// them inside a 4 MiB slice of it and panicked).
+#[test]
+fn the_row_conflict_probe_runs_on_a_1_gib_page() {
+    let Some(_pool) = HugePool::reserve_at(HugePool::KNOB_1G, 1) else {
+        eprintln!("cannot reserve a 1 GiB huge page here (not root, or no 1 GiB pages): skipping");
+        return;
+    };
+    let doc = json(memsight().args([
+        "rowbuffer",
+        "--json",
+        "--kernels",
+        "copy",
+        "--array-size",
+        "1M",
+        "--offsets",
+        "0..64K/64K",
+        "--reps",
+        "1",
+        "--probe-bases",
+        "2",
+    ]));
+    let probe = &doc["results"]["probe"];
+    assert_eq!(probe["page_kind"], "hugetlb_1g", "{probe}");
+    assert_eq!(probe["max_bit"], 30, "{probe}");
 }

@@ -122,6 +122,50 @@ fn two_bit_flips(
     row_bits
 }
 
+/// The probe's buffer: 4 MiB on the largest page kind the system gives, grown to the whole page
+/// when that is a 1 GiB hugetlb page (the flipped bits must stay inside one page, and a 1 GiB
+/// page holds the row bits a 4 MiB slice of it would cut off). Returns the buffer and whether
+/// its pages are huge.
+fn probe_buffer(env: &Environment) -> Result<(Buffer, bool)> {
+    let request = |bytes, kind| BufferRequest {
+        bytes,
+        kind,
+        node: None,
+        dax: None,
+    };
+    let mut buf = Buffer::allocate_preferring(request(4 << 20, PageKind::Huge1G), env)?;
+    if buf.report().kind == PageKind::Huge1G {
+        let whole = PageKind::Huge1G.page_bytes();
+        // A reservation that holds one page for 4 MiB may not hold a second: free the first.
+        drop(buf);
+        buf = Buffer::allocate(request(whole, PageKind::Huge1G), env)
+            .or_else(|_| Buffer::allocate_preferring(request(4 << 20, PageKind::Huge2M), env))?;
+    }
+    buf.touch();
+    let report = buf.report();
+    // hugetlb pages always are huge; THP only where the kernel backed the whole buffer.
+    let huge = match report.kind {
+        PageKind::Huge2M | PageKind::Huge1G => true,
+        PageKind::Thp => report.huge_fraction.unwrap_or(0.0) > 0.99,
+        PageKind::Base4K => false,
+    };
+    Ok((buf, huge))
+}
+
+/// The bytes the probe's pairs may span and the highest address bit it may flip (exclusive):
+/// both within one page (so virtual bits are physical bits) and within the buffer.
+pub(super) fn probe_span(kind: PageKind, huge: bool, len: usize) -> (usize, u32) {
+    let page = if huge {
+        kind.page_bytes() as usize
+    } else {
+        4096
+    };
+    // A power of two, so that base ^ (1 << bit) stays below it for every bit below max_bit.
+    let span = page.min(len.max(64));
+    let span = 1usize << (usize::BITS - 1 - span.leading_zeros());
+    (span, span.trailing_zeros())
+}
+
 /// Runs the probe with `bases` base addresses.
 pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
     let method = format!(
@@ -133,27 +177,9 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
             ..ProbeResults::empty(method, PageKind::Base4K)
         });
     }
-    // One huge page is enough: the flipped bits must stay inside it.
-    let mut buf = Buffer::allocate_preferring(
-        BufferRequest {
-            bytes: 4 << 20,
-            kind: PageKind::Huge1G,
-            node: None,
-            dax: None,
-        },
-        env,
-    )?;
-    buf.touch();
+    let (mut buf, huge) = probe_buffer(env)?;
     let report = buf.report().clone();
-    // hugetlb pages always are huge; THP only where the kernel backed the whole buffer.
-    let huge = match report.kind {
-        PageKind::Huge2M | PageKind::Huge1G => true,
-        PageKind::Thp => report.huge_fraction.unwrap_or(0.0) > 0.99,
-        PageKind::Base4K => false,
-    };
-    let page = if huge { report.kind.page_bytes() } else { 4096 };
-    let max_bit = page.trailing_zeros();
-    let region = (page as usize).min(buf.len());
+    let (region, max_bit) = probe_span(report.kind, huge, buf.len());
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let base_offsets: Vec<usize> = (0..bases.max(2))
         .map(|_| rng.random_range(0..region / 64) * 64)
@@ -231,4 +257,32 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
         }
     );
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every pair the probe forms stays inside its buffer, whatever page the buffer got: a
+    /// 4 MiB slice of a 1 GiB page flipped bits up to 29 and panicked.
+    #[test]
+    fn pairs_stay_inside_the_buffer_on_every_page_kind() {
+        let mib = 1usize << 20;
+        for (kind, huge, len, want) in [
+            (PageKind::Huge1G, true, 4 * mib, (4 * mib, 22)),
+            (PageKind::Huge1G, true, 1024 * mib, (1024 * mib, 30)),
+            (PageKind::Huge2M, true, 4 * mib, (2 * mib, 21)),
+            (PageKind::Thp, true, 4 * mib, (2 * mib, 21)),
+            (PageKind::Base4K, false, 4 * mib, (4096, 12)),
+            (PageKind::Huge1G, true, 3 * mib, (2 * mib, 21)),
+        ] {
+            let (span, max_bit) = probe_span(kind, huge, len);
+            assert_eq!((span, max_bit), want, "{kind:?} {len}");
+            for bit in 6..max_bit {
+                for base in [0, 64, span / 2, span - 64] {
+                    assert!((base ^ (1 << bit)) < len, "{kind:?} bit {bit} base {base}");
+                }
+            }
+        }
+    }
 }
