@@ -98,13 +98,27 @@ impl BandwidthConfig {
 impl BandwidthConfig {
     /// Points the plan will measure, for a progress bar.
     pub fn total_points(&self) -> u64 {
-        let writes = self
-            .tests
-            .iter()
-            .filter(|t| t.writes_pattern() && t.store != Store::Clzero)
-            .count();
-        let per_count = (self.tests.len() - writes) + writes * self.patterns.len();
+        let per_count: usize = self.tests.iter().map(|t| self.patterns_of(t).len()).sum();
         (per_count * self.thread_counts.len() + 3 * self.sweep_sizes.len()) as u64
+    }
+
+    /// The words `spec` writes, one point each: the chosen patterns for fills; zeros alone for
+    /// CLZERO, which writes nothing else; and for non-temporal fills beside CLZERO also zeros,
+    /// so that CLZERO is compared with stores of the same data (zero lines can be cheaper on
+    /// the way to memory whatever instruction wrote them). Tests that write no fill: one point.
+    pub fn patterns_of(&self, spec: &TestSpec) -> Vec<u64> {
+        if !spec.writes_pattern() {
+            return vec![NONZERO];
+        }
+        if spec.store == Store::Clzero {
+            return vec![0];
+        }
+        let mut p = self.patterns.clone();
+        let beside_clzero = self.tests.iter().any(|t| t.store == Store::Clzero);
+        if beside_clzero && spec.store == Store::Nt && !p.contains(&0) {
+            p.push(0);
+        }
+        p
     }
 }
 
@@ -470,13 +484,7 @@ pub fn run(
     'outer: for &count in &cfg.thread_counts {
         let cpus = &cfg.cpus[..count];
         for spec in &cfg.tests {
-            // Only fills write a chosen pattern; clzero writes zeros whatever is asked.
-            let patterns: &[u64] = match (spec.writes_pattern(), spec.store) {
-                (true, Store::Clzero) => &[0],
-                (true, _) => &cfg.patterns,
-                (false, _) => &[NONZERO],
-            };
-            for &pattern in patterns {
+            for pattern in cfg.patterns_of(spec) {
                 tick(&format!("{} × {count} threads", spec.name));
                 let bytes = cfg.bytes_for(spec, count);
                 match measure_counted(spec, cfg, env, cpus, bytes, pattern, &counting)? {
