@@ -90,6 +90,19 @@ fn ladder_json_is_valid_and_ordered() {
     assert_eq!(mlp.len(), 3);
     let o3 = mlp[2]["overlap"].as_f64().unwrap();
     assert!(o3 > 1.5, "3 independent misses should overlap: {o3}");
+    // The sweep runs on a set in memory (at least the smallest memory working set, past the
+    // ladder's last size), and no point claims more misses in flight than it has chains.
+    let mlp_size = l["mlp"]["size_bytes"].as_u64().unwrap();
+    assert!(mlp_size >= 256 << 20, "{mlp_size}");
+    for p in mlp {
+        let k = p["k"].as_f64().unwrap();
+        let impossible = p["impossible"].as_bool().unwrap();
+        assert_eq!(
+            impossible,
+            p["overlap"].as_f64().unwrap() > k / memsight_suites_round_floor(),
+            "{p}"
+        );
+    }
     // Plateaus were found, fastest first.
     let plateaus = l["levels"]["plateaus"].as_array().unwrap();
     assert!(plateaus.len() >= 2);
@@ -306,4 +319,9 @@ fn works_without_root_and_says_frames_are_hidden() {
         phys["runs"].is_null(),
         "no contiguity figure from hidden frames"
     );
+}
+
+/// The share of one chain's round below which a k-chain round is refused (MLP_ROUND_FLOOR).
+fn memsight_suites_round_floor() -> f64 {
+    0.9
 }

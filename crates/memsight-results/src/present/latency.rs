@@ -105,7 +105,8 @@ impl Present for LatencyResults {
                 ));
             }
             if let Some(m) = &l.mlp {
-                for p in &m.points {
+                // A round shorter than one miss is an error, not a figure to follow.
+                for p in m.valid() {
                     out.push(Figure::scalar(
                         "latency",
                         format!("mlp/cpu{}/k{}", l.cpu, p.k),
@@ -294,9 +295,16 @@ fn mlp_table(l: &CpuLadder) -> Option<Table> {
             Cell::Num(num(p.round_ns.median)),
             Cell::Num(ci(&p.round_ns)),
             Cell::Num(num(p.ns_per_load)),
-            Cell::Num(format!("{:.2}", p.overlap)),
+            Cell::Num(if p.impossible {
+                "error: round < one miss".into()
+            } else {
+                format!("{:.2}", p.overlap)
+            }),
             Cell::Num(count(&p.round_ns)),
         ]);
+    }
+    if !mlp.basis.is_empty() {
+        t.caption.push_str(&format!(". {}", mlp.basis));
     }
     Some(t)
 }
@@ -413,7 +421,7 @@ impl Present for WithCaches<'_> {
             .filter_map(|x| x.mlp.as_ref().map(|m| (x.cpu, m)))
             .map(|(cpu, m)| Series {
                 name: format!("CPU {cpu}, {}", format_bytes(m.size_bytes)),
-                points: m.points.iter().map(|p| (p.k as f64, p.overlap)).collect(),
+                points: m.valid().map(|p| (p.k as f64, p.overlap)).collect(),
                 ..Default::default()
             })
             .collect();

@@ -160,15 +160,10 @@ pub fn run_on_cpu(
     }
     let tlb = tlb_points(&main_points, &huge_points);
     let mlp = if complete && cfg.max_parallel > 1 && used > 0 {
-        let buf = huge.as_mut().unwrap_or(&mut main);
-        let kind = buf.report().kind;
-        let (points, done) = mlp_sweep(buf, used as u64, cfg, evict, min_sample_ns, tick);
+        let (mlp, done) =
+            mlp_in_memory(cfg, env, &main_points, huge.is_some(), min_sample_ns, tick)?;
         complete &= done;
-        Some(Mlp {
-            size_bytes: used as u64,
-            page_kind: kind,
-            points,
-        })
+        mlp
     } else {
         None
     };
@@ -253,12 +248,96 @@ fn tlb_points(small: &[Point], huge: &[Point]) -> Vec<TlbPoint> {
         .collect()
 }
 
-/// k = 1 … max independent chains over the same `size` bytes, walked in lockstep.
+/// The MLP sweep on its own buffer, sized so that every chain runs from memory: the working set
+/// of the core's reach on this ladder's curve (or, where the ladder stopped short of memory,
+/// past twice every reported cache). The buffer is on huge pages where the TLB twin got them
+/// (so page walks do not add to every miss), else on the ladder's page kind. Where the system
+/// cannot give that much memory, the sweep is empty and its basis says why.
+fn mlp_in_memory(
+    cfg: &LadderConfig,
+    env: &Environment,
+    main_points: &[Point],
+    huge: bool,
+    min_sample_ns: f64,
+    tick: Tick,
+) -> Result<(Option<Mlp>, bool)> {
+    let reported = crate::reach::largest_reported(env);
+    let (size, basis) = match crate::reach::memory_start(&super::curve(main_points), reported) {
+        Some(memory) => {
+            let reach = crate::reach::MemoryReach {
+                cpu: cfg.cpus.first().copied().unwrap_or(0),
+                memory,
+                source: crate::reach::ReachSource::Ladder,
+                stream: None,
+            };
+            let size = reach.working_set();
+            (size, reach.describe(size))
+        }
+        None => {
+            let size = (4 * reported).max(crate::reach::MIN_WORKING_SET);
+            (
+                size,
+                format!(
+                    "{} lies past twice every cache the OS reports; the ladder stopped before its memory plateau",
+                    memsight_core::units::format_bytes(size)
+                ),
+            )
+        }
+    };
+    let size = size.next_multiple_of(2 << 20);
+    let req = BufferRequest {
+        bytes: size,
+        kind: if huge {
+            PageKind::Huge2M
+        } else {
+            cfg.page_kind
+        },
+        node: cfg.node,
+        dax: cfg.dax,
+    };
+    let buf = if huge {
+        Buffer::allocate_preferring(req, env)
+    } else {
+        Buffer::allocate(req, env)
+    };
+    let mut buf = match buf {
+        Ok(b) => b,
+        Err(memsight_core::Error::Input(why)) => {
+            let mlp = Mlp {
+                size_bytes: size,
+                page_kind: req.kind,
+                points: Vec::new(),
+                basis: format!("not measured: {why}"),
+            };
+            return Ok((Some(mlp), true));
+        }
+        Err(e) => return Err(e),
+    };
+    if cfg.interleave {
+        buf.interleave(&env.allowed_nodes)?;
+    }
+    buf.touch();
+    buf.check_thp();
+    let kind = buf.report().kind;
+    let (points, done) = mlp_sweep(&mut buf, size, cfg, min_sample_ns, tick);
+    Ok((
+        Some(Mlp {
+            size_bytes: size,
+            page_kind: kind,
+            points,
+            basis,
+        }),
+        done,
+    ))
+}
+
+/// k = 1 … max independent chains over the same `size` bytes, walked in lockstep. The set is in
+/// memory, so no flush is needed and a partial lap warms the chains; a point whose round is
+/// shorter than one chain's ([`super::MLP_ROUND_FLOOR`]) is marked impossible.
 fn mlp_sweep(
     buf: &mut Buffer,
     size: u64,
     cfg: &LadderConfig,
-    evict: usize,
     min_sample_ns: f64,
     tick: Tick,
 ) -> (Vec<MlpPoint>, bool) {
@@ -274,10 +353,9 @@ fn mlp_sweep(
             k,
             cfg.seed ^ k as u64,
         );
-        flush::flush(chains.bytes(), evict);
         let rounds = calibrate(
             &mut chains,
-            (elements / k) as u64,
+            ((elements / k) as u64).min(1 << 17),
             cfg.sample_ns.max(min_sample_ns),
         );
         let Some(s) = sample_until(&cfg.rule, || chase_sample(&mut chains, rounds)) else {
@@ -289,6 +367,7 @@ fn mlp_sweep(
             k,
             ns_per_load: s.summary.median / k as f64,
             overlap: k as f64 * lat1 / s.summary.median,
+            impossible: s.summary.median < super::MLP_ROUND_FLOOR * lat1,
             round_ns: s.summary,
         });
         if s.stop == StopReason::Interrupted {

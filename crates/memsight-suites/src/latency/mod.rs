@@ -9,7 +9,8 @@
 //! **What is reported.** Per size: median ns and cycles per load with CI, min–max, CV and sample
 //! count; the cache levels found from the curve's plateaus, compared with what the OS reports; the
 //! TLB cost (the same ladder on huge pages, interleaved size by size, and the difference); and the
-//! memory-level parallelism at the largest size (k = 1…10 independent chains).
+//! memory-level parallelism (k = 1…10 independent chains) on a set that is in memory for the
+//! core: sized from the curve's reach, never a size a cache can serve.
 
 pub mod ladder;
 pub mod levels;
@@ -173,6 +174,10 @@ pub struct MlpPoint {
     pub ns_per_load: f64,
     /// Loads the core overlapped: k × latency(k=1) ÷ round time.
     pub overlap: f64,
+    /// The round took less than one miss (overlap above k): the chains were served by a cache,
+    /// so the figure is a measurement error, not memory-level parallelism.
+    #[serde(default)]
+    pub impossible: bool,
 }
 
 /// The MLP sweep and where it ran.
@@ -181,6 +186,44 @@ pub struct Mlp {
     pub size_bytes: u64,
     pub page_kind: PageKind,
     pub points: Vec<MlpPoint>,
+    /// Why the set is in memory (the latency curve's reach, or the reported caches).
+    #[serde(default)]
+    pub basis: String,
+}
+
+/// A round of k lockstep chains shorter than this share of one chain's round is not possible
+/// from memory (each round waits for at least one miss); the slack absorbs sample noise.
+pub const MLP_ROUND_FLOOR: f64 = 0.9;
+
+impl Mlp {
+    /// The points whose overlap a core can have (at most k misses at once).
+    pub fn valid(&self) -> impl Iterator<Item = &MlpPoint> {
+        self.points.iter().filter(|p| !p.impossible)
+    }
+
+    /// The finding: the best overlap measured, or why none is reported.
+    pub fn finding(&self) -> Option<String> {
+        let Some(one) = self.points.first() else {
+            return Some(format!("memory-level parallelism {}", self.basis));
+        };
+        if let Some(bad) = self.points.iter().find(|p| p.impossible) {
+            return Some(format!(
+                "memory-level parallelism not reported: with {} chains a round took {:.1} ns, less than one miss ({:.1} ns), so the chains were served by a cache, not memory (a measurement error; rerun with a larger set, e.g. on a quieter machine)",
+                bad.k, bad.round_ns.median, one.round_ns.median
+            ));
+        }
+        let best = self
+            .valid()
+            .max_by(|a, b| a.overlap.total_cmp(&b.overlap))?;
+        Some(format!(
+            "memory-level parallelism: with {} independent chains over {} the core overlaps {:.1} misses ({:.1} ns per load instead of {:.1})",
+            best.k,
+            memsight_core::units::format_bytes(self.size_bytes),
+            best.overlap,
+            best.ns_per_load,
+            one.ns_per_load
+        ))
+    }
 }
 
 /// All results for one CPU.
@@ -396,19 +439,8 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
                     if t.significant { "" } else { "; within the noise" }
                 ));
         }
-        if let Some(m) = &l.mlp
-            && let Some(best) = m
-                .points
-                .iter()
-                .max_by(|a, b| a.overlap.total_cmp(&b.overlap))
-        {
-            out.push(format!(
-                    "{tag}memory-level parallelism: with {} independent chains the core overlaps {:.1} misses ({:.1} ns per load instead of {:.1})",
-                    best.k,
-                    best.overlap,
-                    best.ns_per_load,
-                    m.points[0].ns_per_load
-                ));
+        if let Some(f) = l.mlp.as_ref().and_then(Mlp::finding) {
+            out.push(format!("{tag}{f}"));
         }
     }
     out
@@ -437,5 +469,54 @@ mod tests {
         let s = log_sizes(5000, 100_000, 2, 64);
         assert!(s.iter().all(|&x| (4992..=100_000).contains(&x)));
         assert_eq!(*s.last().unwrap(), 100_000 / 64 * 64);
+    }
+
+    fn mlp(rounds: &[f64]) -> Mlp {
+        let lat1 = rounds[0];
+        Mlp {
+            size_bytes: 256 << 20,
+            page_kind: PageKind::Thp,
+            points: rounds
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| MlpPoint {
+                    k: i + 1,
+                    round_ns: memsight_core::stats::summarize(&[r]),
+                    ns_per_load: r / (i + 1) as f64,
+                    overlap: (i + 1) as f64 * lat1 / r,
+                    impossible: r < MLP_ROUND_FLOOR * lat1,
+                })
+                .collect(),
+            basis: String::new(),
+        }
+    }
+
+    /// A round of 8 loads in less than one miss (59.6 ns against 122 ns) is refused as an
+    /// error, never reported as 16 misses overlapped with 8 chains.
+    #[test]
+    fn mlp_beyond_the_number_of_chains_is_an_error() {
+        let mut rounds = vec![122.0, 125.0, 126.0, 128.0, 130.0, 131.0, 133.0, 59.6];
+        let m = mlp(&rounds);
+        let f = m.finding().unwrap();
+        assert!(
+            f.starts_with("memory-level parallelism not reported"),
+            "{f}"
+        );
+        assert!(
+            f.contains("8 chains a round took 59.6 ns, less than one miss (122.0 ns)"),
+            "{f}"
+        );
+        assert_eq!(m.valid().count(), 7);
+        rounds[7] = 135.0;
+        let f = mlp(&rounds).finding().unwrap();
+        assert!(
+            f.contains("with 8 independent chains over 256 MiB the core overlaps 7.2 misses"),
+            "{f}"
+        );
+        assert!(
+            mlp(&rounds)
+                .valid()
+                .all(|p| p.overlap <= p.k as f64 / MLP_ROUND_FLOOR)
+        );
     }
 }
