@@ -126,6 +126,18 @@ impl Summary {
         }
         (self.median - self.ci_low).max(self.ci_high - self.median) / self.median.abs()
     }
+
+    /// Whether the figure rests on fewer clean samples than its stop rule wanted: shown with a
+    /// mark, and never judged by `compare` or `fleet`.
+    pub fn is_short(&self) -> bool {
+        self.shortfall.is_some()
+    }
+
+    /// The mark a figure with too few clean samples carries after its value (` ⚠`), else
+    /// nothing.
+    pub fn mark(&self) -> &'static str {
+        if self.is_short() { " ⚠" } else { "" }
+    }
 }
 
 /// P(B ≤ k) for B ~ Binomial(n, ½), computed in log space so large n cannot underflow.
@@ -249,6 +261,9 @@ pub struct SampleTally {
     pub dropped: usize,
     /// Figures marked with a shortfall of clean samples.
     pub short: usize,
+    /// Disturbed samples kept in those figures because too few clean ones were left.
+    #[serde(default)]
+    pub disturbed_kept: usize,
 }
 
 impl SampleTally {
@@ -276,7 +291,13 @@ impl SampleTally {
                     self.figures += 1;
                     self.kept += m.get("n").and_then(Value::as_u64).unwrap_or(0) as usize;
                     self.dropped += m.get("dropped").and_then(Value::as_u64).unwrap_or(0) as usize;
-                    self.short += usize::from(m.get("shortfall").is_some_and(|s| !s.is_null()));
+                    if let Some(short) = m.get("shortfall").filter(|s| !s.is_null()) {
+                        self.short += 1;
+                        self.disturbed_kept += short
+                            .get("disturbed_kept")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0) as usize;
+                    }
                     return;
                 }
                 m.values().for_each(|x| self.walk(x));
@@ -289,13 +310,16 @@ impl SampleTally {
     /// One line for people, e.g. under a command's tables.
     pub fn describe(&self) -> String {
         let mut s = format!(
-            "{} samples in {} figures; {} dropped (a measuring thread lost its CPU, or a team did not start together)",
-            self.kept, self.figures, self.dropped
+            "{} samples in {} figures; {} disturbed (a measuring thread lost its CPU, or a team did not start together): {} dropped",
+            self.kept,
+            self.figures,
+            self.dropped + self.disturbed_kept,
+            self.dropped
         );
         if self.short > 0 {
             s.push_str(&format!(
-                "; {} figures rest on too few clean samples (marked)",
-                self.short
+                ", {} kept in the {} figures that rest on too few clean samples (marked ⚠; compare and fleet do not judge them)",
+                self.disturbed_kept, self.short
             ));
         }
         s

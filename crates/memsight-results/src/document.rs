@@ -69,6 +69,16 @@ macro_rules! documents {
                 }
             }
 
+            /// Every suite's samples added up (kept, dropped, figures short of clean
+            /// samples), by command name, in run order: the report's samples table.
+            pub fn tallies(&self) -> Vec<(&'static str, memsight_core::stats::SampleTally)> {
+                let mut out = Vec::new();
+                $($(out.extend(self.$field.as_ref().map(|r| {
+                    ($name, memsight_core::stats::SampleTally::of_result(r))
+                }));)?)*
+                out
+            }
+
             /// The suites' results, in run order, each behind the presentation trait.
             pub fn suites(&self) -> Vec<&dyn Present> {
                 let mut out: Vec<&dyn Present> = Vec::new();

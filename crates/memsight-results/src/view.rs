@@ -62,6 +62,9 @@ pub struct Heatmap {
     pub low_is_good: bool,
     /// The HTML caption under the chart.
     pub caption: String,
+    /// Cells whose figure rests on too few clean samples (`[row][col]`; empty: none): drawn
+    /// with the ` ⚠` mark.
+    pub short: Vec<Vec<bool>>,
 }
 
 impl Table {
@@ -123,17 +126,24 @@ pub struct Lines {
 }
 
 impl Heatmap {
+    /// ` ⚠` where the cell's figure rests on too few clean samples.
+    pub fn mark(&self, i: usize, j: usize) -> &'static str {
+        let short = self.short.get(i).and_then(|r| r.get(j)).copied();
+        if short == Some(true) { " ⚠" } else { "" }
+    }
+
     /// The matrix as a table (the terminal's form of a heatmap): `·` where a cell has no figure.
     pub fn table(&self) -> Table {
         let mut header = vec![self.corner.as_str()];
         header.extend(self.cols.iter().map(String::as_str));
         let mut t = Table::new(&format!("{}, {}", self.title, self.subtitle), &header);
-        for (label, row) in self.rows.iter().zip(&self.values) {
+        for (i, (label, row)) in self.rows.iter().zip(&self.values).enumerate() {
             let mut r = vec![Cell::Text(label.clone())];
-            r.extend(
-                row.iter()
-                    .map(|v| Cell::Num(v.map_or("·".to_string(), num))),
-            );
+            r.extend(row.iter().enumerate().map(|(j, v)| {
+                Cell::Num(v.map_or("·".to_string(), |v| {
+                    format!("{}{}", num(v), self.mark(i, j))
+                }))
+            }));
             t.rows.push(r);
         }
         t
@@ -201,6 +211,17 @@ pub fn num(x: f64) -> String {
     } else {
         format!("{x:.3}")
     }
+}
+
+/// A sampled figure's median, marked ` ⚠` when it rests on too few clean samples: the mark
+/// travels with the value wherever a table shows it.
+pub fn med(s: &Summary) -> String {
+    format!("{}{}", num(s.median), s.mark())
+}
+
+/// [`med`] with a fixed number of decimals.
+pub fn med_to(s: &Summary, decimals: usize) -> String {
+    format!("{:.*}{}", decimals, s.median, s.mark())
 }
 
 /// `lo–hi` of a summary's CI.

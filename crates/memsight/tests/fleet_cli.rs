@@ -574,3 +574,52 @@ fn a_rank_killed_between_result_and_status_is_one_fault() {
     assert_eq!(faults.len(), 1, "{faults:?}");
     assert_eq!(faults[0]["kind"], "partial");
 }
+
+/// Marks every summary under `v` as resting on too few clean samples.
+fn mark_short(v: &mut Value) {
+    match v {
+        Value::Object(m) if m.contains_key("median") && m.contains_key("ci_level") => {
+            m.insert(
+                "shortfall".into(),
+                serde_json::json!({"clean": 0, "wanted": 5, "disturbed_kept": 5, "cause": "lost_cpu"}),
+            );
+        }
+        Value::Object(m) => m.values_mut().for_each(mark_short),
+        Value::Array(a) => a.iter_mut().for_each(mark_short),
+        _ => {}
+    }
+}
+
+/// A node whose bandwidth figures rest on disturbed samples looks slow, but is not judged: the
+/// fleet names it as disturbed instead of flagging its memory.
+#[test]
+fn figures_on_too_few_clean_samples_are_not_judged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = recorded_run();
+    for i in 1..=5 {
+        let name = format!("node{i:02}");
+        let mut d = node(&base, &name, 1.0, if i == 3 { 0.6 } else { 1.0 });
+        if i == 3 {
+            mark_short(&mut d["results"]["bandwidth"]);
+        }
+        write(
+            tmp.path(),
+            &format!("{name}/run.json"),
+            &serde_json::to_string(&d).unwrap(),
+        );
+    }
+    let doc = fleet_of(tmp.path(), &[]);
+    let r = &doc["results"];
+    let flagged: Vec<&Value> = r["outliers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["member"] == "node03")
+        .collect();
+    assert!(flagged.is_empty(), "{flagged:?}");
+    let findings = r["findings"].to_string();
+    assert!(
+        findings.contains("node03: ") && findings.contains("rest on too few clean samples"),
+        "{findings}"
+    );
+}

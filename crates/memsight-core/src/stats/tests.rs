@@ -131,6 +131,35 @@ fn too_few_clean_samples_are_marked_with_the_cause() {
     assert!(s.describe().contains("did not start together"));
 }
 
+/// The tally counts the disturbed samples kept in short figures: a run never says "0 dropped"
+/// beside figures that rest on disturbed samples.
+#[test]
+fn the_tally_counts_disturbed_samples_kept_in_short_figures() {
+    let rule = counting(7, 10);
+    let mut i = 0u64;
+    let out = sample_until(&rule, || {
+        i += 1;
+        Taken {
+            value: i as f64,
+            disturbed: (!i.is_multiple_of(10)).then_some(Disturbance::LostCpu),
+        }
+    })
+    .unwrap();
+    assert!(out.summary.is_short() && out.summary.mark() == " ⚠");
+    let v = serde_json::json!({ "a": out.summary, "b": summarize(&[1.0, 2.0]) });
+    let t = SampleTally::of(&v);
+    assert_eq!(
+        (t.figures, t.dropped, t.short, t.disturbed_kept),
+        (2, 0, 1, 18)
+    );
+    let d = t.describe();
+    assert!(
+        d.contains("18 disturbed") && d.contains("18 kept in the 1 figures"),
+        "{d}"
+    );
+    assert!(!d.contains("0 dropped (a"), "{d}");
+}
+
 proptest! {
     #[test]
     fn ci_brackets_the_median(mut xs in proptest::collection::vec(0.0f64..1e6, 1..300)) {

@@ -164,7 +164,7 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
             });
         }
     }
-    let findings = findings::findings(
+    let mut findings = findings::findings(
         &members,
         &fleet_members,
         &groups,
@@ -172,6 +172,15 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
         &faults,
         &c.statuses,
     );
+    findings.extend(members.iter().filter_map(|m| {
+        let short = m.figures.iter().filter(|f| outliers::is_short(f)).count();
+        (short > 0).then(|| {
+            format!(
+                "{}: {short} figure(s) rest on too few clean samples (a measuring thread lost its CPU, or a team did not start together): they were not compared with the group",
+                m.name
+            )
+        })
+    }));
     FleetResults {
         directory: dir.display().to_string(),
         method: METHOD.into(),

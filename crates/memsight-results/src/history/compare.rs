@@ -51,6 +51,8 @@ pub enum Verdict {
     Unjudged,
     /// Measured under different conditions (working set, pages …): shown, not judged.
     Different,
+    /// One side rests on too few clean samples (most were disturbed): shown, not judged.
+    Disturbed,
     OnlyA,
     OnlyB,
 }
@@ -63,6 +65,7 @@ impl Verdict {
             Verdict::Noise => "within noise",
             Verdict::Unjudged => "not judged (no samples)",
             Verdict::Different => "not judged (measured differently)",
+            Verdict::Disturbed => "not judged (too few clean samples)",
             Verdict::OnlyA => "only in A",
             Verdict::OnlyB => "only in B",
         }
@@ -125,13 +128,14 @@ impl Comparison {
     /// The verdicts counted, in one sentence.
     pub fn tally(&self) -> String {
         format!(
-            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} only on one side",
+            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} on too few clean samples, {} only on one side",
             self.rows.len(),
             self.count(Verdict::Better),
             self.count(Verdict::Worse),
             self.count(Verdict::Noise),
             self.count(Verdict::Unjudged),
             self.count(Verdict::Different),
+            self.count(Verdict::Disturbed),
             self.count(Verdict::OnlyA) + self.count(Verdict::OnlyB)
         )
     }
@@ -296,6 +300,24 @@ fn row(a: Option<&Figure>, b: Option<&Figure>, floor: Floor) -> Row {
     let (Some(sa), Some(sb)) = (&a.summary, &b.summary) else {
         return r;
     };
+    // A median of mostly disturbed samples is slower than the machine: judging it would call
+    // the next clean run "better" (or a disturbed one "worse") for no change at all.
+    if sa.is_short() || sb.is_short() {
+        r.verdict = Verdict::Disturbed;
+        let side = |s: &memsight_core::stats::Summary, l: &str| {
+            s.shortfall
+                .as_ref()
+                .map(|f| format!("{l}: {}", f.describe()))
+        };
+        r.note = Some(
+            [side(sa, "A"), side(sb, "B")]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+        return r;
+    }
     let overlap = sa.ci_low <= sb.ci_high && sb.ci_low <= sa.ci_high;
     r.ci_overlap = Some(overlap);
     let p = (sa.samples.len() >= 3 && sb.samples.len() >= 3)
@@ -480,6 +502,38 @@ mod tests {
             Floor::Samples,
         );
         assert_eq!(r.verdict, Verdict::Noise, "{r:?}");
+    }
+
+    /// A figure of mostly disturbed samples (19.22 GB/s where clean samples gave 30.08) is not
+    /// judged against a clean one: the change is the disturbance, not the machine.
+    #[test]
+    fn figures_on_too_few_clean_samples_are_not_judged() {
+        let mut a = figure(19.22, 0.01, 4);
+        a.better = Better::Higher;
+        if let Some(s) = a.summary.as_mut() {
+            s.shortfall = Some(memsight_core::stats::Shortfall {
+                clean: 0,
+                wanted: 5,
+                disturbed_kept: 4,
+                cause: memsight_core::cpuclock::Disturbance::LostCpu,
+            });
+        }
+        let mut b = figure(30.08, 0.01, 30);
+        b.better = Better::Higher;
+        for (x, y) in [(&a, &b), (&b, &a)] {
+            let r = row(Some(x), Some(y), Floor::Samples);
+            assert_eq!(r.verdict, Verdict::Disturbed, "{r:?}");
+            assert!(
+                r.note.as_deref().unwrap().contains("0 clean of 5 wanted"),
+                "{r:?}"
+            );
+        }
+        // Without the shortfall the same change is judged.
+        a.summary.as_mut().unwrap().shortfall = None;
+        assert_eq!(
+            row(Some(&a), Some(&b), Floor::Samples).verdict,
+            Verdict::Better
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::Present;
 use crate::figure::{Better, Figure, size_key};
 use crate::view::num;
 use crate::view::{Bar, Bars, Block, Cell, Lines, Mark, Scale, Series, Table, View};
-use crate::view::{ci, count};
+use crate::view::{ci, count, med};
 use memsight_suites::bandwidth::{BandwidthResults, Point};
 use memsight_suites::dimms::DimmsResults;
 use memsight_suites::memlevel::MemLevel;
@@ -36,12 +36,12 @@ impl Present for BandwidthResults {
             self.points
                 .iter()
                 .filter(|p| p.test.name == name)
-                .map(|p| p.program_gbs.median)
-                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+                .map(|p| &p.program_gbs)
+                .max_by(|a, b| a.median.total_cmp(&b.median))
         };
         let figures: Vec<String> = ["read", "write", "copy", "copy-nt", "stream-triad-like"]
             .iter()
-            .filter_map(|n| best(n).map(|v| format!("{n} {v:.1}")))
+            .filter_map(|n| best(n).map(|s| format!("{n} {}", crate::view::med_to(s, 1))))
             .collect();
         vec![format!(
             "bandwidth, GB/s of program bytes on {} thread(s): {}",
@@ -88,7 +88,7 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
             Cell::Text(p.data()),
             Cell::Num(format!(
                 "{}{}",
-                num(p.program_gbs.median),
+                med(&p.program_gbs),
                 if p.noisy { " (noisy)" } else { "" }
             )),
             Cell::Num(ci(&p.program_gbs)),
@@ -99,7 +99,7 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
             )),
             // DRAM traffic is only estimated for working sets that live in DRAM.
             Cell::Num(if p.level.is_none_or(|l| l == MemLevel::Memory) {
-                num(p.dram_gbs.median)
+                med(&p.dram_gbs)
             } else {
                 "-".to_string()
             }),
@@ -342,4 +342,39 @@ fn conditions(r: &memsight_suites::bandwidth::BandwidthResults, p: &Point) -> St
         },
         format!("{:?}", p.isa).to_lowercase()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memsight_core::stats::Shortfall;
+
+    /// A point whose samples were all disturbed carries the mark in its table cell and in the
+    /// run's headline (it showed 19.22 GB/s for 3:1 with no mark).
+    #[test]
+    fn a_point_on_disturbed_samples_is_marked_where_it_is_shown() {
+        let text = include_str!("../../../memsight/tests/data/results/bandwidth.json");
+        let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+        let mut r: BandwidthResults = serde_json::from_value(doc["results"].clone()).unwrap();
+        let p = r.points.iter_mut().find(|p| p.test.name == "read").unwrap();
+        p.program_gbs.shortfall = Some(Shortfall {
+            clean: 0,
+            wanted: 5,
+            disturbed_kept: 5,
+            cause: memsight_core::cpuclock::Disturbance::LostCpu,
+        });
+        let v = r.view();
+        let marked = v.blocks.iter().filter_map(|b| match b {
+            crate::view::Block::Table(t) => Some(t),
+            _ => None,
+        });
+        let marked = marked.flat_map(|t| &t.rows).any(|row| {
+            matches!(&row[0], Cell::Text(n) if n == "read")
+                && row
+                    .iter()
+                    .any(|c| matches!(c, Cell::Num(x) if x.ends_with(" ⚠")))
+        });
+        assert!(marked, "the read row carries the mark");
+        assert!(r.headline()[0].contains(" ⚠"), "{:?}", r.headline());
+    }
 }

@@ -3,9 +3,8 @@
 
 use super::Present;
 use crate::figure::{Better, Figure};
-use crate::view::num;
 use crate::view::{Block, Cell, Heatmap, Table, View};
-use crate::view::{ci, count};
+use crate::view::{ci, count, med};
 use memsight_suites::c2c::C2cResults;
 
 impl Present for C2cResults {
@@ -15,8 +14,10 @@ impl Present for C2cResults {
             .first()
             .map(|p| {
                 format!(
-                    "core-to-core: CPU {} ↔ {} {:.0} ns (modified line)",
-                    p.a, p.b, p.modified_ns.median
+                    "core-to-core: CPU {} ↔ {} {} ns (modified line)",
+                    p.a,
+                    p.b,
+                    crate::view::med_to(&p.modified_ns, 0)
                 )
             })
             .into_iter()
@@ -34,6 +35,7 @@ impl Present for C2cResults {
             values: self.modified.clone(),
             low_is_good: true,
             caption: format!("CPUs chosen: {}", self.selection),
+            short: Vec::new(),
         })];
         if self.clean.iter().flatten().any(Option::is_some) {
             // A table in both renderers: the report keeps one chart per matrix kind.
@@ -46,6 +48,7 @@ impl Present for C2cResults {
                 values: self.clean.clone(),
                 low_is_good: true,
                 caption: String::new(),
+                short: Vec::new(),
             };
             blocks.push(Block::Table(clean.table()));
         }
@@ -63,13 +66,13 @@ impl Present for C2cResults {
         let clean = |s: &Option<memsight_core::stats::Summary>| {
             Cell::Num(
                 s.as_ref()
-                    .map_or("-".into(), |s| format!("{} ({})", num(s.median), ci(s))),
+                    .map_or("-".into(), |s| format!("{} ({})", med(s), ci(s))),
             )
         };
         for p in &self.pairs {
             pairs.rows.push(vec![
                 Cell::Text(format!("{} ↔ {}", p.a, p.b)),
-                Cell::Num(num(p.modified_ns.median)),
+                Cell::Num(med(&p.modified_ns)),
                 Cell::Num(ci(&p.modified_ns)),
                 Cell::Num(count(&p.modified_ns)),
                 clean(&p.clean_a_from_b_ns),

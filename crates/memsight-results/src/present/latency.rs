@@ -10,7 +10,7 @@ use super::Present;
 use crate::figure::{Better, Figure, size_key};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
-use crate::view::{ci, count};
+use crate::view::{ci, count, med};
 use memsight_suites::latency::{CpuLadder, LatencyResults};
 
 /// Ladder results, with the cache sizes the OS reports drawn on the charts.
@@ -208,7 +208,7 @@ fn ladder_table(l: &CpuLadder) -> Table {
             Cell::Num(format_bytes(p.size_bytes)),
             Cell::Num(format!(
                 "{}{}",
-                num(p.ns.median),
+                med(&p.ns),
                 if p.noisy { " (noisy)" } else { "" }
             )),
             Cell::Num(ci(&p.ns)),
@@ -292,7 +292,7 @@ fn mlp_table(l: &CpuLadder) -> Option<Table> {
     for p in &mlp.points {
         t.rows.push(vec![
             Cell::Num(p.k.to_string()),
-            Cell::Num(num(p.round_ns.median)),
+            Cell::Num(med(&p.round_ns)),
             Cell::Num(ci(&p.round_ns)),
             Cell::Num(num(p.ns_per_load)),
             Cell::Num(if p.impossible {

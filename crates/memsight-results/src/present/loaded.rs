@@ -5,7 +5,7 @@ use super::Present;
 use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
-use crate::view::{ci, count};
+use crate::view::{ci, count, med};
 use memsight_suites::loaded::LoadedResults;
 
 impl Present for LoadedResults {
@@ -67,7 +67,7 @@ impl Present for LoadedResults {
                 Cell::Num(
                     c.points
                         .first()
-                        .map_or("-".into(), |p| num(p.latency_ns.median)),
+                        .map_or("-".into(), |p| med(&p.latency_ns)),
                 ),
                 Cell::Num(num(c.saturation_gbs)),
                 Cell::Num(c.knee_gbs.map_or("not reached".into(), num)),
@@ -100,7 +100,7 @@ impl Present for LoadedResults {
                 t.rows.push(vec![
                     Cell::Text(p.delay_cycles.map_or("idle".into(), |d| d.to_string())),
                     Cell::Num(num(p.bandwidth_gbs)),
-                    Cell::Num(num(p.latency_ns.median)),
+                    Cell::Num(med(&p.latency_ns)),
                     Cell::Num(ci(&p.latency_ns)),
                     Cell::Num(count(&p.latency_ns)),
                     Cell::Num(p.p50_ns.map_or("-".into(), num)),

@@ -3,17 +3,28 @@
 use super::Present;
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Heatmap, Table, View};
+use memsight_core::stats::Summary;
 use memsight_suites::numa::NumaResults;
 
-/// One figure of every cell, as a matrix.
+/// One figure of every cell, as a matrix of medians and a matrix of the cells whose figure
+/// rests on too few clean samples.
+type Matrix = (Vec<Vec<Option<f64>>>, Vec<Vec<bool>>);
+
 fn matrix(
     r: &NumaResults,
-    value: impl Fn(&memsight_suites::numa::Cell) -> Option<f64>,
-) -> Vec<Vec<Option<f64>>> {
-    r.cells
+    value: impl Fn(&memsight_suites::numa::Cell) -> Option<&Summary>,
+) -> Matrix {
+    let medians = r
+        .cells
         .iter()
-        .map(|row| row.iter().map(&value).collect())
-        .collect()
+        .map(|row| row.iter().map(|c| value(c).map(|s| s.median)).collect())
+        .collect();
+    let short = r
+        .cells
+        .iter()
+        .map(|row| row.iter().map(|c| value(c).is_some_and(Summary::is_short)).collect())
+        .collect();
+    (medians, short)
 }
 
 impl Present for NumaResults {
@@ -25,7 +36,7 @@ impl Present for NumaResults {
             .map(|i| format!("node {} (CPU {})", i.node, i.cpu))
             .collect();
         let cols: Vec<String> = self.columns.iter().map(|c| c.label.clone()).collect();
-        let heat = |title: &str, subtitle: &str, values, low_is_good, caption: &str| {
+        let heat = |title: &str, subtitle: &str, (values, short), low_is_good, caption: &str| {
             Block::Heatmap(Heatmap {
                 title: title.into(),
                 subtitle: subtitle.into(),
@@ -35,12 +46,13 @@ impl Present for NumaResults {
                 values,
                 low_is_good,
                 caption: caption.into(),
+                short,
             })
         };
         let mut blocks = vec![heat(
             "NUMA latency",
             "ns per load (median)",
-            matrix(self, |c| c.latency_ns.as_ref().map(|s| s.median)),
+            matrix(self, |c| c.latency_ns.as_ref()),
             true,
             "Chase latency from each CPU node (rows) to memory bound to each node (columns).",
         )];
@@ -52,8 +64,8 @@ impl Present for NumaResults {
             }
         }
         for test in &tests {
-            let bw = matrix(self, |c| c.gbs(test).map(|s| s.median));
-            if !bw.iter().flatten().any(Option::is_some) {
+            let bw = matrix(self, |c| c.gbs(test));
+            if !bw.0.iter().flatten().any(Option::is_some) {
                 continue;
             }
             let caption = match test.as_str() {

@@ -6,7 +6,7 @@ use memsight_suites::scan::{RangeFigures, ScanResults};
 
 use super::Present;
 use crate::figure::{Better, Figure};
-use crate::view::{Block, Cell, Heatmap, Table, View};
+use crate::view::{Block, Cell, Heatmap, Table, View, med_to};
 
 fn label(r: &RangeFigures) -> String {
     format!("{:#x}", r.start)
@@ -55,6 +55,7 @@ fn strips(s: &ScanResults) -> Block {
             format_bytes(s.granule),
             if s.frames_visible { "physical" } else { "virtual" }
         ),
+        short: Vec::new(),
     })
 }
 
@@ -108,9 +109,9 @@ fn table(s: &ScanResults) -> Table {
                 .collect::<Vec<_>>()
                 .join("; "),
             ),
-            Cell::Num(r.read_gbs.as_ref().map_or("-".into(), |g| format!("{:.2}", g.median))),
+            Cell::Num(r.read_gbs.as_ref().map_or("-".into(), |g| med_to(g, 2))),
             score(r.read_score),
-            Cell::Num(r.latency_ns.as_ref().map_or("-".into(), |g| format!("{:.1}", g.median))),
+            Cell::Num(r.latency_ns.as_ref().map_or("-".into(), |g| med_to(g, 1))),
             score(r.latency_score),
             Cell::Num(format!("{} ({}) / {} ({})", n1, d1, n2, d2)),
             Cell::Text(

@@ -6,7 +6,7 @@ use super::Present;
 use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Table, View};
-use crate::view::{ci, count};
+use crate::view::{ci, count, med};
 use memsight_suites::stream::StreamResults;
 
 impl Present for StreamResults {
@@ -33,7 +33,7 @@ impl Present for StreamResults {
                 Cell::Num(format!("{:.6}", k.avg_time_s)),
                 Cell::Num(format!("{:.6}", k.min_time_s)),
                 Cell::Num(format!("{:.6}", k.max_time_s)),
-                Cell::Num(num(k.gbs.median)),
+                Cell::Num(med(&k.gbs)),
                 Cell::Num(ci(&k.gbs)),
                 Cell::Num(count(&k.gbs)),
                 Cell::Num(num(k.dram_bytes as f64 / k.min_time_s / 1e9)),

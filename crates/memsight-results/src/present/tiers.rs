@@ -7,13 +7,13 @@ use memsight_kernels::granular::Access;
 
 use super::Present;
 use crate::figure::{Better, Figure, size_key};
-use crate::view::{Block, Cell, Lines, Scale, Series, Table, View, num};
+use crate::view::{Block, Cell, Lines, Scale, Series, Table, View, med, med_to, num};
 use memsight_suites::tiers::TiersResults;
 use memsight_suites::tiers::measure::{MemTarget, TargetFigures};
 use memsight_suites::tiers::sweeps::{NearSweep, WeightedSweep};
 
 fn opt(s: &Option<Summary>) -> Cell {
-    Cell::Num(s.as_ref().map_or("-".into(), |s| num(s.median)))
+    Cell::Num(s.as_ref().map_or("-".into(), med))
 }
 
 fn optf(v: Option<f64>) -> Cell {
@@ -93,7 +93,7 @@ fn block_latency(t: &TargetFigures) -> Option<Block> {
     for b in &t.block_latency {
         table.rows.push(vec![
             Cell::Text(format!("{} B", b.block_bytes)),
-            Cell::Num(format!("{:.1}", b.ns.median)),
+            Cell::Num(med_to(&b.ns, 1)),
             Cell::Num(format!("{:.1}–{:.1}", b.ns.ci_low, b.ns.ci_high)),
             Cell::Num(b.ns.n.to_string()),
             Cell::Num(base.map_or("-".into(), |x| format!("{:.2}", b.ns.median / x))),
@@ -189,7 +189,7 @@ fn near_blocks(n: &NearSweep) -> Vec<Block> {
     for p in &n.points {
         t.rows.push(vec![
             Cell::Text(format_bytes(p.size_bytes)),
-            Cell::Num(num(p.latency_ns.median)),
+            Cell::Num(med(&p.latency_ns)),
             opt(&p.read_gbs),
             opt(&p.read_gbs_one),
             opt(&p.mix_gbs),
@@ -433,7 +433,7 @@ impl Present for TiersResults {
             .map(|f| {
                 let med = |s: &Option<memsight_core::stats::Summary>| {
                     s.as_ref()
-                        .map_or("-".to_string(), |s| format!("{:.1}", s.median))
+                        .map_or("-".to_string(), |s| med_to(s, 1))
                 };
                 format!(
                     "{} ({}) {} ns, {} GB/s",

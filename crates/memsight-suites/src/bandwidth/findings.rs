@@ -100,6 +100,26 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
     for s in &cfg.skipped {
         out.push(format!("skipped {s}"));
     }
+    let short: Vec<String> = points
+        .iter()
+        .chain(sweep)
+        .filter_map(|p| {
+            let f = p.program_gbs.shortfall.as_ref()?;
+            Some(format!(
+                "{} on {} thread(s) ({:.1} GB/s: {})",
+                p.test.name,
+                p.threads,
+                p.program_gbs.median,
+                f.describe()
+            ))
+        })
+        .collect();
+    if !short.is_empty() {
+        out.push(format!(
+            "too few clean samples (marked ⚠; slower than the machine, not to be acted on): {}",
+            short.join("; ")
+        ));
+    }
     let noisy: Vec<&str> = points
         .iter()
         .filter(|p| p.noisy)

@@ -311,6 +311,7 @@ pub fn heatmap(
     rows: &[String],
     cols: &[String],
     values: &[Vec<Option<f64>>],
+    short: &[Vec<bool>],
     low_is_good: bool,
 ) -> String {
     let cell_w = (480 / cols.len().max(1)).clamp(48, 110) as i32;
@@ -386,8 +387,12 @@ pub fn heatmap(
                     [(x + 1, y + 1), (x + cell_w - 1, y + cell_h - 1)],
                     fill.filled(),
                 ))?;
+                // A figure with too few clean samples carries its mark here too.
+                let short = short.get(i).and_then(|r| r.get(j)) == Some(&true);
                 root.draw(&Text::new(
-                    v.map_or("–".to_string(), trim),
+                    v.map_or("–".to_string(), |v| {
+                        format!("{}{}", trim(v), if short { " ⚠" } else { "" })
+                    }),
                     (x + cell_w / 2, y + cell_h / 2),
                     font.clone()
                         .color(&BLACK)
@@ -470,9 +475,10 @@ mod tests {
             &["node 0".into()],
             &["node 0".into(), "node 1".into()],
             &[vec![Some(90.0), None]],
+            &[vec![true, false]],
             true,
         );
-        assert!(h.contains("node 1") && h.contains("90") && h.contains("–"));
+        assert!(h.contains("node 1") && h.contains("90 ⚠") && h.contains("–"));
     }
 
     #[test]

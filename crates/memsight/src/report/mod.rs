@@ -87,39 +87,23 @@ fn render_run(doc: &Document, r: &RunResults) -> String {
 
 /// Samples per suite: kept, dropped as disturbed, figures short of clean samples.
 fn samples(r: &RunResults) -> String {
-    use memsight_core::stats::SampleTally;
-    let suites = [
-        ("latency", Some(SampleTally::of_result(&r.latency))),
-        (
-            "bandwidth",
-            r.bandwidth.as_ref().map(SampleTally::of_result),
-        ),
-        (
-            "loaded latency",
-            r.loaded_latency.as_ref().map(SampleTally::of_result),
-        ),
-        ("numa", r.numa.as_ref().map(SampleTally::of_result)),
-        ("c2c", r.c2c.as_ref().map(SampleTally::of_result)),
-        (
-            "rowbuffer",
-            r.rowbuffer.as_ref().map(SampleTally::of_result),
-        ),
-    ];
-    let rows: Vec<Vec<Cell>> = suites
-        .iter()
-        .filter_map(|(name, t)| {
-            let t = t.as_ref().filter(|t| t.figures > 0)?;
-            Some(vec![
+    let rows: Vec<Vec<Cell>> = r
+        .tallies()
+        .into_iter()
+        .filter(|(_, t)| t.figures > 0)
+        .map(|(name, t)| {
+            vec![
                 Cell::Text(name.to_string()),
                 Cell::Num(t.figures.to_string()),
                 Cell::Num(t.kept.to_string()),
                 Cell::Num(t.dropped.to_string()),
                 Cell::Num(t.short.to_string()),
-            ])
+                Cell::Num(t.disturbed_kept.to_string()),
+            ]
         })
         .collect();
     let mut s = method(
-        "Every figure is a median over samples. A sample is dropped, and counted here, when a measuring thread lost its CPU during it (its CPU time fell short of the wall time: preemption by the guest, or host steal where the guest accounts it) or when a team's threads did not start together. A figure with too few clean samples is marked in the JSON (shortfall) and the terminal (⚠).",
+        "Every figure is a median over samples. A sample is disturbed when a measuring thread lost its CPU during it (its CPU time fell short of the wall time: preemption by the guest, or host steal where the guest accounts it) or when a team's threads did not start together; disturbed samples are dropped and counted here. Where fewer than three clean samples were left, the disturbed ones are kept in the figure (they can only make it slower) and the figure is marked ⚠ wherever it is shown; compare and fleet do not judge such figures.",
     );
     s.push_str(&table(
         &[
@@ -128,6 +112,7 @@ fn samples(r: &RunResults) -> String {
             "samples kept",
             "dropped",
             "short of clean samples",
+            "disturbed samples kept in them",
         ],
         &rows,
     ));
@@ -263,6 +248,7 @@ pub fn draw(v: &memsight_results::view::View, with_findings: bool) -> String {
                     &h.rows,
                     &h.cols,
                     &h.values,
+                    &h.short,
                     h.low_is_good,
                 ),
                 &h.caption,
