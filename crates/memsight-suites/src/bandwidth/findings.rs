@@ -134,13 +134,13 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
     out
 }
 
+/// Finds the point of a test at a thread count writing a pattern (any pattern for `None`).
+type PointAt<'f, 'p> = dyn Fn(&str, usize, Option<u64>) -> Option<&'p Point> + 'f;
+
 /// CLZERO against non-temporal stores of the same data: CLZERO writes only zeros, and zero
 /// lines can travel cheaper than others whatever wrote them, so NT stores of zeros are the
 /// like-for-like point; NT stores of other data beside it show the data's own effect.
-fn clzero_finding<'p>(
-    at: &dyn Fn(&str, usize, Option<u64>) -> Option<&'p Point>,
-    full: usize,
-) -> Option<String> {
+fn clzero_finding<'p>(at: &PointAt<'_, 'p>, full: usize) -> Option<String> {
     let z = at("write-clzero", full, None)?;
     let nonzero = at("write-nt", full, Some(NONZERO));
     let Some(nt0) = at("write-nt", full, Some(0)) else {
