@@ -325,7 +325,21 @@ fn read_cpuid(info: &mut CpuInfo) {
         info.features.clzero = p.has_cl_zero();
     }
     if let Some(h) = cpuid.get_hypervisor_info() {
-        info.hypervisor = Some(format!("{:?}", h.identify()));
+        use raw_cpuid::Hypervisor as H;
+        info.hypervisor = Some(
+            match h.identify() {
+                H::Xen => "Xen",
+                H::VMware => "VMware",
+                H::HyperV => "Hyper-V",
+                H::KVM => "KVM",
+                H::QEMU => "QEMU",
+                H::Bhyve => "bhyve",
+                H::QNX => "QNX",
+                H::ACRN => "ACRN",
+                H::Unknown(..) => "an unidentified hypervisor",
+            }
+            .to_string(),
+        );
     }
     if let Some(params) = cpuid.get_cache_parameters() {
         for c in params {

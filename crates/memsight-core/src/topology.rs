@@ -217,7 +217,15 @@ impl Topology {
             .with_type_filter(ObjectType::MemCache, TypeFilter::KeepAll)
             .map_err(|e| Error::system(format!("hwloc: {e}")))?
             .build()
-            .map_err(|e| Error::system(format!("hwloc could not read the topology: {e}")))?;
+            .map_err(|e| {
+                let why = hwloc_failure(&e);
+                match &source {
+                    TopologySource::Xml(path) => Error::input(format!(
+                        "cannot read topology XML '{path}': hwloc refused it ({why}); give a file written by 'lstopo --of xml'"
+                    )),
+                    _ => Error::system(format!("hwloc could not read the topology ({why})")),
+                }
+            })?;
         Ok(Self::from_hwloc(&hw, source))
     }
 
@@ -506,4 +514,13 @@ fn group_caches(hw: &HwTopology, types: &[ObjectType]) -> Vec<CacheGroup> {
     }
     groups.sort_by_key(|a| (a.level, a.size_bytes));
     groups
+}
+
+/// An hwloc call's failure in words: the entry point and the OS error's description (hwlocality
+/// prints the error as a Rust value).
+fn hwloc_failure(e: &hwlocality::errors::RawHwlocError) -> String {
+    match e.errno {
+        Some(errno) => format!("{}: {errno} (errno {})", e.api, errno.0),
+        None => format!("{} failed", e.api),
+    }
 }

@@ -11,6 +11,15 @@ pub enum Generation {
     Ddr5,
 }
 
+impl std::fmt::Display for Generation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Generation::Ddr4 => "DDR4",
+            Generation::Ddr5 => "DDR5",
+        })
+    }
+}
+
 /// One DRAM device (chip): density and data width.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Device {

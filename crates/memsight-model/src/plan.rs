@@ -294,7 +294,7 @@ fn check_generation(p: &Platform, d: &Decoded, part: &str) -> Result<(), String>
     };
     if d.generation != wants {
         return Err(format!(
-            "--dimm {part} is {:?} but {} takes {}",
+            "--dimm {part} is {} but {} takes {}",
             d.generation, p.name, p.memory
         ));
     }
@@ -400,7 +400,8 @@ fn findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
     ranks.sort_unstable();
     ranks.dedup();
     if ranks.len() > 1 {
-        out.push(format!("mixed rank counts ({ranks:?}): channels end up with different rank counts, and some platforms lower the speed for mixed ranks"));
+        let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
+        out.push(format!("mixed rank counts ({}): channels end up with different rank counts, and some platforms lower the speed for mixed ranks", ranks.join(" and ")));
     }
     let mut vendors: Vec<&str> = p.parts.iter().map(|x| x.decoded.vendor.as_str()).collect();
     vendors.sort_unstable();

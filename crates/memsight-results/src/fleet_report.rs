@@ -147,6 +147,21 @@ pub enum FaultKind {
     TooMany,
 }
 
+impl FaultKind {
+    /// The fault in words, as the tables and findings print it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FaultKind::Unreadable => "unreadable",
+            FaultKind::Partial => "partial (interrupted)",
+            FaultKind::Failed => "failed",
+            FaultKind::NoResult => "no result",
+            FaultKind::NeverStarted => "never started",
+            FaultKind::DuplicateRank => "rank claimed twice",
+            FaultKind::TooMany => "too many files",
+        }
+    }
+}
+
 /// Median and scaled MAD (memsight-core's robust statistics) with the score's floor.
 pub fn centre(values: &[f64]) -> (f64, f64) {
     let m = memsight_core::stats::median(values);

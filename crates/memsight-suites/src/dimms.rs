@@ -345,7 +345,11 @@ fn inventory_findings(inventory: &Inventory, memory_mode: bool) -> Vec<String> {
     ranks.sort_unstable();
     ranks.dedup();
     if ranks.len() > 1 {
-        findings.push(format!("mixed rank counts: {:?}", ranks));
+        let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
+        findings.push(format!(
+            "mixed rank counts ({} ranks per DIMM): channels end up with different rank counts, and some platforms lower the speed for mixed ranks",
+            ranks.join(" and ")
+        ));
     }
     let mut vendors: Vec<&str> = inventory
         .populated()

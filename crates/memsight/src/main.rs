@@ -101,6 +101,7 @@ fn offline(cli: &Cli) -> Option<anyhow::Result<ExitCode>> {
         Command::History(a) => stored::history(a, &cli.global),
         Command::Compare(a) => stored::compare(a, &cli.global),
         Command::Report(a) => stored::report(a),
+        Command::Show(a) => stored::show(a, &cli.global),
         Command::Export(a) => stored::export(a),
         Command::AllocWorker(a) => ok(a
             .workload()

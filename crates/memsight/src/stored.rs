@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use memsight_core::Error;
 
-use crate::cli::{CompareArgs, ExportArgs, ExportFormat, GlobalArgs, HistoryArgs, ReportArgs};
+use crate::cli::{
+    CompareArgs, ExportArgs, ExportFormat, GlobalArgs, HistoryArgs, ReportArgs, ShowArgs,
+};
 use crate::output::{heading, table};
 use crate::report;
 use memsight_results::document as results;
@@ -173,6 +175,28 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         ))
     })?;
     println!("{}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memsight show RUN`: the terminal view of a stored result, as its command printed it.
+pub fn show(a: &ShowArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let doc = history::resolve(&a.run, &a.db.path())?;
+    if g.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for v in doc.results.views(&doc.environment.topology.caches) {
+        crate::output::draw(&v);
+    }
+    if let results::Results::Run(r) = &doc.results {
+        heading("Summary");
+        for line in &r.summary {
+            println!("  {line}");
+        }
+        for s in &r.skipped {
+            println!("  skipped: {s}");
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -38,6 +38,10 @@ fn bursty_workload_shows_glibc_arenas_holding_several_times_the_live_heap() {
     } else if std::env::var_os("CI").is_some() {
         panic!("CI must install libtcmalloc-minimal4");
     }
+    let jemalloc = installed("libjemalloc.so.2");
+    if jemalloc {
+        configs.push("jemalloc");
+    }
     let doc = common::json(memsight().args([
         "alloc",
         "--json",
@@ -100,6 +104,34 @@ fn bursty_workload_shows_glibc_arenas_holding_several_times_the_live_heap() {
         );
     }
     assert!(!r["recommendation"].as_array().unwrap().is_empty());
+    if tcmalloc {
+        // tcmalloc has no arenas: no count is shown for it (glibc's main arena is not its).
+        assert!(get("tcmalloc")["arenas"].is_null(), "{}", get("tcmalloc"));
+    }
+    if jemalloc {
+        // jemalloc's arenas are its own count, not glibc's main arena.
+        let j = get("jemalloc");
+        let narenas = j["runs"][0]["stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s[0] == "arenas.narenas")
+            .map(|s| s[1].as_f64().unwrap())
+            .unwrap();
+        assert_eq!(arenas(&j), narenas, "{j}");
+    }
+    // Counts read as counts: the terminal shows arenas without a byte unit, and no arena
+    // finding says "with 0 heaps".
+    let path = std::env::temp_dir().join(format!("memsight-alloc-{}.json", std::process::id()));
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let text = common::ok(&memsight().arg("show").arg(&path).output().unwrap());
+    let _ = std::fs::remove_file(&path);
+    assert!(text.contains("arenas (malloc_info) = "), "{text}");
+    assert!(
+        !text.contains("(malloc_info) = 9 B") && !text.contains(" B, ordblks"),
+        "{text}"
+    );
+    assert!(!text.contains("with 0 heaps"), "{text}");
 }
 
 #[test]

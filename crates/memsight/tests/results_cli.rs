@@ -279,3 +279,119 @@ fn a_history_from_before_other_commands_is_migrated() {
         .unwrap());
     assert_eq!(stored_commands(&db), ["latency", "run"]);
 }
+
+/// Rust syntax in text meant for people: a struct (`Errno { code: 22`), an option or result
+/// (`Some(`), a vector (`[0, 1]`), an enum variant name (`(Given)`, `MemoryMode`), or a byte
+/// unit on a count. Each match is returned with its context.
+fn internal_syntax(text: &str) -> Vec<String> {
+    // Names people use that look like Rust identifiers: units, products, file fields.
+    const ALLOWED: [&str; 12] = [
+        "KiB",
+        "MiB",
+        "GiB",
+        "TiB",
+        "VmRSS",
+        "MemTotal",
+        "MemAvailable",
+        "RocksDB",
+        "PowerEdge",
+        "TCMalloc",
+        "ThinkSystem",
+        "ProLiant",
+    ];
+    let patterns = [
+        r"\b[A-Za-z_]+ \{ ?[a-z_]+: ",
+        r"\b(?:Some|Ok|Err)\(",
+        r"\[\[?\d+(?:, \d+)+\]",
+        r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+\b",
+        r"\((?:Given|Sysfs|Hwloc|Kernel|Mbind|Regular|Nt|Clzero|DevDax|FsDax|Emulated)\)",
+        r"\bNone\b",
+        r"(?:arenas|chunks)[^=,]{0,20} = \d+(?:\.\d+)? [KMG]?i?B\b",
+        r"\bthe seed\b",
+    ];
+    let mut out = Vec::new();
+    for p in patterns {
+        for m in regex::Regex::new(p).unwrap().find_iter(text) {
+            if ALLOWED.contains(&m.as_str()) {
+                continue;
+            }
+            let (a, b) = (m.start().saturating_sub(60), (m.end() + 30).min(text.len()));
+            let (a, b) = (
+                (0..=a).rev().find(|&i| text.is_char_boundary(i)).unwrap(),
+                (b..=text.len())
+                    .find(|&i| text.is_char_boundary(i))
+                    .unwrap(),
+            );
+            out.push(format!("{:?} in …{}…", m.as_str(), &text[a..b]));
+        }
+    }
+    out
+}
+
+/// What a person reads of every recorded result, on the terminal (`memsight show`) and in the
+/// HTML report, holds no Rust syntax, enum names or raw errors.
+#[test]
+fn what_people_read_holds_no_internal_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<PathBuf> = documents().into_iter().map(|(_, p)| p).collect();
+    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json"));
+    let mut found = Vec::new();
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = ok(&memsight().arg("show").arg(&path).output().unwrap());
+        found.extend(
+            internal_syntax(&text)
+                .into_iter()
+                .map(|m| format!("{name} (terminal): {m}")),
+        );
+        let html = dir.path().join(format!("{name}.html"));
+        ok(&memsight()
+            .arg("report")
+            .arg(&path)
+            .arg("--html")
+            .arg(&html)
+            .output()
+            .unwrap());
+        let page = std::fs::read_to_string(&html).unwrap();
+        // The page's text: tags, styles and scripts removed, entities decoded.
+        let page =
+            regex::Regex::new(r"(?s)<style.*?</style>|<script.*?</script>|<svg.*?</svg>|<[^>]+>")
+                .unwrap()
+                .replace_all(&page, " ")
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&quot;", "\"")
+                .replace("&#39;", "'");
+        found.extend(
+            internal_syntax(&page)
+                .into_iter()
+                .map(|m| format!("{name} (HTML): {m}")),
+        );
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_scan_for_internal_names_finds_them() {
+    for bad in [
+        "near memory: 4 MiB in front of node 0 (Given); working sets",
+        "hwloc_topology_load failed with errno Some(Errno { code: 22, description: None })",
+        "2 thread(s) on CPUs [0, 1], avx512",
+        "arenas (malloc_info) = 9 B, next",
+        "the source is MemoryMode here",
+    ] {
+        assert!(!internal_syntax(bad).is_empty(), "{bad}");
+    }
+    for good in [
+        "near memory: 4 MiB in front of node 0 (as given with --near-size)",
+        "64 GiB RDIMM 2Rx4, arenas (malloc_info) = 9, chunks = 3",
+        "CPUs 0-1 (node 0), DDR4-3200, Dell PowerEdge R7525",
+    ] {
+        assert!(
+            internal_syntax(good).is_empty(),
+            "{good}: {:?}",
+            internal_syntax(good)
+        );
+    }
+}

@@ -48,6 +48,17 @@ pub struct FileBacking {
     pub map_sync: bool,
 }
 
+impl DaxKind {
+    /// The kind in words, as conditions and tables print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DaxKind::DevDax => "devdax",
+            DaxKind::FsDax => "fsdax",
+            DaxKind::Emulated => "emulated",
+        }
+    }
+}
+
 impl FileBacking {
     /// One line for method texts and reports.
     pub fn describe(&self) -> String {

@@ -117,6 +117,17 @@ pub enum Store {
     Clzero,
 }
 
+impl Store {
+    /// The store kind in words, as tables print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Store::Regular => "regular",
+            Store::Nt => "non-temporal",
+            Store::Clzero => "clzero",
+        }
+    }
+}
+
 /// How a read kernel loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -49,7 +49,7 @@ impl LocatorScheme {
             Self::ClientController => "Intel client Controller<n>-Channel<letter>",
             Self::ChannelDimm => "Channel<letter>-DIMM<n>",
             Self::ChannelLetter => "one letter per channel (CPU1_DIMM_A1 and kin)",
-            Self::DellSlot => "Dell A<n>: channel = (n − 1) mod channels",
+            Self::DellSlot => "Dell <socket letter><n> (A1…, B1…): channel = (n − 1) mod channels",
             Self::NumberedSlot => "numbered slots (HPE, Lenovo): adjacent slots share a channel",
             Self::Unknown => "unknown: one DIMM per channel assumed",
         }

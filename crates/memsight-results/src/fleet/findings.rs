@@ -51,7 +51,7 @@ pub fn findings(
     out.extend(inventory(members, groups));
     out.extend(crowded(rows, statuses));
     for f in faults {
-        out.push(format!("{} — {:?}: {}", f.who, f.kind, f.reason));
+        out.push(format!("{} — {}: {}", f.who, f.kind.describe(), f.reason));
     }
     out
 }

@@ -81,7 +81,7 @@ fn rss_chart(r: &AllocResults) -> Block {
 
 fn configs(r: &AllocResults) -> Table {
     let mut t = Table::new(
-        "",
+        "arenas: glibc's most at once (the main one included, counted from outside the process), jemalloc's own count; tcmalloc and mimalloc have none (per-thread caches and heaps); threads: most at once",
         &[
             "configuration",
             "allocator seen",
@@ -119,7 +119,8 @@ fn configs(r: &AllocResults) -> Table {
             Cell::Num(match (&c.arenas, &c.threads) {
                 (Some(a), Some(t)) => format!("{:.0} ({:.0})", a.median, t.median),
                 (Some(a), None) => format!("{:.0}", a.median),
-                _ => "-".into(),
+                (None, Some(t)) => format!("- ({:.0})", t.median),
+                (None, None) => "-".into(),
             }),
             Cell::Text(c.problems.join("; ")),
         ]);
@@ -139,7 +140,7 @@ fn reports(r: &AllocResults) -> Vec<String> {
                 .map(|(k, v)| {
                     format!(
                         "{k} = {}",
-                        if k.contains("narenas") || k.contains("chunks") {
+                        if memsight_kernels::allocstats::is_count(k) {
                             format!("{v:.0}")
                         } else {
                             format_bytes(*v as u64)

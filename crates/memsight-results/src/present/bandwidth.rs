@@ -83,7 +83,7 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
             ));
         }
         row.extend([
-            Cell::Text(format!("{:?}", p.test.store).to_lowercase()),
+            Cell::Text(p.test.store.name().to_string()),
             Cell::Num(p.threads.to_string()),
             Cell::Text(p.data()),
             Cell::Num(format!(
@@ -328,7 +328,7 @@ impl Present for WithCeilings<'_> {
 fn conditions(r: &memsight_suites::bandwidth::BandwidthResults, p: &Point) -> String {
     let c = &r.config;
     let memory = r.memory.as_ref().map_or(String::new(), |m| {
-        format!(", {:?} DAX on {}", m.kind, m.filesystem)
+        format!(", {} DAX on {}", m.kind.name(), m.filesystem)
     });
     format!(
         "{} per thread{}, {} pages, {}, {}{memory}",
@@ -340,7 +340,7 @@ fn conditions(r: &memsight_suites::bandwidth::BandwidthResults, p: &Point) -> St
             (None, true) => "interleaved".to_string(),
             (None, false) => "local node".to_string(),
         },
-        format!("{:?}", p.isa).to_lowercase()
+        p.isa.name()
     )
 }
 

@@ -81,7 +81,7 @@ fn decoded(r: &DimmsResults) -> Option<Table> {
             Cell::Text(m.locator.clone().unwrap_or_else(|| m.handle.clone())),
             Cell::Text(m.part_number.clone().unwrap_or_default()),
             Cell::Text(d.vendor.clone()),
-            Cell::Text(format!("{:?} {}", d.generation, d.module_type)),
+            Cell::Text(format!("{} {}", d.generation, d.module_type)),
             Cell::Text(format!(
                 "{} ({} Gb{})",
                 d.organisation(),

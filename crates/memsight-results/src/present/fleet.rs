@@ -233,7 +233,7 @@ impl Present for FleetResults {
             for f in &self.faults {
                 t.rows.push(vec![
                     Cell::Text(f.who.clone()),
-                    Cell::Text(format!("{:?}", f.kind)),
+                    Cell::Text(f.kind.describe().to_string()),
                     Cell::Text(f.reason.clone()),
                 ]);
             }

@@ -58,7 +58,7 @@ impl Present for LatencyResults {
                 conditions += ", write chase";
             }
             if let Some(f) = &l.main.buffer.file {
-                conditions += &format!(", {:?} DAX", f.kind);
+                conditions += &format!(", {} DAX", f.kind.name());
             }
             for p in &l.main.points {
                 out.push(

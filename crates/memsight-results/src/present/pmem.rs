@@ -123,16 +123,17 @@ fn concurrency(r: &PmemResults) -> Table {
 /// The allocation-class table (`--classes`), as `heap.alloc_class.N.desc` reports it.
 fn classes(r: &PmemResults) -> Table {
     let mut t = Table::new(
-        "Allocation classes of a fresh pool",
+        "Allocation classes of a fresh pool (units per run: '-' for a class of whole chunks, which has no runs; alignment: '-' where PMDK aligns only to the unit)",
         &["id", "unit size B", "units per run", "header", "alignment B"],
     );
+    let or_dash = |x: u64| if x == 0 { "-".to_string() } else { x.to_string() };
     for c in &r.classes {
         t.rows.push(vec![
             Cell::Num(c.id.to_string()),
             Cell::Num(c.unit_size.to_string()),
-            Cell::Num(c.units_per_block.to_string()),
+            Cell::Num(or_dash(c.units_per_block as u64)),
             Cell::Text(c.header.clone()),
-            Cell::Num(c.alignment.to_string()),
+            Cell::Num(or_dash(c.alignment as u64)),
         ]);
     }
     t
@@ -239,7 +240,12 @@ impl Present for PmemResults {
         findings.extend(self.findings.iter().cloned());
         View {
             id: "pmem",
-            title: "Persistent-memory pool utilisation".into(),
+            title: if self.fills.is_empty() && !self.classes.is_empty() {
+                "Persistent-memory pool: allocation classes"
+            } else {
+                "Persistent-memory pool utilisation"
+            }
+            .into(),
             method: self.method.clone(),
             facts: Vec::new(),
             blocks,

@@ -57,12 +57,12 @@ impl Present for StreamResults {
                     format_bytes(self.total_bytes)
                 ),
                 format!(
-                    "Each kernel run {} times; the first is excluded. {} thread(s) on CPUs {}; {} kernels, {:?} stores, {} pages.",
+                    "Each kernel run {} times; the first is excluded. {} thread(s) on CPUs {}; {} kernels, {} stores, {} pages.",
                     c.ntimes,
                     c.cpus.len(),
                     memsight_core::units::format_list(&c.cpus),
                     c.isa.name(),
-                    c.store,
+                    c.store.name(),
                     c.page_kind
                 ),
             ],
@@ -87,11 +87,11 @@ impl Present for StreamResults {
                     &k.gbs,
                 )
                 .under(format!(
-                    "{} elements per array, offset {}, {} threads, {:?} stores, {} pages",
+                    "{} elements per array, offset {}, {} threads, {} stores, {} pages",
                     self.config.elements,
                     self.config.offset,
                     self.config.cpus.len(),
-                    self.config.store,
+                    self.config.store.name(),
                     self.config.page_kind
                 ))
             })

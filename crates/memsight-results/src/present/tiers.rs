@@ -245,8 +245,10 @@ fn near_blocks(n: &NearSweep) -> Vec<Block> {
 fn weighted_block(w: &WeightedSweep) -> Block {
     let mut t = Table::new(
         &format!(
-            "Weighted interleave, node {}:{} pages ({:?}), GB/s of program bytes",
-            w.fast, w.slow, w.mechanism
+            "Weighted interleave, node {}:{} pages (placed by {}), GB/s of program bytes",
+            w.fast,
+            w.slow,
+            w.mechanism.describe()
         ),
         &["ratio", "read GB/s", "2:1 GB/s", "note"],
     );
@@ -279,10 +281,10 @@ fn plan_facts(r: &TiersResults) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(n) = &r.plan.near {
         out.push(format!(
-            "near memory: {} in front of node {} ({:?}); working sets {} to {} ({} sizes){}",
+            "near memory: {} in front of node {} ({}); working sets {} to {} ({} sizes){}",
             format_bytes(n.bytes),
             n.node,
-            n.source,
+            n.source.describe(),
             n.sizes.first().map_or("-".into(), |&s| format_bytes(s)),
             n.sizes.last().map_or("-".into(), |&s| format_bytes(s)),
             n.sizes.len(),
@@ -294,12 +296,12 @@ fn plan_facts(r: &TiersResults) -> Vec<String> {
     if let Some(w) = &r.plan.weighted {
         let ratios: Vec<String> = w.ratios.iter().map(|r| r.to_string()).collect();
         out.push(format!(
-            "weighted interleave: node {} (fast) with node {} (slow), from CPUs {}, ratios {} ({:?}{})",
+            "weighted interleave: node {} (fast) with node {} (slow), from CPUs {}, ratios {} (placed by {}{})",
             w.fast,
             w.slow,
             format_list(&w.cpus),
             ratios.join(", "),
-            w.mechanism,
+            w.mechanism.describe(),
             w.claimed.map_or(String::new(), |c| format!("; HMAT suggests {c}"))
         ));
     }
@@ -312,7 +314,7 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
     let k = t.target.key();
     let cond = match &t.target {
         MemTarget::Dax { backing } => {
-            format!("{:?} DAX on {}", backing.kind, backing.filesystem)
+            format!("{} DAX on {}", backing.kind.name(), backing.filesystem)
         }
         MemTarget::Node { .. } => format!("CPUs {}", format_list(&t.cpus)),
     };

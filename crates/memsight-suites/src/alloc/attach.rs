@@ -170,9 +170,13 @@ pub fn arena_finding(samples: &[ArenaSample], cpus: usize) -> Option<String> {
             format!("glibc arenas: the main one only{thr} (or another allocator serves malloc)")
         }
         Some(a) => format!(
-            "glibc arenas: up to {a} (the main one and {} with {} heaps of 64 MiB at the end){thr}; glibc's default cap here is {cap} (8 per CPU): more arenas than threads, or a count near the cap, is where memory freed by one thread stays out of another's reach (MALLOC_ARENA_MAX bounds it)",
+            "glibc arenas: up to {a} (the main one and {} more){thr}, in at most {} heaps of 64 MiB ({} at the end); glibc's default cap here is {cap} (8 per CPU): more arenas than threads, or a count near the cap, is where memory freed by one thread stays out of another's reach (MALLOC_ARENA_MAX bounds it)",
             a - 1,
-            last.heaps
+            samples.iter().map(|s| s.heaps).max().unwrap_or(0),
+            match last.heaps {
+                0 => "none".to_string(),
+                h => h.to_string(),
+            }
         ),
         None if last.heaps > 0 => format!(
             "glibc arena heaps: {} of 64 MiB{thr} (from the mappings; the process's memory could not be read to confirm them or count arenas: run as root)",

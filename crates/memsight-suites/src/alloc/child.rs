@@ -37,6 +37,18 @@ pub enum Ending {
     Interrupted,
 }
 
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ending::Exited(code) => write!(f, "with exit code {code}"),
+            Ending::Signalled(sig) => write!(f, "killed by signal {sig}"),
+            Ending::TimedOut => f.write_str("at the time limit"),
+            Ending::MemoryCap => f.write_str("at the memory cap"),
+            Ending::Interrupted => f.write_str("interrupted (Ctrl-C)"),
+        }
+    }
+}
+
 /// What watching a child gave.
 #[derive(Debug, Clone)]
 pub struct Watched {

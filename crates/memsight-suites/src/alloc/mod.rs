@@ -273,7 +273,7 @@ fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResul
     let mut problems = Vec::new();
     for r in &runs {
         if !usable(r) {
-            problems.push(format!("a run ended {:?}", r.ending));
+            problems.push(format!("a run ended {}", r.ending));
         }
         if workload && let Some(seen) = &r.allocator_seen {
             let expected = if config.preload.is_some() {
@@ -303,7 +303,7 @@ fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResul
         after_free_rss: stat(&|r| r.after_free_rss_bytes.map(|b| b as f64)),
         ops_per_s: stat(&|r| r.ops_per_s),
         wall_s: stat(&|r| matches!(r.ending, Ending::Exited(_)).then_some(r.seconds)),
-        arenas: stat(&|r| r.peak_arenas().map(f64::from)),
+        arenas: stat(&|r| r.allocator_arenas().map(f64::from)),
         threads: stat(&|r| r.peak_threads().map(f64::from)),
         config,
         runs,

@@ -52,6 +52,21 @@ impl Run {
         self.arenas.iter().filter_map(|a| a.arenas).max()
     }
 
+    /// Arenas of the allocator that served malloc: glibc's most at once (counted from outside
+    /// the process), jemalloc's own count (`arenas.narenas`); none for allocators without
+    /// arenas (tcmalloc and mimalloc serve threads from per-thread caches and heaps).
+    pub fn allocator_arenas(&self) -> Option<u32> {
+        match self.allocator_seen.as_deref() {
+            None | Some("glibc") => self.peak_arenas(),
+            Some("jemalloc") => self
+                .stats
+                .iter()
+                .find(|(k, _)| k == "arenas.narenas")
+                .map(|(_, v)| *v as u32),
+            Some(_) => None,
+        }
+    }
+
     /// Most threads seen at once.
     pub fn peak_threads(&self) -> Option<u32> {
         self.arenas.iter().filter_map(|a| a.threads).max()
@@ -72,7 +87,8 @@ pub struct ConfigResult {
     pub after_free_rss: Option<Summary>,
     pub ops_per_s: Option<Summary>,
     pub wall_s: Option<Summary>,
-    /// Most glibc arenas at once (the main one included), over the runs.
+    /// Arenas of the allocator that served malloc ([`Run::allocator_arenas`]: glibc's most at
+    /// once, the main one included, or jemalloc's count), over the runs.
     #[serde(default)]
     pub arenas: Option<Summary>,
     /// Most threads at once, over the runs.

@@ -509,6 +509,18 @@ pub fn run(
 
 /// How the study ran, in words.
 fn method(a: &Config, dir: &Path, emulated: bool) -> String {
+    let medium = if emulated {
+        "emulated: not a DAX file system, PMEM_IS_PMEM_FORCE=1"
+    } else {
+        "DAX file system"
+    };
+    if a.classes {
+        return format!(
+            "the allocation classes of a fresh libpmemobj pool of {} in {} ({medium}), as PMDK reads them back (pmemobj_ctl_get of heap.alloc_class.N.desc for every id); the pool is removed afterwards",
+            format_bytes(a.pool_bytes),
+            dir.display(),
+        );
+    }
     let mut m = format!(
         "libpmemobj pools of {} in {} ({}), one fresh pool per fill, removed afterwards; fill = pmemobj_xalloc until PMDK refuses; utilisation = objects × size ÷ pool size; the class is PMDK's (matched by the usable size) or the custom one; where the rest went: headers and unit rounding by arithmetic, runs and free chunks from `pmempool info` when installed",
         format_bytes(a.pool_bytes),

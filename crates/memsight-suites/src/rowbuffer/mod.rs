@@ -279,7 +279,7 @@ fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
 /// How the study ran, in words.
 fn method(cfg: &Config) -> String {
     let mut text = format!(
-        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps ({}); {} thread(s) on CPUs {:?}, {}; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), {} GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
+        "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps ({}); {} thread(s) on CPUs {}, {}; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), {} GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
         cfg.kernels
             .iter()
             .map(|k| k.name())
@@ -291,7 +291,7 @@ fn method(cfg: &Config) -> String {
         cfg.offsets.get(1).map_or(0, |o| o - cfg.offsets[0]),
         cfg.range,
         cfg.cpus.len(),
-        cfg.cpus,
+        memsight_core::units::format_list(&cfg.cpus),
         if sweep::aligned(&cfg.offsets) {
             format!("{} kernels", cfg.isa.name())
         } else {

@@ -238,22 +238,39 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
     if let Some(x) = &mut cross {
         x.bank_functions(&mut out, &c, base_offsets.len(), &mut rng);
     }
+    let list = |bits: &[u32]| {
+        let v: Vec<String> = bits.iter().map(u32::to_string).collect();
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let bank_bits: Vec<u32> = out
+        .bits
+        .iter()
+        .filter(|b| b.class == "bank")
+        .map(|b| b.bit)
+        .collect();
+    let functions: Vec<String> = out
+        .bank_functions
+        .iter()
+        .map(|f| {
+            let bits: Vec<String> = f.iter().map(|b| format!("bit {b}")).collect();
+            bits.join(" XOR ")
+        })
+        .collect();
     out.message = format!(
-        "row hit or other bank {:.0} ns, row conflict {:.0} ns per round (+{:.0} ns: precharge + activate); {} row bit(s) {:?}, bank/channel bits {:?}{}",
+        "row hit or other bank {:.0} ns, row conflict {:.0} ns per round (+{:.0} ns: precharge + activate); row bits: {}; bank/channel bits: {}{}",
         c.fast,
         c.slow,
         c.slow - c.fast,
-        row_bits.len(),
-        row_bits,
-        out.bits
-            .iter()
-            .filter(|b| b.class == "bank")
-            .map(|b| b.bit)
-            .collect::<Vec<_>>(),
-        if out.bank_functions.is_empty() {
+        list(&row_bits),
+        list(&bank_bits),
+        if functions.is_empty() {
             String::new()
         } else {
-            format!(", XOR functions {:?}", out.bank_functions)
+            format!("; bank functions: {}", functions.join("; "))
         }
     );
     Ok(out)

@@ -51,6 +51,20 @@ pub enum NearSource {
     Given,
 }
 
+impl NearSource {
+    /// Where the near-memory size came from, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            NearSource::Sysfs => "from the kernel's memory-side cache (ACPI HMAT)",
+            NearSource::Hwloc => "from hwloc's memory-side cache",
+            NearSource::MemoryMode => {
+                "from SMBIOS: DRAM as a cache of persistent memory (Memory Mode)"
+            }
+            NearSource::Given => "as given with --near-size",
+        }
+    }
+}
+
 /// A memory-side cache (near memory) in front of a node's far memory.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct NearMemory {
@@ -74,6 +88,16 @@ pub enum Mechanism {
     /// Older kernels: the buffer is bound range by range (`mbind`), `a` pages to one node then `b`
     /// to the other.
     Mbind,
+}
+
+impl Mechanism {
+    /// How the pages were placed, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Mechanism::Kernel => "the kernel's weighted interleave policy",
+            Mechanism::Mbind => "mbind range by range",
+        }
+    }
 }
 
 /// A DRAM:far page ratio to measure.

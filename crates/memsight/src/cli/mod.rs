@@ -138,6 +138,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Re-render the HTML report of a stored result or a result file.
     Report(ReportArgs),
+    /// Show a stored result or a result file on the terminal, as the command that measured it
+    /// printed it (tables, findings, a run's summary).
+    Show(ShowArgs),
     /// Export a stored result or a result file as CSV (figures or samples) or JSON.
     Export(ExportArgs),
     /// Print the JSON Schema of the result files.
@@ -225,6 +228,15 @@ pub struct ReportArgs {
     /// ./memsight-report-ID.html).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A stored id, `latest`, `latest~N`, a result file or a run directory.
+    #[arg(default_value = "latest")]
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArgs,
 }
 
 /// Export formats.

@@ -21,8 +21,12 @@ fn facts(env: &Environment) {
     heading("Environment");
     if t.source != TopologySource::Live {
         println!(
-            "source          {:?} (recorded machine; live-only facts omitted)",
-            t.source
+            "source          {} (recorded machine; live-only facts omitted)",
+            match &t.source {
+                TopologySource::Xml(p) => format!("hwloc XML {p}"),
+                TopologySource::FsRoot(p) => format!("sysfs tree {p}"),
+                TopologySource::Live => "this machine".to_string(),
+            }
         );
     }
     println!(
