@@ -133,7 +133,7 @@ fn classes(r: &PmemResults) -> Table {
             Cell::Num(c.unit_size.to_string()),
             Cell::Num(or_dash(c.units_per_block as u64)),
             Cell::Text(c.header.clone()),
-            Cell::Num(or_dash(c.alignment as u64)),
+            Cell::Num(or_dash(c.alignment)),
         ]);
     }
     t
