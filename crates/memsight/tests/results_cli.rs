@@ -336,6 +336,9 @@ fn what_people_read_holds_no_internal_names() {
     let mut files: Vec<PathBuf> = documents().into_iter().map(|(_, p)| p).collect();
     files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json"));
     let mut found = Vec::new();
+    let markup =
+        regex::Regex::new(r"(?s)<style.*?</style>|<script.*?</script>|<svg.*?</svg>|<[^>]+>")
+            .unwrap();
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = ok(&memsight().arg("show").arg(&path).output().unwrap());
