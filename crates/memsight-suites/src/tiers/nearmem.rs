@@ -139,13 +139,18 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
         });
         (est, est_bw, None)
     };
-    // The mix on the same plateaus: a miss rate only where it has a far plateau of its own.
+    // The mix on the same plateaus, or (where the far plateau was not reached) estimated from
+    // the largest size as read bandwidth is.
     let mix = |p: &NearPoint| p.mix_gbs.as_ref().map(|s| s.median);
     let near_mix = median(below.iter().filter_map(|p| mix(p)).collect());
     let far_mix = if reached {
         median(plateau.iter().filter_map(|p| mix(p)).collect())
     } else {
-        None
+        points.last().zip(near_mix).and_then(|(p, nb)| {
+            let m = ideal_miss(p.size_bytes, near);
+            let denom = 1.0 / mix(p)? - (1.0 - m) / nb;
+            (m > 0.2 && denom > 0.0).then(|| m / denom)
+        })
     };
     for p in points.iter_mut() {
         p.miss_latency = near_lat
@@ -169,6 +174,7 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
             _ => None,
         };
     }
+    let largest = points.last().map_or(0, |p| p.size_bytes);
     let mut a = NearAnalysis {
         near_mix_gbs: near_mix,
         far_mix_gbs: far_mix,
@@ -183,7 +189,64 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
         findings: Vec::new(),
     };
     a.findings = findings(&a);
+    a.findings.extend(empty_columns(points, &a, largest));
     a
+}
+
+/// Why a miss-rate column is empty on every row, where it is: a figure left out says why.
+fn empty_columns(points: &[NearPoint], a: &NearAnalysis, largest: u64) -> Vec<String> {
+    use memsight_core::units::format_bytes;
+    let far_unknown = || {
+        format!(
+            "the sweep did not reach a far plateau, and its largest size ({}) misses too little of the {} near memory (under 20% by 1 − near ÷ size) to estimate one: extend the sweep past about 1.25 × the near memory",
+            format_bytes(largest),
+            format_bytes(a.near_bytes)
+        )
+    };
+    let why = |measured: bool, near: Option<f64>, far: Option<f64>, what: &str| {
+        if !measured {
+            return format!("{what} was not measured");
+        }
+        match (near, far) {
+            (Some(n), Some(f)) if n <= 1.2 * f => format!(
+                "{what} is about the same in and beyond the near memory ({n:.1} vs {f:.1} GB/s), so it gives no miss rate"
+            ),
+            (None, _) => format!(
+                "{what} has no near plateau in the sweep (its smallest sizes do not fit the near memory)"
+            ),
+            _ => far_unknown(),
+        }
+    };
+    let mut out = Vec::new();
+    if points.iter().all(|p| p.miss_latency.is_none()) {
+        let reason = match (a.near_latency_ns, a.far_latency_ns) {
+            (Some(n), Some(f)) if f <= n => {
+                "latency does not rise beyond the near plateau".to_string()
+            }
+            _ => far_unknown(),
+        };
+        out.push(format!("miss rate from latency: none, because {reason}"));
+    }
+    if points.iter().all(|p| p.miss_bandwidth.is_none()) {
+        let measured = points.iter().any(|p| p.read_gbs.is_some());
+        out.push(format!(
+            "miss rate from read bandwidth: none, because {}",
+            why(measured, a.near_gbs, a.far_gbs, "read bandwidth")
+        ));
+    }
+    if points.iter().all(|p| p.miss_mix.is_none()) {
+        let measured = points.iter().any(|p| p.mix_gbs.is_some());
+        out.push(format!(
+            "miss rate of the 2:1 read:write mix: none, because {}",
+            why(
+                measured,
+                a.near_mix_gbs,
+                a.far_mix_gbs,
+                "the 2:1 mix's bandwidth"
+            )
+        ));
+    }
+    out
 }
 
 /// Consecutive plateau points differ by less than 5%.
@@ -211,16 +274,10 @@ fn findings(a: &NearAnalysis) -> Vec<String> {
             "no misses over the sweep: the whole range fits the {near} near memory, or there is no near memory in front of this node"
         )),
     }
-    if let (Some(n), Some(f)) = (a.near_gbs, a.far_gbs)
-        && n <= 1.2 * f
-    {
-        out.push(format!(
-            "read bandwidth hardly changes across the sweep ({n:.1} → {f:.1} GB/s): bandwidth does not see the near memory here, so no miss rate is derived from it"
-        ));
-    }
     if let (Some(n), Some(f)) = (a.near_mix_gbs, a.far_mix_gbs) {
         out.push(format!(
-            "2:1 read:write mix: {n:.1} GB/s in near memory, {f:.1} GB/s beyond it ({:.2}×): writes that miss also cost the far medium's write bandwidth (Intel's Memory Mode table gives its miss rates for reads and for this mix)",
+            "2:1 read:write mix: {n:.1} GB/s in near memory, {f:.1} GB/s beyond it{} ({:.2}×): writes that miss also cost the far medium's write bandwidth (Intel's Memory Mode table gives its miss rates for reads and for this mix)",
+            if a.far_reached { "" } else { " (estimated from the largest size)" },
             f / n
         ));
     }
@@ -357,7 +414,9 @@ mod tests {
         let a = analyse(&mut p, near);
         assert!(p.iter().all(|x| x.miss_bandwidth.is_none()));
         assert!(
-            a.findings.iter().any(|f| f.contains("hardly changes")),
+            a.findings.iter().any(|f| f.contains(
+                "miss rate from read bandwidth: none, because read bandwidth is about the same"
+            )),
             "{:?}",
             a.findings
         );
@@ -405,5 +464,53 @@ mod tests {
         let a = analyse(&mut p, 64 * G);
         assert_eq!(a.misses_begin_bytes, None);
         assert!(a.findings[0].contains("no misses"));
+    }
+
+    /// A sweep that stops short of the far plateau leaves no miss-rate column silently empty:
+    /// the 2:1 mix is estimated from the largest size as read bandwidth is, or a finding says
+    /// why it cannot be.
+    #[test]
+    fn an_empty_miss_rate_column_says_why() {
+        let near = 16 * G;
+        // Up to 1.2 × near: the far plateau is not reached and the largest size misses < 20%.
+        let short: Vec<u64> = sizes().into_iter().filter(|&s| s <= near * 6 / 5).collect();
+        let curve = |s: u64| {
+            let m = ideal_miss(s, near);
+            (100.0 + 200.0 * m, 1.0 / ((1.0 - m) / 40.0 + m / 10.0))
+        };
+        let mut p = pts(&short, curve);
+        for x in p.iter_mut() {
+            x.mix_gbs = x.read_gbs.clone();
+        }
+        let a = analyse(&mut p, near);
+        assert!(p.iter().all(|x| x.miss_mix.is_none()));
+        let f = a.findings.join("\n");
+        assert!(
+            f.contains("miss rate of the 2:1 read:write mix: none, because the sweep did not reach a far plateau"),
+            "{f}"
+        );
+        // Past 1.25 × near the mix's far bandwidth is estimated and its column filled.
+        let long: Vec<u64> = sizes().into_iter().filter(|&s| s <= 2 * near).collect();
+        let mut p = pts(&long, curve);
+        for x in p.iter_mut() {
+            x.mix_gbs = x.read_gbs.clone();
+        }
+        let a = analyse(&mut p, near);
+        assert!(p.iter().any(|x| x.miss_mix.is_some()), "{:?}", a.findings);
+        assert!(
+            a.findings
+                .iter()
+                .any(|f| f.contains("(estimated from the largest size)")),
+            "{:?}",
+            a.findings
+        );
+        // Not measured at all: said so.
+        let mut p = pts(&long, curve);
+        let a = analyse(&mut p, near);
+        assert!(
+            a.findings
+                .iter()
+                .any(|f| f.contains("mix's bandwidth was not measured"))
+        );
     }
 }
