@@ -93,12 +93,15 @@ fn utilisation_chart(r: &PmemResults) -> Block {
 
 fn concurrency(r: &PmemResults) -> Table {
     let mut t = Table::new(
-        "Concurrent allocation by arena strategy",
+        "Concurrent allocation by arena strategy (a failure is imbalance when another arena could serve the size, exhaustion when none could; free: the share of the pool not held by live objects at the failures)",
         &[
             "strategy",
             "allocations",
             "failures",
             "failure rate",
+            "imbalance",
+            "exhaustion",
+            "free at failure (median, least)",
             "rescued",
             "allocs/s",
             "arenas",
@@ -111,6 +114,11 @@ fn concurrency(r: &PmemResults) -> Table {
             Cell::Num(c.allocations.to_string()),
             Cell::Num(c.failures.to_string()),
             Cell::Num(format!("{:.3}%", c.failure_rate * 100.0)),
+            Cell::Num(c.imbalance.to_string()),
+            Cell::Num(c.exhausted.to_string()),
+            Cell::Num(c.free_at_failure.map_or("-".into(), |f| {
+                format!("{:.0}%, {:.0}%", 100.0 * f.median, 100.0 * f.least)
+            })),
             Cell::Num(c.rescued.to_string()),
             Cell::Num(format!("{:.0}", c.allocations_per_s)),
             Cell::Num(c.arenas.map_or("-".into(), |a| a.to_string())),

@@ -110,16 +110,45 @@ pub(super) fn judge(
         .find(|c| c.strategy == "default" && c.error.is_none());
     for c in conc.iter().filter(|c| c.error.is_none()) {
         if c.failures > 0 || base.is_some_and(|b| b.failures > 0) {
-            out.push(format!(
-                "{}: {} of {} allocations failed while the pool was below its live target ({:.3}%), {:.0} allocations/s{}",
-                c.strategy,
-                c.failures,
-                c.allocations + c.failures,
-                c.failure_rate * 100.0,
-                c.allocations_per_s,
-                if c.rescued > 0 { format!(", {} rescued by another arena", c.rescued) } else { String::new() }
-            ));
+            out.push(strategy_finding(c));
         }
     }
     out
+}
+
+/// One strategy's failures, told apart: refused while another arena had room (imbalance, what
+/// the MemVerge talk measured) or with no room anywhere (the pool running out).
+fn strategy_finding(c: &StrategyResult) -> String {
+    let mut s = format!(
+        "{}: {} of {} allocations failed ({:.3}%), {:.0} allocations/s",
+        c.strategy,
+        c.failures,
+        c.allocations + c.failures,
+        c.failure_rate * 100.0,
+        c.allocations_per_s,
+    );
+    if c.failures == 0 {
+        return s;
+    }
+    s.push_str(&format!(
+        "; {} while another arena had room (imbalance{}), {} with no room in any arena (exhaustion)",
+        c.imbalance,
+        if c.rescued > 0 {
+            format!(", {} rescued by the retry", c.rescued)
+        } else {
+            String::new()
+        },
+        c.exhausted
+    ));
+    if let Some(f) = c.free_at_failure {
+        s.push_str(&format!(
+            "; {:.0}% of the pool was free at the median failure (least {:.0}%)",
+            100.0 * f.median,
+            100.0 * f.least
+        ));
+    }
+    if c.exhausted > c.imbalance {
+        s.push_str(": mostly the pool running out, not arena imbalance — lower --live-fraction to study the arenas");
+    }
+    s
 }

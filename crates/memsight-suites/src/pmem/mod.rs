@@ -81,6 +81,10 @@ pub struct Config {
     pub mixed_sizes: Vec<u64>,
     /// Live share of the pool the concurrency study keeps.
     pub live_fraction: f64,
+    /// Concurrency study: one class per size whose runs hold about this many bytes, as
+    /// MemVerge's custom classes did; `None`: a sixteenth of the pool ([`Config::class_runs`]);
+    /// 0: PMDK's built-in classes.
+    pub class_run_bytes: Option<u64>,
     pub seconds: f64,
     pub seed: u64,
     /// List the pool's allocation classes and do nothing else.
@@ -107,6 +111,14 @@ pub struct Config {
 }
 
 impl Config {
+    /// Bytes a run of the concurrency study's per-size classes holds: as given, else a
+    /// sixteenth of the pool, the share MemVerge's 1 MiB class (256 units per run) took of its
+    /// 4225761280-byte pool. Runs that large keep room in each arena's active run that the
+    /// other arenas cannot use: the imbalance the talk measured.
+    pub fn class_runs(&self) -> u64 {
+        self.class_run_bytes.unwrap_or(self.pool_bytes / 16)
+    }
+
     /// The volume workload's total.
     pub fn volume_bytes(&self) -> u64 {
         self.volume_total.unwrap_or(32 * self.pool_bytes)
@@ -132,6 +144,7 @@ impl Default for Config {
             free_threads: 8,
             mixed_sizes: vec![4 * K, 64 * K, 256 * K, K * K],
             live_fraction: 0.6,
+            class_run_bytes: None,
             seconds: 3.0,
             seed: 1,
             classes: false,
@@ -334,6 +347,13 @@ fn check(a: &Config) -> Result<()> {
     if !(0.05..=0.95).contains(&a.live_fraction) {
         return Err(Error::input("--live-fraction must be within 0.05 … 0.95"));
     }
+    if a.class_runs() > pool / 2 {
+        return Err(Error::input(format!(
+            "--class-runs {}: a run may hold at most half the {} pool",
+            format_bytes(a.class_runs()),
+            format_bytes(pool)
+        )));
+    }
     if a.volume {
         if volume::sizes(a.volume_min, a.volume_max, pool).is_empty() {
             return Err(Error::input(format!(
@@ -531,6 +551,24 @@ fn method(a: &Config, dir: &Path, emulated: bool) -> String {
             "DAX file system"
         }
     );
+    if a.concurrency {
+        let sizes: Vec<String> = a.mixed_sizes.iter().map(|&s| format_bytes(s)).collect();
+        m += &format!(
+            "; concurrency: {} allocating threads keep {:.0}% of the pool live with objects of {} ({}), {} freeing threads free random objects while the live bytes are above 90% of that, {:.0} s per strategy; a failure is an allocation the thread's arena refused, classed by allocating the same size in every other arena (kept by the retry strategy, freed at once otherwise): imbalance where one could, exhaustion where none could; free at failure = 1 − live bytes ÷ pool",
+            a.alloc_threads,
+            100.0 * a.live_fraction,
+            sizes.join(", "),
+            match a.class_runs() {
+                0 => "PMDK's built-in classes".to_string(),
+                r => format!(
+                    "a class per size, one object per unit, no header, runs of about {}",
+                    format_bytes(r)
+                ),
+            },
+            a.free_threads,
+            a.seconds
+        );
+    }
     if a.volume {
         m += &format!(
             "; volume workload: {} allocating and {} freeing threads, objects of every power of two from {} to {} (each up to {} from a class of its own: one unit, no header; larger ones whole chunks), {}, {} per batch, each batch freed in one transaction (pmemobj_tx_free), until {} were allocated and freed; time to finish per strategy (limit {:.0} s), the median of {} rounds in which the strategies alternate",
@@ -576,6 +614,7 @@ fn study(
         seconds: a.seconds,
         seed: a.seed,
         sizes: sizes.iter().map(|&s| s as usize).collect(),
+        class_run_bytes: a.class_runs(),
         ..Default::default()
     };
     let empty = |e: String| StrategyResult {
@@ -583,6 +622,9 @@ fn study(
         allocations: 0,
         failures: 0,
         rescued: 0,
+        imbalance: 0,
+        exhausted: 0,
+        free_at_failure: None,
         failure_rate: 0.0,
         allocations_per_s: 0.0,
         arenas: None,
@@ -597,6 +639,9 @@ fn study(
                 allocations: r.allocations,
                 failures: r.failures,
                 rescued: r.rescued,
+                imbalance: r.imbalance,
+                exhausted: r.exhausted,
+                free_at_failure: results::FreeAtFailure::of(&r.free_at_failure),
                 failure_rate: r.failures as f64 / (r.allocations + r.failures).max(1) as f64,
                 allocations_per_s: r.allocations as f64 / r.seconds.max(1e-9),
                 arenas: r.arenas,

@@ -75,6 +75,35 @@ pub struct SearchResult {
     pub ctl_set: Option<String>,
 }
 
+/// How much of the pool was free (not held by live objects) when allocations failed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FreeAtFailure {
+    /// Median share of the pool free at a failure (0–1).
+    pub median: f64,
+    /// Least share free at any failure (0–1).
+    pub least: f64,
+}
+
+impl FreeAtFailure {
+    /// From failures counted per whole percent free (index 0 ..= 100).
+    pub fn of(histogram: &[u64]) -> Option<Self> {
+        let total: u64 = histogram.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let least = histogram.iter().position(|&n| n > 0)?;
+        let mut seen = 0;
+        let median = histogram.iter().position(|&n| {
+            seen += n;
+            2 * seen >= total
+        })?;
+        Some(FreeAtFailure {
+            median: median as f64 / 100.0,
+            least: least as f64 / 100.0,
+        })
+    }
+}
+
 /// One strategy of the concurrency study.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct StrategyResult {
@@ -82,6 +111,17 @@ pub struct StrategyResult {
     pub allocations: u64,
     pub failures: u64,
     pub rescued: u64,
+    /// Failures another arena could have served (arena imbalance): the retry's rescues, else
+    /// a probe allocation in the other arenas, freed at once.
+    #[serde(default)]
+    pub imbalance: u64,
+    /// Failures no arena could serve (the pool was out of room for the size).
+    #[serde(default)]
+    pub exhausted: u64,
+    /// Share of the pool not held by live objects at the failures: median and least, when
+    /// there were failures.
+    #[serde(default)]
+    pub free_at_failure: Option<FreeAtFailure>,
     pub failure_rate: f64,
     pub allocations_per_s: f64,
     pub arenas: Option<u32>,
@@ -108,4 +148,22 @@ pub struct PmemResults {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volume: Vec<volume::VolumeResult>,
     pub findings: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_at_failure_reads_the_histogram() {
+        let mut h = vec![0u64; 101];
+        assert_eq!(FreeAtFailure::of(&h), None);
+        h[40] = 3;
+        h[45] = 1;
+        h[60] = 2;
+        let f = FreeAtFailure::of(&h).unwrap();
+        assert_eq!((f.median, f.least), (0.40, 0.40));
+        h[60] = 10;
+        assert_eq!(FreeAtFailure::of(&h).unwrap().median, 0.60);
+    }
 }

@@ -62,6 +62,10 @@ pub struct Task {
     /// Volume workload: allocate with POBJ_XALLOC_ZERO.
     #[serde(default)]
     pub zero: bool,
+    /// Concurrency study: one class per size whose runs hold about this many bytes (0: PMDK's
+    /// built-in classes).
+    #[serde(default)]
+    pub class_run_bytes: u64,
 }
 
 /// What the volume workload reports.
@@ -103,10 +107,22 @@ pub struct FillReport {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ConcurrencyReport {
     pub allocations: u64,
-    /// Allocations PMDK refused although the live bytes were below the pool's proven capacity.
+    /// Allocations the thread's arena refused (the live bytes were below the target).
     pub failures: u64,
     /// Failures that a retry in another arena satisfied (retry strategy).
     pub rescued: u64,
+    /// Failures that another arena could have served: the retry's rescues, and for the other
+    /// strategies a probe allocation in the other arenas, freed at once. Refused by one arena
+    /// while another had room: arena imbalance.
+    #[serde(default)]
+    pub imbalance: u64,
+    /// Failures no arena could serve: the pool had no room for the size (exhaustion).
+    #[serde(default)]
+    pub exhausted: u64,
+    /// Failures by the share of the pool not held by live objects at the time, in whole
+    /// percent (index 0 ..= 100).
+    #[serde(default)]
+    pub free_at_failure: Vec<u64>,
     pub frees: u64,
     pub seconds: f64,
     pub live_bytes_at_end: u64,
@@ -185,6 +201,8 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
         return Err(Error::input("no object sizes"));
     }
     let strategy = a.strategy.as_str();
+    let run = a.class_run_bytes as usize;
+    let (flags, _) = size_classes(&pool, &sizes, run, if run > 0 { usize::MAX } else { 0 }, 0);
     // Arenas for the per-class strategy: one per size (PMDK picks the class by size).
     let per_size_arena: Vec<u32> = if strategy == "per-class" {
         sizes
@@ -204,6 +222,8 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
     let allocations = AtomicU64::new(0);
     let failures = AtomicU64::new(0);
     let rescued = AtomicU64::new(0);
+    let (imbalance, exhausted) = (AtomicU64::new(0), AtomicU64::new(0));
+    let free_at_failure: Vec<AtomicU64> = (0..=100).map(|_| AtomicU64::new(0)).collect();
     let frees = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let held: Mutex<Vec<(Oid, usize)>> = Mutex::new(Vec::new());
@@ -213,7 +233,9 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
         for t in 0..a.alloc_threads {
             let (pool, sizes, live, held, stop) = (&pool, &sizes, &live, &held, &stop);
             let (allocations, failures, rescued) = (&allocations, &failures, &rescued);
-            let per_size_arena = &per_size_arena;
+            let (imbalance, exhausted, free_at_failure) =
+                (&imbalance, &exhausted, &free_at_failure);
+            let (per_size_arena, flags) = (&per_size_arena, &flags);
             s.spawn(move || {
                 let mut rng =
                     Xoshiro256PlusPlus::seed_from_u64(a.seed ^ ((t as u64 + 1) * 0x9E37_79B9));
@@ -230,15 +252,24 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
                     if let Some(&arena) = per_size_arena.get(k) {
                         pool.set_thread_arena(arena);
                     }
-                    let mut got = pool.xalloc(size, 0);
+                    let mut got = pool.xalloc(size, flags[k]);
                     if got.is_none() {
                         failures.fetch_add(1, Ordering::Relaxed);
-                        if a.strategy == "retry" {
-                            got = retry_other_arenas(pool, size, 0);
-                            if got.is_some() {
-                                rescued.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
+                        let free = 1.0 - live.load(Ordering::Relaxed) as f64 / a.pool_size as f64;
+                        let pct = (100.0 * free).round().clamp(0.0, 100.0) as usize;
+                        free_at_failure[pct].fetch_add(1, Ordering::Relaxed);
+                        let elsewhere = if a.strategy == "retry" {
+                            got = retry_other_arenas(pool, size, flags[k]);
+                            rescued.fetch_add(u64::from(got.is_some()), Ordering::Relaxed);
+                            got.is_some()
+                        } else {
+                            // Could another arena have served it? Allocate there, free at once.
+                            retry_other_arenas(pool, size, flags[k])
+                                .map(|oid| pool.free(oid))
+                                .is_some()
+                        };
+                        let kind = if elsewhere { imbalance } else { exhausted };
+                        kind.fetch_add(1, Ordering::Relaxed);
                     }
                     match got {
                         Some(oid) => {
@@ -285,6 +316,12 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
         allocations: allocations.into_inner(),
         failures: failures.into_inner(),
         rescued: rescued.into_inner(),
+        imbalance: imbalance.into_inner(),
+        exhausted: exhausted.into_inner(),
+        free_at_failure: free_at_failure
+            .into_iter()
+            .map(AtomicU64::into_inner)
+            .collect(),
         frees: frees.into_inner(),
         seconds: t0.elapsed().as_secs_f64(),
         live_bytes_at_end: live.into_inner(),
@@ -317,6 +354,43 @@ fn alloc_one(
     None
 }
 
+/// One class per size whose runs hold about `run_bytes` (at least two objects): the object is
+/// one unit, no header, page aligned where it is a page multiple, as MemVerge's classes were.
+/// Sizes above `largest` get no class (whole chunks from PMDK's default one). Returns each
+/// size's allocation flags (`extra` added) and the sizes whose class PMDK refused.
+fn size_classes(
+    pool: &Pool,
+    sizes: &[usize],
+    run_bytes: usize,
+    largest: usize,
+    extra: u64,
+) -> (Vec<u64>, Vec<usize>) {
+    let mut refused = Vec::new();
+    let flags = sizes
+        .iter()
+        .map(|&size| {
+            if size > largest {
+                return extra;
+            }
+            let desc = ClassDesc {
+                unit_size: size,
+                alignment: if size % 4096 == 0 { 4096 } else { 0 },
+                units_per_block: (run_bytes / size).max(2) as u32,
+                header_type: memsight_kernels::pmemobj::HEADER_NONE,
+                class_id: 0,
+            };
+            match pool.new_class(desc) {
+                Ok(c) => class_flag(c.class_id) | extra,
+                Err(_) => {
+                    refused.push(size);
+                    extra
+                }
+            }
+        })
+        .collect();
+    (flags, refused)
+}
+
 /// The largest object the volume workload gives a run-based class of its own.
 pub const RUN_CLASS_MAX: usize = 1 << 20;
 
@@ -331,34 +405,12 @@ pub fn volume(lib: &Lib, path: &Path, a: &Task) -> Result<VolumeReport> {
         return Err(Error::input("no object sizes or an empty batch"));
     }
     let strategy = a.strategy.as_str();
-    let mut refused = Vec::new();
-    let flags: Vec<u64> = a
-        .sizes
-        .iter()
-        .map(|&size| {
-            // One class per size where a run can hold it: the object is one unit, no header,
-            // page aligned as MemVerge's class was, runs of about 2 MiB. Larger objects take
-            // whole chunks from PMDK's default class, which is what a run-less size gets anyway.
-            let zero = if a.zero { XALLOC_ZERO } else { 0 };
-            if !a.class_per_size || size > RUN_CLASS_MAX {
-                return zero;
-            }
-            let desc = ClassDesc {
-                unit_size: size,
-                alignment: if size % 4096 == 0 { 4096 } else { 0 },
-                units_per_block: (RUN_CLASS_MAX / size).max(2) as u32,
-                header_type: memsight_kernels::pmemobj::HEADER_NONE,
-                class_id: 0,
-            };
-            match pool.new_class(desc) {
-                Ok(c) => class_flag(c.class_id) | zero,
-                Err(_) => {
-                    refused.push(size);
-                    zero
-                }
-            }
-        })
-        .collect();
+    // One class per size where a run can hold it, runs of about 1 MiB (two objects of the
+    // largest); larger objects take whole chunks from PMDK's default class, which is what a
+    // run-less size gets anyway.
+    let zero = if a.zero { XALLOC_ZERO } else { 0 };
+    let largest = if a.class_per_size { RUN_CLASS_MAX } else { 0 };
+    let (flags, refused) = size_classes(&pool, &a.sizes, RUN_CLASS_MAX, largest, zero);
     let per_class: Vec<u32> = if strategy == "per-class" {
         (0..a.sizes.len())
             .map(|_| pool.create_arena().map_err(pmdk))

@@ -54,6 +54,14 @@ pub struct Args {
     /// Live bytes kept, as a fraction of the pool.
     #[arg(long, value_name = "F", default_value_t = Config::default().live_fraction)]
     pub live_fraction: f64,
+    /// Concurrency study: one allocation class per object size whose runs hold about SIZE, as
+    /// MemVerge's custom classes did (default: a sixteenth of the pool, the share its 1 MiB
+    /// class of 256 units took).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub class_runs: Option<u64>,
+    /// Concurrency study: PMDK's built-in allocation classes instead of one class per size.
+    #[arg(long, conflicts_with = "class_runs")]
+    pub builtin_classes: bool,
     /// Seconds per strategy.
     #[arg(long, value_name = "S", default_value_t = Config::default().seconds)]
     pub seconds: f64,
@@ -194,6 +202,11 @@ impl Args {
             free_threads: self.free_threads,
             mixed_sizes: self.mixed_sizes.clone(),
             live_fraction: self.live_fraction,
+            class_run_bytes: if self.builtin_classes {
+                Some(0)
+            } else {
+                self.class_runs
+            },
             seconds: self.seconds,
             seed: self.seed,
             classes: self.classes,
