@@ -36,6 +36,12 @@ pub struct PlannedPart {
     pub page_bytes: Option<u64>,
     /// tFAW at the planned speed, ns (JEDEC tables; DDR4 speed bins only).
     pub tfaw_ns: Option<f64>,
+    /// The device's bank groups, banks, rows, columns, depth and page (JEDEC tables).
+    #[serde(default)]
+    pub organisation: Option<crate::ddr::Organisation>,
+    /// Activate, CAS and refresh timings at the planned speed.
+    #[serde(default)]
+    pub timings: Option<crate::ddr::Timings>,
 }
 
 /// The DIMMs on one channel.
@@ -350,13 +356,52 @@ fn planned_part(part: &str, count: u32, d: &Decoded, mts: u32) -> PlannedPart {
         chips: module.chips(),
         page_bytes: device.organisation().map(|o| o.page_bytes),
         tfaw_ns: t.map(|t| t.tfaw.ns_at(t.mts)),
+        organisation: device.organisation(),
+        timings: t,
     }
+}
+
+/// The activate window against the channel: with a row opened for every 64-byte access
+/// (random, closed-page traffic), a rank moves at most 4 × 64 B per tFAW; a channel's ranks
+/// together against its data rate says whether such traffic is bound by activates.
+fn activate_findings(p: &Plan) -> Vec<String> {
+    let channel_mbs = p.mts as f64 * 8.0;
+    p.parts
+        .iter()
+        .filter_map(|x| {
+            let t = x.timings?;
+            let ranks = p
+                .channels
+                .iter()
+                .filter(|c| c.parts.contains(&x.part))
+                .map(|c| c.ranks)
+                .max()?;
+            let rank = t.act_limited_mbs();
+            let channel = rank * ranks as f64;
+            Some(format!(
+                "{}: tFAW {:.1} ns at {} MT/s lets a rank open rows for at most {:.1} GB/s of 64-byte accesses; {} rank(s) per channel give {:.1} GB/s against the channel's {:.1} GB/s{}",
+                x.part,
+                t.tfaw.ns_at(t.mts),
+                t.mts,
+                rank / 1000.0,
+                ranks,
+                channel / 1000.0,
+                channel_mbs / 1000.0,
+                if channel < channel_mbs {
+                    ": random (closed-page) traffic is bound by activates, not by the data bus"
+                } else {
+                    ": the data bus binds before the activate window"
+                }
+            ))
+        })
+        .collect()
 }
 
 /// What a buyer should know about the population.
 fn findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
     let mut out = fabric_findings(p);
     out.extend(power_finding(p));
+    out.extend(activate_findings(p));
     let per_socket = p.platform.channels_per_socket;
     let total = p.sockets * per_socket;
     let used = p.channels.iter().filter(|c| !c.parts.is_empty()).count() as u32;

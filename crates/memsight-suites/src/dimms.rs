@@ -71,6 +71,9 @@ pub struct ModuleView {
     pub tfaw_ns: Option<f64>,
     /// Activate, CAS and refresh timings at the configured speed.
     pub timings: Option<Timings>,
+    /// The device's bank groups, banks, rows, columns, depth and page (JEDEC tables).
+    #[serde(default)]
+    pub organisation: Option<memsight_model::ddr::Organisation>,
     /// Where the part number and the BIOS disagree.
     pub mismatches: Vec<String>,
 }
@@ -79,6 +82,7 @@ fn view(d: &MemoryDevice) -> ModuleView {
     let decoded = d.part_number.as_deref().and_then(decode);
     let mut mismatches = Vec::new();
     let (mut chips, mut page_bytes, mut tfaw_ns, mut t) = (None, None, None, None);
+    let mut organisation = None;
     if let Some(x) = &decoded {
         if let Some(size) = d.size_bytes.filter(|&s| s != x.capacity_bytes) {
             mismatches.push(format!(
@@ -111,7 +115,8 @@ fn view(d: &MemoryDevice) -> ModuleView {
             }
             .chips(),
         );
-        page_bytes = device.organisation().map(|o| o.page_bytes);
+        organisation = device.organisation();
+        page_bytes = organisation.map(|o| o.page_bytes);
         t = d
             .configured_mts
             .or(d.speed_mts)
@@ -127,6 +132,7 @@ fn view(d: &MemoryDevice) -> ModuleView {
         page_bytes,
         tfaw_ns,
         timings: t,
+        organisation,
         mismatches,
     }
 }

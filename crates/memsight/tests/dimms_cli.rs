@@ -401,6 +401,69 @@ fn plans_compare_alternatives_side_by_side() {
     }
 }
 
+/// The DRAM model behind Shen's figures 1–3 (banks, bank groups, rows, columns, depth, page,
+/// the tFAW-bound activate ceiling) is in the JSON, the terminal and the report, not only in
+/// the library's tests.
+#[test]
+fn plans_show_the_dram_organisation_of_each_part() {
+    let args = [
+        "dimms",
+        "--plan",
+        "EPYC 7713",
+        "--dimm",
+        "M393A4G43BB4-CWE=8",
+        "--plan",
+        "EPYC 7713",
+        "--dimm",
+        "M393A4K40EB3-CWECQ=8",
+    ];
+    let doc = json(memsight().arg("--json").args(args));
+    assert_valid(&doc);
+    let part = |i: usize| doc["results"]["plans"][i]["parts"][0].clone();
+    // 16 Gb x8: 4 bank groups of 4 banks, 128 K rows of 1 K columns, 2 G deep, 1 KiB page.
+    let o = &part(0)["organisation"];
+    assert_eq!(
+        (
+            &o["bank_groups"],
+            &o["banks_per_group"],
+            &o["rows"],
+            &o["columns"]
+        ),
+        (&4.into(), &4.into(), &131072.into(), &1024.into())
+    );
+    assert_eq!(o["depth"], 2u64 << 30);
+    assert_eq!(o["page_bytes"], 1024);
+    assert_eq!(part(1)["organisation"]["page_bytes"], 512);
+    assert_eq!(part(0)["timings"]["mts"], 3200);
+    let out = common::ok(&memsight().args(args).output().unwrap());
+    for needle in [
+        "DRAM organisation per part",
+        "4 × 4",
+        "131072 × 1024",
+        "2G × 8",
+        "2G × 4",
+        "12.0 GB/s",
+        "25.6 GB/s",
+        "random (closed-page) traffic is bound by activates",
+    ] {
+        assert!(out.contains(needle), "{needle} missing:\n{out}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (file, html) = (dir.path().join("plan.json"), dir.path().join("plan.html"));
+    common::ok(&memsight().args(args).arg("-o").arg(&file).output().unwrap());
+    common::ok(
+        &memsight()
+            .arg("report")
+            .arg(&file)
+            .arg("--html")
+            .arg(&html)
+            .output()
+            .unwrap(),
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("DRAM organisation per part") && page.contains("131072 × 1024"));
+}
+
 #[test]
 fn bad_plans_are_refused_in_one_line() {
     for (args, needle) in [

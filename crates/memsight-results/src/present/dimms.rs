@@ -100,6 +100,86 @@ fn decoded(r: &DimmsResults) -> Option<Table> {
     Some(t)
 }
 
+/// One part's DRAM model: the device (generation, density, width), its organisation and the
+/// timings that bound activates, at the speed the part runs.
+pub struct DramRow<'a> {
+    pub label: String,
+    pub decoded: &'a memsight_model::partnum::Decoded,
+    pub chips: Option<u32>,
+    pub organisation: Option<&'a memsight_model::ddr::Organisation>,
+    pub timings: Option<&'a memsight_model::ddr::Timings>,
+}
+
+/// The DRAM organisation behind each part, as Shen's DDR4 study draws it (figs. 1–3): bank
+/// groups × banks, rows × columns, device depth, page, and the activate-window (tFAW) bound
+/// on a rank's closed-page bandwidth.
+fn dram_table(rows: &[DramRow]) -> Option<Table> {
+    if rows.iter().all(|r| r.organisation.is_none()) {
+        return None;
+    }
+    let mut t = Table::new(
+        "DRAM organisation per part (JEDEC tables, docs/reference/jedec-ddr.md): depth = rows × columns × banks per device; a rank opens one page per device per ACTIVATE; closed-page ceiling per rank = 4 ACTIVATEs per tFAW × 64 B",
+        &[
+            "part",
+            "device",
+            "ranks × chips",
+            "bank groups × banks",
+            "rows × columns",
+            "depth",
+            "page",
+            "MT/s",
+            "tFAW ns",
+            "tRRD_S / tRRD_L ns",
+            "tCCD_L ns",
+            "activate ceiling per rank",
+            "refresh",
+        ],
+    );
+    for r in rows {
+        let d = r.decoded;
+        let o = r.organisation;
+        let tm = r.timings;
+        let depth = |o: &memsight_model::ddr::Organisation| {
+            // Depth in words of the device width: 2G × 8 for a 16 Gb x8 device.
+            let g = o.depth as f64 / f64::from(1u32 << 30);
+            if g >= 1.0 {
+                format!("{g:.0}G × {}", d.device_width)
+            } else {
+                format!("{:.0}M × {}", o.depth as f64 / f64::from(1u32 << 20), d.device_width)
+            }
+        };
+        let ns = |l: &memsight_model::ddr::Limit, mts| format!("{:.1}", l.ns_at(mts));
+        t.rows.push(vec![
+            Cell::Text(r.label.clone()),
+            Cell::Text(format!("{} {} Gb x{}", d.generation, d.density_gbit, d.device_width)),
+            Cell::Text(format!(
+                "{} × {}",
+                d.ranks,
+                r.chips.map_or("?".into(), |c| (c / d.ranks.max(1)).to_string())
+            )),
+            Cell::Text(o.map_or("-".into(), |o| {
+                format!("{} × {}", o.bank_groups, o.banks_per_group)
+            })),
+            Cell::Text(o.map_or("-".into(), |o| format!("{} × {}", o.rows, o.columns))),
+            Cell::Text(o.map_or("-".into(), depth)),
+            Cell::Num(o.map_or("-".into(), |o| format_bytes(o.page_bytes))),
+            Cell::Num(tm.map_or("-".into(), |t| t.mts.to_string())),
+            Cell::Num(tm.map_or("-".into(), |t| ns(&t.tfaw, t.mts))),
+            Cell::Num(tm.map_or("-".into(), |t| {
+                format!("{} / {}", ns(&t.trrd_s, t.mts), ns(&t.trrd_l, t.mts))
+            })),
+            Cell::Num(tm.map_or("-".into(), |t| ns(&t.tccd_l, t.mts))),
+            Cell::Num(tm.map_or("-".into(), |t| {
+                format!("{:.1} GB/s", t.act_limited_mbs() / 1000.0)
+            })),
+            Cell::Num(tm.and_then(|t| t.refresh_overhead()).map_or("-".into(), |r| {
+                format!("{:.1}% of the time", 100.0 * r)
+            })),
+        ]);
+    }
+    Some(t)
+}
+
 fn ceilings(r: &DimmsResults) -> Option<Table> {
     let c = &r.ceilings;
     if c.sockets.is_empty() {
@@ -209,8 +289,27 @@ impl Present for DimmsResults {
             ),
             Block::Table(slots(self)),
         ];
+        let mut seen = Vec::new();
+        let dram: Vec<DramRow> = self
+            .modules
+            .iter()
+            .filter_map(|m| {
+                let d = m.decoded.as_ref()?;
+                let part = m.part_number.clone().unwrap_or_default();
+                (!seen.contains(&part)).then(|| {
+                    seen.push(part.clone());
+                    DramRow {
+                        label: part,
+                        decoded: d,
+                        chips: m.chips,
+                        organisation: m.organisation.as_ref(),
+                        timings: m.timings.as_ref(),
+                    }
+                })
+            })
+            .collect();
         blocks.extend(
-            [decoded(self), ceilings(self), efficiency(self)]
+            [decoded(self), dram_table(&dram), ceilings(self), efficiency(self)]
                 .into_iter()
                 .flatten()
                 .map(Block::Table),
@@ -290,6 +389,25 @@ fn population(p: &Plan) -> String {
 /// modules of 16 Gb devices draw 31% less than 2Rx4 32 GB modules of 8 Gb devices).
 fn chips(p: &Plan) -> u32 {
     p.parts.iter().map(|x| x.count * x.chips).sum()
+}
+
+/// The DRAM model of every part of every plan.
+fn plan_dram(r: &PlanResults) -> Option<Table> {
+    let rows: Vec<DramRow> = r
+        .plans
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| {
+            p.parts.iter().map(move |x| DramRow {
+                label: format!("plan {}: {}", i + 1, x.part),
+                decoded: &x.decoded,
+                chips: Some(x.chips),
+                organisation: x.organisation.as_ref(),
+                timings: x.timings.as_ref(),
+            })
+        })
+        .collect();
+    dram_table(&rows)
 }
 
 impl Present for PlanResults {
@@ -401,7 +519,11 @@ impl Present for PlanResults {
             title: "DIMM plan".into(),
             method: "No hardware: part-number decoder, JEDEC tables, platform table.".into(),
             facts: Vec::new(),
-            blocks: vec![Block::Table(t)],
+            blocks: [Some(t), plan_dram(self)]
+                .into_iter()
+                .flatten()
+                .map(Block::Table)
+                .collect(),
             findings,
         }
     }
