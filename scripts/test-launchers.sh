@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fleet mode under the real launchers, on this machine:
 #   Open MPI:  mpirun.openmpi --allow-run-as-root --oversubscribe -np 3 memsight run --quick --fleet DIR
+#   Open MPI:  the row-buffer study across ranks, memsight rowbuffer --fleet DIR (HPCCG times
+#              compared in the fleet report)
 #   MPICH:     mpiexec.hydra -n 3 memsight run --quick --fleet DIR
 #   Slurm:     a one-node cluster (slurmctld + slurmd with munge, started here from a generated
 #              slurm.conf in a temporary directory), then
@@ -43,6 +45,23 @@ assert any("results come from host" in f for f in r["findings"]), "several ranks
 PY
 }
 
+# The fleet report of a row-buffer study: every member ran rowbuffer and HPCCG's time per solve
+# is a headline column.
+check_rowbuffer() { # DIR
+  local report
+  report=$(find "$1" -name fleet.json | head -1)
+  python3 - "$report" <<'PY' || fail "row-buffer fleet report $report"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+keys = [h["key"] for h in r["headline"]]
+assert any(k.startswith("rowbuffer/hpccg/") for k in keys), keys
+assert all(m["command"] == "rowbuffer" for m in r["members"]), r["members"]
+print(f"  {sys.argv[1]}: headline {keys}")
+PY
+}
+rowbuffer_args=(rowbuffer --kernels hpccg --offsets 0..64K/32K --reps 1 --samples 1 --no-probe
+  --array-size 8M --no-progress --fleet-timeout 300)
+
 if [[ $(id -u) != 0 ]]; then
   echo "test-launchers: skipping: needs root (mpirun --allow-run-as-root, Slurm daemons)" >&2
   exit 0
@@ -56,6 +75,13 @@ timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np 3 \
   "$ms" run --quick --no-progress --fleet "$work/mpi" --fleet-timeout 300 >"$work/mpi.out" 2>&1 \
   || { tail -20 "$work/mpi.out"; fail "mpirun"; }
 check "$work/mpi" 3
+
+echo "test-launchers: Open MPI, the row-buffer study across ranks"
+timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np 3 \
+  "$ms" "${rowbuffer_args[@]}" --fleet "$work/mpi-rowbuffer" >"$work/mpi-rowbuffer.out" 2>&1 \
+  || { tail -20 "$work/mpi-rowbuffer.out"; fail "mpirun rowbuffer"; }
+check "$work/mpi-rowbuffer" 3
+check_rowbuffer "$work/mpi-rowbuffer"
 
 echo "test-launchers: MPICH (Hydra)"
 timeout 600 mpiexec.hydra -n 3 \
@@ -114,6 +140,11 @@ done
 timeout 600 srun -n 3 --overcommit "$ms" run --quick --no-progress --fleet "$work/slurm" \
   --fleet-timeout 300 >"$work/slurm.out" 2>&1 || { tail -20 "$work/slurm.out"; fail "srun"; }
 check "$work/slurm" 3
+echo "test-launchers: Slurm, the row-buffer study across ranks"
+timeout 600 srun -n 3 --overcommit "$ms" "${rowbuffer_args[@]}" --fleet "$work/slurm-rowbuffer" \
+  >"$work/slurm-rowbuffer.out" 2>&1 || { tail -20 "$work/slurm-rowbuffer.out"; fail "srun rowbuffer"; }
+check "$work/slurm-rowbuffer" 3
+check_rowbuffer "$work/slurm-rowbuffer"
 echo "test-launchers: Slurm, rank 2 exits 3 before it starts"
 timeout 600 srun -n 3 --overcommit sh -c \
   "if [ \"\$SLURM_PROCID\" = 2 ]; then exit 3; fi; exec '$ms' run --quick --no-progress --fleet '$work/fail' --fleet-timeout 20" \

@@ -1,4 +1,5 @@
-//! `memsight run --fleet DIR` (one rank of a fleet) and `memsight fleet DIR` (the report of any
+//! `memsight run --fleet DIR` and `memsight rowbuffer --fleet DIR` (one rank of a fleet) and
+//! `memsight fleet DIR` (the report of any
 //! directory of results): the command-line side of [`memsight_results::fleet`].
 
 use std::process::ExitCode;
@@ -7,24 +8,63 @@ use std::time::{Duration, SystemTime};
 use memsight_core::env::Environment;
 use memsight_core::report::Envelope;
 
-use crate::cli::{FleetArgs, GlobalArgs, RunArgs};
+use crate::cli::{FleetArgs, FleetRankArgs, GlobalArgs, RunArgs};
 use crate::member::{Rank, write_atomic};
+use crate::suite::{Suite, Ui};
+use memsight_results::document::Document;
 use memsight_results::fleet::{Strictness, aggregate};
 use memsight_results::fleet_report::FleetResults;
 use memsight_results::fleet_report::State;
 use memsight_results::launcher;
 use memsight_results::present::Present;
 
-/// One rank: measure, leave the result and status under DIR; rank 0 then waits for the others
-/// and writes the fleet report. Only rank 0 prints tables (the ranks share the launcher's
-/// terminal); the others print where their result went.
+/// One rank of `memsight run --fleet DIR`.
 pub fn rank(
     a: &RunArgs,
     env: Environment,
     g: &GlobalArgs,
     started: SystemTime,
 ) -> anyhow::Result<ExitCode> {
-    let dir = a.fleet.clone().expect("fleet mode");
+    rank_with(&a.fleet, env, g, started, "run.json", &|env, out_dir| {
+        crate::run::measure(a, env, g, started, out_dir, true)
+    })
+}
+
+/// One rank of `memsight SUITE --fleet DIR` (the row-buffer study across nodes, as the
+/// Catamount paper ran HPCCG on 28 nodes): the suite's result where a run's would go.
+pub fn suite_rank(
+    s: &dyn Suite,
+    f: &FleetRankArgs,
+    command: &str,
+    env: Environment,
+    g: &GlobalArgs,
+    started: SystemTime,
+) -> anyhow::Result<ExitCode> {
+    let file = format!("{command}.json");
+    rank_with(f, env, g, started, &file, &|env, _| {
+        let out = s.run(&env, &Ui { no_progress: true })?;
+        Ok(Envelope::new(
+            out.results.command(),
+            started,
+            env,
+            out.results,
+            out.complete,
+        ))
+    })
+}
+
+/// One rank: measure, leave the result (as `file`) and status under DIR; rank 0 then waits for
+/// the others and writes the fleet report. Only rank 0 prints tables (the ranks share the
+/// launcher's terminal); the others print where their result went.
+fn rank_with(
+    f: &FleetRankArgs,
+    env: Environment,
+    g: &GlobalArgs,
+    started: SystemTime,
+    file: &str,
+    measure: &dyn Fn(Environment, &std::path::Path) -> anyhow::Result<Document>,
+) -> anyhow::Result<ExitCode> {
+    let dir = f.fleet.clone().expect("fleet mode");
     let place = launcher::detect(&|k| std::env::var(k).ok())?;
     crate::show::require_live(&env)?;
     let host = env.hostname.clone().unwrap_or_else(|| "?".into());
@@ -34,12 +74,11 @@ pub fn rank(
             place.rank
         );
     }
-    let mut me = Rank::claim(&dir, place.clone(), &host)?;
+    let mut me = Rank::claim(&dir, place.clone(), &host, file)?;
     let env0 = env.clone();
-    let measured = crate::run::measure(a, env, g, started, &me.out_dir, true);
-    let own_error = match measured {
+    let own_error = match measure(env, &me.out_dir) {
         Ok(doc) => {
-            crate::run::save(&doc, &me.out_dir, None, true)?;
+            crate::run::save_as(&doc, &me.out_dir, file, None, true)?;
             let state = if doc.complete {
                 State::Done
             } else {
@@ -53,7 +92,7 @@ pub fn rank(
                 "memsight: rank {} of {} ({host}): {}",
                 place.rank,
                 place.size,
-                me.out_dir.join("run.json").display()
+                me.out_dir.join(file).display()
             );
             None
         }
@@ -70,7 +109,7 @@ pub fn rank(
     if place.rank != 0 {
         return own_error.map_or(Ok(ExitCode::SUCCESS), Err);
     }
-    let timeout = Duration::from_secs(a.fleet_timeout);
+    let timeout = Duration::from_secs(f.fleet_timeout);
     let last = std::cell::Cell::new(usize::MAX);
     let still = me.wait_for_others(timeout, &|done, total| {
         if done != last.get() {
@@ -81,7 +120,7 @@ pub fn rank(
     if still > 0 {
         eprintln!(
             "memsight: fleet: {still} rank(s) still running after {} s: reported as without result",
-            a.fleet_timeout
+            f.fleet_timeout
         );
     }
     let results = aggregate(&me.job_dir, Strictness::DEFAULT, Some(place.size));

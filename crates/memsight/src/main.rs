@@ -82,9 +82,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match &cli.command {
         Command::Env => show.environment(env),
-        Command::Run(a) if a.fleet.is_some() => fleetrun::rank(a, env, show.g, show.started),
+        Command::Run(a) if a.fleet.fleet.is_some() => fleetrun::rank(a, env, show.g, show.started),
         Command::Run(a) => run::run(a, env, &show),
-        Command::Suite(s) => show.suite(s.suite(), env),
+        Command::Suite(s) => match s.suite().fleet().filter(|f| f.fleet.is_some()) {
+            Some(f) => fleetrun::suite_rank(s.suite(), f, s.name(), env, show.g, show.started),
+            None => show.suite(s.suite(), env),
+        },
         Command::Fleet(a) => fleetrun::fleet(a, env, &show),
         _ => unreachable!("handled by offline"),
     }

@@ -1,4 +1,4 @@
-//! One rank of `memsight run --fleet DIR`: claim the rank, say when it runs, finishes or fails,
+//! One rank of `memsight run --fleet DIR` (or a suite's `--fleet DIR`): claim the rank, say when it runs, finishes or fails,
 //! and — on rank 0 — wait for the others and write the fleet report.
 //!
 //! Layout: `DIR/JOB/rank-NNNNN.status.json` (the rank's state, written atomically: a temporary
@@ -23,6 +23,8 @@ pub struct Rank {
     pub job_dir: PathBuf,
     /// This rank's run directory.
     pub out_dir: PathBuf,
+    /// The result's file name in `out_dir` (`run.json`, `rowbuffer.json`).
+    file: String,
     status: Status,
 }
 
@@ -41,7 +43,7 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
 
 impl Rank {
     /// Claims this process's rank under `dir`.
-    pub fn claim(dir: &Path, place: Place, host: &str) -> Result<Rank, Error> {
+    pub fn claim(dir: &Path, place: Place, host: &str, file: &str) -> Result<Rank, Error> {
         let job = place
             .job
             .clone()
@@ -93,6 +95,7 @@ impl Rank {
             place,
             job_dir,
             out_dir,
+            file: file.to_string(),
             status,
         })
     }
@@ -102,7 +105,7 @@ impl Rank {
         self.status.state = state;
         self.status.reason = reason;
         if state != State::Failed {
-            self.status.result = Some(format!("rank-{:05}/run.json", self.place.rank));
+            self.status.result = Some(format!("rank-{:05}/{}", self.place.rank, self.file));
         }
         let text = serde_json::to_string_pretty(&self.status).expect("status serialises");
         write_atomic(&status_path(&self.job_dir, self.place.rank), &text)

@@ -145,7 +145,18 @@ pub fn check_out_dir(dir: &Path) -> Result<()> {
 /// Writes run.json and report.html into `dir` and stores the run in the history. Files come
 /// first: a history that fails afterwards loses nothing.
 pub fn save(doc: &Document, dir: &Path, history: Option<&mut History>, quiet: bool) -> Result<()> {
-    let json = dir.join("run.json");
+    save_as(doc, dir, "run.json", history, quiet)
+}
+
+/// [`save`], the result named `file` (a suite's result in fleet mode).
+pub fn save_as(
+    doc: &Document,
+    dir: &Path,
+    file: &str,
+    history: Option<&mut History>,
+    quiet: bool,
+) -> Result<()> {
+    let json = dir.join(file);
     let text = serde_json::to_string_pretty(doc)
         .map_err(|e| Error::input(format!("cannot encode the results: {e}")))?;
     std::fs::write(&json, text)

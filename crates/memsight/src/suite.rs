@@ -62,6 +62,11 @@ pub trait Suite {
         None
     }
 
+    /// Fleet mode (`--fleet DIR`), for the suites that take it.
+    fn fleet(&self) -> Option<&crate::cli::FleetRankArgs> {
+        None
+    }
+
     /// Resolves the flags against the environment and runs the suite.
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome>;
 }

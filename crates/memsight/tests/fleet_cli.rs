@@ -623,3 +623,76 @@ fn figures_on_too_few_clean_samples_are_not_judged() {
         "{findings}"
     );
 }
+
+/// The Catamount paper's HPCCG experiment across nodes is one command: `rowbuffer --fleet DIR`
+/// under a launcher leaves each rank's study under DIR and the fleet report compares HPCCG's
+/// time per solve (here one rank, under Slurm's variables).
+#[test]
+fn the_row_buffer_study_runs_as_a_fleet() {
+    let _m = common::measuring();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = memsight();
+    c.args([
+        "rowbuffer",
+        "--kernels",
+        "hpccg",
+        "--offsets",
+        "0..64K/32K",
+        "--reps",
+        "1",
+        "--samples",
+        "1",
+        "--no-probe",
+        "--array-size",
+        "8M",
+        "--no-progress",
+        "--fleet",
+    ])
+    .arg(tmp.path())
+    .env("SLURM_JOB_ID", "77")
+    .env("SLURM_STEP_ID", "0")
+    .env("SLURM_PROCID", "0")
+    .env("SLURM_STEP_NUM_TASKS", "1")
+    .env("SLURM_NTASKS", "1");
+    for v in [
+        "PMI_RANK",
+        "PMI_SIZE",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE",
+    ] {
+        c.env_remove(v);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let job = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(job.join("rank-00000/rowbuffer.json").is_file());
+    let status: Value =
+        serde_json::from_str(&std::fs::read_to_string(job.join("rank-00000.status.json")).unwrap())
+            .unwrap();
+    assert_eq!(status["result"], "rank-00000/rowbuffer.json");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(job.join("fleet.json")).unwrap()).unwrap();
+    assert_valid(&report);
+    let r = &report["results"];
+    assert_eq!(r["members"][0]["command"], "rowbuffer");
+    let head: Vec<&str> = r["headline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["key"].as_str().unwrap())
+        .collect();
+    assert!(
+        head.iter()
+            .any(|k| k.starts_with("rowbuffer/hpccg/") && k.ends_with("/solve-ms-median")),
+        "{head:?}"
+    );
+}

@@ -124,13 +124,19 @@ fn attach_statuses(dir: &Path, c: &mut Collected) {
         let base = path.parent().unwrap_or(Path::new(""));
         // A rank killed between writing its result and updating its status still left the
         // result where ranks write it: one fault for it (partial), not two.
-        let result = Some(match &s.result {
-            Some(r) => base.join(r),
-            None => base.join(format!("rank-{:05}/run.json", s.rank)),
-        });
-        let entry = result
-            .as_ref()
-            .and_then(|r| c.entries.iter_mut().find(|e| e.path == *r));
+        // Without a status naming it, the result is whatever the rank's directory holds
+        // (run.json, or a suite's COMMAND.json).
+        let rank_dir = base.join(format!("rank-{:05}", s.rank));
+        let entry = match &s.result {
+            Some(r) => {
+                let r = base.join(r);
+                c.entries.iter_mut().find(|e| e.path == r)
+            }
+            None => c
+                .entries
+                .iter_mut()
+                .find(|e| e.path.parent() == Some(rank_dir.as_path())),
+        };
         let who = format!("rank {} ({})", s.rank, s.host);
         match (entry, s.state) {
             (Some(e), _) => e.status = Some(s.clone()),

@@ -34,10 +34,11 @@ impl Strictness {
 }
 
 /// Headline columns: memory latency, bandwidth at the most threads (read, write, copy), the
-/// loaded-latency saturation and core-to-core latency — where the members measured them.
+/// loaded-latency saturation, core-to-core latency and HPCCG's time per solve — where the
+/// members measured them.
 fn headline(members: &[Member]) -> Vec<Headline> {
     type Pick = fn(&str) -> bool;
-    let specs: [(&str, &str, Pick); 6] = [
+    let specs: [(&str, &str, Pick); 7] = [
         ("memory latency", "ns", |k| {
             k.starts_with("latency/cpu") && k.ends_with("/level/memory")
         }),
@@ -53,6 +54,10 @@ fn headline(members: &[Member]) -> Vec<Headline> {
         }),
         ("c2c", "ns", |k| {
             k.starts_with("c2c/") && k.ends_with("/modified")
+        }),
+        // The Catamount paper's figure across nodes: HPCCG's median time per solve.
+        ("HPCCG solve", "ms", |k| {
+            k.starts_with("rowbuffer/hpccg/") && k.ends_with("/solve-ms-median")
         }),
     ];
     let mut out = Vec::new();

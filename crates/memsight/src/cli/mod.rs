@@ -28,6 +28,13 @@ macro_rules! suite_commands {
                     $(SuiteCommand::$variant(a) => a,)*
                 }
             }
+
+            /// The command's name (`rowbuffer`).
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(SuiteCommand::$variant(_) => $name,)*
+                }
+            }
         }
     };
 }
@@ -288,6 +295,15 @@ pub struct RunArgs {
     /// whose SMBIOS tables memsight cannot read, e.g. without root).
     #[arg(long, value_name = "FILE")]
     pub dmidecode: Option<PathBuf>,
+    #[command(flatten)]
+    pub fleet: FleetRankArgs,
+    #[command(flatten)]
+    pub latency: latency::Args,
+}
+
+/// One rank of a fleet (`run --fleet`, `rowbuffer --fleet`).
+#[derive(Debug, Clone, Args)]
+pub struct FleetRankArgs {
     /// Fleet mode: this process is one rank of a launcher (srun, mpirun, mpiexec); its result
     /// goes under DIR (a shared file system), and rank 0 waits for the others and writes
     /// DIR/JOB/fleet.json and fleet.html. No history is stored.
@@ -301,8 +317,6 @@ pub struct RunArgs {
         requires = "fleet"
     )]
     pub fleet_timeout: u64,
-    #[command(flatten)]
-    pub latency: latency::Args,
 }
 
 /// `memsight fleet DIR`.

@@ -95,8 +95,12 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = StatArg::Median)]
     pub stat: StatArg,
     /// Also write the study as an HTML page (sweep plots, tables, advice).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "fleet")]
     pub html: Option<PathBuf>,
+    /// Across nodes, as the Catamount paper ran HPCCG on 28 (`srun memsight rowbuffer --fleet
+    /// DIR`): each rank's study under DIR, rank 0's fleet report comparing them.
+    #[command(flatten)]
+    pub fleet: crate::cli::FleetRankArgs,
 }
 
 /// Which pass stands for a point.
@@ -225,6 +229,10 @@ impl Args {
 impl Suite for Args {
     fn html(&self) -> Option<&std::path::Path> {
         self.html.as_deref()
+    }
+
+    fn fleet(&self) -> Option<&crate::cli::FleetRankArgs> {
+        Some(&self.fleet)
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
