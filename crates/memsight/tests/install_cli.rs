@@ -224,3 +224,34 @@ fn the_studies_page_gives_real_commands() {
         );
     }
 }
+
+/// Every file or directory of the repository the README and docs/ cite (in backticks, a path
+/// starting with a top-level folder) exists: the studies page cited a fixtures folder that
+/// never did.
+#[test]
+fn the_docs_cite_paths_that_exist() {
+    let cited = regex::Regex::new(
+        r"`((?:crates|docs|testdata|bench|scripts)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])`",
+    )
+    .unwrap();
+    let mut docs = vec![top().join("README.md")];
+    files_under(&top().join("docs"), "md", &mut docs);
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for f in &docs {
+        let text = std::fs::read_to_string(f).unwrap();
+        for c in cited.captures_iter(&text) {
+            let path = c[1].trim_end_matches('/');
+            // Placeholders (`<Dell R7525>`, `foo`, globs) are not paths.
+            if path.contains(['<', '*']) || path.contains("foo") {
+                continue;
+            }
+            checked += 1;
+            if !top().join(path).exists() {
+                missing.push(format!("{}: {path}", f.display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    assert!(checked > 10, "only {checked} paths checked");
+}

@@ -10,15 +10,25 @@ use super::sampling::SamplingArgs;
 use super::values::{List, numbers, IsaArg, PageKindArg, list, size, threads};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
+/// `--test`'s long help, its default list read from the suite's own defaults (so the help can
+/// never say other than what runs).
+static TEST_HELP: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let defaults: Vec<String> = spec::defaults().into_iter().map(|t| t.name).collect();
+    format!(
+        "Tests to run, comma-separated: read, read-nta (prefetchnta ahead), read-movntdqa, write, write-nt, write-clzero, copy, copy-nt, rmw, all-reads, stream-triad, stream-triad-like, or DRAM read:write ratios R:W / R:W-nt. Default: {} (tests this CPU cannot run, such as write-clzero on a CPU without CLZERO, are left out and said). Beside write-clzero, write-nt also writes zeros, so that CLZERO is compared with stores of the same data.",
+        defaults.join(", ")
+    )
+});
+
 /// Bandwidth by kernel, read:write mix, store kind and data, with thread scaling and a
 /// working-set sweep.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Tests to run, comma-separated: read, read-nta (prefetchnta ahead), read-movntdqa, write,
     /// write-nt, write-clzero, copy, copy-nt, rmw, all-reads, stream-triad, stream-triad-like, or
-    /// DRAM read:write ratios R:W / R:W-nt (default: the named ones but the hinted reads and
-    /// the triads, and MLC's 3:1, 2:1, 1:1, 1:1-nt, 2:1-nt).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = test)]
+    /// DRAM read:write ratios R:W / R:W-nt.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = test,
+          long_help = TEST_HELP.as_str())]
     pub test: Vec<TestSpec>,
     /// Vector width (default: the widest this CPU has).
     #[arg(long, value_enum)]
