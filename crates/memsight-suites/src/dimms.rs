@@ -551,7 +551,7 @@ fn diagnose(c: &memsight_model::platform::Ceilings) -> Vec<String> {
     out.push(format!(
         "theoretical DRAM peak: {} MB/s for the system ({}){}",
         c.system_dram_mbs,
-        c.sockets.iter().map(|s| format!("{} ch × {} B × {} MT/s = {} MB/s", s.channels_used, s.channel_bits / 8, s.mts, s.dram_mbs)).collect::<Vec<_>>().join("; "),
+        c.sockets.iter().map(|s| format!("{}: {} ch × {} B × {} MT/s = {} MB/s", s.array, s.channels_used, s.channel_bits / 8, s.mts, s.dram_mbs)).collect::<Vec<_>>().join("; "),
         match (c.fabric_read_mbs, c.fabric_write_mbs) {
             (Some(r), Some(w)) => format!("; CCD→IOD fabric per socket {r} MB/s read, {w} MB/s write, so reads bind at {} and writes at {} MB/s", c.binding_read_mbs.unwrap_or(0), c.binding_write_mbs.unwrap_or(0)),
             _ => String::new(),

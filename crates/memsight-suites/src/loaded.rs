@@ -499,10 +499,32 @@ fn findings(curves: &[Curve], knee: f64) -> Vec<String> {
                     None => format!("; latency never reached {knee}× idle: the load threads cannot saturate memory"),
                 }
             ));
+            // Queueing never makes a miss cheaper: a loaded point clearly below idle means the
+            // idle point was disturbed, or ran while a clock the traffic raises was low (Intel's
+            // uncore/mesh frequency follows traffic), so the curve's ratios to idle mislead.
+            if let Some(low) = c
+                .points
+                .iter()
+                .filter(|p| p.delay_cycles.is_some())
+                .min_by(|a, b| a.latency_ns.median.total_cmp(&b.latency_ns.median))
+                .filter(|p| p.latency_ns.median < BELOW_IDLE * i.latency_ns.median)
+            {
+                out.push(format!(
+                    "{}: at {:.1} GB/s latency was {:.0} ns, {:.2}× the idle {:.0} ns: queueing cannot make a miss cheaper, so either the idle point was disturbed or the traffic raised a clock the idle chase ran without (Intel's uncore frequency follows traffic); the ratios to idle above are not to be acted on: measure again",
+                    c.mix.name(),
+                    low.bandwidth_gbs,
+                    low.latency_ns.median,
+                    low.latency_ns.median / i.latency_ns.median,
+                    i.latency_ns.median
+                ));
+            }
         }
     }
     out
 }
+
+/// A loaded point this far below idle latency is a measurement error, not a property of memory.
+const BELOW_IDLE: f64 = 0.9;
 
 #[cfg(test)]
 mod tests {
@@ -552,5 +574,31 @@ mod tests {
         assert_eq!(c.knee_gbs, None);
         let f = findings(&[c], 2.0);
         assert!(f[0].contains("never reached 2× idle"), "{f:?}");
+    }
+
+    /// A loaded point below idle latency cannot be: it is called a disturbed idle point.
+    #[test]
+    fn a_loaded_point_below_idle_is_called_an_error() {
+        let c = curve(
+            TrafficMix::Reads,
+            vec![point(None, 1.0, 123.0), point(Some(0), 30.4, 97.0)],
+            2.0,
+        );
+        let f = findings(&[c], 2.0);
+        assert!(
+            f.iter()
+                .any(|x| x.contains("0.79× the idle 123 ns") && x.contains("not to be acted on")),
+            "{f:?}"
+        );
+        let c = curve(
+            TrafficMix::Reads,
+            vec![point(None, 1.0, 100.0), point(Some(0), 30.0, 96.0)],
+            2.0,
+        );
+        assert_eq!(
+            findings(&[c], 2.0).len(),
+            1,
+            "within the noise: no such finding"
+        );
     }
 }

@@ -163,14 +163,19 @@ pub fn findings(w: &ProcessWatch, cpus: usize) -> Vec<String> {
 pub fn arena_finding(samples: &[ArenaSample], cpus: usize) -> Option<String> {
     let last = samples.last()?;
     let threads = samples.iter().filter_map(|s| s.threads).max();
-    let thr = threads.map_or(String::new(), |t| format!(" for up to {t} threads"));
+    let thr = threads.map_or(String::new(), |t| {
+        format!(
+            "; at most {t} thread{} seen at the samples",
+            if t == 1 { "" } else { "s" }
+        )
+    });
     let cap = 8 * cpus.max(1);
     Some(match samples.iter().filter_map(|s| s.arenas).max() {
         Some(1) => {
-            format!("glibc arenas: the main one only{thr} (or another allocator serves malloc)")
+            format!("glibc arenas: the main one only (or another allocator serves malloc){thr}")
         }
         Some(a) => format!(
-            "glibc arenas: up to {a} (the main one and {} more){thr}, in at most {} heaps of 64 MiB ({} at the end); glibc's default cap here is {cap} (8 per CPU): more arenas than threads, or a count near the cap, is where memory freed by one thread stays out of another's reach (MALLOC_ARENA_MAX bounds it)",
+            "glibc arenas: up to {a} (the main one and {} more), in at most {} heaps of 64 MiB ({} at the end){thr}; glibc's default cap here is {cap} (8 per CPU): more arenas than threads, or a count near the cap, is where memory freed by one thread stays out of another's reach (MALLOC_ARENA_MAX bounds it)",
             a - 1,
             samples.iter().map(|s| s.heaps).max().unwrap_or(0),
             match last.heaps {
@@ -213,6 +218,20 @@ mod tests {
         let f = arena_finding(&[a(Some(70), 80, 25), a(Some(64), 75, 24)], 16).unwrap();
         assert!(
             f.contains("up to 70") && f.contains("25 threads") && f.contains("128"),
+            "{f}"
+        );
+        // Heaps at most and at the end, never "with 0 heaps"; counts in words.
+        assert!(
+            f.contains("in at most 80 heaps of 64 MiB (75 at the end)"),
+            "{f}"
+        );
+        let f = arena_finding(&[a(Some(9), 8, 1), a(Some(9), 0, 1)], 2).unwrap();
+        assert!(
+            f.contains("(none at the end)") && f.contains("1 thread seen"),
+            "{f}"
+        );
+        assert!(
+            !f.contains("with 0 heaps") && !f.contains("1 threads"),
             "{f}"
         );
         let f = arena_finding(&[a(None, 12, 9)], 2).unwrap();

@@ -4,6 +4,10 @@ use memsight_core::units::format_bytes;
 
 use super::ConfigResult;
 
+/// How much less memory (glibc's defaults ÷ the best) a configuration must hold to be
+/// recommended over glibc's defaults.
+const RECOMMEND_GAIN: f64 = 1.10;
+
 /// The recommendation and the findings of a comparison; `user` when the workload was the user's
 /// command (no live-heap figures, so peak RSS is compared).
 pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<String>) {
@@ -48,15 +52,29 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<S
                 format!("{r:.2}×")
             }
         };
-        rec.push(format!(
-            "use {} ({}): lowest {what} among configurations at least half as fast as the fastest: {}{}",
-            b.config.name,
-            b.config.description,
-            show(b),
-            glibc
-                .filter(|g| g.config.name != b.config.name)
-                .map_or(String::new(), |g| format!(" vs {} with glibc defaults", show(g)))
-        ));
+        // A change of allocator is worth making only for a clear gain: within 10% of glibc's
+        // defaults the difference is the run's noise, not the allocator.
+        let gain = glibc
+            .filter(|g| g.config.name != b.config.name)
+            .and_then(|g| Some(ratio(g)? / ratio(b)?));
+        rec.push(match (gain, glibc) {
+            (Some(x), Some(g)) if x < RECOMMEND_GAIN => format!(
+                "keep glibc's defaults: no configuration holds clearly less ({what}: {} with {} vs {} with glibc defaults, within {:.0}%)",
+                show(b),
+                b.config.name,
+                show(g),
+                100.0 * (RECOMMEND_GAIN - 1.0)
+            ),
+            _ => format!(
+                "use {} ({}): lowest {what} among configurations at least half as fast as the fastest: {}{}",
+                b.config.name,
+                b.config.description,
+                show(b),
+                glibc
+                    .filter(|g| g.config.name != b.config.name)
+                    .map_or(String::new(), |g| format!(" vs {} with glibc defaults", show(g)))
+            ),
+        });
     }
     if !user {
         for c in &ok {

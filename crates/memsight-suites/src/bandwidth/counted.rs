@@ -59,7 +59,7 @@ pub fn accounting(env: &Environment, counters: &Result<Controllers, String>) -> 
 pub fn evasion_finding(env: &Environment, counted: bool) -> Option<String> {
     env.cpu.core_class.may_evade_write_allocate().then(|| {
         format!(
-            "estimated DRAM bytes may overstate write traffic here: a {} can skip the read for ownership of full-line stores under load (Laukemann et al., IPDPS 2024); {}",
+            "estimated DRAM bytes may overstate write traffic here: this core ({}) can skip the read for ownership of full-line stores under load (Laukemann et al., IPDPS 2024); {}",
             env.cpu.core_class.describe(),
             if counted {
                 "compare with the counted DRAM bytes"

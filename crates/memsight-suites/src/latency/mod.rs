@@ -384,11 +384,15 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
         // is set conflicts between scattered 4 KiB frames (the cache is physically indexed).
         if let Some(hl) = &l.huge_levels {
             for p in &l.levels.plateaus {
-                let Some(h) = hl
-                    .plateaus
-                    .iter()
-                    .find(|h| h.name == p.name && p.reported_bytes.is_some())
-                else {
+                // The same level at about its latency: a huge-page plateau as slow as memory
+                // (named after a reported cache only because the ladder ended inside it) holds
+                // nothing of the cache.
+                let Some(h) = hl.plateaus.iter().find(|h| {
+                    h.name == p.name
+                        && p.reported_bytes.is_some()
+                        && h.ns < crate::reach::MEMORY_FLOOR_NS
+                        && h.ns <= 1.25 * p.ns
+                }) else {
                     continue;
                 };
                 if h.last_bytes as f64 >= 1.5 * p.last_bytes as f64 {

@@ -276,9 +276,9 @@ fn findings(a: &NearAnalysis) -> Vec<String> {
     }
     if let (Some(n), Some(f)) = (a.near_mix_gbs, a.far_mix_gbs) {
         out.push(format!(
-            "2:1 read:write mix: {n:.1} GB/s in near memory, {f:.1} GB/s beyond it{} ({:.2}×): writes that miss also cost the far medium's write bandwidth (Intel's Memory Mode table gives its miss rates for reads and for this mix)",
-            if a.far_reached { "" } else { " (estimated from the largest size)" },
-            f / n
+            "2:1 read:write mix: {n:.1} GB/s in near memory, {f:.1} GB/s beyond it ({:.2}×{}): writes that miss also cost the far medium's write bandwidth (Intel's Memory Mode table gives its miss rates for reads and for this mix)",
+            f / n,
+            if a.far_reached { "" } else { "; estimated from the largest size" }
         ));
     }
     if let (Some(n), Some(f)) = (a.near_latency_ns, a.far_latency_ns) {
@@ -500,7 +500,7 @@ mod tests {
         assert!(
             a.findings
                 .iter()
-                .any(|f| f.contains("(estimated from the largest size)")),
+                .any(|f| f.contains("estimated from the largest size)")),
             "{:?}",
             a.findings
         );
