@@ -42,6 +42,24 @@ const TOLERANCE: f64 = 0.12;
 /// over enough DRAM banks and pages that one row or one page does not dominate.
 pub const MIN_WORKING_SET: u64 = 256 * MIB;
 
+/// A figure that may be "not measured" (NaN) written as JSON `null` and read back as NaN: JSON
+/// has no NaN, and serde_json writes one as `null` but cannot read that back into an `f64`.
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if x.is_finite() {
+            s.serialize_f64(*x)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+}
+
 /// Which evidence says the last plateau is memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -72,7 +90,10 @@ impl MemoryCheck {
 pub struct MemoryStart {
     /// First size on the memory plateau.
     pub from_bytes: u64,
-    /// Median latency over the plateau, ns.
+    /// Median latency over the plateau, ns; not a number (`null` in JSON) where the sizes come
+    /// from the reported caches and nothing was measured.
+    #[serde(with = "nan_as_null")]
+    #[schemars(with = "Option<f64>")]
     pub ns: f64,
     pub check: MemoryCheck,
     /// Largest size that ran at most half the memory latency: what the core keeps in caches.
@@ -415,5 +436,23 @@ mod tests {
         assert_eq!(m.from_bytes, 11571 * K);
         assert_eq!(m.cache_bytes, 8 * M);
         assert!((m.ns - 127.0).abs() < 3.0, "{}", m.ns);
+    }
+
+    /// A reach from the reported caches (nothing measured: latency NaN) survives JSON and is
+    /// valid against its schema: it was written as `null` that the schema and reader refused.
+    #[test]
+    fn an_unmeasured_plateau_latency_round_trips_as_null() {
+        let r = MemoryStart {
+            from_bytes: 2 << 20,
+            ns: f64::NAN,
+            check: MemoryCheck::PastReportedCaches,
+            cache_bytes: 1 << 20,
+        };
+        let v = serde_json::to_value(r).unwrap();
+        assert!(v["ns"].is_null(), "{v}");
+        let back: MemoryStart = serde_json::from_value(v).unwrap();
+        assert!(back.ns.is_nan() && back.from_bytes == 2 << 20);
+        let schema = serde_json::to_value(schemars::schema_for!(MemoryStart)).unwrap();
+        assert!(schema.to_string().contains("null"), "{schema}");
     }
 }

@@ -36,6 +36,13 @@ fn time_pairs(
     masks: &[usize],
     rng: &mut Xoshiro256PlusPlus,
 ) -> Option<Vec<Vec<f64>>> {
+    // Every pair lies inside the buffer: callers flip only bits below the probe's span.
+    debug_assert!(
+        masks
+            .iter()
+            .all(|&m| bases.iter().all(|&b| (b ^ m) < buf.len())),
+        "probe pairs inside the buffer"
+    );
     let sets: Vec<PairSet> = masks
         .iter()
         .map(|&m| bases.iter().map(|&b| (b, b ^ m)).collect())
@@ -54,15 +61,20 @@ fn two_bit_flips(
     c: &Clusters,
 ) -> Vec<u32> {
     // Two-bit flips: (fast bit j, lowest row bit r): fast again ⇒ j selects the bank/channel.
+    // Only bits inside the page: those above it were classed across pages, and flipping them
+    // here would leave the buffer (the cross-page probe pairs them itself).
+    let in_page = |b: &&BitResult| b.bit < out.max_bit;
     let row_bits: Vec<u32> = out
         .bits
         .iter()
+        .filter(in_page)
         .filter(|b| b.class == "row")
         .map(|b| b.bit)
         .collect();
     let fast_bits: Vec<u32> = out
         .bits
         .iter()
+        .filter(in_page)
         .filter(|b| b.class == "fast")
         .map(|b| b.bit)
         .collect();
@@ -93,6 +105,7 @@ fn two_bit_flips(
         let bank: Vec<u32> = out
             .bits
             .iter()
+            .filter(in_page)
             .filter(|b| b.class == "bank")
             .map(|b| b.bit)
             .collect();
@@ -301,5 +314,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Bits classed across pages (above the probe's page) are not flipped inside the page: a
+    /// clear signal with such bits classed fast or row used to time pairs outside the buffer.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn two_bit_flips_stay_inside_the_page() {
+        let buf = vec![1u8; 4096];
+        let bit = |bit, class: &str| BitResult {
+            bit,
+            ns: 100.0,
+            slow_share: 0.0,
+            class: class.into(),
+        };
+        let mut out = ProbeResults {
+            max_bit: 12,
+            bits: vec![
+                bit(7, "row"),
+                bit(8, "fast"),
+                bit(14, "fast"),
+                bit(15, "row"),
+            ],
+            ..ProbeResults::empty(String::new(), PageKind::Thp)
+        };
+        let c = Clusters {
+            threshold: 1e9,
+            fast: 100.0,
+            slow: 200.0,
+            fast_spread: 1.0,
+            slow_spread: 1.0,
+            slow_share: 0.5,
+            clear: true,
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let rows = two_bit_flips(&mut out, &buf, &[0, 64, 4032], &mut rng, &c);
+        assert_eq!(rows, vec![7]);
+        // Bit 8 paired with row bit 7 came out fast (every round below the threshold): a bank
+        // bit; bit 14 was left as the cross-page probe classed it.
+        assert_eq!(out.bits[1].class, "bank");
+        assert_eq!(out.bits[2].class, "fast");
     }
 }
