@@ -127,16 +127,25 @@ impl Summary {
         (self.median - self.ci_low).max(self.ci_high - self.median) / self.median.abs()
     }
 
-    /// Whether the figure rests on fewer clean samples than its stop rule wanted: shown with a
-    /// mark, and never judged by `compare` or `fleet`.
-    pub fn is_short(&self) -> bool {
-        self.shortfall.is_some()
+    /// Whether the figure rests on disturbed samples: so few clean ones were left (under 3)
+    /// that the disturbed ones were kept, which makes it slower than the machine. Marked
+    /// wherever it is shown and never judged by `compare` or `fleet`. (A figure with fewer
+    /// clean samples than wanted but all of them clean is unbiased: its sample count is
+    /// marked, its value is judged with its wider interval.)
+    pub fn rests_on_disturbed(&self) -> bool {
+        self.shortfall
+            .as_ref()
+            .is_some_and(|s| s.disturbed_kept > 0)
     }
 
-    /// The mark a figure with too few clean samples carries after its value (` ⚠`), else
+    /// The mark a figure resting on disturbed samples carries after its value (` ⚠`), else
     /// nothing.
     pub fn mark(&self) -> &'static str {
-        if self.is_short() { " ⚠" } else { "" }
+        if self.rests_on_disturbed() {
+            " ⚠"
+        } else {
+            ""
+        }
     }
 }
 
@@ -261,7 +270,10 @@ pub struct SampleTally {
     pub dropped: usize,
     /// Figures marked with a shortfall of clean samples.
     pub short: usize,
-    /// Disturbed samples kept in those figures because too few clean ones were left.
+    /// Figures that rest on disturbed samples (under 3 clean ones were left).
+    #[serde(default)]
+    pub disturbed_figures: usize,
+    /// Disturbed samples kept in those figures.
     #[serde(default)]
     pub disturbed_kept: usize,
 }
@@ -293,10 +305,12 @@ impl SampleTally {
                     self.dropped += m.get("dropped").and_then(Value::as_u64).unwrap_or(0) as usize;
                     if let Some(short) = m.get("shortfall").filter(|s| !s.is_null()) {
                         self.short += 1;
-                        self.disturbed_kept += short
+                        let kept = short
                             .get("disturbed_kept")
                             .and_then(Value::as_u64)
                             .unwrap_or(0) as usize;
+                        self.disturbed_figures += usize::from(kept > 0);
+                        self.disturbed_kept += kept;
                     }
                     return;
                 }
@@ -316,10 +330,16 @@ impl SampleTally {
             self.dropped + self.disturbed_kept,
             self.dropped
         );
-        if self.short > 0 {
+        if self.disturbed_figures > 0 {
             s.push_str(&format!(
-                ", {} kept in the {} figures that rest on too few clean samples (marked ⚠; compare and fleet do not judge them)",
-                self.disturbed_kept, self.short
+                ", {} kept in the {} figure(s) left with under 3 clean samples (marked ⚠: slower than the machine; compare and fleet do not judge them)",
+                self.disturbed_kept, self.disturbed_figures
+            ));
+        }
+        if self.short > self.disturbed_figures {
+            s.push_str(&format!(
+                "; {} figure(s) have fewer clean samples than wanted (their sample count is marked)",
+                self.short - self.disturbed_figures
             ));
         }
         s

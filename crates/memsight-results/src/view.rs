@@ -62,7 +62,7 @@ pub struct Heatmap {
     pub low_is_good: bool,
     /// The HTML caption under the chart.
     pub caption: String,
-    /// Cells whose figure rests on too few clean samples (`[row][col]`; empty: none): drawn
+    /// Cells whose figure rests on disturbed samples (`[row][col]`; empty: none): drawn
     /// with the ` ⚠` mark.
     pub short: Vec<Vec<bool>>,
 }
@@ -126,7 +126,7 @@ pub struct Lines {
 }
 
 impl Heatmap {
-    /// ` ⚠` where the cell's figure rests on too few clean samples.
+    /// ` ⚠` where the cell's figure rests on disturbed samples.
     pub fn mark(&self, i: usize, j: usize) -> &'static str {
         let short = self.short.get(i).and_then(|r| r.get(j)).copied();
         if short == Some(true) { " ⚠" } else { "" }
@@ -213,7 +213,7 @@ pub fn num(x: f64) -> String {
     }
 }
 
-/// A sampled figure's median, marked ` ⚠` when it rests on too few clean samples: the mark
+/// A sampled figure's median, marked ` ⚠` when it rests on disturbed samples: the mark
 /// travels with the value wherever a table shows it.
 pub fn med(s: &Summary) -> String {
     format!("{}{}", num(s.median), s.mark())

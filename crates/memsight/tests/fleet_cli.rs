@@ -575,7 +575,7 @@ fn a_rank_killed_between_result_and_status_is_one_fault() {
     assert_eq!(faults[0]["kind"], "partial");
 }
 
-/// Marks every summary under `v` as resting on too few clean samples.
+/// Marks every summary under `v` as resting on disturbed samples.
 fn mark_short(v: &mut Value) {
     match v {
         Value::Object(m) if m.contains_key("median") && m.contains_key("ci_level") => {
@@ -619,7 +619,7 @@ fn figures_on_too_few_clean_samples_are_not_judged() {
     assert!(flagged.is_empty(), "{flagged:?}");
     let findings = r["findings"].to_string();
     assert!(
-        findings.contains("node03: ") && findings.contains("rest on too few clean samples"),
+        findings.contains("node03: ") && findings.contains("rest on disturbed samples"),
         "{findings}"
     );
 }

@@ -145,16 +145,22 @@ fn the_tally_counts_disturbed_samples_kept_in_short_figures() {
         }
     })
     .unwrap();
-    assert!(out.summary.is_short() && out.summary.mark() == " ⚠");
+    assert!(out.summary.rests_on_disturbed() && out.summary.mark() == " ⚠");
     let v = serde_json::json!({ "a": out.summary, "b": summarize(&[1.0, 2.0]) });
     let t = SampleTally::of(&v);
     assert_eq!(
-        (t.figures, t.dropped, t.short, t.disturbed_kept),
-        (2, 0, 1, 18)
+        (
+            t.figures,
+            t.dropped,
+            t.short,
+            t.disturbed_figures,
+            t.disturbed_kept
+        ),
+        (2, 0, 1, 1, 18)
     );
     let d = t.describe();
     assert!(
-        d.contains("18 disturbed") && d.contains("18 kept in the 1 figures"),
+        d.contains("18 disturbed") && d.contains("18 kept in the 1 figure(s)"),
         "{d}"
     );
     assert!(!d.contains("0 dropped (a"), "{d}");

@@ -178,10 +178,10 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
         &c.statuses,
     );
     findings.extend(members.iter().filter_map(|m| {
-        let short = m.figures.iter().filter(|f| outliers::is_short(f)).count();
+        let short = m.figures.iter().filter(|f| outliers::rests_on_disturbed(f)).count();
         (short > 0).then(|| {
             format!(
-                "{}: {short} figure(s) rest on too few clean samples (a measuring thread lost its CPU, or a team did not start together): they were not compared with the group",
+                "{}: {short} figure(s) rest on disturbed samples (under 3 clean ones: a measuring thread lost its CPU, or a team did not start together): they were not compared with the group",
                 m.name
             )
         })

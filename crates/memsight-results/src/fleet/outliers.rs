@@ -123,8 +123,8 @@ pub fn is_curve_point(key: &str) -> bool {
 
 /// Whether a figure rests on too few clean samples: it is neither scored nor part of its
 /// group's median (a disturbed node would look slow, or shift its peers' centre).
-pub fn is_short(f: &Figure) -> bool {
-    f.summary.as_ref().is_some_and(|s| s.is_short())
+pub fn rests_on_disturbed(f: &Figure) -> bool {
+    f.summary.as_ref().is_some_and(|s| s.rests_on_disturbed())
 }
 
 /// Flags every member's figures beyond `threshold` and `min_change`, group by group (curve
@@ -149,7 +149,7 @@ pub fn outliers(
                 .figures
                 .iter()
                 .filter(|f| curves || !is_curve_point(&f.key))
-                .filter(|f| !is_short(f))
+                .filter(|f| !rests_on_disturbed(f))
             {
                 by.entry((f.key.clone(), f.conditions.clone()))
                     .or_default()

@@ -51,7 +51,7 @@ pub enum Verdict {
     Unjudged,
     /// Measured under different conditions (working set, pages …): shown, not judged.
     Different,
-    /// One side rests on too few clean samples (most were disturbed): shown, not judged.
+    /// One side rests on disturbed samples (under 3 clean ones were left): shown, not judged.
     Disturbed,
     OnlyA,
     OnlyB,
@@ -65,7 +65,7 @@ impl Verdict {
             Verdict::Noise => "within noise",
             Verdict::Unjudged => "not judged (no samples)",
             Verdict::Different => "not judged (measured differently)",
-            Verdict::Disturbed => "not judged (too few clean samples)",
+            Verdict::Disturbed => "not judged (rests on disturbed samples)",
             Verdict::OnlyA => "only in A",
             Verdict::OnlyB => "only in B",
         }
@@ -128,7 +128,7 @@ impl Comparison {
     /// The verdicts counted, in one sentence.
     pub fn tally(&self) -> String {
         format!(
-            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} on too few clean samples, {} only on one side",
+            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} on disturbed samples, {} only on one side",
             self.rows.len(),
             self.count(Verdict::Better),
             self.count(Verdict::Worse),
@@ -302,7 +302,7 @@ fn row(a: Option<&Figure>, b: Option<&Figure>, floor: Floor) -> Row {
     };
     // A median of mostly disturbed samples is slower than the machine: judging it would call
     // the next clean run "better" (or a disturbed one "worse") for no change at all.
-    if sa.is_short() || sb.is_short() {
+    if sa.rests_on_disturbed() || sb.rests_on_disturbed() {
         r.verdict = Verdict::Disturbed;
         let side = |s: &memsight_core::stats::Summary, l: &str| {
             s.shortfall
@@ -526,6 +526,21 @@ mod tests {
             assert!(
                 r.note.as_deref().unwrap().contains("0 clean of 5 wanted"),
                 "{r:?}"
+            );
+        }
+        // All clean but fewer than wanted: unbiased, judged.
+        if let Some(s) = a.summary.as_mut() {
+            s.shortfall = Some(memsight_core::stats::Shortfall {
+                clean: 6,
+                wanted: 7,
+                disturbed_kept: 0,
+                cause: memsight_core::cpuclock::Disturbance::LostCpu,
+            });
+        }
+        for (x, y) in [(&a, &b), (&b, &a)] {
+            assert_ne!(
+                row(Some(x), Some(y), Floor::Samples).verdict,
+                Verdict::Disturbed
             );
         }
         // Without the shortfall the same change is judged.

@@ -22,7 +22,7 @@ fn matrix(
     let short = r
         .cells
         .iter()
-        .map(|row| row.iter().map(|c| value(c).is_some_and(Summary::is_short)).collect())
+        .map(|row| row.iter().map(|c| value(c).is_some_and(Summary::rests_on_disturbed)).collect())
         .collect();
     (medians, short)
 }

@@ -104,7 +104,11 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
         .iter()
         .chain(sweep)
         .filter_map(|p| {
-            let f = p.program_gbs.shortfall.as_ref()?;
+            let f = p
+                .program_gbs
+                .shortfall
+                .as_ref()
+                .filter(|s| s.disturbed_kept > 0)?;
             Some(format!(
                 "{} on {} thread(s) ({:.1} GB/s: {})",
                 p.test.name,
@@ -116,7 +120,7 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
         .collect();
     if !short.is_empty() {
         out.push(format!(
-            "too few clean samples (marked ⚠; slower than the machine, not to be acted on): {}",
+            "resting on disturbed samples (marked ⚠; slower than the machine, not to be acted on): {}",
             short.join("; ")
         ));
     }

@@ -387,7 +387,7 @@ pub fn heatmap(
                     [(x + 1, y + 1), (x + cell_w - 1, y + cell_h - 1)],
                     fill.filled(),
                 ))?;
-                // A figure with too few clean samples carries its mark here too.
+                // A figure resting on disturbed samples carries its mark here too.
                 let short = short.get(i).and_then(|r| r.get(j)) == Some(&true);
                 root.draw(&Text::new(
                     v.map_or("–".to_string(), |v| {
