@@ -350,6 +350,16 @@ fn work(spec: &TestSpec, isa: Isa, pattern: u64, a: &mut Arrays, passes: u64) {
             let dst = v.pop().expect("two arrays");
             k::copy(isa, spec.store, dst, v[0], passes);
         }
+        // Reads only (MLC's all-reads, `R:0`): the read kernel over each stream, as MLC and
+        // likwid-bench read. The mix kernel's generic stream loop spends several instructions
+        // per load, which keeps fewer misses in flight: it read memory at 0.6× the read kernel
+        // on a Sapphire Rapids-class core, so "all reads" looked slower than a 3:1 mix.
+        Op::Mix { reads, writes: 0 } => {
+            let v = a.split(reads);
+            for s in v {
+                std::hint::black_box(k::read_with(isa, spec.load, s, passes));
+            }
+        }
         Op::Mix { reads, writes } => {
             let mut v = a.split(reads + writes);
             let mut dsts = v.split_off(reads);

@@ -73,7 +73,7 @@ fn block_latency_finding(t: &TargetFigures) -> Option<String> {
         .find(|b| b.ns.median < 0.9 * first.ns.median)
     {
         return Some(format!(
-            "{}: idle latency by access size not reported: a {} B step took {:.0} ns, {:.2}× a {} B step ({:.0} ns); reading more lines cannot cost less than reading one, so part of the chase was served from a cache or the smaller step was disturbed (measure again, with a larger --latency-size)",
+            "{}: idle latency by access size not reported: a {} B step took {:.0} ns, {:.2}× a {} B step ({:.0} ns), and a step that reads more lines cannot cost less than one that reads the first of them by itself: part of the chase was served from a cache, the smaller step was disturbed, or the memory controller kept rows open longer for the larger accesses (an adaptive page policy), so the figures say nothing of the medium's access granularity (measure again; a larger --latency-size rules out the cache)",
             t.target.label(),
             b.block_bytes,
             b.ns.median,
