@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use memsight_core::env::Environment;
 use memsight_core::report::Envelope;
 
-use crate::cli::{FleetArgs, FleetRankArgs, GlobalArgs, RunArgs};
+use crate::cli::{FleetArgs, GlobalArgs, RunArgs};
 use crate::member::{Rank, write_atomic};
 use crate::suite::{Suite, Ui};
 use memsight_results::document::Document;
@@ -25,7 +25,9 @@ pub fn rank(
     g: &GlobalArgs,
     started: SystemTime,
 ) -> anyhow::Result<ExitCode> {
-    rank_with(&a.fleet, env, g, started, "run.json", &|env, out_dir| {
+    let dir = a.fleet.fleet.as_deref().expect("fleet mode");
+    let fleet = (dir, a.fleet.fleet_timeout);
+    rank_with(fleet, env, g, started, "run.json", &|env, out_dir| {
         crate::run::measure(a, env, g, started, out_dir, true)
     })
 }
@@ -34,7 +36,7 @@ pub fn rank(
 /// Catamount paper ran HPCCG on 28 nodes): the suite's result where a run's would go.
 pub fn suite_rank(
     s: &dyn Suite,
-    f: &FleetRankArgs,
+    f: (&std::path::Path, u64),
     command: &str,
     env: Environment,
     g: &GlobalArgs,
@@ -57,14 +59,13 @@ pub fn suite_rank(
 /// the others and writes the fleet report. Only rank 0 prints tables (the ranks share the
 /// launcher's terminal); the others print where their result went.
 fn rank_with(
-    f: &FleetRankArgs,
+    (dir, timeout_s): (&std::path::Path, u64),
     env: Environment,
     g: &GlobalArgs,
     started: SystemTime,
     file: &str,
     measure: &dyn Fn(Environment, &std::path::Path) -> anyhow::Result<Document>,
 ) -> anyhow::Result<ExitCode> {
-    let dir = f.fleet.clone().expect("fleet mode");
     let place = launcher::detect(&|k| std::env::var(k).ok())?;
     crate::show::require_live(&env)?;
     let host = env.hostname.clone().unwrap_or_else(|| "?".into());
@@ -74,7 +75,7 @@ fn rank_with(
             place.rank
         );
     }
-    let mut me = Rank::claim(&dir, place.clone(), &host, file)?;
+    let mut me = Rank::claim(dir, place.clone(), &host, file)?;
     let env0 = env.clone();
     let own_error = match measure(env, &me.out_dir) {
         Ok(doc) => {
@@ -109,7 +110,7 @@ fn rank_with(
     if place.rank != 0 {
         return own_error.map_or(Ok(ExitCode::SUCCESS), Err);
     }
-    let timeout = Duration::from_secs(f.fleet_timeout);
+    let timeout = Duration::from_secs(timeout_s);
     let last = std::cell::Cell::new(usize::MAX);
     let still = me.wait_for_others(timeout, &|done, total| {
         if done != last.get() {
@@ -120,7 +121,7 @@ fn rank_with(
     if still > 0 {
         eprintln!(
             "memsight: fleet: {still} rank(s) still running after {} s: reported as without result",
-            f.fleet_timeout
+            timeout_s
         );
     }
     let results = aggregate(&me.job_dir, Strictness::DEFAULT, Some(place.size));

@@ -84,7 +84,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Env => show.environment(env),
         Command::Run(a) if a.fleet.fleet.is_some() => fleetrun::rank(a, env, show.g, show.started),
         Command::Run(a) => run::run(a, env, &show),
-        Command::Suite(s) => match s.suite().fleet().filter(|f| f.fleet.is_some()) {
+        Command::Suite(s) => match s.suite().fleet() {
             Some(f) => fleetrun::suite_rank(s.suite(), f, s.name(), env, show.g, show.started),
             None => show.suite(s.suite(), env),
         },

@@ -62,8 +62,8 @@ pub trait Suite {
         None
     }
 
-    /// Fleet mode (`--fleet DIR`), for the suites that take it.
-    fn fleet(&self) -> Option<&crate::cli::FleetRankArgs> {
+    /// Fleet mode (`--fleet DIR`, with rank 0's wait in seconds), for the suites that take it.
+    fn fleet(&self) -> Option<(&Path, u64)> {
         None
     }
 

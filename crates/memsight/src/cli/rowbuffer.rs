@@ -231,8 +231,9 @@ impl Suite for Args {
         self.html.as_deref()
     }
 
-    fn fleet(&self) -> Option<&crate::cli::FleetRankArgs> {
-        Some(&self.fleet)
+    fn fleet(&self) -> Option<(&std::path::Path, u64)> {
+        let f = &self.fleet;
+        f.fleet.as_deref().map(|dir| (dir, f.fleet_timeout))
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
