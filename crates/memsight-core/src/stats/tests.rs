@@ -111,19 +111,24 @@ fn disturbed_samples_are_dropped_and_counted() {
     assert!(out.summary.shortfall.is_none());
 }
 
-#[test]
-fn too_few_clean_samples_are_marked_with_the_cause() {
-    let rule = counting(7, 10);
-    // Only every tenth sample is clean: 2 of 20 taken, so the disturbed ones are kept.
+/// Sampling (7 wanted, at most 10) in which only every tenth sample is clean, the others
+/// disturbed by `d`.
+fn one_in_ten_clean(d: Disturbance) -> Sampled {
     let mut i = 0u64;
-    let out = sample_until(&rule, || {
+    sample_until(&counting(7, 10), || {
         i += 1;
         Taken {
             value: i as f64,
-            disturbed: (!i.is_multiple_of(10)).then_some(Disturbance::Staggered),
+            disturbed: (!i.is_multiple_of(10)).then_some(d),
         }
     })
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn too_few_clean_samples_are_marked_with_the_cause() {
+    // Only every tenth sample is clean: 2 of 20 taken, so the disturbed ones are kept.
+    let out = one_in_ten_clean(Disturbance::Staggered);
     let s = out.summary.shortfall.clone().expect("marked");
     assert_eq!((s.clean, s.wanted, s.disturbed_kept), (2, 7, 18));
     assert_eq!(s.cause, Disturbance::Staggered);
@@ -135,16 +140,7 @@ fn too_few_clean_samples_are_marked_with_the_cause() {
 /// beside figures that rest on disturbed samples.
 #[test]
 fn the_tally_counts_disturbed_samples_kept_in_short_figures() {
-    let rule = counting(7, 10);
-    let mut i = 0u64;
-    let out = sample_until(&rule, || {
-        i += 1;
-        Taken {
-            value: i as f64,
-            disturbed: (!i.is_multiple_of(10)).then_some(Disturbance::LostCpu),
-        }
-    })
-    .unwrap();
+    let out = one_in_ten_clean(Disturbance::LostCpu);
     assert!(out.summary.rests_on_disturbed() && out.summary.mark() == " ⚠");
     let v = serde_json::json!({ "a": out.summary, "b": summarize(&[1.0, 2.0]) });
     let t = SampleTally::of(&v);
