@@ -25,6 +25,28 @@ fn inventory_from_a_recorded_server() {
     assert_eq!(d["manufacturer"], "Samsung");
 }
 
+/// A two-socket Dell names its slots A1… and B1…: socket B's slot scheme is not called "A<n>",
+/// and the system peak names each socket.
+#[test]
+fn both_sockets_of_a_dell_are_named_for_themselves() {
+    let f = fixtures()
+        .join("dmidecode/dell-poweredge-r7525-2s-epyc7742-ddr4-rdimm-hynix-hmaa8gr7ajr4n.txt");
+    let out = common::ok(
+        &memsight()
+            .args(["dimms", "--dmidecode"])
+            .arg(&f)
+            .output()
+            .unwrap(),
+    );
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains("socket B")).collect();
+    assert!(!rows.is_empty(), "{out}");
+    assert!(rows.iter().all(|l| !l.contains("Dell A<n>")), "{rows:?}");
+    assert!(
+        out.contains("socket A: 8 ch") && out.contains("socket B: 8 ch"),
+        "{out}"
+    );
+}
+
 #[test]
 fn bad_dmidecode_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();

@@ -116,6 +116,30 @@ fn missing_topology_xml() {
     );
 }
 
+/// A topology file hwloc refuses is bad input (exit 2), said in words: hwloc's error once came
+/// out as `errno Some(Errno { code: 22, … })` with exit 1.
+#[test]
+fn a_topology_file_hwloc_refuses_is_said_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.xml");
+    std::fs::write(
+        &path,
+        r#"<?xml version="1.0"?><topology version="2.0"></topology>"#,
+    )
+    .unwrap();
+    let out = memsight()
+        .arg("--topology-xml")
+        .arg(&path)
+        .arg("env")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("Invalid argument (errno 22)"), "{err}");
+    assert!(!err.contains("Errno {") && !err.contains("Some("), "{err}");
+}
+
 #[test]
 fn clap_errors_are_exit_2_too() {
     let out = memsight()

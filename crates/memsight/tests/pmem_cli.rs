@@ -262,6 +262,16 @@ fn class_table_a_class_of_ones_own_and_the_volume_workload() {
             .arg(dir.path()),
     );
     common::assert_valid(&table);
+    // Under its own title and method, not the utilisation study's.
+    let out_dir = tempfile::tempdir().unwrap();
+    let shown = out_dir.path().join("classes.json");
+    std::fs::write(&shown, table.to_string()).unwrap();
+    let text = common::ok(&memsight().arg("show").arg(&shown).output().unwrap());
+    assert!(
+        text.contains("Persistent-memory pool: allocation classes"),
+        "{text}"
+    );
+    assert!(!text.contains("utilisation = objects"), "{text}");
     let classes = table["results"]["classes"].as_array().unwrap();
     assert!(classes.len() > 40, "{}", classes.len());
     assert_eq!(classes[0]["id"], 0);
