@@ -41,7 +41,9 @@ for f in ./usr/bin/memsight ./usr/share/man/man1/memsight.1.gz ./usr/share/man/m
   ./usr/share/bash-completion/completions/memsight ./usr/share/zsh/vendor-completions/_memsight \
   ./usr/share/fish/vendor_completions.d/memsight.fish ./usr/share/doc/memsight/copyright \
   ./usr/share/doc/memsight/README.md ./usr/share/doc/memsight/trust.md \
-  ./usr/share/doc/memsight/methods/latency.md; do
+  ./usr/share/doc/memsight/methods/latency.md ./usr/share/doc/memsight/reference/jedec-ddr.md \
+  ./usr/share/doc/memsight/operations.md ./usr/share/doc/memsight/examples/node-reference.toml \
+  ./usr/lib/systemd/system/memsight-metrics.service ./usr/lib/systemd/system/memsight-metrics.timer; do
   grep -q " $f\$" <<<"$contents" || { echo "memsight: $deb lacks $f" >&2; exit 1; }
 done
 info=$(dpkg-deb -I "$deb")
@@ -60,4 +62,22 @@ zcat "$root/usr/share/man/man1/memsight-compare.1.gz" | grep -q 'noise'
 bash -n "$root/usr/share/bash-completion/completions/memsight"
 grep -q "complete -c memsight" "$root/usr/share/fish/vendor_completions.d/memsight.fish"
 grep -q "#compdef memsight" "$root/usr/share/zsh/vendor-completions/_memsight"
-echo "memsight: $deb checked: binary, man pages, completions, dependencies"
+# The systemd units are installed, not enabled (no maintainer script turns them on), and parse.
+if dpkg-deb -I "$deb" | grep -q "postinst"; then
+  echo "memsight: $deb has a postinst: the timer must not be enabled by installing" >&2; exit 1
+fi
+if command -v systemd-analyze >/dev/null; then
+  for u in memsight-metrics.service memsight-metrics.timer; do
+    # Checks the unit's syntax; "not found" for /usr/bin/memsight outside the root is expected.
+    out=$(systemd-analyze verify --root="$root" "$root/usr/lib/systemd/system/$u" 2>&1 || true)
+    if grep -qiE "unknown (key|section)|failed to parse|invalid" <<<"$out"; then
+      echo "memsight: $u does not parse: $out" >&2; exit 1
+    fi
+  done
+fi
+# The example reference a package user starts from is one memsight reads.
+env -i PATH=/usr/bin:/bin HOME="$root" "$root/usr/bin/memsight" check --reference \
+  "$root/usr/share/doc/memsight/examples/node-reference.toml" --format line /nonexistent 2>&1 \
+  | grep -q "cannot read result file\|no such file\|neither a result" \
+  || { echo "memsight: the example reference is not read" >&2; exit 1; }
+echo "memsight: $deb checked: binary, man pages, completions, dependencies, systemd units"

@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 # chromium: the HTML report is rendered headless and checked (tests/report_browser.rs);
 # the allocators: memsight alloc compares them (tests/alloc_cli.rs); PMDK: memsight pmem;
 # the launchers fleet mode runs under (scripts/test-launchers.sh) and the Prometheus text parser
-# the export is checked with (tests/fleet_cli.rs).
-MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client"
+# the export is checked with (tests/operations_cli.rs, with promtool from prometheus), and the
+# Python JSON Schema validator the schema is checked with.
+MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus python3-jsonschema"
 . scripts/deps.sh
 cargo fmt --all -- --check
 cargo clippy --locked --all-targets -q -- -D warnings

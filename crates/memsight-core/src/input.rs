@@ -27,8 +27,12 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
     if path.as_os_str() == "-" {
         return read_capped(std::io::stdin().lock(), limit).ok_or_else(too_big);
     }
-    let meta = std::fs::metadata(path)
-        .map_err(|e| Error::input(format!("cannot read {what} '{shown}': {e}")))?;
+    let unreadable = |e: std::io::Error| match Error::io("read", path, e) {
+        // A path that is not there is the user's input: say which input it was.
+        Error::Input(_) => Error::input(format!("cannot read {what} '{shown}': no such file")),
+        other => other,
+    };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     let kind = meta.file_type();
     if kind.is_dir() {
         return Err(Error::input(format!(
@@ -43,8 +47,7 @@ pub fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
             "{what} '{shown}' is not a regular file (a device or socket): give a file, a named pipe or - for standard input"
         )));
     }
-    let file = std::fs::File::open(path)
-        .map_err(|e| Error::input(format!("cannot read {what} '{shown}': {e}")))?;
+    let file = std::fs::File::open(path).map_err(unreadable)?;
     read_capped(file, limit).ok_or_else(too_big)
 }
 

@@ -9,12 +9,14 @@
 //! - [`perf`]: event counters through perf_event_open, and PMUs as sysfs describes them.
 //!
 //! `unsafe` here: buffer (mmap, mbind, madvise), pin (sched_setaffinity), pagemap, cpuclock
-//! (clock_gettime), perf (perf_event_open); each block has a `// SAFETY:` comment.
+//! (clock_gettime), perf (perf_event_open), cancel (SIGPIPE's default action); each block has a
+//! `// SAFETY:` comment.
 
 pub mod buffer;
 pub mod cancel;
 pub mod cpu;
 pub mod cpuclock;
+pub mod cpuset;
 pub mod edac;
 pub mod env;
 pub mod error;

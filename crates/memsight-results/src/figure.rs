@@ -8,11 +8,21 @@ use memsight_core::units::format_bytes;
 use serde::{Deserialize, Serialize};
 
 /// Which way is an improvement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Better {
     Higher,
     Lower,
+}
+
+impl Better {
+    /// `higher` or `lower`, as exports write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+        }
+    }
 }
 
 /// One figure of a run.

@@ -1,6 +1,6 @@
 //! memsight's result documents and what is done with them, without a terminal, HTML or a command
 //! line: the presentation model each suite's results become ([`view`], [`present`]) and the
-//! figures they yield ([`figure`]); the result document of every command and reading it back
+//! figures they yield ([`figure`]) and their labels ([`dims`]); the result document of every command and reading it back
 //! ([`document`]); the run history, comparison and export ([`history`]); the fleet report
 //! ([`fleet_report`]) and its analysis ([`fleet`]), with the launchers' rank variables
 //! ([`launcher`]). [`registry`] lists the suites. The `memsight` binary draws views, owns flags
@@ -8,6 +8,8 @@
 
 #![forbid(unsafe_code)]
 
+pub mod check;
+pub mod dims;
 pub mod document;
 pub mod figure;
 pub mod fleet;

@@ -135,7 +135,52 @@ pub struct NumaResults {
     /// `cells[row][column]`, rows in `plan.initiators` order.
     pub cells: Vec<Vec<Cell>>,
     pub claims: Vec<Claim>,
+    /// The firmware's node distances (ACPI SLIT, `/sys/devices/system/node/nodeN/distance`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distances: Option<Distances>,
     pub findings: Vec<String>,
+}
+
+/// ACPI SLIT node distances: 10 is a node to itself; 20 claims twice as far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Distances {
+    /// The nodes, in the order of the rows and columns.
+    pub nodes: Vec<usize>,
+    /// `distance[i][j]`: from `nodes[i]` to `nodes[j]`.
+    pub distance: Vec<Vec<u32>>,
+}
+
+impl Distances {
+    /// The distance from node `a` to node `b`, where both are known.
+    pub fn between(&self, a: usize, b: usize) -> Option<u32> {
+        let i = self.nodes.iter().position(|n| *n == a)?;
+        let j = self.nodes.iter().position(|n| *n == b)?;
+        self.distance.get(i)?.get(j).copied()
+    }
+}
+
+/// Reads the SLIT distances of every node sysfs lists (each node's `distance` file lists the
+/// online nodes in order); `None` where the machine has no such files.
+pub fn read_distances(fs: &FsRoot) -> Option<Distances> {
+    let mut nodes: Vec<usize> = fs
+        .list("/sys/devices/system/node")
+        .iter()
+        .filter_map(|n| n.strip_prefix("node")?.parse().ok())
+        .collect();
+    nodes.sort_unstable();
+    let distance: Vec<Vec<u32>> = nodes
+        .iter()
+        .map(|n| {
+            fs.read(&format!("/sys/devices/system/node/node{n}/distance"))
+                .map(|t| {
+                    t.split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect()
+                })
+        })
+        .collect::<Option<_>>()?;
+    let square = distance.iter().all(|r: &Vec<u32>| r.len() == nodes.len());
+    (!nodes.is_empty() && square).then_some(Distances { nodes, distance })
 }
 
 /// Reads the firmware's claims for `node` (ACPI HMAT via sysfs), if the machine exposes them.
@@ -273,6 +318,7 @@ pub fn run(
             columns,
             cells,
             claims,
+            distances: read_distances(&FsRoot::from_env()),
             findings,
         },
         complete,
@@ -509,5 +555,29 @@ mod tests {
             (Some(250), Some(30000))
         );
         assert!(read_claim(&fs, 3).is_none());
+    }
+
+    #[test]
+    fn slit_distances_read_from_sysfs() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two sockets and a CPU-less CXL node, as a kernel lists them.
+        for (n, d) in [(0, "10 21 24"), (1, "21 10 14"), (2, "24 14 10")] {
+            let node = dir.path().join(format!("sys/devices/system/node/node{n}"));
+            std::fs::create_dir_all(&node).unwrap();
+            std::fs::write(node.join("distance"), format!("{d}\n")).unwrap();
+        }
+        let fs = FsRoot::at(dir.path().to_path_buf());
+        let d = read_distances(&fs).unwrap();
+        assert_eq!(d.nodes, vec![0, 1, 2]);
+        assert_eq!(d.between(0, 2), Some(24));
+        assert_eq!(d.between(2, 1), Some(14));
+        assert_eq!(d.between(0, 7), None);
+        // A ragged file is not a matrix.
+        std::fs::write(
+            dir.path().join("sys/devices/system/node/node1/distance"),
+            "21 10\n",
+        )
+        .unwrap();
+        assert!(read_distances(&fs).is_none());
     }
 }

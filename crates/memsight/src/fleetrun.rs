@@ -147,7 +147,7 @@ pub fn fleet(
     let verdict = verdict(a, &results);
     let code = show.study(env, results.into(), true, a.html.as_deref())?;
     Ok(match verdict {
-        Some(why) => crate::show::failing(code, true, &why),
+        Some(why) => crate::show::failing(code, memsight_core::error::Exit::Failed, &why),
         None => code,
     })
 }
@@ -208,8 +208,8 @@ fn report(
         &crate::report::study_page(&envelope, std::slice::from_ref(&view)),
     )?;
     if !g.json {
-        println!("  fleet report: {}", job_dir.join("fleet.json").display());
-        println!("  fleet page:   {}", job_dir.join("fleet.html").display());
+        say!("  fleet report: {}", job_dir.join("fleet.json").display());
+        say!("  fleet page:   {}", job_dir.join("fleet.html").display());
     }
     crate::show::emit(g, envelope)
 }

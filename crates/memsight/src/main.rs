@@ -2,6 +2,17 @@
 
 #![forbid(unsafe_code)]
 
+/// `println!` for what a person reads (tables, findings, summaries): nothing under `--quiet`.
+/// Data a script asked for (`--json`, exports, schemas) is printed with `println!`.
+macro_rules! say {
+    ($($t:tt)*) => {
+        if !$crate::output::quiet() {
+            println!($($t)*);
+        }
+    };
+}
+
+mod check;
 mod cli;
 mod fleetrun;
 mod member;
@@ -20,6 +31,7 @@ use std::time::SystemTime;
 use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches};
 use memsight_core::env::Environment;
+use memsight_core::error::Exit;
 use memsight_core::sysfs::FsRoot;
 use memsight_core::topology::Topology;
 use memsight_core::{Error, cancel};
@@ -27,10 +39,8 @@ use memsight_core::{Error, cancel};
 use cli::{Cli, Command, GlobalArgs, SuiteCommand};
 use show::Show;
 
-/// Exit code for bad input (clap uses the same).
-const EXIT_USAGE: u8 = 2;
-
 fn main() -> ExitCode {
+    cancel::end_quietly_when_the_reader_leaves();
     let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,
         Err(e) => return cli::refuse(e),
@@ -46,22 +56,30 @@ fn main() -> ExitCode {
         && let Err(e) = a.group_plans(m)
     {
         eprintln!("memsight: error: {e}");
-        return ExitCode::from(EXIT_USAGE);
+        return ExitCode::from(Exit::Input.code());
     }
+    output::set_quiet(cli.global.quiet);
+    cli.global.no_progress |= cli.global.quiet;
     match run(cli) {
         Ok(code) => code,
-        Err(e) if matches!(e.downcast_ref::<Error>(), Some(Error::Interrupted)) => {
-            eprintln!("memsight: {e}");
-            ExitCode::from(show::EXIT_INTERRUPTED)
-        }
-        Err(e) => {
-            let usage = matches!(e.downcast_ref::<Error>(), Some(Error::Input(_)));
-            // One line: the outermost context and the cause.
-            let msg = e.chain().map(|c| c.to_string()).collect::<Vec<_>>();
-            eprintln!("memsight: error: {}", msg.join(": "));
-            ExitCode::from(if usage { EXIT_USAGE } else { 1 })
-        }
+        Err(e) => ExitCode::from(say_error(&e).code()),
     }
+}
+
+/// Says an error on one line (the outermost context and the cause) and gives its exit code: the
+/// kind of the first memsight error in the chain; anything else is the system's failure.
+fn say_error(e: &anyhow::Error) -> Exit {
+    let kind = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<Error>())
+        .map_or(Exit::System, Error::exit);
+    if kind == Exit::Interrupted {
+        eprintln!("memsight: {e}");
+    } else {
+        let msg = e.chain().map(|c| c.to_string()).collect::<Vec<_>>();
+        eprintln!("memsight: error: {}", msg.join(": "));
+    }
+    kind
 }
 
 /// Dispatch: commands on stored results first, then everything that looks at this machine.
@@ -89,6 +107,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             None => show.suite(s.suite(), env),
         },
         Command::Fleet(a) => fleetrun::fleet(a, env, &show),
+        Command::Check(a) => {
+            let reference = memsight_results::check::Reference::read(
+                a.reference
+                    .as_deref()
+                    .expect("offline handles the other modes"),
+            )?;
+            check::judge_live(a, show.g, &reference, env, show.started)
+        }
         _ => unreachable!("handled by offline"),
     }
 }
@@ -103,6 +129,13 @@ fn offline(cli: &Cli) -> Option<anyhow::Result<ExitCode>> {
         Command::Manpages(a) => meta::manpages(&a.dir),
         Command::History(a) => stored::history(a, &cli.global),
         Command::Compare(a) => stored::compare(a, &cli.global),
+        Command::Check(a) => match (&a.make_reference, &a.reference) {
+            (Some(path), _) => check::make_reference(a, path),
+            (None, Some(r)) if !a.results.is_empty() => memsight_results::check::Reference::read(r)
+                .map_err(Into::into)
+                .and_then(|r| check::judge_stored(a, &cli.global, &r)),
+            _ => return None,
+        },
         Command::Report(a) => stored::report(a),
         Command::Show(a) => stored::show(a, &cli.global),
         Command::Export(a) => stored::export(a),

@@ -38,7 +38,7 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| Error::io("write", path, e))
 }
 
 impl Rank {
@@ -90,7 +90,7 @@ impl Rank {
             })?;
         use std::io::Write;
         f.write_all(text.as_bytes())
-            .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| Error::io("write", &path, e))?;
         Ok(Rank {
             place,
             job_dir,

@@ -9,14 +9,39 @@ use memsight_core::report::Envelope;
 
 use crate::cli::Cli;
 
-/// `memsight schema`: the JSON Schema of the envelope and of every command's results.
+/// Where the schema says it lives; never fetched: validators take the document as it is.
+const SCHEMA_ID: &str = "https://memsight.example.invalid/schema/result.json";
+
+/// `memsight schema`: one JSON Schema (draft 2020-12) of every result file, which validators
+/// take as it is: the envelope, and the results of each command under `$defs/results-COMMAND`,
+/// chosen by the envelope's `command` (if/then).
 pub fn schema() -> anyhow::Result<ExitCode> {
-    let commands = serde_json::json!({
-        "envelope": schemars::schema_for!(Envelope<serde_json::Value>),
-        "results": memsight_results::document::Results::schemas(),
-    });
-    println!("{}", serde_json::to_string_pretty(&commands)?);
+    println!("{}", serde_json::to_string_pretty(&result_schema())?);
     Ok(ExitCode::SUCCESS)
+}
+
+fn result_schema() -> serde_json::Value {
+    use serde_json::{Value, json};
+    let mut root = serde_json::to_value(schemars::schema_for!(Envelope<Value>))
+        .expect("the envelope's schema is JSON");
+    root["$id"] = json!(SCHEMA_ID);
+    let all = memsight_results::document::Results::schemas();
+    let mut choices = Vec::new();
+    for (command, mut schema) in all.into_iter().filter(|(_, s)| !s.is_null()) {
+        let name = format!("results-{command}");
+        // Its own resource: the `#/$defs/…` references inside it resolve within it.
+        if let Some(o) = schema.as_object_mut() {
+            o.remove("$schema");
+            o.insert("$id".into(), json!(format!("{name}.json")));
+        }
+        root["$defs"][&name] = schema;
+        choices.push(json!({
+            "if": {"properties": {"command": {"const": command}}, "required": ["command"]},
+            "then": {"properties": {"results": {"$ref": format!("#/$defs/{name}")}}}
+        }));
+    }
+    root["allOf"] = Value::Array(choices);
+    root
 }
 
 /// `memsight completions SHELL`: the completion script on stdout.

@@ -25,7 +25,11 @@ macro_rules! run_steps {
     ($($m:ident $variant:ident $name:literal $tm:ident :: $tn:ident $(, run $field:ident)?;)*) => {
         fn steps(ctx: &mut RunCtx) -> anyhow::Result<()> {
             $($(
-                step::<crate::cli::$m::Args>(ctx, |run, r| run.$field = Some(r))?;
+                if ctx.selected($name) {
+                    step::<crate::cli::$m::Args>(ctx, |run, r| run.$field = Some(r))?;
+                } else {
+                    ctx.run.skipped.push(format!("{}: not selected (--only/--skip)", $name));
+                }
             )?)*
             Ok(())
         }
@@ -75,7 +79,7 @@ pub fn measure(
     }
     show::require_live(&env)?;
     let level = level(a);
-    let latency = a.latency.settings()?;
+    let latency = a.latency.settings(&env.topology)?;
     let (mut results, done) = crate::progress::with_progress(None, g.no_progress, |tick| {
         let mut ctx = RunCtx {
             level,
@@ -86,6 +90,8 @@ pub fn measure(
                 latency
             },
             dmidecode: a.dmidecode.clone(),
+            only: a.only.clone(),
+            skip: a.skip.clone(),
             run: RunResults::new(level),
             complete: true,
             tick,
@@ -101,10 +107,10 @@ pub fn measure(
         }
         output::heading("Summary");
         for line in &results.summary {
-            println!("  {line}");
+            say!("  {line}");
         }
         for s in &results.skipped {
-            println!("  skipped: {s}");
+            say!("  skipped: {s}");
         }
     }
     Ok(Envelope::new(
@@ -129,11 +135,9 @@ pub fn out_dir(a: &RunArgs, env: &Environment) -> PathBuf {
 
 /// Refuses a results directory that cannot be created or written, before anything is measured.
 pub fn check_out_dir(dir: &Path) -> Result<()> {
-    let refuse = |e: std::io::Error| {
-        Error::input(format!(
-            "cannot write results to '{}': {e}; choose a writable directory with --out",
-            dir.display()
-        ))
+    let refuse = |e: std::io::Error| match Error::io("write", dir, e) {
+        Error::Input(why) => Error::input(format!("{why}; choose a writable directory with --out")),
+        other => other,
     };
     std::fs::create_dir_all(dir).map_err(refuse)?;
     let probe = dir.join(".memsight-write-test");
@@ -158,22 +162,20 @@ pub fn save_as(
 ) -> Result<()> {
     let json = dir.join(file);
     let text = serde_json::to_string_pretty(doc)
-        .map_err(|e| Error::input(format!("cannot encode the results: {e}")))?;
-    std::fs::write(&json, text)
-        .map_err(|e| Error::input(format!("cannot write {}: {e}", json.display())))?;
+        .map_err(|e| Error::system(format!("cannot encode the results: {e}")))?;
+    std::fs::write(&json, text).map_err(|e| Error::io("write", &json, e))?;
     let html = dir.join("report.html");
-    std::fs::write(&html, crate::report::render(doc))
-        .map_err(|e| Error::input(format!("cannot write {}: {e}", html.display())))?;
+    std::fs::write(&html, crate::report::render(doc)).map_err(|e| Error::io("write", &html, e))?;
     if !quiet {
-        println!("  results: {}", json.display());
-        println!("  report:  {}", html.display());
+        say!("  results: {}", json.display());
+        say!("  report:  {}", html.display());
     }
     if let Some(h) = history {
-        let id = h
-            .insert(doc)
-            .map_err(|e| Error::input(format!("{e}; the results are safe in {}", dir.display())))?;
+        let id = h.insert(doc).map_err(|e| {
+            Error::storage(format!("{e}; the results are safe in {}", dir.display()))
+        })?;
         if !quiet {
-            println!(
+            say!(
                 "  history: run {id} in {} (memsight history, memsight compare latest~1 latest)",
                 h.path().display()
             );

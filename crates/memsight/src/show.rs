@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use anyhow::Context;
 use memsight_core::Error;
 use memsight_core::env::Environment;
+use memsight_core::error::Exit;
 use memsight_core::report::Envelope;
 use memsight_core::topology::TopologySource;
 use memsight_results::document::Results;
@@ -19,7 +19,7 @@ use crate::suite::{Suite, Ui};
 use crate::{output, report};
 
 /// Exit code after Ctrl-C (128 + SIGINT), with partial results written.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_INTERRUPTED: u8 = Exit::Interrupted as u8;
 
 /// Where and how results are shown.
 pub struct Show<'a> {
@@ -39,7 +39,7 @@ impl Show<'_> {
         )
     }
 
-    /// Any suite's command: checked, run under a progress display, shown; exit 1 after the
+    /// Any suite's command: checked, run under a progress display, shown; exit 3 after the
     /// results are written when they carry a failure.
     pub fn suite(&self, s: &dyn Suite, env: Environment) -> anyhow::Result<ExitCode> {
         if s.live() {
@@ -55,7 +55,7 @@ impl Show<'_> {
         }
         let code = self.study(env, out.results, out.complete, s.html())?;
         Ok(match out.failure {
-            Some(why) => failing(code, true, &why),
+            Some(why) => failing(code, Exit::System, &why),
             None => code,
         })
     }
@@ -87,12 +87,13 @@ impl Show<'_> {
     }
 }
 
-/// Exit code 1 with one line when results were written but show a failure (STREAM validation,
-/// failed allocator runs); `code` otherwise.
-pub fn failing(code: ExitCode, failed: bool, what: &str) -> ExitCode {
-    if failed && code == ExitCode::SUCCESS {
+/// After the results were written: `exit`'s code with one line saying why, unless `code` already
+/// says something else (an interruption). Checks and outliers exit 1; a measurement the results
+/// show to have failed (STREAM's validation, failed allocator runs) exits 3.
+pub fn failing(code: ExitCode, exit: Exit, what: &str) -> ExitCode {
+    if code == ExitCode::SUCCESS {
         eprintln!("memsight: error: {what}");
-        ExitCode::from(1)
+        ExitCode::from(exit.code())
     } else {
         code
     }
@@ -100,11 +101,9 @@ pub fn failing(code: ExitCode, failed: bool, what: &str) -> ExitCode {
 
 /// Refuses a path that cannot be written, with `fix` saying what to do.
 pub fn check_writable(path: &Path, fix: &str) -> anyhow::Result<()> {
-    std::fs::File::create(path).map_err(|e| {
-        Error::input(format!(
-            "cannot write results to '{}': {e}; {fix}",
-            path.display()
-        ))
+    std::fs::File::create(path).map_err(|e| match Error::io("write", path, e) {
+        Error::Input(why) => Error::input(format!("{why}; {fix}")),
+        other => other,
     })?;
     Ok(())
 }
@@ -112,8 +111,7 @@ pub fn check_writable(path: &Path, fix: &str) -> anyhow::Result<()> {
 /// Writes the page `html` renders to `path`, if one was asked for.
 pub fn write_html(path: Option<&Path>, html: impl FnOnce() -> String) -> anyhow::Result<()> {
     if let Some(path) = path {
-        std::fs::write(path, html())
-            .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+        std::fs::write(path, html()).map_err(|e| Error::io("write", path, e))?;
     }
     Ok(())
 }
@@ -138,11 +136,10 @@ pub fn emit<T: Serialize>(g: &GlobalArgs, envelope: Envelope<T>) -> anyhow::Resu
         writeln!(out, "{text}")?;
     }
     if let Some(path) = &g.output {
-        std::fs::write(path, format!("{text}\n"))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, format!("{text}\n")).map_err(|e| Error::io("write", path, e))?;
     }
     if !g.json && envelope.samples.figures > 0 {
-        println!("\nSamples: {}", envelope.samples.describe());
+        say!("\nSamples: {}", envelope.samples.describe());
     }
     if envelope.complete {
         Ok(ExitCode::SUCCESS)

@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use memsight_core::Error;
 
 use crate::cli::{
@@ -32,14 +31,21 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     }
     let rows = h.list(a.host.as_deref(), a.limit)?;
     if g.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        // Versioned like every result, so that a script can tell what it reads.
+        let doc = serde_json::json!({
+            "schema": "memsight-history",
+            "schema_version": 1,
+            "tool": {"name": "memsight", "version": env!("CARGO_PKG_VERSION")},
+            "command": "history",
+            "database": path,
+            "runs": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
     heading(&format!("Run history ({})", path.display()));
     if rows.is_empty() {
-        println!(
-            "nothing stored yet: `memsight run` adds a run, `history --import FILE` any result"
-        );
+        say!("nothing stored yet: `memsight run` adds a run, `history --import FILE` any result");
         return Ok(ExitCode::SUCCESS);
     }
     let mut t = table(&[
@@ -68,7 +74,7 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
             r.directory.clone().unwrap_or_default(),
         ]);
     }
-    println!("{t}");
+    say!("{t}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -90,7 +96,7 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let c = compare::compare(&a.a, &run_a, &a.b, &run_b, floor)?;
     if let Some(path) = &a.html {
         std::fs::write(path, report::render_comparison(&c))
-            .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| Error::io("write", path, e))?;
     }
     if g.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
@@ -109,7 +115,7 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
             c.b.host,
             c.b.started
         ));
-        println!("{}", c.method);
+        say!("{}", c.method);
         let mut t = table(&[
             "figure", "unit", "A", "B", "change", "floor", "p", "verdict",
         ]);
@@ -130,20 +136,48 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
                 r.verdict.word().to_string(),
             ]);
         }
-        println!("{t}");
-        println!("{}", c.tally());
+        say!("{t}");
+        say!("{}", c.tally());
         for r in c.rows.iter().filter(|r| r.note.is_some()) {
-            println!("  {}: {}", r.label, r.note.as_deref().unwrap_or_default());
+            say!("  {}: {}", r.label, r.note.as_deref().unwrap_or_default());
         }
         if let Some(p) = &a.html {
-            println!("HTML: {}", p.display());
+            say!("HTML: {}", p.display());
         }
     }
     if let Some(path) = &g.output {
         std::fs::write(path, serde_json::to_string_pretty(&c)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .map_err(|e| Error::io("write", path, e))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match a.fail_on_regression {
+        Some(pct) => regression_verdict(&c, pct),
+        None => ExitCode::SUCCESS,
+    })
+}
+
+/// `--fail-on-regression PCT`: exit 1, with one line naming the worst, when B made a figure
+/// worse beyond the noise by at least PCT percent.
+fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
+    let worse = c.regressions(pct / 100.0);
+    let Some(worst) = worse.iter().max_by(|x, y| {
+        let m = |r: &&compare::Row| r.change.map_or(0.0, f64::abs);
+        m(x).total_cmp(&m(y))
+    }) else {
+        return ExitCode::SUCCESS;
+    };
+    eprintln!(
+        "memsight: regression: {} figure(s) worse beyond the noise{}; worst {} ({}) {:+.1}%",
+        worse.len(),
+        if pct > 0.0 {
+            format!(" and by ≥ {pct}%")
+        } else {
+            String::new()
+        },
+        worst.key,
+        worst.label,
+        worst.change.unwrap_or(0.0) * 100.0
+    );
+    ExitCode::from(memsight_core::error::Exit::Failed.code())
 }
 
 /// Where `report` writes by default: beside a result file, else in the current directory.
@@ -174,7 +208,7 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
             path.display()
         ))
     })?;
-    println!("{}", path.display());
+    say!("{}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -191,34 +225,59 @@ pub fn show(a: &ShowArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     if let results::Results::Run(r) = &doc.results {
         heading("Summary");
         for line in &r.summary {
-            println!("  {line}");
+            say!("  {line}");
         }
         for s in &r.skipped {
-            println!("  skipped: {s}");
+            say!("  skipped: {s}");
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// `memsight export RUN`.
+/// `memsight export RUN`. With `--to`, the file is written beside its final path and renamed
+/// into place, so that a reader (node_exporter's textfile collector) sees the old file or the
+/// new one, never half of one.
 pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     let doc = history::resolve(&a.run, &a.db.path())?;
-    let mut out: Box<dyn Write> = match &a.to {
-        Some(p) => Box::new(
-            std::fs::File::create(p)
-                .map_err(|e| Error::input(format!("cannot write {}: {e}", p.display())))?,
-        ),
-        None => Box::new(std::io::stdout().lock()),
+    let Some(path) = &a.to else {
+        let mut out = std::io::stdout().lock();
+        write_export(a.format, &doc, &mut out)?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
     };
-    match a.format {
-        ExportFormat::Csv => export::figures_csv(&doc, &mut out)?,
-        ExportFormat::SamplesCsv => export::samples_csv(&doc, &mut out)?,
-        ExportFormat::Prometheus => export::prometheus(&doc, &mut out)?,
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".memsight-export-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io("write", path, e))?;
+    write_export(a.format, &doc, tmp.as_file_mut())?;
+    let file = tmp.as_file();
+    // Readable by the collector's user, as a file written with the default umask would be.
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+        .and_then(|()| file.sync_all())
+        .map_err(|e| Error::io("write", path, e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("write", path, e.error))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_export(
+    format: ExportFormat,
+    doc: &results::Document,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    match format {
+        ExportFormat::Csv => export::figures_csv(doc, &mut *out)?,
+        ExportFormat::SamplesCsv => export::samples_csv(doc, &mut *out)?,
+        ExportFormat::Prometheus => export::prometheus(doc, &mut *out)?,
         ExportFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &doc)?;
+            serde_json::to_writer_pretty(&mut *out, doc)?;
             writeln!(out)?;
         }
     }
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

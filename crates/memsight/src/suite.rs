@@ -29,7 +29,7 @@ pub struct Outcome {
     pub results: Results,
     /// False after Ctrl-C: the results are partial.
     pub complete: bool,
-    /// A failure the results show (exit 1 after they are written): STREAM's validation, an
+    /// A failure the results show (exit 3 after they are written): STREAM's validation, an
     /// allocator run that failed.
     pub failure: Option<String>,
 }
@@ -79,6 +79,10 @@ pub struct RunCtx<'a> {
     pub latency: LatencySettings,
     /// The DIMM inventory to read instead of SMBIOS (`--dmidecode`).
     pub dmidecode: Option<std::path::PathBuf>,
+    /// `--only`: the suites to run (empty: all).
+    pub only: Vec<String>,
+    /// `--skip`: the suites not to run.
+    pub skip: Vec<String>,
     /// What the suites before this one measured.
     pub run: RunResults,
     /// Whether every suite so far ran to its end.
@@ -87,6 +91,12 @@ pub struct RunCtx<'a> {
 }
 
 impl RunCtx<'_> {
+    /// Whether `--only` and `--skip` leave the suite `name` in.
+    pub fn selected(&self, name: &str) -> bool {
+        (self.only.is_empty() || self.only.iter().any(|s| s == name))
+            && !self.skip.iter().any(|s| s == name)
+    }
+
     /// Why a suite needing two CPUs, or more than a quick run, is skipped (`None`: it runs).
     pub fn skip(&self, what: &str, needs_two: bool) -> Option<String> {
         if needs_two && self.env.allowed_cpus.len() < 2 {

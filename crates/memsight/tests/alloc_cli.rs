@@ -223,7 +223,7 @@ fn failing_commands_and_the_memory_cap_are_reported() {
         .args(["--", "false"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         doc["results"]["configs"][0]["runs"][0]["ending"],
@@ -247,7 +247,7 @@ fn failing_commands_and_the_memory_cap_are_reported() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(3));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let run = &doc["results"]["configs"][0]["runs"][0];
     assert_eq!(run["ending"], "memory-cap");

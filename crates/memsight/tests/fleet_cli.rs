@@ -320,55 +320,6 @@ fn the_fleet_page_names_outliers_and_links_node_reports() {
     assert!(text.contains("▲"), "outliers marked on the terminal");
 }
 
-/// Checks text against the exposition format: Python's prometheus_client parser where it is
-/// installed (CI installs python3-prometheus-client), else the line grammar.
-fn check_exposition(text: &str) {
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let (name, rest) = line.split_once('{').expect("labels");
-        assert!(
-            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
-            "{line}"
-        );
-        let value = rest.rsplit_once("} ").expect("value").1;
-        assert!(
-            value.parse::<f64>().is_ok() || value == "NaN" || value.ends_with("Inf"),
-            "{line}"
-        );
-    }
-    // Debian's python3 (where python3-prometheus-client installs), not a pyenv one on PATH.
-    let python = if Path::new("/usr/bin/python3").exists() {
-        "/usr/bin/python3"
-    } else {
-        "python3"
-    };
-    let py = std::process::Command::new(python)
-        .args(["-c", "import sys; from prometheus_client.parser import text_string_to_metric_families as p; n=sum(len(f.samples) for f in p(sys.stdin.read())); print(n)"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn();
-    let Ok(mut child) = py else { return };
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    if String::from_utf8_lossy(&out.stderr).contains("No module named") {
-        eprintln!("prometheus_client not installed: checked the line grammar only");
-        return;
-    }
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let n: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    assert_eq!(n, text.lines().filter(|l| !l.starts_with('#')).count());
-}
-
 #[test]
 fn prometheus_export_of_a_run_and_of_a_fleet() {
     let run = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json");
@@ -383,11 +334,11 @@ fn prometheus_export_of_a_run_and_of_a_fleet() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8(out.stdout).unwrap();
-    check_exposition(&text);
-    assert!(text.contains("# TYPE memsight_latency_nanoseconds gauge"));
-    assert!(
-        text.contains("memsight_latency_nanoseconds{host=\"vm\",key=\"latency/cpu0/level/memory\"")
-    );
+    common::check_exposition(&text);
+    assert!(text.contains("# TYPE memsight_latency_seconds gauge"));
+    assert!(text.contains(
+        "memsight_latency_seconds{suite=\"latency\",test=\"latency\",cpu=\"0\",level=\"memory\"}"
+    ));
     assert!(text.contains("memsight_result_info{command=\"run\""));
     let tmp = tempfile::tempdir().unwrap();
     fleet_dir(tmp.path());
@@ -406,13 +357,18 @@ fn prometheus_export_of_a_run_and_of_a_fleet() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    check_exposition(&text);
+    common::check_exposition(&text);
     assert!(
-        text.contains("memsight_fleet_outlier_score{host=\"node04\""),
+        text.contains("memsight_fleet_outlier_score{member=\"node04\""),
         "{text}"
     );
-    assert!(text.contains("memsight_fleet_fault{who=\"node07/run.json\",kind=\"unreadable\"} 1"));
-    assert!(text.contains("memsight_fleet_nanoseconds{host=\"node01\""));
+    assert!(
+        text.contains("memsight_fleet_fault{member=\"node07/run.json\",kind=\"unreadable\"} 1")
+    );
+    assert!(
+        text.contains("memsight_latency_seconds{member=\"node01\""),
+        "{text}"
+    );
 }
 
 #[test]

@@ -57,7 +57,9 @@ fn quick_run_writes_json_report_and_history_row() {
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.matches("<figure class=\"chart\">").count() >= 2);
     let hist = common::json(memsight().args(["history", "--json", "--db"]).arg(&db));
-    let rows = hist.as_array().unwrap();
+    assert_eq!(hist["schema"], "memsight-history");
+    assert_eq!(hist["schema_version"], 1);
+    let rows = hist["runs"].as_array().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["level"], "quick");
     assert_eq!(rows[0]["complete"], true);
@@ -255,7 +257,7 @@ fn corrupt_foreign_newer_and_missing_databases_are_refused_untouched() {
     let garbage = dir.path().join("garbage.sqlite");
     let bytes = b"this is not a database, but someone's notes\n".repeat(200);
     std::fs::write(&garbage, &bytes).unwrap();
-    let err = refused(
+    let err = common::system_refused(
         &memsight()
             .args(["history", "--db"])
             .arg(&garbage)
@@ -266,7 +268,7 @@ fn corrupt_foreign_newer_and_missing_databases_are_refused_untouched() {
     assert!(err.contains("mv "), "says how to recover: {err}");
     // `run` refuses it before measuring anything (so this is fast).
     let t = std::time::Instant::now();
-    refused(
+    common::system_refused(
         &memsight()
             .args(["run", "--quick", "--no-progress", "--db"])
             .arg(&garbage)
@@ -287,7 +289,7 @@ fn corrupt_foreign_newer_and_missing_databases_are_refused_untouched() {
             .unwrap();
     }
     let before = std::fs::read(&foreign).unwrap();
-    refused(
+    common::system_refused(
         &memsight()
             .args(["history", "--db"])
             .arg(&foreign)
@@ -304,7 +306,7 @@ fn corrupt_foreign_newer_and_missing_databases_are_refused_untouched() {
         let c = rusqlite::Connection::open(&db).unwrap();
         c.pragma_update(None, "user_version", 99).unwrap();
     }
-    refused(
+    common::system_refused(
         &memsight()
             .args(["history", "--db"])
             .arg(&db)

@@ -90,7 +90,10 @@ fn sigint_during_run_keeps_a_partial_run_in_files_and_history() {
         "the report says the run is partial"
     );
     let rows = common::json(memsight().args(["history", "--json", "--db"]).arg(&db));
-    assert_eq!(rows[0]["complete"], false, "the history marks it partial");
+    assert_eq!(
+        rows["runs"][0]["complete"], false,
+        "the history marks it partial"
+    );
 }
 
 /// `rowbuffer --reserve-huge` raises a hugetlb pool for the run; Ctrl-C in the middle of the

@@ -27,7 +27,7 @@ fn documents() -> Vec<(String, PathBuf)> {
 /// The history's rows, as `history --json` lists them: the command of each.
 fn stored_commands(db: &Path) -> Vec<String> {
     let list = json(memsight().args(["--json", "history", "--db"]).arg(db));
-    let mut out: Vec<String> = list
+    let mut out: Vec<String> = list["runs"]
         .as_array()
         .unwrap()
         .iter()
@@ -39,18 +39,14 @@ fn stored_commands(db: &Path) -> Vec<String> {
 
 #[test]
 fn the_recordings_cover_every_command_with_results() {
-    let schema = json(memsight().arg("schema"));
-    let commands: Vec<&String> = schema["results"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(name, s)| !s.is_null() && *name != "run")
-        .map(|(name, _)| name)
+    let commands: Vec<String> = common::schema_commands()
+        .into_iter()
+        .filter(|name| name != "run")
         .collect();
     let recorded: Vec<String> = documents().into_iter().map(|(c, _)| c).collect();
     for c in commands {
         assert!(
-            recorded.contains(c),
+            recorded.contains(&c),
             "no recorded result of `memsight {c}` in tests/data/results"
         );
     }

@@ -120,6 +120,16 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The figures B made worse beyond the noise and by at least `min_change` (a fraction; 0:
+    /// any change the comparison judged worse).
+    pub fn regressions(&self, min_change: f64) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Worse)
+            .filter(|r| r.change.is_some_and(|c| c.abs() >= min_change))
+            .collect()
+    }
+
     /// How many rows have each verdict.
     pub fn count(&self, v: Verdict) -> usize {
         self.rows.iter().filter(|r| r.verdict == v).count()

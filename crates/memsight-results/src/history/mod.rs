@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod export;
+pub mod prometheus;
 
 use std::path::{Path, PathBuf};
 
@@ -104,7 +105,7 @@ impl History {
         }
         if !exists && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| {
-                Error::input(format!(
+                Error::storage(format!(
                     "cannot create {} for the run history: {e}; choose a database with --db",
                     dir.display()
                 ))
@@ -118,7 +119,7 @@ impl History {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX
         };
         let conn = Connection::open_with_flags(path, flags).map_err(|e| {
-            Error::input(format!(
+            Error::storage(format!(
                 "cannot open the run history {}: {e}",
                 path.display()
             ))
@@ -136,7 +137,7 @@ impl History {
     fn check(&self, existed: bool) -> Result<(), Error> {
         let path = &self.path;
         let bad = |what: String| {
-            Error::input(format!(
+            Error::storage(format!(
                 "the run history {} {what}; {}",
                 path.display(),
                 recovery(path)
@@ -168,7 +169,7 @@ impl History {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| bad(format!("is damaged ({e})")))?;
         if version > MIGRATIONS.len() as i64 {
-            return Err(Error::input(format!(
+            return Err(Error::storage(format!(
                 "the run history {} was written by a newer memsight (database version {version}, this one knows {}); upgrade memsight or use another --db",
                 path.display(),
                 MIGRATIONS.len()
@@ -181,7 +182,7 @@ impl History {
     fn migrate(&mut self) -> Result<(), Error> {
         let path = self.path.clone();
         let fail = |e: rusqlite::Error| {
-            Error::input(format!(
+            Error::storage(format!(
                 "cannot update the run history {}: {e} (is it read-only?)",
                 path.display()
             ))
@@ -217,10 +218,10 @@ impl History {
     pub fn insert(&mut self, doc: &Document) -> Result<i64, Error> {
         let path = self.path.clone();
         let fail = |e: rusqlite::Error| {
-            Error::input(format!("cannot store the run in {}: {e}", path.display()))
+            Error::storage(format!("cannot store the run in {}: {e}", path.display()))
         };
         let text = serde_json::to_string(doc)
-            .map_err(|e| Error::input(format!("cannot encode the run: {e}")))?;
+            .map_err(|e| Error::storage(format!("cannot encode the run: {e}")))?;
         let env = &doc.environment;
         let tx = self.conn.transaction().map_err(fail)?;
         tx.execute(
@@ -271,7 +272,7 @@ impl History {
 
     /// Runs, newest first, optionally of one host.
     pub fn list(&self, host: Option<&str>, limit: usize) -> Result<Vec<RunRow>, Error> {
-        let fail = |e: rusqlite::Error| Error::input(format!("cannot read the run history: {e}"));
+        let fail = |e: rusqlite::Error| Error::storage(format!("cannot read the run history: {e}"));
         let mut stmt = self
             .conn
             .prepare(
@@ -306,7 +307,7 @@ impl History {
                 r.get(0)
             })
             .optional()
-            .map_err(|e| Error::input(format!("cannot read the run history: {e}")))?;
+            .map_err(|e| Error::storage(format!("cannot read the run history: {e}")))?;
         let text = text.ok_or_else(|| {
             Error::input(format!(
                 "no run {id} in {}: `memsight history` lists the runs",

@@ -113,6 +113,9 @@ impl Present for NumaResults {
             }
             blocks.push(Block::Table(t));
         }
+        if let Some(t) = distance_table(self) {
+            blocks.push(Block::Table(t));
+        }
         let columns: Vec<String> = self
             .columns
             .iter()
@@ -193,4 +196,47 @@ impl Present for NumaResults {
         }
         out
     }
+}
+
+/// The firmware's node distances beside what was measured: per measured cell, the SLIT
+/// ratio (distance ÷ the row's local distance) and the measured latency ratio (the cell's
+/// latency ÷ the row's local latency), which the SLIT claims to predict.
+fn distance_table(r: &NumaResults) -> Option<Table> {
+    let d = r.distances.as_ref()?;
+    let mut t = Table::new(
+        "Node distances (ACPI SLIT; 10 = a node to itself) beside measured latency",
+        &[
+            "CPUs of node",
+            "memory node",
+            "SLIT distance",
+            "SLIT ÷ local",
+            "measured latency ÷ local",
+        ],
+    );
+    for (ri, init) in r.plan.initiators.iter().enumerate() {
+        let row = r.cells.get(ri)?;
+        let latency = |node: usize| {
+            let ci = r.columns.iter().position(|c| c.node == Some(node))?;
+            row.get(ci)?.latency_ns.as_ref().map(|s| s.median)
+        };
+        let local = latency(init.node);
+        for target in &d.nodes {
+            let Some(dist) = d.between(init.node, *target) else {
+                continue;
+            };
+            let own = d.between(init.node, init.node).unwrap_or(10).max(1);
+            let measured = match (latency(*target), local) {
+                (Some(x), Some(l)) if l > 0.0 => format!("{:.2}", x / l),
+                _ => "-".into(),
+            };
+            t.rows.push(vec![
+                Cell::Text(init.node.to_string()),
+                Cell::Text(target.to_string()),
+                Cell::Num(dist.to_string()),
+                Cell::Num(format!("{:.2}", f64::from(dist) / f64::from(own))),
+                Cell::Num(measured),
+            ]);
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
 }

@@ -7,7 +7,7 @@ use memsight_suites::bandwidth::spec::{self, Named, TestSpec};
 use memsight_suites::bandwidth::{self, BandwidthResults, BandwidthSettings, Data, Threads};
 
 use super::sampling::SamplingArgs;
-use super::values::{List, numbers, IsaArg, PageKindArg, list, size, threads};
+use super::values::{IsaArg, PageKindArg, size, threads};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// `--test`'s long help, its default list read from the suite's own defaults (so the help can
@@ -36,9 +36,9 @@ pub struct Args {
     /// Threads: a count, or `all`.
     #[arg(long, value_name = "N|all", value_parser = threads, default_value = "all")]
     pub threads: Threads,
-    /// Run on exactly these CPUs (overrides --threads), e.g. 0-3,8.
-    #[arg(long, value_name = "LIST", value_parser = list)]
-    pub cpus: Option<List>,
+    /// Run on exactly these CPUs (overrides --threads), e.g. 0-3,8; or one-per-core, node:N, socket:N, llc:N.
+    #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
+    pub cpus: Option<memsight_core::cpuset::CpuSet>,
     /// Also run every test at 1, 2, 4 … threads up to the chosen count.
     #[arg(long)]
     pub scaling: bool,
@@ -118,13 +118,16 @@ pub fn test(s: &str) -> Result<TestSpec, String> {
 
 impl Args {
     /// The suite's settings: its defaults, with the flags given.
-    pub fn settings(&self) -> memsight_core::Result<BandwidthSettings> {
+    pub fn settings(
+        &self,
+        topo: &memsight_core::topology::Topology,
+    ) -> memsight_core::Result<BandwidthSettings> {
         Ok(BandwidthSettings {
             tests: (!self.test.is_empty()).then(|| self.test.clone()),
             skip_unsupported: false,
             isa: self.isa.map(Into::into),
             threads: self.threads,
-            cpus: numbers(&self.cpus),
+            cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             scaling: self.scaling,
             size: self.size,
             shared: self.shared,
@@ -148,7 +151,7 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.settings()?.resolve(env)?;
+        let cfg = self.settings(&env.topology)?.resolve(env)?;
         let (results, complete) = ui.progress(Some(cfg.total_points()), |tick| {
             bandwidth::run(&cfg, env, tick)
         })?;

@@ -5,15 +5,15 @@ use memsight_suites::c2c::{self, C2cResults, Config};
 use memsight_suites::sampling::Sampling;
 
 use super::sampling::SamplingArgs;
-use super::values::{List, list, numbers};
+
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// CPUs of the matrix (default: one per last-level-cache domain, or one per core up to 16).
-    #[arg(long, value_name = "LIST", value_parser = list)]
-    pub cpus: Option<List>,
+    /// CPUs of the matrix (default: one per last-level-cache domain, or one per core up to 16); or one-per-core, node:N, socket:N, llc:N.
+    #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
+    pub cpus: Option<memsight_core::cpuset::CpuSet>,
     /// Only the modified-line ping-pong (skip the clean-line probe).
     #[arg(long)]
     pub modified_only: bool,
@@ -23,18 +23,18 @@ pub struct Args {
 
 impl Args {
     /// The suite's config: its defaults, with the flags given.
-    pub fn config(&self) -> Config {
-        Config {
-            cpus: numbers(&self.cpus),
+    pub fn config(&self, topo: &memsight_core::topology::Topology) -> memsight_core::Result<Config> {
+        Ok(Config {
+            cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             modified_only: self.modified_only,
             sampling: self.sampling.over(Config::default().sampling),
-        }
+        })
     }
 }
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.config();
+        let cfg = self.config(&env.topology)?;
         let (results, complete) = ui.progress(None, |tick| c2c::run(&cfg, env, tick))?;
         Ok(Outcome::of(results, complete))
     }

@@ -6,7 +6,7 @@ use memsight_core::timer;
 use memsight_suites::latency::{self, LatencyResults, LatencySettings, Order};
 
 use super::sampling::SamplingArgs;
-use super::values::{List, numbers, PageKindArg, list, size};
+use super::values::{PageKindArg, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Latency ladder: pointer-chase latency from L1 to memory, cache levels, TLB cost and
@@ -14,7 +14,7 @@ use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// Smallest working set (e.g. 4K).
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = LatencySettings::default().min_size)]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(LatencySettings::default().min_size))]
     pub min_size: u64,
     /// Largest working set. Default: the ladder ends once its memory plateau has held for two
     /// octaves, at most at 4 × the largest cache the OS reports (at least 64 MiB).
@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = LatencySettings::default().points_per_octave, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub points_per_octave: u32,
     /// Distance between chased elements in bytes (≥ 64; 128 avoids adjacent-line prefetch).
-    #[arg(long, value_name = "BYTES", value_parser = size, default_value_t = LatencySettings::default().stride)]
+    #[arg(long, value_name = "BYTES", value_parser = size, default_value = crate::cli::values::size_text(LatencySettings::default().stride))]
     pub stride: u64,
     /// Visit order.
     #[arg(long, value_enum, default_value_t = OrderArg::from(LatencySettings::default().order))]
@@ -41,9 +41,9 @@ pub struct Args {
     /// Largest number of parallel chases for the memory-level-parallelism sweep (1 = none).
     #[arg(long, value_name = "K", default_value_t = LatencySettings::default().parallel, value_parser = clap::value_parser!(u32).range(1..=10))]
     pub parallel: u32,
-    /// CPUs to measure from, one ladder each (default: the first allowed CPU), e.g. 0 or 0,8.
-    #[arg(long, value_name = "LIST", value_parser = list)]
-    pub cpu: Option<List>,
+    /// CPUs to measure from, one ladder each (default: the first allowed CPU), e.g. 0 or 0,8; or one-per-core, node:N, socket:N, llc:N.
+    #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
+    pub cpu: Option<memsight_core::cpuset::CpuSet>,
     /// Bind the buffers to this NUMA node (default: first touch, i.e. the CPU's local node).
     #[arg(long, value_name = "NODE")]
     pub node: Option<usize>,
@@ -93,7 +93,10 @@ impl From<OrderArg> for Order {
 
 impl Args {
     /// The suite's settings: its defaults, with the flags given.
-    pub fn settings(&self) -> memsight_core::Result<LatencySettings> {
+    pub fn settings(
+        &self,
+        topo: &memsight_core::topology::Topology,
+    ) -> memsight_core::Result<LatencySettings> {
         Ok(LatencySettings {
             min_size: self.min_size,
             max_size: self.max_size,
@@ -104,7 +107,7 @@ impl Args {
             page_kind: self.page_kind.into(),
             tlb: !self.no_tlb,
             parallel: self.parallel,
-            cpus: numbers(&self.cpu),
+            cpus: crate::cli::values::resolve_cpus(&self.cpu, topo)?,
             node: self.node,
             sampling: self.sampling.over(LatencySettings::default().sampling),
             seed: self.seed,
@@ -116,7 +119,7 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.settings()?.resolve(env)?;
+        let cfg = self.settings(&env.topology)?.resolve(env)?;
         let clock = timer::calibrate();
         let (results, complete) = ui.progress(Some(latency::ladder::total_steps(&cfg)), |tick| {
             latency::run(&cfg, env, clock, tick)

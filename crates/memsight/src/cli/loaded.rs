@@ -9,7 +9,7 @@ use memsight_suites::loaded::{self, Config, LoadedResults};
 use memsight_suites::sampling::Sampling;
 
 use super::sampling::SamplingArgs;
-use super::values::{List, numbers, PageKindArg, list, size};
+use super::values::{PageKindArg, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Loaded latency: latency vs bandwidth curves, one per read:write mix, with the knee and
@@ -25,9 +25,9 @@ pub struct Args {
     /// The knee is where latency first reaches this multiple of idle latency.
     #[arg(long, value_name = "FACTOR", default_value_t = Config::default().knee)]
     pub knee: f64,
-    /// CPUs to use: the first chases, the others load (default: all allowed).
-    #[arg(long, value_name = "LIST", value_parser = list)]
-    pub cpus: Option<List>,
+    /// CPUs to use: the first chases, the others load (default: all allowed); or one-per-core, node:N, socket:N, llc:N.
+    #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
+    pub cpus: Option<memsight_core::cpuset::CpuSet>,
     /// Bind the chase and load buffers to this node (default: the chasing CPU's node).
     #[arg(long, value_name = "NODE")]
     pub node: Option<usize>,
@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub size: Option<u64>,
     /// Buffer per load thread.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().load_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().load_bytes))]
     pub load_size: u64,
     /// Page kind of the buffers.
     #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
@@ -82,12 +82,15 @@ impl From<MixArg> for TrafficMix {
 
 impl Args {
     /// The suite's config: its defaults, with the flags given.
-    pub fn config(&self) -> memsight_core::Result<Config> {
+    pub fn config(
+        &self,
+        topo: &memsight_core::topology::Topology,
+    ) -> memsight_core::Result<Config> {
         Ok(Config {
             mixes: self.mix.iter().map(|&m| m.into()).collect(),
             points: self.points,
             knee: self.knee,
-            cpus: numbers(&self.cpus),
+            cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             node: self.node,
             chase_bytes: self.size,
             load_bytes: self.load_size,
@@ -101,7 +104,7 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.config()?;
+        let cfg = self.config(&env.topology)?;
         let (results, complete) = ui.progress(None, |tick| loaded::run(&cfg, env, tick))?;
         Ok(Outcome::of(results, complete))
     }

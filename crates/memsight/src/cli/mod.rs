@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub mod check;
 pub mod sampling;
 pub mod values;
 
@@ -20,6 +21,9 @@ macro_rules! suite_commands {
         pub enum SuiteCommand {
             $($variant($m::Args),)*
         }
+
+        /// The suites `memsight run` runs, by command name, in its order.
+        pub const RUN_SUITES: &[&str] = &[$($( { let _ = stringify!($field); $name }, )?)*];
 
         impl SuiteCommand {
             /// The suite behind the command.
@@ -117,6 +121,11 @@ pub struct GlobalArgs {
     /// Never show a progress bar.
     #[arg(long, global = true)]
     pub no_progress: bool,
+    /// Print no tables, findings or summaries (no progress bar either): errors go to stderr, the
+    /// exit code says how it went, and what was asked for as data (--json, -o, exports) is
+    /// still written.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -140,6 +149,10 @@ pub enum Command {
     /// List the results stored in the history database (runs, and results imported with
     /// --import).
     History(HistoryArgs),
+    /// Judge this machine (or a stored result) against a reference of what its kind of node
+    /// should measure: one line per check, exit 1 when one fails; or write a reference from
+    /// good runs (--make-reference).
+    Check(check::CheckArgs),
     /// Compare two results figure by figure (runs, or any two results of one command): change
     /// and whether it is beyond the noise.
     Compare(CompareArgs),
@@ -222,6 +235,18 @@ pub struct CompareArgs {
     /// figure's own noise floor, twice the larger robust spread of its samples, at least 1%).
     #[arg(long, value_name = "PERCENT")]
     pub min_change: Option<f64>,
+    /// Exit 1 when B made a figure worse beyond the noise (and, given =PERCENT, by at least that
+    /// much): for CI pipelines and regression gates.
+    #[arg(long, value_name = "PERCENT", num_args = 0..=1, require_equals = true, default_missing_value = "0", value_parser = percent)]
+    pub fail_on_regression: Option<f64>,
+}
+
+/// A percentage from 0 to 1000.
+fn percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1000.0).contains(&x) => Ok(x),
+        _ => Err(format!("'{s}' is not a percentage between 0 and 1000")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -249,14 +274,17 @@ pub struct ShowArgs {
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExportFormat {
-    /// One row per figure: key, label, unit, median, CI, n, min, max, CV.
+    /// One row per figure: key, suite, its dimensions as columns (test, cpu, threads, node,
+    /// working_set_bytes, mix …), label, unit, median, CI, n, min, max, CV.
     Csv,
     /// One row per sample (long format), for distributions.
     SamplesCsv,
     /// The stored result document.
     Json,
-    /// Prometheus text exposition format (for node_exporter's textfile collector): one gauge
-    /// per figure, labelled with host, key and unit; a fleet report gives one per node.
+    /// Prometheus text exposition format (for node_exporter's textfile collector): one family
+    /// per quantity in base units (memsight_latency_seconds, memsight_bandwidth_bytes_per_second
+    /// …) labelled with suite, test, cpu, threads, node, working_set_bytes …; a fleet report
+    /// gives every node's headline figures.
     Prometheus,
 }
 
@@ -269,14 +297,17 @@ pub struct ExportArgs {
     pub db: DbArgs,
     #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
     pub format: ExportFormat,
-    /// Write to this file instead of stdout.
+    /// Write to this file instead of stdout, atomically (a temporary file renamed into place):
+    /// a reader sees the old file or the new one, never part of one.
     #[arg(long, value_name = "FILE")]
     pub to: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// About 15 s: a coarse latency ladder and the main bandwidth tests.
+    /// A coarse latency ladder and the main bandwidth tests: about 7 s on a 2-CPU machine
+    /// (the default level about 30 s, --thorough about 2 min; more CPUs and NUMA nodes take
+    /// longer).
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
     /// Every suite at full resolution: all bandwidth tests with thread scaling and zero-vs-data
@@ -295,9 +326,18 @@ pub struct RunArgs {
     /// whose SMBIOS tables memsight cannot read, e.g. without root).
     #[arg(long, value_name = "FILE")]
     pub dmidecode: Option<PathBuf>,
-    #[command(flatten)]
+    /// Run only these suites (comma-separated); the others are listed as not selected.
+    #[arg(long, value_name = "SUITES", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(RUN_SUITES))]
+    pub only: Vec<String>,
+    /// Run every suite but these (comma-separated).
+    #[arg(long, value_name = "SUITES", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(RUN_SUITES))]
+    pub skip: Vec<String>,
+    #[command(flatten, next_help_heading = "Fleet mode")]
     pub fleet: FleetRankArgs,
-    #[command(flatten)]
+    #[command(
+        flatten,
+        next_help_heading = "Latency ladder (also used by every suite that needs it)"
+    )]
     pub latency: latency::Args,
 }
 

@@ -26,11 +26,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with = "dir")]
     pub pool: Option<PathBuf>,
     /// Pool size (MemVerge's PMDK talk, Li and Kang 2019, used 4225761280).
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().pool_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().pool_bytes))]
     pub pool_size: u64,
     /// Object sizes for the utilisation sweep (the seven of MemVerge's PMDK talk, Li and Kang
     /// 2019).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size, default_values_t = Config::default().sizes)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size, default_values = crate::cli::values::sizes_text(&Config::default().sizes))]
     pub sizes: Vec<u64>,
     /// Search custom allocation classes for each size and verify the best by a fill.
     #[arg(long)]
@@ -49,7 +49,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = Config::default().free_threads)]
     pub free_threads: usize,
     /// Object sizes of the concurrency study.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size, default_values_t = Config::default().mixed_sizes)]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size, default_values = crate::cli::values::sizes_text(&Config::default().mixed_sizes))]
     pub mixed_sizes: Vec<u64>,
     /// Live bytes kept, as a fraction of the pool.
     #[arg(long, value_name = "F", default_value_t = Config::default().live_fraction)]
@@ -84,10 +84,10 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub volume_total: Option<u64>,
     /// Smallest object of the volume workload.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().volume_min)]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().volume_min))]
     pub volume_min: u64,
     /// Largest object of the volume workload (at most a sixteenth of the pool).
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().volume_max)]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().volume_max))]
     pub volume_max: u64,
     /// Objects per allocation batch and per freeing transaction.
     #[arg(long, value_name = "N", default_value_t = Config::default().batch)]

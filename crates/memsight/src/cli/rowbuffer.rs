@@ -10,7 +10,7 @@ use memsight_results::document::Level;
 use memsight_suites::rowbuffer::counters::CounterSpec;
 use memsight_suites::rowbuffer::{self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings, Stat};
 
-use super::values::{List, numbers, list, size};
+use super::values::size;
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Row-buffer conflicts and physical page mapping: STREAM offset sweeps on contiguous and
@@ -41,9 +41,9 @@ pub struct Args {
     /// Timed passes per offset (median reported).
     #[arg(long, value_name = "N", default_value_t = RowbufferSettings::default().samples)]
     pub samples: usize,
-    /// CPUs running the kernel (default: every allowed CPU).
-    #[arg(long, value_name = "LIST", value_parser = list)]
-    pub cpus: Option<List>,
+    /// CPUs running the kernel (default: every allowed CPU); or one-per-core, node:N, socket:N, llc:N.
+    #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
+    pub cpus: Option<memsight_core::cpuset::CpuSet>,
     /// Scatter this much free memory first (allocate, then free every other 4 KiB page) and
     /// sweep 4 KiB memory again, as after long uptime.
     #[arg(long, value_name = "SIZE", value_parser = size)]
@@ -183,7 +183,10 @@ fn functions(s: &str) -> Result<Functions, String> {
 
 impl Args {
     /// The suite's settings: its defaults, with the flags given.
-    pub fn settings(&self) -> RowbufferSettings {
+    pub fn settings(
+        &self,
+        topo: &memsight_core::topology::Topology,
+    ) -> memsight_core::Result<RowbufferSettings> {
         let d = RowbufferSettings::default();
         let interleave = match (self.banks, self.ranks, self.channels, self.row_bytes) {
             (Some(banks), Some(ranks), Some(channels), Some(row)) => Some(Interleave {
@@ -194,7 +197,7 @@ impl Args {
             }),
             _ => None,
         };
-        RowbufferSettings {
+        Ok(RowbufferSettings {
             offsets: self.offsets,
             points_per_period: self.points_per_period,
             kernels: if self.kernels.is_empty() {
@@ -205,7 +208,7 @@ impl Args {
             array_size: self.array_size,
             reps: self.reps,
             samples: self.samples,
-            cpus: numbers(&self.cpus),
+            cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             fragment: self.fragment,
             reserve_huge: self.reserve_huge,
             probe: !self.no_probe,
@@ -222,7 +225,7 @@ impl Args {
             },
             seed: self.seed,
             stat: self.stat.into(),
-        }
+        })
     }
 }
 
@@ -237,7 +240,7 @@ impl Suite for Args {
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.settings().resolve(env)?;
+        let cfg = self.settings(&env.topology)?.resolve(env)?;
         let (results, complete) = ui.progress(Some(cfg.total_steps()), |tick| {
             rowbuffer::run(&cfg, env, tick)
         })?;

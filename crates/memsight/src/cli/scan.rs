@@ -4,7 +4,7 @@ use memsight_core::env::Environment;
 use memsight_suites::scan::{self, Config};
 
 use super::sampling::SamplingArgs;
-use super::values::{List, PageKindArg, list, numbers, size};
+use super::values::{PageKindArg, size};
 use crate::suite::{Outcome, Suite, Ui};
 
 /// Find the slow memory: read bandwidth and idle latency of every physical address range (1 GiB
@@ -18,11 +18,11 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub size: Option<u64>,
     /// Address range per figure, a power of two of at least 2 MiB.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = Config::default().granule)]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().granule))]
     pub granule: u64,
-    /// CPUs streaming each range (default: every allowed CPU), e.g. 0-15.
-    #[arg(long, value_name = "LIST", value_parser = list)]
-    pub cpus: Option<List>,
+    /// CPUs streaming each range (default: every allowed CPU), e.g. 0-15; or one-per-core, node:N, socket:N, llc:N.
+    #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
+    pub cpus: Option<memsight_core::cpuset::CpuSet>,
     /// Bandwidth only: skip the latency chase (about twice as fast).
     #[arg(long)]
     pub no_latency: bool,
@@ -39,7 +39,7 @@ pub struct Args {
 impl Args {
     pub fn config(&self, env: &Environment) -> anyhow::Result<Config> {
         let d = Config::default();
-        let cpus = numbers(&self.cpus);
+        let cpus = crate::cli::values::resolve_cpus(&self.cpus, &env.topology)?;
         if let Some(c) = &cpus
             && let Some(bad) = c.iter().find(|x| !env.allowed_cpus.contains(x))
         {

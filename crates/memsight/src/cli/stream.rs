@@ -5,7 +5,7 @@ use memsight_core::timer;
 use memsight_suites::bandwidth::Threads;
 use memsight_suites::stream::{self, StreamSettings};
 
-use super::values::{List, numbers, IsaArg, PageKindArg, StoreArg, list, threads};
+use super::values::{IsaArg, PageKindArg, StoreArg, threads};
 use crate::suite::{Outcome, Suite, Ui};
 
 /// STREAM-compatible kernels (Copy, Scale, Add, Triad) under STREAM's rules, validated.
@@ -24,9 +24,9 @@ pub struct Args {
     /// Threads: a count or `all`.
     #[arg(long, value_name = "N|all", value_parser = threads, default_value = "all")]
     pub threads: Threads,
-    /// Run on exactly these CPUs (overrides --threads).
-    #[arg(long, value_name = "LIST", value_parser = list)]
-    pub cpus: Option<List>,
+    /// Run on exactly these CPUs (overrides --threads); or one-per-core, node:N, socket:N, llc:N.
+    #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
+    pub cpus: Option<memsight_core::cpuset::CpuSet>,
     /// Vector width (default: the widest).
     #[arg(long, value_enum)]
     pub isa: Option<IsaArg>,
@@ -43,26 +43,29 @@ pub struct Args {
 
 impl Args {
     /// The suite's settings: its defaults, with the flags given.
-    pub fn settings(&self) -> StreamSettings {
-        StreamSettings {
+    pub fn settings(
+        &self,
+        topo: &memsight_core::topology::Topology,
+    ) -> memsight_core::Result<StreamSettings> {
+        Ok(StreamSettings {
             elements: self.elements,
             ntimes: self.ntimes,
             offset: self.offset,
             threads: self.threads,
-            cpus: numbers(&self.cpus),
+            cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             isa: self.isa.map(Into::into),
             store: self
                 .store
                 .map_or(StreamSettings::default().store, Into::into),
             page_kind: self.page_kind.into(),
             node: self.node,
-        }
+        })
     }
 }
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.settings().resolve(env)?;
+        let cfg = self.settings(&env.topology)?.resolve(env)?;
         let clock = timer::calibrate();
         let (results, complete) = ui.progress(Some(cfg.ntimes as u64), |tick| {
             stream::run(&cfg, env, &clock, tick)

@@ -9,7 +9,7 @@ use memsight_suites::sampling::Sampling;
 use memsight_suites::tiers::{self, Config, Part, TiersResults};
 
 use super::sampling::SamplingArgs;
-use super::values::{List, numbers, PageKindArg, list, size};
+use super::values::{List, PageKindArg, list, numbers, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Memory tiers (DRAM, HBM, CXL, persistent memory, DAX): idle read and write latency,

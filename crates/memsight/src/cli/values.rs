@@ -33,6 +33,19 @@ pub fn list(s: &str) -> Result<List, String> {
         .map_err(|e| e.to_string())
 }
 
+/// CPUs as users name them: a list, `one-per-core`, `node:N`, `socket:N`, `llc:N`.
+pub fn cpus(s: &str) -> Result<memsight_core::cpuset::CpuSet, String> {
+    memsight_core::cpuset::CpuSet::parse(s).map_err(|e| e.to_string())
+}
+
+/// The CPUs a `--cpus` choice names on this machine, when one was given.
+pub fn resolve_cpus(
+    c: &Option<memsight_core::cpuset::CpuSet>,
+    topo: &memsight_core::topology::Topology,
+) -> memsight_core::Result<Option<Vec<usize>>> {
+    c.as_ref().map(|c| c.resolve(topo)).transpose()
+}
+
 /// The list's numbers, when one was given.
 pub fn numbers(l: &Option<List>) -> Option<Vec<usize>> {
     l.as_ref().map(|l| l.0.clone())
@@ -127,4 +140,20 @@ impl From<StoreArg> for Store {
             StoreArg::Nt => Store::Nt,
         }
     }
+}
+
+/// A size default as `--help` shows it and the size parser reads it back: `4KiB`, not `4096`.
+pub fn size_text(bytes: u64) -> String {
+    let short = memsight_core::units::format_bytes(bytes).replace(' ', "");
+    // Exact only: a rounded default would parse back to another size.
+    if memsight_core::units::parse_size(&short).ok() == Some(bytes) {
+        short
+    } else {
+        bytes.to_string()
+    }
+}
+
+/// A list of size defaults, each as [`size_text`].
+pub fn sizes_text(sizes: &[u64]) -> Vec<String> {
+    sizes.iter().map(|b| size_text(*b)).collect()
 }

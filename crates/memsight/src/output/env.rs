@@ -20,7 +20,7 @@ fn facts(env: &Environment) {
     let t = &env.topology;
     heading("Environment");
     if t.source != TopologySource::Live {
-        println!(
+        say!(
             "source          {} (recorded machine; live-only facts omitted)",
             match &t.source {
                 TopologySource::Xml(p) => format!("hwloc XML {p}"),
@@ -29,13 +29,13 @@ fn facts(env: &Environment) {
             }
         );
     }
-    println!(
+    say!(
         "host            {} ({}; kernel {})",
         opt(&env.hostname),
         opt(&env.os),
         opt(&env.kernel)
     );
-    println!(
+    say!(
         "cpu             {} [{}; family {} model {} stepping {}; {}]",
         opt(&env.cpu.model_name),
         opt(&env.cpu.vendor),
@@ -61,7 +61,7 @@ fn facts(env: &Environment) {
             isa.push(name);
         }
     }
-    println!(
+    say!(
         "isa             {}",
         if isa.is_empty() {
             "unknown".into()
@@ -69,11 +69,11 @@ fn facts(env: &Environment) {
             isa.join(" ")
         }
     );
-    println!(
+    say!(
         "hypervisor      {}",
         env.cpu.hypervisor.as_deref().unwrap_or("none detected")
     );
-    println!(
+    say!(
         "topology        {} package(s), {} core(s), {} thread(s) (SMT {}), {} NUMA node(s)",
         t.packages,
         t.cores,
@@ -81,7 +81,7 @@ fn facts(env: &Environment) {
         t.smt,
         t.numa_nodes.len()
     );
-    println!(
+    say!(
         "allowed         CPUs {} · nodes {}",
         format_list(&env.allowed_cpus),
         format_list(&env.allowed_nodes)
@@ -91,7 +91,7 @@ fn facts(env: &Environment) {
 
 /// What the machine is doing: memory, frequency policy, page settings, NUMA balancing, load.
 fn state(env: &Environment) {
-    println!(
+    say!(
         "memory          total {} · available {} · cgroup limit {}",
         env.memory
             .total_bytes
@@ -103,7 +103,7 @@ fn state(env: &Environment) {
             .cgroup_limit_bytes
             .map_or("none".into(), format_bytes)
     );
-    println!(
+    say!(
         "governor        {}{}",
         if env.governors.is_empty() {
             "not exposed (no cpufreq)".into()
@@ -113,7 +113,7 @@ fn state(env: &Environment) {
         env.boost
             .map_or(String::new(), |b| format!(" · boost {}", yes(b)))
     );
-    println!(
+    say!(
         "THP             enabled {} · defrag {}",
         opt(&env.thp_enabled),
         opt(&env.thp_defrag)
@@ -130,7 +130,7 @@ fn state(env: &Environment) {
             )
         })
         .collect();
-    println!(
+    say!(
         "huge pages      {}",
         if pools.is_empty() {
             "none".into()
@@ -138,17 +138,17 @@ fn state(env: &Environment) {
             pools.join(" · ")
         }
     );
-    println!(
+    say!(
         "NUMA balancing  {}",
         env.numa_balancing.map_or("unknown", yes)
     );
-    println!(
+    say!(
         "DAMON           {}",
         env.damon_active
             .map_or("unknown", |d| if d { "active" } else { "off" })
     );
     let l = &env.load;
-    println!(
+    say!(
         "load            {} / {} / {} (1/5/15 min){}",
         opt(&l.load_avg_1m),
         opt(&l.load_avg_5m),
@@ -195,7 +195,7 @@ fn caches(t: &memsight_core::topology::Topology) {
             c.threads_per_instance.to_string(),
         ]);
     }
-    println!("\nCaches (hwloc; cross-checked with sysfs and CPUID)\n{caches}");
+    say!("\nCaches (hwloc; cross-checked with sysfs and CPUID)\n{caches}");
 }
 
 /// NUMA nodes, CPU-less ones included.
@@ -227,7 +227,7 @@ fn nodes(t: &memsight_core::topology::Topology) {
             yes(n.allowed).into(),
         ]);
     }
-    println!("\nNUMA nodes\n{nodes}");
+    say!("\nNUMA nodes\n{nodes}");
 }
 
 /// Memory devices the OS lists (DAX, CXL, PMEM).
@@ -245,7 +245,7 @@ fn devices(t: &memsight_core::topology::Topology) {
                     .join(" "),
             ]);
         }
-        println!("\nMemory devices\n{devs}");
+        say!("\nMemory devices\n{devs}");
     }
 }
 
@@ -263,8 +263,8 @@ pub fn print_warnings(env: &Environment) {
     if env.warnings.is_empty() {
         return;
     }
-    println!("\nWarnings");
+    say!("\nWarnings");
     for w in &env.warnings {
-        println!("  ! [{}] {}", w.code, w.message);
+        say!("  ! [{}] {}", w.code, w.message);
     }
 }

@@ -2,17 +2,43 @@
 
 pub mod env;
 
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use comfy_table::{ContentArrangement, Table, presets};
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// `--quiet`: only errors, the exit code and what was asked for as data are left.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Whether human output is off.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Plain ASCII output (tables, rules, bullets): stdout is not a terminal (a file, a pipe, a
+/// log), `NO_COLOR` is set, or the terminal is dumb.
+pub fn plain() -> bool {
+    !std::io::stdout().is_terminal()
+        || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+        || std::env::var("TERM").is_ok_and(|t| t == "dumb")
+}
 
 /// A table in memsight's style.
 pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED)
-        .set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    t.load_style(if plain() {
+        presets::ASCII_FULL_CONDENSED
+    } else {
+        presets::UTF8_FULL_CONDENSED
+    })
+    .set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
     // Wrap to the terminal only where there is one of a usable width: under a launcher
     // (mpirun's forwarded output) the reported width can be a few columns, which would squeeze
     // every cell into a letter per line.
-    use std::io::IsTerminal;
     let wide = t.width().is_some_and(|w| w >= 60);
     t.set_content_arrangement(if std::io::stdout().is_terminal() && wide {
         ContentArrangement::Dynamic
@@ -24,7 +50,8 @@ pub fn table(header: &[&str]) -> Table {
 
 /// Prints a section heading.
 pub fn heading(title: &str) {
-    println!("\n{title}\n{}", "─".repeat(title.chars().count()));
+    let rule = if plain() { "-" } else { "─" };
+    say!("\n{title}\n{}", rule.repeat(title.chars().count()));
 }
 
 /// Prints a table of the view, its caption above it.
@@ -39,9 +66,9 @@ fn print_table(t: &memsight_results::view::Table) {
         }));
     }
     if t.caption.is_empty() {
-        println!("{out}");
+        say!("{out}");
     } else {
-        println!("{}\n{out}", t.caption);
+        say!("{}\n{out}", t.caption);
     }
 }
 
@@ -50,9 +77,9 @@ pub fn findings(items: &[String]) {
     if items.is_empty() {
         return;
     }
-    println!("\nFindings");
+    say!("\nFindings");
     for f in items {
-        println!("  • {f}");
+        say!("  {} {f}", if plain() { "-" } else { "•" });
     }
 }
 
@@ -60,9 +87,9 @@ pub fn findings(items: &[String]) {
 pub fn draw(v: &memsight_results::view::View) {
     use memsight_results::view::Block;
     heading(&v.title);
-    println!("{}", v.method);
+    say!("{}", v.method);
     for f in &v.facts {
-        println!("{f}");
+        say!("{f}");
     }
     for b in &v.blocks {
         match b {

@@ -75,30 +75,30 @@ pub fn json(cmd: &mut Command) -> serde_json::Value {
     serde_json::from_str(&ok(&out)).expect("stdout is JSON")
 }
 
-/// The JSON Schemas `memsight schema` prints.
+/// The JSON Schema `memsight schema` prints.
 pub fn schemas() -> serde_json::Value {
     json(memsight().arg("schema"))
 }
 
-/// Validates a result document against the envelope schema and its command's results schema.
+/// The commands whose results the schema describes.
+pub fn schema_commands() -> Vec<String> {
+    schemas()["$defs"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter_map(|k| k.strip_prefix("results-").map(str::to_string))
+        .collect()
+}
+
+/// Validates a result document against the schema, taken as it is.
 pub fn assert_valid(doc: &serde_json::Value) {
     let s = schemas();
-    let envelope = jsonschema::validator_for(&s["envelope"]).expect("envelope schema compiles");
-    let errors: Vec<String> = envelope
+    let v = jsonschema::validator_for(&s).expect("the schema compiles as it is");
+    let errors: Vec<String> = v
         .iter_errors(doc)
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "envelope: {errors:?}");
-    let cmd = doc["command"].as_str().unwrap();
-    let rs = &s["results"][cmd];
-    if !rs.is_null() {
-        let v = jsonschema::validator_for(rs).expect("results schema compiles");
-        let errors: Vec<String> = v
-            .iter_errors(&doc["results"])
-            .map(|e| format!("{e} at {}", e.instance_path()))
-            .collect();
-        assert!(errors.is_empty(), "results of {cmd}: {errors:?}");
-    }
+    assert!(errors.is_empty(), "{}: {errors:?}", doc["command"]);
 }
 
 /// Serialises the tests of one binary that time memory: two ladders pinned to the same CPU would
@@ -163,10 +163,109 @@ impl Unprivileged {
 /// Asserts that a run was refused as bad input: exit 2, one line on stderr naming `needle`, no
 /// panic. Returns the message.
 pub fn refused(out: &std::process::Output, needle: &str) -> String {
+    refused_with(out, needle, 2)
+}
+
+/// Like [`refused`], for what the system refused (a corrupt database, a full disk): exit 3.
+pub fn system_refused(out: &std::process::Output, needle: &str) -> String {
+    refused_with(out, needle, 3)
+}
+
+fn refused_with(out: &std::process::Output, needle: &str, code: i32) -> String {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "exit 2 expected: {err}");
+    assert_eq!(out.status.code(), Some(code), "exit {code} expected: {err}");
     assert!(err.contains(needle), "'{needle}' not in: {err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     assert!(!err.contains("panicked"));
     err
+}
+
+/// Checks Prometheus text the way its users' tools read it: the official Python client's parser
+/// and `promtool check metrics` where installed (CI installs python3-prometheus-client and
+/// prometheus), else the line grammar; every family in base units with HELP and TYPE, and no two
+/// samples of a family with the same labels (a scrape would refuse them).
+pub fn check_exposition(text: &str) {
+    let mut seen = std::collections::BTreeSet::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (series, value) = line.rsplit_once(' ').expect("a value");
+        let name = series.split('{').next().unwrap();
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{line}"
+        );
+        assert!(
+            text.contains(&format!("# HELP {name} "))
+                && text.contains(&format!("# TYPE {name} gauge")),
+            "{name} lacks HELP or TYPE"
+        );
+        for unit in [
+            "nanoseconds",
+            "gigabytes",
+            "megabytes",
+            "percent",
+            "milliseconds",
+        ] {
+            assert!(!name.contains(unit), "{name}: not a base unit");
+        }
+        assert!(!series.contains("started="), "a per-run label: {line}");
+        assert!(
+            value.parse::<f64>().is_ok() || value == "NaN" || value.ends_with("Inf"),
+            "{line}"
+        );
+        assert!(seen.insert(series.to_string()), "duplicate series {series}");
+    }
+    // Debian's python3 (where python3-prometheus-client installs), not a pyenv one on PATH.
+    let python = if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let parsed = pipe(
+        python,
+        &[
+            "-c",
+            "import sys; from prometheus_client.parser import text_string_to_metric_families as p; n=sum(len(f.samples) for f in p(sys.stdin.read())); print(n)",
+        ],
+        text,
+    );
+    match parsed {
+        Some((true, out, _)) => {
+            let n: usize = out.trim().parse().unwrap();
+            assert_eq!(n, text.lines().filter(|l| !l.starts_with('#')).count());
+        }
+        Some((false, _, err)) if err.contains("No module named") => {
+            eprintln!("prometheus_client not installed: its parser was not run");
+        }
+        Some((false, _, err)) => panic!("prometheus_client refused the text: {err}"),
+        None => eprintln!("no python3: the Python parser was not run"),
+    }
+    match pipe("promtool", &["check", "metrics"], text) {
+        Some((ok, out, err)) => assert!(ok, "promtool check metrics: {out}{err}"),
+        None => eprintln!("promtool not installed: its check was not run"),
+    }
+}
+
+/// Runs `cmd args` with `input` on stdin: (success, stdout, stderr), or `None` when it cannot
+/// start.
+fn pipe(cmd: &str, args: &[&str], input: &str) -> Option<(bool, String, String)> {
+    use std::io::Write;
+    let mut child = Command::new(cmd)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
 }

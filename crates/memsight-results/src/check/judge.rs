@@ -1,0 +1,366 @@
+//! A result against a reference: each expectation for every figure it selects, then the health
+//! conditions, each a [`Check`].
+
+use memsight_core::units::{format_bytes, parse_size};
+
+use super::{
+    Ceiling, Check, CheckReport, Expectation, Health, Reference, Status, Tolerance, selects,
+};
+use crate::document::Document;
+use crate::figure::{Better, Figure};
+
+/// The default tolerance of an expectation that names none.
+pub const DEFAULT_TOLERANCE: Tolerance = Tolerance::Relative(0.10);
+
+/// Judges `doc` against `reference`.
+pub fn judge(reference: &Reference, doc: &Document) -> CheckReport {
+    let figures = crate::document::figures(doc);
+    let ceiling = ceiling_gbs(reference.ceiling.as_ref(), doc);
+    let mut checks = Vec::new();
+    for e in &reference.figures {
+        checks.extend(expectation(e, &figures, &ceiling));
+    }
+    checks.extend(health(&reference.health, doc));
+    CheckReport {
+        reference: if reference.name.is_empty() {
+            "the reference".into()
+        } else {
+            reference.name.clone()
+        },
+        host: doc.environment.hostname.clone().unwrap_or_default(),
+        started: doc.started.clone(),
+        checks,
+    }
+}
+
+/// The ceiling in GB/s, or why there is none.
+fn ceiling_gbs(c: Option<&Ceiling>, doc: &Document) -> Result<(f64, String), String> {
+    let Some(c) = c else {
+        return Err("the reference declares no ceiling".into());
+    };
+    match c {
+        Ceiling::Declared { channels, mts } => Ok((
+            memsight_model::ddr::peak_mbs(*channels, *mts) as f64 / 1000.0,
+            format!("{channels} channels at {mts} MT/s"),
+        )),
+        Ceiling::Dimms => crate::document::figures(doc)
+            .into_iter()
+            .find(|f| f.key == "dimms/peak")
+            .map(|f| (f.value / 1000.0, "the installed DIMMs".to_string()))
+            .ok_or_else(|| {
+                "the result holds no DIMM inventory (run as root where SMBIOS tables can be read, or give run --dmidecode FILE)".to_string()
+            }),
+        Ceiling::Platform => {
+            let env = &doc.environment;
+            let cpu = env.topology.cpu_model.clone().unwrap_or_default();
+            let p = memsight_model::platform::identify(&cpu)
+                .ok_or_else(|| format!("no platform table row for CPU '{cpu}'"))?;
+            let sockets = env.topology.packages.max(1) as u32;
+            let channels = p.channels_per_socket * sockets;
+            Ok((
+                memsight_model::ddr::peak_mbs(channels, p.max_mts) as f64 / 1000.0,
+                format!(
+                    "{}: {channels} channels at {} MT/s",
+                    p.name, p.max_mts
+                ),
+            ))
+        }
+    }
+}
+
+/// The checks of one expectation: one per figure it selects (a figure that rests on disturbed
+/// samples is skipped: its value says less than the machine), or one failure when it selects
+/// none and is not optional.
+fn expectation(
+    e: &Expectation,
+    figures: &[Figure],
+    ceiling: &Result<(f64, String), String>,
+) -> Vec<Check> {
+    let chosen: Vec<&Figure> = figures
+        .iter()
+        .filter(|f| selects(&e.select, &f.key))
+        .collect();
+    if chosen.is_empty() {
+        return vec![Check {
+            status: if e.optional {
+                Status::Skip
+            } else {
+                Status::Fail
+            },
+            name: e.select.clone(),
+            label: String::new(),
+            value: None,
+            unit: e.unit.clone().unwrap_or_default(),
+            expected: e.expect.map_or("present".into(), |x| x.to_string()),
+            margin_percent: None,
+            reason: "the result holds no such figure".into(),
+        }];
+    }
+    chosen.into_iter().map(|f| one(e, f, ceiling)).collect()
+}
+
+fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> Check {
+    let mut c = Check {
+        status: Status::Pass,
+        name: f.key.clone(),
+        label: f.label.clone(),
+        value: Some(f.value),
+        unit: f.unit.clone(),
+        expected: String::new(),
+        margin_percent: None,
+        reason: String::new(),
+    };
+    let skip = |mut c: Check, why: String| {
+        c.status = Status::Skip;
+        c.reason = why;
+        c
+    };
+    if let Some(u) = &e.unit
+        && !f.unit.starts_with(u.as_str())
+    {
+        c.status = Status::Fail;
+        c.reason = format!("the figure is in {}, the reference in {u}", f.unit);
+        return c;
+    }
+    if f.summary.as_ref().is_some_and(|s| s.rests_on_disturbed()) {
+        return skip(
+            c,
+            "rests on disturbed samples: measure again on a quieter machine".into(),
+        );
+    }
+    if !f.value.is_finite() {
+        c.status = Status::Fail;
+        c.reason = "no value was measured".into();
+        return c;
+    }
+    let better = e.better.unwrap_or(f.better);
+    let mut limits: Vec<(f64, bool, String)> = Vec::new();
+    if let Some(x) = e.expect {
+        let tol = e.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+        let d = tol.allowance(x);
+        match better {
+            Better::Higher => limits.push((
+                x - d,
+                true,
+                format!("≥ {} ({x} − {})", fmt(x - d), tol.describe()),
+            )),
+            Better::Lower => limits.push((
+                x + d,
+                false,
+                format!("≤ {} ({x} + {})", fmt(x + d), tol.describe()),
+            )),
+        }
+        if e.both_ways {
+            match better {
+                Better::Higher => limits.push((x + d, false, format!("≤ {}", fmt(x + d)))),
+                Better::Lower => limits.push((x - d, true, format!("≥ {}", fmt(x - d)))),
+            }
+        }
+    }
+    if let Some(frac) = e.at_least_of_ceiling {
+        match ceiling {
+            Ok((gbs, from)) if f.unit.starts_with("GB/s") => limits.push((
+                frac * gbs,
+                true,
+                format!("≥ {:.0}% of {} GB/s ({from})", frac * 100.0, fmt(*gbs)),
+            )),
+            Ok(_) => {
+                return skip(
+                    c,
+                    format!(
+                        "a ceiling fraction needs a bandwidth in GB/s, the figure is in {}",
+                        f.unit
+                    ),
+                );
+            }
+            Err(why) => return skip(c, format!("no ceiling: {why}")),
+        }
+    }
+    c.expected = limits
+        .iter()
+        .map(|l| l.2.clone())
+        .collect::<Vec<_>>()
+        .join(" and ");
+    // The margin of the tightest limit: positive inside, negative outside.
+    let margins = limits.iter().map(|(limit, at_least, _)| {
+        let m = if *at_least {
+            f.value - limit
+        } else {
+            limit - f.value
+        };
+        100.0 * m / limit.abs().max(f64::MIN_POSITIVE)
+    });
+    let worst = margins.fold(f64::INFINITY, f64::min);
+    c.margin_percent = worst.is_finite().then_some(worst);
+    if worst < 0.0 {
+        c.status = Status::Fail;
+        c.reason = "outside the expected range".into();
+    }
+    c
+}
+
+/// A number as people read it: 3–4 significant digits.
+fn fmt(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.1}")
+    } else if v.abs() >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// A health condition's check.
+fn condition(
+    name: &str,
+    label: &str,
+    ok: bool,
+    value: Option<f64>,
+    unit: &str,
+    expected: String,
+) -> Check {
+    Check {
+        status: if ok { Status::Pass } else { Status::Fail },
+        name: format!("health/{name}"),
+        label: label.into(),
+        value,
+        unit: unit.into(),
+        expected,
+        margin_percent: None,
+        reason: if ok {
+            String::new()
+        } else {
+            "the machine is not as the reference describes".into()
+        },
+    }
+}
+
+/// The health conditions the reference names, against the result's environment.
+fn health(h: &Health, doc: &Document) -> Vec<Check> {
+    let env = &doc.environment;
+    let topo = &env.topology;
+    let mut out = Vec::new();
+    let (ce, ue) = memsight_core::edac::totals(&env.memory_errors);
+    let edac_read = !env.memory_errors.is_empty();
+    for (name, label, max, n) in [
+        (
+            "corrected-errors",
+            "corrected memory errors (EDAC)",
+            h.corrected_errors_max,
+            ce,
+        ),
+        (
+            "uncorrected-errors",
+            "uncorrected memory errors (EDAC)",
+            h.uncorrected_errors_max,
+            ue,
+        ),
+    ] {
+        let Some(max) = max else { continue };
+        if !edac_read {
+            out.push(Check {
+                status: Status::Skip,
+                reason: "no EDAC memory controller is visible (a VM, or no EDAC driver loaded)"
+                    .into(),
+                ..condition(name, label, true, None, "", format!("≤ {max}"))
+            });
+            continue;
+        }
+        out.push(condition(
+            name,
+            label,
+            n <= max,
+            Some(n as f64),
+            "errors",
+            format!("≤ {max}"),
+        ));
+    }
+    if let Some(s) = &h.memory_at_least
+        && let Ok(min) = parse_size(s)
+    {
+        let have = topo.total_memory_bytes;
+        out.push(condition(
+            "memory",
+            "memory the OS sees",
+            have >= min,
+            Some(have as f64),
+            "B",
+            format!("≥ {}", format_bytes(min)),
+        ));
+    }
+    for (name, label, want, have) in [
+        (
+            "numa-nodes",
+            "NUMA nodes",
+            h.numa_nodes,
+            topo.numa_nodes.len(),
+        ),
+        ("sockets", "sockets", h.sockets, topo.packages),
+        ("cpus", "logical CPUs", h.cpus, topo.threads),
+    ] {
+        if let Some(want) = want {
+            out.push(condition(
+                name,
+                label,
+                have == want,
+                Some(have as f64),
+                "",
+                format!("= {want}"),
+            ));
+        }
+    }
+    for (name, size) in &h.caches {
+        let Ok(want) = parse_size(size) else { continue };
+        let have = topo
+            .caches
+            .iter()
+            .find(|c| cache_name(c.level, &c.kind) == *name);
+        out.push(match have {
+            Some(c) => condition(
+                &format!("cache/{name}"),
+                &format!("{name} size per instance"),
+                c.size_bytes == want,
+                Some(c.size_bytes as f64),
+                "B",
+                format!("= {}", format_bytes(want)),
+            ),
+            None => Check {
+                reason: "the topology reports no such cache".into(),
+                ..condition(
+                    &format!("cache/{name}"),
+                    &format!("{name} size"),
+                    false,
+                    None,
+                    "B",
+                    format!("= {}", format_bytes(want)),
+                )
+            },
+        });
+    }
+    for (size, want) in &h.huge_pages_free {
+        let Ok(page) = parse_size(size) else { continue };
+        let free = env
+            .huge_pages
+            .iter()
+            .find(|p| p.page_bytes == page)
+            .map_or(0, |p| p.free);
+        out.push(condition(
+            &format!("huge-pages/{}", format_bytes(page).replace(' ', "")),
+            &format!("free {} huge pages", format_bytes(page)),
+            free >= *want,
+            Some(free as f64),
+            "pages",
+            format!("≥ {want}"),
+        ));
+    }
+    out
+}
+
+/// A cache's name as the reference writes it: `L1d`, `L1i`, `L2`, `L3`.
+pub fn cache_name(level: u32, kind: &str) -> String {
+    match kind.to_ascii_lowercase().as_str() {
+        "data" => format!("L{level}d"),
+        "instruction" => format!("L{level}i"),
+        _ => format!("L{level}"),
+    }
+}

@@ -1,0 +1,167 @@
+//! A reference written from good runs of one kind of node, for the administrator to edit: the
+//! summary figures (no curve points) with the median of the runs as the expectation and a
+//! tolerance from their spread, and the machine's layout as health conditions.
+
+use std::collections::BTreeMap;
+
+use memsight_core::Error;
+use memsight_core::units::format_bytes;
+
+use super::judge::cache_name;
+use super::{Expectation, Health, Measure, MeasureLevel, Reference, Tolerance};
+use crate::dims::{self, Dim};
+use crate::document::{Document, Level, Results};
+use crate::figure::Figure;
+
+/// The smallest tolerance written: machines shared with others move by more than their own
+/// samples' spread (see the methods' drift section).
+pub const MIN_TOLERANCE: f64 = 0.10;
+/// The tolerance is this many times the runs' relative spread (or one run's own), at least
+/// [`MIN_TOLERANCE`].
+pub const SPREAD_FACTOR: f64 = 3.0;
+
+/// Whether a figure summarises (a plateau, a test at its size, a saturation) rather than being a
+/// point of a curve (a working-set size, a block size, an address, a chain count).
+fn is_summary(f: &Figure) -> bool {
+    let d = dims::of(f);
+    let point = [
+        Dim::WorkingSetBytes,
+        Dim::BlockBytes,
+        Dim::Address,
+        Dim::Chains,
+    ]
+    .into_iter()
+    .any(|x| d.get(x).is_some());
+    !point && d.get(Dim::Statistic) != Some("sweep") && !f.key.starts_with("fleet/")
+}
+
+/// The reference `docs` support: refused when they are of different machines (their hardware
+/// fingerprints differ) or hold no summary figure.
+pub fn make(docs: &[Document], name: String) -> Result<Reference, Error> {
+    let first = docs
+        .first()
+        .ok_or_else(|| Error::input("give at least one result to make a reference from"))?;
+    let kind = crate::history::fingerprint(&first.environment);
+    if let Some(other) = docs
+        .iter()
+        .find(|d| crate::history::fingerprint(&d.environment) != kind)
+    {
+        return Err(Error::input(format!(
+            "the results are of different kinds of machine ('{kind}' and '{}'): make one reference per kind",
+            crate::history::fingerprint(&other.environment)
+        )));
+    }
+    let mut by_key: BTreeMap<String, Vec<Figure>> = BTreeMap::new();
+    for d in docs {
+        for f in crate::document::figures(d).into_iter().filter(is_summary) {
+            if f.summary.as_ref().is_some_and(|s| s.rests_on_disturbed()) || !f.value.is_finite() {
+                continue;
+            }
+            by_key.entry(f.key.clone()).or_default().push(f);
+        }
+    }
+    // A figure every run has; one that only some runs measured would fail on the others.
+    by_key.retain(|_, fs| fs.len() == docs.len());
+    if by_key.is_empty() {
+        return Err(Error::input(
+            "the results hold no summary figure that every one of them measured cleanly",
+        ));
+    }
+    let mut r = Reference::new(name);
+    r.measure = Measure {
+        level: match first.results {
+            Results::Run(ref run) => match run.level {
+                Level::Quick => MeasureLevel::Quick,
+                Level::Default | Level::Interrupted => MeasureLevel::Default,
+                Level::Thorough => MeasureLevel::Thorough,
+            },
+            _ => MeasureLevel::Default,
+        },
+        suites: Vec::new(),
+    };
+    r.figures = by_key.into_values().map(|fs| expectation(&fs)).collect();
+    r.health = health(first);
+    Ok(r)
+}
+
+fn expectation(fs: &[Figure]) -> Expectation {
+    let mut values: Vec<f64> = fs.iter().map(|f| f.value).collect();
+    values.sort_by(f64::total_cmp);
+    let median = values[values.len() / 2];
+    let spread = if values.len() >= 2 {
+        (values[values.len() - 1] - values[0]) / median.abs().max(f64::MIN_POSITIVE)
+    } else {
+        fs[0].summary.as_ref().map_or(0.0, |s| s.robust_cv)
+    };
+    let tol = (SPREAD_FACTOR * spread).max(MIN_TOLERANCE);
+    // Two significant decimals are plenty for an expectation; more would look measured.
+    let tol = (tol * 100.0).ceil() / 100.0;
+    let basis = if values.len() >= 2 {
+        format!("range of {} runs", values.len())
+    } else {
+        "robust CV of the run's samples".into()
+    };
+    Expectation {
+        select: fs[0].key.clone(),
+        expect: Some(round4(median)),
+        tolerance: Some(Tolerance::Relative(tol)),
+        at_least_of_ceiling: None,
+        better: Some(fs[0].better),
+        both_ways: false,
+        unit: Some(
+            fs[0]
+                .unit
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        ),
+        optional: false,
+        note: format!(
+            "{}: median {}; tolerance max({:.0}%, {SPREAD_FACTOR} × {basis} {:.1}%)",
+            fs[0].label,
+            round4(median),
+            MIN_TOLERANCE * 100.0,
+            spread * 100.0
+        ),
+    }
+}
+
+/// A size as people write it where that is exact (`48KiB`), else in bytes.
+fn exact_size(bytes: u64) -> String {
+    let short = format_bytes(bytes).replace(' ', "");
+    if memsight_core::units::parse_size(&short).ok() == Some(bytes) {
+        short
+    } else {
+        bytes.to_string()
+    }
+}
+
+fn round4(v: f64) -> f64 {
+    if v == 0.0 {
+        return 0.0;
+    }
+    let digits = 4 - v.abs().log10().ceil() as i32;
+    let p = 10f64.powi(digits);
+    (v * p).round() / p
+}
+
+/// The machine as the result saw it: layout, caches, memory (2% below what it had, for memory
+/// the firmware or kernel may keep), and no uncorrected memory errors.
+fn health(d: &Document) -> Health {
+    let t = &d.environment.topology;
+    let mut caches = BTreeMap::new();
+    for c in &t.caches {
+        caches.insert(cache_name(c.level, &c.kind), exact_size(c.size_bytes));
+    }
+    Health {
+        corrected_errors_max: None,
+        uncorrected_errors_max: Some(0),
+        memory_at_least: Some(format_bytes(t.total_memory_bytes * 98 / 100).replace(' ', "")),
+        numa_nodes: Some(t.numa_nodes.len()),
+        sockets: Some(t.packages),
+        cpus: Some(t.threads),
+        caches,
+        huge_pages_free: BTreeMap::new(),
+    }
+}

@@ -1,0 +1,301 @@
+//! `memsight export --format prometheus`: a result in the Prometheus text exposition format, the
+//! way its users expect it (node_exporter's textfile collector reads it).
+//!
+//! - One family per quantity, in base units: `memsight_latency_seconds`,
+//!   `memsight_bandwidth_bytes_per_second`, `memsight_memory_bytes`, `memsight_ratio` …; what was
+//!   measured is in labels (`suite`, `test`, `cpu`, `threads`, `node`, `working_set_bytes`, `mix`
+//!   …, from [`crate::dims`]), so one query spans machines and runs.
+//! - Bandwidth says which bytes it counts: `bytes="program"`, `"dram_estimated"`,
+//!   `"dram_counted"` or `"theoretical"`.
+//! - No label changes from run to run (a start time as a label would make a new series per run):
+//!   the start is the gauge `memsight_result_timestamp_seconds`.
+//! - No sample timestamps (the textfile collector refuses them).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use memsight_core::Error;
+
+use crate::dims;
+use crate::document::{Document, Results};
+use crate::figure::Figure;
+use crate::fleet_report::FleetResults;
+
+/// A family: its name, type and help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Family {
+    Info,
+    Timestamp,
+    Complete,
+    Latency,
+    Duration,
+    Bandwidth,
+    Bytes,
+    GrowthRate,
+    Ratio,
+    Operations,
+    OverlappedMisses,
+    MemoryErrors,
+    Count,
+    OutlierScore,
+    Fault,
+}
+
+impl Family {
+    fn name(self) -> &'static str {
+        match self {
+            Family::Info => "memsight_result_info",
+            Family::Timestamp => "memsight_result_timestamp_seconds",
+            Family::Complete => "memsight_result_complete",
+            Family::Latency => "memsight_latency_seconds",
+            Family::Duration => "memsight_duration_seconds",
+            Family::Bandwidth => "memsight_bandwidth_bytes_per_second",
+            Family::Bytes => "memsight_memory_bytes",
+            Family::GrowthRate => "memsight_memory_growth_bytes_per_second",
+            Family::Ratio => "memsight_ratio",
+            Family::Operations => "memsight_operations_per_second",
+            Family::OverlappedMisses => "memsight_overlapped_misses",
+            Family::MemoryErrors => "memsight_memory_errors",
+            Family::Count => "memsight_count",
+            Family::OutlierScore => "memsight_fleet_outlier_score",
+            Family::Fault => "memsight_fleet_fault",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Family::Info => {
+                "The result this file holds: command, memsight version, host; always 1."
+            }
+            Family::Timestamp => "When the result's measurement started, seconds since the epoch.",
+            Family::Complete => "1 when the result is complete, 0 when it was interrupted.",
+            Family::Latency => "Load-to-use latency (median of samples), seconds.",
+            Family::Duration => "Time a workload took (median where sampled), seconds.",
+            Family::Bandwidth => {
+                "Bandwidth (median of samples), bytes per second; the bytes label says which bytes are counted."
+            }
+            Family::Bytes => "Memory held, bytes.",
+            Family::GrowthRate => "Growth of resident memory, bytes per second.",
+            Family::Ratio => "A ratio or fraction (1 = 100%).",
+            Family::Operations => "Operations per second (median of samples).",
+            Family::OverlappedMisses => "Cache misses a core overlaps (memory-level parallelism).",
+            Family::MemoryErrors => "Memory errors the EDAC driver counted since boot.",
+            Family::Count => "A count.",
+            Family::OutlierScore => "Robust score of a node's figure within its hardware group.",
+            Family::Fault => "A node's result that is missing, partial or failed; always 1.",
+        }
+    }
+
+    /// A figure's family and the factor to its base unit, from the figure's unit.
+    fn of(f: &Figure) -> (Family, f64) {
+        let unit = f.unit.split_whitespace().next().unwrap_or("");
+        match unit {
+            "ns" => (Family::Latency, 1e-9),
+            "ms" => (Family::Duration, 1e-3),
+            "s" => (Family::Duration, 1.0),
+            "GB/s" => (Family::Bandwidth, 1e9),
+            "MB/s" => (Family::Bandwidth, 1e6),
+            "B" => (Family::Bytes, 1.0),
+            "B/h" => (Family::GrowthRate, 1.0 / 3600.0),
+            "×" | "fraction" => (Family::Ratio, 1.0),
+            "%" => (Family::Ratio, 0.01),
+            "ops/s" | "allocs/s" => (Family::Operations, 1.0),
+            "misses" => (Family::OverlappedMisses, 1.0),
+            "count" if f.key.starts_with("health/memory-errors/") => (Family::MemoryErrors, 1.0),
+            _ => (Family::Count, 1.0),
+        }
+    }
+}
+
+/// Which bytes a bandwidth counts, from its unit.
+fn bytes_counted(f: &Figure) -> &'static str {
+    let u = f.unit.to_ascii_lowercase();
+    if f.key.starts_with("dimms") {
+        "theoretical"
+    } else if u.contains("counted") {
+        "dram_counted"
+    } else if u.contains("dram") {
+        "dram_estimated"
+    } else {
+        "program"
+    }
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+/// The samples of every family, in family order.
+#[derive(Default)]
+struct Exposition(BTreeMap<Family, Vec<(Labels, f64)>>);
+
+impl Exposition {
+    fn push(&mut self, family: Family, labels: Labels, v: f64) {
+        self.0.entry(family).or_default().push((labels, v));
+    }
+
+    fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
+        for (family, samples) in &self.0 {
+            let m = family.name();
+            writeln!(out, "# HELP {m} {}", family.help())?;
+            writeln!(out, "# TYPE {m} gauge")?;
+            for (labels, v) in samples {
+                if labels.is_empty() {
+                    writeln!(out, "{m} {}", value(*v))?;
+                    continue;
+                }
+                let l: Vec<String> = labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+                    .collect();
+                writeln!(out, "{m}{{{}}} {}", l.join(","), value(*v))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A label value: backslash, double quote and newline escaped.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn value(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The labels of a figure key: its dimensions, or the key itself where no template knows it.
+fn key_labels(key: &str) -> Labels {
+    let d = dims::of_key(key);
+    if d.0.is_empty() {
+        return vec![("figure", key.to_string())];
+    }
+    d.0.into_iter().map(|(dim, v)| (dim.name(), v)).collect()
+}
+
+/// A figure as a sample: family, labels and value in the base unit.
+fn figure_sample(f: &Figure) -> (Family, Labels, f64) {
+    let (family, factor) = Family::of(f);
+    let mut labels: Labels = vec![("suite", f.suite.clone())];
+    labels.extend(key_labels(&f.key));
+    if family == Family::Bandwidth {
+        labels.push(("bytes", bytes_counted(f).to_string()));
+    }
+    (family, labels, f.value * factor)
+}
+
+/// Writes the result in the Prometheus text exposition format: the result's identity and start,
+/// then every figure (a fleet report: every node's headline figures, outliers and faults).
+pub fn prometheus(doc: &Document, mut out: impl Write) -> Result<(), Error> {
+    let mut x = Exposition::default();
+    let host = doc.environment.hostname.clone().unwrap_or_default();
+    x.push(
+        Family::Info,
+        vec![
+            ("command", doc.command.clone()),
+            ("version", doc.tool.version.clone()),
+            ("host", host),
+        ],
+        1.0,
+    );
+    if let Ok(t) = humantime::parse_rfc3339_weak(&doc.started)
+        && let Ok(since) = t.duration_since(std::time::UNIX_EPOCH)
+    {
+        x.push(Family::Timestamp, vec![], since.as_secs_f64());
+    }
+    x.push(Family::Complete, vec![], f64::from(u8::from(doc.complete)));
+    if let Results::Fleet(f) = &doc.results {
+        fleet_samples(f, &mut x);
+    } else {
+        for f in crate::document::figures(doc) {
+            let (family, labels, v) = figure_sample(&f);
+            x.push(family, labels, v);
+        }
+    }
+    x.write(&mut out)
+        .map_err(|e| Error::system(format!("cannot write the Prometheus text: {e}")))
+}
+
+/// A fleet report: each node's headline figures (labelled with the node and its hardware group),
+/// the outliers' scores and the faults.
+fn fleet_samples(f: &FleetResults, x: &mut Exposition) {
+    for m in &f.members {
+        for h in &f.headline {
+            let Some(v) = m.headline.get(&h.key) else {
+                continue;
+            };
+            let fig = Figure::scalar(
+                h.key.split('/').next().unwrap_or_default(),
+                h.key.clone(),
+                h.name.clone(),
+                &h.unit,
+                crate::figure::Better::Higher,
+                *v,
+            );
+            let (family, mut labels, v) = figure_sample(&fig);
+            labels.insert(0, ("member", m.name.clone()));
+            labels.insert(1, ("group", m.group.to_string()));
+            x.push(family, labels, v);
+        }
+    }
+    for o in &f.outliers {
+        let mut labels = vec![("member", o.member.clone())];
+        labels.extend(key_labels(&o.key));
+        labels.push(("direction", snake(&o.direction)));
+        x.push(Family::OutlierScore, labels, o.score);
+    }
+    for fault in &f.faults {
+        x.push(
+            Family::Fault,
+            vec![("member", fault.who.clone()), ("kind", snake(&fault.kind))],
+            1.0,
+        );
+    }
+}
+
+/// An enum's serialized (snake_case) name.
+fn snake(v: &impl serde::Serialize) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_go_to_base_units_with_labels() {
+        let f = Figure::scalar(
+            "latency",
+            "latency/cpu0/64MiB".into(),
+            String::new(),
+            "ns",
+            crate::figure::Better::Lower,
+            100.0,
+        );
+        let (family, labels, v) = figure_sample(&f);
+        assert_eq!(family.name(), "memsight_latency_seconds");
+        assert!((v - 1e-7).abs() < 1e-15);
+        assert!(labels.contains(&("working_set_bytes", (64u64 << 20).to_string())));
+        assert!(labels.contains(&("cpu", "0".into())));
+        let mut g = f.clone();
+        g.unit = "GB/s (DRAM est.)".into();
+        g.key = "loaded/all-reads/saturation".into();
+        let (family, labels, v) = figure_sample(&g);
+        assert_eq!(family, Family::Bandwidth);
+        assert_eq!(v, 100e9);
+        assert!(labels.contains(&("bytes", "dram_estimated".into())));
+        assert!(labels.contains(&("mix", "all-reads".into())));
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(value(f64::NAN), "NaN");
+        assert_eq!(value(f64::INFINITY), "+Inf");
+    }
+}

@@ -1,0 +1,54 @@
+//! Flags of `memsight check`.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::DbArgs;
+
+/// How the verdict is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// One line per check and a summary line.
+    Table,
+    /// The verdict as JSON (also with --json).
+    Json,
+    /// JUnit XML, for CI systems and ReFrame.
+    Junit,
+    /// One line, for NHC and Slurm's HealthCheckProgram: the verdict and the first failure.
+    Line,
+}
+
+/// `memsight check`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["reference", "make_reference"])))]
+pub struct CheckArgs {
+    /// Judge against this reference (JSON, or TOML when it ends in .toml).
+    #[arg(long, value_name = "FILE")]
+    pub reference: Option<PathBuf>,
+    /// Write a reference from the RESULTs (good runs of one kind of node) to FILE (TOML when
+    /// it ends in .toml), for you to edit.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "reference",
+        requires = "results"
+    )]
+    pub make_reference: Option<PathBuf>,
+    /// With --reference: the result to judge (a stored id, `latest`, `latest~N`, a result file
+    /// or a run directory); without one, memsight measures what the reference needs. With
+    /// --make-reference: one or more results.
+    #[arg(value_name = "RESULT")]
+    pub results: Vec<String>,
+    /// The kind of node, written into a new reference (`compute node, 2× EPYC 9654`).
+    #[arg(long, value_name = "TEXT", requires = "make_reference")]
+    pub name: Option<String>,
+    /// How to print the verdict.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Table)]
+    pub format: CheckFormat,
+    /// When measuring: keep the result (run.json and report.html) in this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
