@@ -7,7 +7,9 @@
 #   Slurm:     a one-node cluster (slurmctld + slurmd with munge, started here from a generated
 #              slurm.conf in a temporary directory), then
 #              srun -n 3 --overcommit memsight run --quick --fleet DIR
-#              and the same with rank 2 exiting 3 before it starts (the report names it).
+#              and the same with rank 2 exiting 3 before it starts (the report names it), and
+#              Slurm's HealthCheckProgram running the packaged example: memsight check drains
+#              the node whose result fails its reference.
 # Each must leave a fleet report (fleet.json) with 3 members (2 and a fault in the failure case).
 # When the Slurm cluster cannot start here, that part says why and is skipped; the MPI part
 # still runs. Needs root (daemons, mpirun as root) and the packages test.sh installs.
@@ -175,4 +177,46 @@ print(f"  after Ctrl-C: members (ranks) {members}, faults {faults}")
 assert members == [1], members
 assert all(k in ("no_result", "partial") for k in faults.values()) and len(faults) == 2, faults
 PY
+echo "test-launchers: Slurm HealthCheckProgram: memsight check drains a node that fails its reference"
+# The example the package installs, run by slurmd with the environment it needs (slurmd passes
+# almost none): a reference made from rank 0's run passes it; one with an impossible read
+# bandwidth fails, and the node is drained with memsight's line as the reason.
+result=$(echo "$work"/slurm/*/rank-00000/run.json)
+[[ -f $result ]] || fail "no rank-0 result to judge"
+"$ms" check --make-reference "$s/good.json" "$result" >/dev/null || fail "check --make-reference"
+python3 - "$s/good.json" "$s/bad.json" <<'PY' || fail "writing the failing reference"
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = next(f for f in r["figure"] if f["select"].startswith("bandwidth/read/"))
+f["expect"] = f["expect"] * 1000
+json.dump(r, open(sys.argv[2], "w"))
+PY
+hc() {
+  cat >"$s/healthcheck.sh" <<EOF
+#!/bin/sh
+PATH="$(dirname "$ms"):$(dirname "$(command -v scontrol)"):/usr/bin:/bin"
+export PATH SLURM_CONF="$SLURM_CONF" MEMSIGHT_REFERENCE="$1" MEMSIGHT_RESULT="$result"
+exec "$PWD/packaging/examples/slurm-healthcheck.sh"
+EOF
+  chmod 755 "$s/healthcheck.sh"
+}
+hc "$s/good.json"
+"$s/healthcheck.sh" >"$work/hc-good.out" 2>&1 || { cat "$work/hc-good.out"; fail "a passing check exited non-zero"; }
+[[ $(sinfo -h -o %T) == idle ]] || fail "a passing check changed the node: $(sinfo -h -o '%T %E')"
+hc "$s/bad.json"
+cat >>"$s/slurm.conf" <<EOF
+HealthCheckProgram=$s/healthcheck.sh
+HealthCheckInterval=5
+HealthCheckNodeState=ANY
+EOF
+scontrol reconfigure >/dev/null 2>&1 || fail "scontrol reconfigure"
+drained=
+for _ in $(seq 90); do
+  state=$(sinfo -h -N -o '%T|%E' 2>/dev/null | head -n 1)
+  if [[ $state == drain*"|memsight: FAIL bandwidth/read/"* ]]; then drained=$state; break; fi
+  sleep 1
+done
+[[ -n $drained ]] || fail "the node was not drained by the health check (state: $state; $(tail -3 "$s/log/slurmd.log" | tr '\n' ' '))"
+echo "  drained: ${drained:0:120}"
+scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
 echo "test-launchers: passed"

@@ -124,7 +124,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn offline(cli: &Cli) -> Option<anyhow::Result<ExitCode>> {
     let ok = |r: memsight_core::Result<()>| r.map(|()| ExitCode::SUCCESS).map_err(Into::into);
     Some(match &cli.command {
-        Command::Schema => meta::schema(),
+        Command::Schema(a) => meta::schema(a.of),
         Command::Completions(a) => meta::completions(a.shell),
         Command::Manpages(a) => meta::manpages(&a.dir),
         Command::History(a) => stored::history(a, &cli.global),

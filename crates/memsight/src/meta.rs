@@ -7,16 +7,26 @@ use clap::CommandFactory;
 use memsight_core::Error;
 use memsight_core::report::Envelope;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, SchemaOf};
 
 /// Where the schema says it lives; never fetched: validators take the document as it is.
 const SCHEMA_ID: &str = "https://memsight.example.invalid/schema/result.json";
 
 /// `memsight schema`: one JSON Schema (draft 2020-12) of every result file, which validators
 /// take as it is: the envelope, and the results of each command under `$defs/results-COMMAND`,
-/// chosen by the envelope's `command` (if/then).
-pub fn schema() -> anyhow::Result<ExitCode> {
-    println!("{}", serde_json::to_string_pretty(&result_schema())?);
+/// chosen by the envelope's `command` (if/then); `--of reference` and `--of check` describe
+/// `memsight check`'s reference files and verdict.
+pub fn schema(of: SchemaOf) -> anyhow::Result<ExitCode> {
+    let schema = match of {
+        SchemaOf::Result => result_schema(),
+        SchemaOf::Reference => {
+            serde_json::to_value(schemars::schema_for!(memsight_results::check::Reference))?
+        }
+        SchemaOf::Check => {
+            serde_json::to_value(schemars::schema_for!(memsight_results::check::CheckReport))?
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&schema)?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -155,6 +155,6 @@ fn clap_errors_are_exit_2_too() {
 fn unwritable_output_is_refused_before_measuring() {
     assert_usage_error(
         &["latency", "-o", "/nonexistent-dir/r.json"],
-        "cannot write results",
+        "choose a writable path for -o",
     );
 }

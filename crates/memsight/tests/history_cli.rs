@@ -230,7 +230,10 @@ fn export_gives_csv_and_json() {
         .iter()
         .find(|r| r[2].starts_with("bandwidth/read/"))
         .expect("a read bandwidth row");
-    assert!(read[7].parse::<f64>().unwrap() > 0.0);
+    let value = header.iter().position(|h| h == "value").unwrap();
+    assert!(read[value].parse::<f64>().unwrap() > 0.0);
+    let threads = header.iter().position(|h| h == "threads").unwrap();
+    assert!(read[threads].parse::<u32>().unwrap() >= 1, "typed columns");
     let samples = dir.path().join("s.csv");
     ok(&memsight()
         .args(["export", "1", "--format", "samples-csv", "--db"])
@@ -371,9 +374,10 @@ fn unwritable_results_directory_is_refused_before_measuring() {
             .arg(file.join("sub"))
             .output()
             .unwrap(),
-        "cannot write results",
+        "choose a writable directory with --out",
     );
-    // A read-only directory, for an unprivileged user (root writes anywhere).
+    // A read-only directory, for an unprivileged user (root writes anywhere): the system
+    // refused, exit 3.
     let Some(nobody) = common::Unprivileged::new() else {
         return;
     };
@@ -387,7 +391,7 @@ fn unwritable_results_directory_is_refused_before_measuring() {
         .arg(&ro)
         .output()
         .unwrap();
-    refused(&out, "cannot write results");
+    common::system_refused(&out, "Permission denied");
 }
 
 /// Every suite a run holds (the recorded thorough run, plus a row-buffer study measured here)

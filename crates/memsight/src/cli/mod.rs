@@ -163,12 +163,31 @@ pub enum Command {
     Show(ShowArgs),
     /// Export a stored result or a result file as CSV (figures or samples) or JSON.
     Export(ExportArgs),
-    /// Print the JSON Schema of the result files.
-    Schema,
+    /// Print a JSON Schema (draft 2020-12): of the result files (default), of `memsight check`'s
+    /// reference files, or of its verdict.
+    Schema(SchemaArgs),
     /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Write the man pages (memsight.1 and one per command) into a directory.
     Manpages(ManpagesArgs),
+}
+
+/// What `memsight schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaOf {
+    /// Every result file (the envelope and each command's results).
+    Result,
+    /// A reference file of `memsight check`.
+    Reference,
+    /// The verdict `memsight check --json` prints.
+    Check,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which documents the schema describes.
+    #[arg(long, value_enum, default_value_t = SchemaOf::Result)]
+    pub of: SchemaOf,
 }
 
 #[derive(Debug, Args)]
