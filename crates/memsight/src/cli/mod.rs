@@ -325,7 +325,7 @@ pub struct ExportArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// A coarse latency ladder and the main bandwidth tests: about 7 s on a 2-CPU machine
-    /// (the default level about 30 s, --thorough about 2 min; more CPUs and NUMA nodes take
+    /// (the default level about 40 s, --thorough about 2 min; more CPUs and NUMA nodes take
     /// longer).
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
