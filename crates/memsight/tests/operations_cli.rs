@@ -171,22 +171,24 @@ fn exit_codes_follow_the_kind_of_error() {
     common::system_refused(&out, "No space left");
 }
 
+/// `memsight check FLAGS… FILE RESULT`: the flags end with the one that takes the file
+/// (`--reference`, `--make-reference`); the recorded thorough run is the result.
+fn check(flags: &[&str], file: &Path) -> std::process::Output {
+    memsight()
+        .arg("check")
+        .args(flags)
+        .arg(file)
+        .arg(thorough())
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_reference_made_from_a_run_passes_it_and_an_impossible_one_fails_naming_the_figure() {
     let dir = tempfile::tempdir().unwrap();
     let reference = dir.path().join("node.json");
-    ok(&memsight()
-        .args(["check", "--make-reference"])
-        .arg(&reference)
-        .arg(thorough())
-        .output()
-        .unwrap());
-    let out = memsight()
-        .args(["check", "--format", "line", "--reference"])
-        .arg(&reference)
-        .arg(thorough())
-        .output()
-        .unwrap();
+    ok(&check(&["--make-reference"], &reference));
+    let out = check(&["--format", "line", "--reference"], &reference);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -196,18 +198,8 @@ fn a_reference_made_from_a_run_passes_it_and_an_impossible_one_fails_naming_the_
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("memsight: PASS"));
     // The same as TOML.
     let toml = dir.path().join("node.toml");
-    ok(&memsight()
-        .args(["check", "--make-reference"])
-        .arg(&toml)
-        .arg(thorough())
-        .output()
-        .unwrap());
-    let out = memsight()
-        .args(["check", "--quiet", "--reference"])
-        .arg(&toml)
-        .arg(thorough())
-        .output()
-        .unwrap();
+    ok(&check(&["--make-reference"], &toml));
+    let out = check(&["--quiet", "--reference"], &toml);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty(), "--quiet prints no table");
 
@@ -222,12 +214,7 @@ fn a_reference_made_from_a_run_passes_it_and_an_impossible_one_fails_naming_the_
     read["expect"] = 1.0e6.into();
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, serde_json::to_string(&r).unwrap()).unwrap();
-    let out = memsight()
-        .args(["check", "--format", "line", "--reference"])
-        .arg(&bad)
-        .arg(thorough())
-        .output()
-        .unwrap();
+    let out = check(&["--format", "line", "--reference"], &bad);
     assert_eq!(out.status.code(), Some(1));
     let line = String::from_utf8_lossy(&out.stdout);
     assert_eq!(line.lines().count(), 1, "{line}");
@@ -236,12 +223,7 @@ fn a_reference_made_from_a_run_passes_it_and_an_impossible_one_fails_naming_the_
         "{line}"
     );
     // JSON and JUnit say the same.
-    let out = memsight()
-        .args(["check", "--json", "--reference"])
-        .arg(&bad)
-        .arg(thorough())
-        .output()
-        .unwrap();
+    let out = check(&["--json", "--reference"], &bad);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let failed: Vec<&serde_json::Value> = v["checks"]
         .as_array()
@@ -252,12 +234,7 @@ fn a_reference_made_from_a_run_passes_it_and_an_impossible_one_fails_naming_the_
     assert_eq!(failed.len(), 1);
     assert_eq!(failed[0]["name"], "bandwidth/read/2t");
     assert!(failed[0]["margin_percent"].as_f64().unwrap() < -90.0);
-    let out = memsight()
-        .args(["check", "--format", "junit", "--reference"])
-        .arg(&bad)
-        .arg(thorough())
-        .output()
-        .unwrap();
+    let out = check(&["--format", "junit", "--reference"], &bad);
     let xml = String::from_utf8(out.stdout).unwrap();
     assert!(xml.contains("failures=\"1\""), "{xml}");
     assert_eq!(xml.matches("<failure ").count(), 1);
@@ -531,33 +508,18 @@ fn the_schema_is_one_that_validators_take_as_it_is() {
 
 /// Runs a Python program on `input`; `None` (said) when python3 or a module it imports is missing.
 fn python(program: &str, input: &str) -> Option<String> {
-    use std::io::Write;
     let python = if Path::new("/usr/bin/python3").exists() {
         "/usr/bin/python3"
     } else {
         "python3"
     };
-    let mut child = std::process::Command::new(python)
-        .args(["-c", program])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (success, out, err) = common::pipe(python, &["-c", program], input)?;
     if err.contains("No module named") {
         eprintln!("python module missing, not run: {err}");
         return None;
     }
-    assert!(out.status.success(), "{err}");
-    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    assert!(success, "{err}");
+    Some(out)
 }
 
 /// Every `$ memsight …` line of docs/operations.md, run from the top of the repository with the

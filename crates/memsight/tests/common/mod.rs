@@ -247,7 +247,7 @@ pub fn check_exposition(text: &str) {
 
 /// Runs `cmd args` with `input` on stdin: (success, stdout, stderr), or `None` when it cannot
 /// start.
-fn pipe(cmd: &str, args: &[&str], input: &str) -> Option<(bool, String, String)> {
+pub fn pipe(cmd: &str, args: &[&str], input: &str) -> Option<(bool, String, String)> {
     use std::io::Write;
     let mut child = Command::new(cmd)
         .args(args)
