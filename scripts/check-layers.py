@@ -9,6 +9,10 @@
    child A depends on child B when a file in A's subtree names something in B's (`crate::…`,
    `super::…`, `self::…` paths and `use` items, grouped imports included; test modules left out).
    A circle is printed with its edges and the file that makes each.
+3. The suites crate keeps no process-wide mutable state: no `static` holding a Mutex, RwLock,
+   OnceLock, LazyLock, Cell or atomic, and no `thread_local!`. What a suite measures must depend
+   only on what it is given (machine facts travel in `memsight_suites::machine::Machine`), never on
+   which suite ran before it in the same process.
 
 Usage: scripts/check-layers.py [REPO]   (exit 0 clean, 1 on a violation)
 """
@@ -123,6 +127,23 @@ def find_cycle(graph):
     return None
 
 
+STATE = re.compile(
+    r"\bstatic\s+(?:mut\s+)?\w+\s*:\s*[^=;]*\b(Mutex|RwLock|OnceLock|LazyLock|OnceCell|Cell|RefCell|Atomic\w+)\b"
+    r"|\bthread_local!"
+)
+
+
+def process_state(src):
+    """Files of a crate that hold process-wide mutable state, with the line."""
+    out = []
+    for f in sorted(src.rglob("*.rs")):
+        text = strip_comments(f.read_text()).split("#[cfg(test)]")[0]
+        for m in STATE.finditer(text):
+            line = text[: m.start()].count("\n") + 1
+            out.append(f"{f}:{line}: {m.group(0).strip()}")
+    return out
+
+
 def main():
     repo = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parent.parent)
     problems = []
@@ -147,10 +168,12 @@ def main():
                     for a, b in zip(cycle, cycle[1:])
                 )
                 problems.append(f"{name} ({where}): modules in a circle: {edges}")
+    for hit in process_state(repo / "crates" / "memsight-suites" / "src"):
+        problems.append(f"process-wide mutable state in the suites crate (pass it in a value): {hit}")
     for p in problems:
         print(f"check-layers: {p}", file=sys.stderr)
     if not problems:
-        print(f"check-layers: {len(crates)} crates, downward only, no module circle")
+        print(f"check-layers: {len(crates)} crates, downward only, no module circle, no process-wide state in the suites")
     return 1 if problems else 0
 
 

@@ -423,14 +423,15 @@ pub fn check_size(bytes: u64, env: &Environment) -> Result<()> {
         // Leave headroom for the rest of the system: at most 90% of what is available.
         let limit = usable / 10 * 9;
         if bytes > limit {
-            return Err(Error::input(format!(
-                "a {} buffer does not fit: this process can use about {} (MemAvailable{}); choose a smaller size",
+            return Err(Error::DoesNotFit(format!(
+                "a {} buffer does not fit: this process can use about {} ({}); choose a smaller size",
                 format_bytes(bytes),
                 format_bytes(limit),
-                if env.memory.cgroup_limit_bytes.is_some() {
-                    " and its cgroup limit"
-                } else {
-                    ""
+                match env.memory.cgroup_limit_file {
+                    Some(f) if env.memory.usable_bytes() != env.memory.available_bytes => {
+                        format!("within its {}", f.describe())
+                    }
+                    _ => "MemAvailable".to_string(),
                 }
             )));
         }

@@ -26,11 +26,16 @@ pub struct MemoryState {
     pub total_bytes: Option<u64>,
     /// `MemAvailable` of `/proc/meminfo`.
     pub available_bytes: Option<u64>,
-    /// The tightest cgroup memory limit on the path of this process, if any.
+    /// The tightest cgroup memory bound on the path of this process, v1 or v2, if any
+    /// ([`crate::cgroup`]).
     pub cgroup_limit_bytes: Option<u64>,
-    /// Memory the cgroup already charges (`memory.current`), when limited.
+    /// Memory the bounded cgroup already charges, when limited.
     pub cgroup_usage_bytes: Option<u64>,
+    /// The bounded group's directory.
     pub cgroup_path: Option<String>,
+    /// Which file set the bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup_limit_file: Option<crate::cgroup::LimitFile>,
 }
 
 impl MemoryState {
@@ -460,39 +465,11 @@ fn read_memory(fs: &FsRoot) -> MemoryState {
         available_bytes: kv_field(&meminfo, "MemAvailable"),
         ..Default::default()
     };
-    let cgroup = fs.read("/proc/self/cgroup").unwrap_or_default();
-    // cgroup v2: "0::/path"; the limit is the tightest memory.max from the path up to the root.
-    if let Some(path) = cgroup.lines().find_map(|l| l.strip_prefix("0::")) {
-        let mut p = std::path::PathBuf::from(path);
-        loop {
-            let dir = format!("/sys/fs/cgroup{}", p.display()).replace("//", "/");
-            if let Some(limit) = fs
-                .read(&format!("{dir}/memory.max"))
-                .and_then(|v| v.parse::<u64>().ok())
-                && m.cgroup_limit_bytes.is_none_or(|l| limit < l)
-            {
-                m.cgroup_limit_bytes = Some(limit);
-                m.cgroup_usage_bytes = fs.read_u64(&format!("{dir}/memory.current"));
-                m.cgroup_path = Some(p.display().to_string());
-            }
-            if !p.pop() {
-                break;
-            }
-        }
-    } else if let Some(path) = cgroup.lines().find_map(|l| {
-        let mut it = l.splitn(3, ':');
-        let (_, ctrl, path) = (it.next()?, it.next()?, it.next()?);
-        ctrl.split(',').any(|c| c == "memory").then_some(path)
-    }) {
-        let dir = format!("/sys/fs/cgroup/memory{path}");
-        if let Some(limit) = fs.read_u64(&format!("{dir}/memory.limit_in_bytes")) {
-            // v1 writes "unlimited" as a huge page-aligned number.
-            if limit < (1u64 << 60) {
-                m.cgroup_limit_bytes = Some(limit);
-                m.cgroup_usage_bytes = fs.read_u64(&format!("{dir}/memory.usage_in_bytes"));
-                m.cgroup_path = Some(path.to_string());
-            }
-        }
+    if let Some(l) = crate::cgroup::memory_limit(fs) {
+        m.cgroup_limit_bytes = Some(l.bytes);
+        m.cgroup_usage_bytes = l.usage_bytes;
+        m.cgroup_path = Some(l.group);
+        m.cgroup_limit_file = Some(l.file);
     }
     m
 }

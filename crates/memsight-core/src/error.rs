@@ -36,6 +36,11 @@ pub enum Error {
     /// and the fix.
     #[error("{0}")]
     Input(String),
+    /// A buffer larger than this process may have (MemAvailable, its cgroup's limit). Bad input
+    /// when the size was asked for; a default that cannot fit lets `memsight run` skip the suite
+    /// with this reason instead of failing the run.
+    #[error("{0}")]
+    DoesNotFit(String),
     /// Reading or writing a file failed for a reason of the system (permission, space, a device
     /// error). A path that does not exist is bad input instead ([`Error::io`] decides).
     #[error("cannot {action} {}: {source}", path.display())]
@@ -104,7 +109,7 @@ impl Error {
     /// The exit code this error ends the process with.
     pub fn exit(&self) -> Exit {
         match self {
-            Error::Input(_) => Exit::Input,
+            Error::Input(_) | Error::DoesNotFit(_) => Exit::Input,
             Error::Io { .. } | Error::Storage(_) | Error::System(_) | Error::Measurement(_) => {
                 Exit::System
             }
@@ -128,6 +133,7 @@ mod tests {
         assert_eq!(Error::input("x").exit().code(), 2);
         assert_eq!(Error::io("write", p, denied).exit().code(), 3);
         assert_eq!(Error::io("read", p, missing).exit().code(), 2);
+        assert_eq!(Error::DoesNotFit("x".into()).exit().code(), 2);
         assert_eq!(Error::storage("x").exit().code(), 3);
         assert_eq!(Error::system("x").exit().code(), 3);
         assert_eq!(Error::measurement("x").exit().code(), 3);

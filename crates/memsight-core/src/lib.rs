@@ -14,6 +14,7 @@
 
 pub mod buffer;
 pub mod cancel;
+pub mod cgroup;
 pub mod cpu;
 pub mod cpuclock;
 pub mod cpuset;

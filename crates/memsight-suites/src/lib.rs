@@ -16,6 +16,7 @@
 //! - [`pmem`]: PMDK pool utilisation, allocation classes and arena strategies;
 //! - [`tiers`]: memory tiers (CXL, persistent memory, HBM): latency, bandwidth, granularity,
 //!   near-memory sweep and weighted interleave;
+//! - [`machine`]: the machine facts the suites size working sets from, found once and passed;
 //! - [`reach`]: where memory begins on a core's latency curve, and the memory working sets
 //!   sized from it;
 //! - [`plan`]: which CPUs and nodes the c2c, NUMA and loaded-latency suites use, from the topology;
@@ -32,6 +33,7 @@ pub mod counters;
 pub mod dimms;
 pub mod latency;
 pub mod loaded;
+pub mod machine;
 pub mod memlevel;
 pub mod numa;
 pub mod plan;

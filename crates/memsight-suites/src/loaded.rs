@@ -164,6 +164,7 @@ impl Traffic {
 pub fn run(
     a: &Config,
     env: &Environment,
+    machine: &crate::machine::Machine,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(LoadedResults, bool)> {
     let mixes: Vec<TrafficMix> = if a.mixes.is_empty() {
@@ -181,7 +182,7 @@ pub fn run(
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
     }
     let (rule, _) = a.sampling.rule()?;
-    let (size, in_memory) = crate::latency::memory::working_set(a.chase_bytes, env)?;
+    let (size, in_memory) = machine.working_set(a.chase_bytes, env)?;
     let load_size = a.load_bytes;
     if load_size < 3 * 4096 {
         return Err(Error::input("--load-size must be at least 12K"));

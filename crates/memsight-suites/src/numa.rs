@@ -212,6 +212,7 @@ pub fn read_claim(fs: &FsRoot, node: usize) -> Option<Claim> {
 pub fn run(
     a: &Config,
     env: &Environment,
+    machine: &crate::machine::Machine,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(NumaResults, bool)> {
     let plan = numa_plan(&env.topology, &env.allowed_cpus, &env.allowed_nodes);
@@ -237,10 +238,10 @@ pub fn run(
             Err(why) => return Err(Error::input(format!("--test {}: {why}", t.name))),
         }
     }
-    let (latency_size, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
+    let (latency_size, in_memory) = machine.working_set(a.latency_bytes, env)?;
     // Per thread of a row: as given, or 128 MiB and together past the streaming check.
     let stream = match (a.bandwidth, a.bandwidth_bytes) {
-        (true, None) => crate::bandwidth::plateau::streaming_reach(env)?.stream,
+        (true, None) => machine.streaming(env)?.stream,
         _ => None,
     };
     let bw_for = |cpus: usize| {

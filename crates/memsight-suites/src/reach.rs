@@ -17,13 +17,11 @@
 //!   keeps in its caches; suites size their memory working sets from it ([`MemoryReach`]).
 //!
 //! The latency ladder ends once the memory plateau has held (unless `--max-size` forces a size);
-//! the other suites take the reach from a ladder that ran earlier in the same process or from a
-//! short probe (`crate::latency::memory`). This module holds the rules and the process's record;
-//! it measures nothing.
+//! the other suites take the reach from the [`crate::machine::Machine`] they are given: a
+//! ladder's that ran earlier in the same run, or a short probe's (`crate::machine::probe`).
+//! This module holds the rules; it measures nothing and keeps nothing.
 
 pub mod stream;
-
-use std::sync::Mutex;
 
 use memsight_core::env::Environment;
 use memsight_core::units::{MIB, format_bytes};
@@ -238,19 +236,6 @@ impl MemoryReach {
             None => head,
         }
     }
-}
-
-/// The reach known in this process (from a ladder or a probe), so that it is measured once.
-static KNOWN: Mutex<Option<MemoryReach>> = Mutex::new(None);
-
-/// The reach recorded in this process, if any.
-pub fn known() -> Option<MemoryReach> {
-    *KNOWN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Records `r` as this process's reach.
-pub fn remember(r: MemoryReach) {
-    *KNOWN.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
 }
 
 /// The largest cache the OS reports per instance, bytes (0 when none).

@@ -81,23 +81,19 @@ impl Default for StreamSettings {
 
 impl StreamSettings {
     /// The validated plan.
-    pub fn resolve(&self, env: &Environment) -> Result<StreamConfig> {
+    pub fn resolve(
+        &self,
+        env: &Environment,
+        machine: &crate::machine::Machine,
+    ) -> Result<StreamConfig> {
         let isa = crate::bandwidth::supported_isa(self.isa)?;
         memsight_kernels::bandwidth::supports(isa, self.store).map_err(Error::input)?;
         let cpus = crate::bandwidth::team(self.threads, self.cpus.as_deref(), env)?;
         // Each thread's chunk is a multiple of 32 elements (4 AVX-512 vectors).
         let unit = 32 * cpus.len();
-        let want = match self.elements {
-            Some(e) => e,
-            None => {
-                let r = crate::bandwidth::plateau::streaming_reach(env)?;
-                10_000_000usize.max((r.team_stream_bytes(cpus.len(), env) / 8) as usize)
-            }
-        };
-        if want == 0 {
+        if self.elements == Some(0) {
             return Err(Error::input("--elements must be at least 1"));
         }
-        let elements = want.div_ceil(unit) * unit;
         if !self.offset.is_multiple_of(8) {
             return Err(Error::input(format!(
                 "--offset {} is not a multiple of 8 elements (64 bytes): the kernels use aligned vector loads; use {} or {}",
@@ -106,6 +102,14 @@ impl StreamSettings {
                 self.offset.div_ceil(8) * 8
             )));
         }
+        let want = match self.elements {
+            Some(e) => e,
+            None => {
+                let r = machine.streaming(env)?;
+                10_000_000usize.max((r.team_stream_bytes(cpus.len(), env) / 8) as usize)
+            }
+        };
+        let elements = want.div_ceil(unit) * unit;
         let bytes = 3 * (elements + self.offset) as u64 * 8;
         memsight_core::buffer::check_size(bytes, env)?;
         env.check_node(self.node)?;

@@ -26,7 +26,7 @@ macro_rules! run_steps {
         fn steps(ctx: &mut RunCtx) -> anyhow::Result<()> {
             $($(
                 if ctx.selected($name) {
-                    step::<crate::cli::$m::Args>(ctx, |run, r| run.$field = Some(r))?;
+                    step::<crate::cli::$m::Args>(ctx, $name, |run, r| run.$field = Some(r))?;
                 } else {
                     ctx.run.skipped.push(format!("{}: not selected (--only/--skip)", $name));
                 }
@@ -92,6 +92,7 @@ pub fn measure(
             dmidecode: a.dmidecode.clone(),
             only: a.only.clone(),
             skip: a.skip.clone(),
+            machine: memsight_suites::machine::Machine::new(),
             run: RunResults::new(level),
             complete: true,
             tick,

@@ -83,6 +83,9 @@ pub struct RunCtx<'a> {
     pub only: Vec<String>,
     /// `--skip`: the suites not to run.
     pub skip: Vec<String>,
+    /// The machine facts every suite of the run sizes its working sets from: found once (from
+    /// the latency ladder, else by the first suite that needs them) and passed to each.
+    pub machine: memsight_suites::machine::Machine,
     /// What the suites before this one measured.
     pub run: RunResults,
     /// Whether every suite so far ran to its end.
@@ -135,13 +138,23 @@ pub trait InRun {
 /// stopped during its first suite is marked `interrupted`.
 pub fn step<S: InRun>(
     ctx: &mut RunCtx,
+    name: &str,
     store: impl FnOnce(&mut RunResults, S::Results),
 ) -> anyhow::Result<()> {
     if memsight_core::cancel::requested() {
         return Ok(());
     }
     let first = ctx.run.suites().is_empty();
-    match S::in_run(ctx)? {
+    let outcome = match S::in_run(ctx) {
+        Err(e) => match e.downcast_ref::<memsight_core::Error>() {
+            // A default working set larger than this process may have (a cgroup's limit): the
+            // suite is skipped with the reason, the run goes on.
+            Some(memsight_core::Error::DoesNotFit(why)) => Step::Skipped(format!("{name}: {why}")),
+            _ => return Err(e),
+        },
+        Ok(s) => s,
+    };
+    match outcome {
         Step::Ran(r, done) => {
             store(&mut ctx.run, r);
             ctx.complete &= done;

@@ -14,7 +14,6 @@ mod arrays;
 pub mod counted;
 mod findings;
 mod method;
-pub mod plateau;
 mod settings;
 mod single;
 pub mod spec;

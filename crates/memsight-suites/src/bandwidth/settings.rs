@@ -9,6 +9,7 @@ use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
 
 use super::spec::{Named, TestSpec};
 use super::{BandwidthConfig, NONZERO};
+use crate::machine::Machine;
 use crate::sampling::Sampling;
 
 /// How many threads a team has.
@@ -139,58 +140,24 @@ impl BandwidthSettings {
         }
     }
 
-    /// The validated plan.
-    pub fn resolve(&self, env: &Environment) -> Result<BandwidthConfig> {
-        let isa = supported_isa(self.isa)?;
-        let mut skipped = Vec::new();
-        let tests = match &self.tests {
-            None => {
-                let mut v = Vec::new();
-                for t in super::spec::defaults() {
-                    match t.supported(isa) {
-                        Ok(()) => v.push(t),
-                        Err(why) => skipped.push(format!("{}: {why}", t.name)),
-                    }
-                }
-                v
-            }
-            Some(tests) => {
-                let mut v = Vec::new();
-                for t in tests {
-                    match t.supported(isa) {
-                        Ok(()) => v.push(t.clone()),
-                        Err(why) if self.skip_unsupported => {
-                            skipped.push(format!("{}: {why}", t.name))
-                        }
-                        Err(why) => {
-                            return Err(Error::input(format!("test '{}': {why}", t.name)));
-                        }
-                    }
-                }
-                if v.is_empty() {
-                    return Err(Error::input(format!(
-                        "none of the tests asked for runs on this CPU ({})",
-                        skipped.join("; ")
-                    )));
-                }
-                v
-            }
-        };
-        let cpus = team(self.threads, self.cpus.as_deref(), env)?;
-        let n = cpus.len();
+    /// The validated plan: every flag is checked against the machine before anything is
+    /// measured; then default sizes are found from `machine` (which may run the latency probe
+    /// and the streaming check) and tests whose arrays cannot fit are left out with the reason.
+    pub fn resolve(&self, env: &Environment, machine: &Machine) -> Result<BandwidthConfig> {
+        let v = self.validate(env)?;
+        let n = v.cpus.len();
         // Sizes that could be memory are sized and labelled from the core's latency curve;
         // sizes within the L2 (per core, reported truthfully even in VMs) need no probe.
         let l2 = env.topology.cache(2).map_or(0, |c| c.size_bytes);
         // A default size is also checked by streaming (a latency curve alone can call memory
         // what a stream still finds in a cache: `crate::reach::stream`).
         let reach = match self.size {
-            None => Some(super::plateau::streaming_reach(env)?),
+            None => Some(machine.streaming(env)?),
             Some(b) if b <= l2 && !self.sweep => None,
-            Some(_) => Some(crate::latency::memory::known_or_probe(env)?),
+            Some(_) => Some(machine.memory(env)?),
         };
         // Together the threads hold what each core reaches, up to every reported LLC.
         let team_cache = reach.map_or(env.llc_total_bytes(), |r| r.team_cache(n, env));
-        let max_arrays = tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);
         let bytes_per_thread = self
             .size
             .unwrap_or_else(|| (128 * MIB).max((4 * team_cache).div_ceil(n as u64)));
@@ -200,51 +167,41 @@ impl BandwidthSettings {
             (None, Some(s)) => s.from_bytes,
             _ => 0,
         };
+        let max_arrays = v.tests.iter().map(|t| t.arrays() as u64).max().unwrap_or(1);
         if bytes_per_thread < max_arrays * GRANULE as u64 {
             return Err(Error::input(format!(
                 "--size {bytes_per_thread} B is too small: each thread needs at least {} for its {max_arrays} arrays",
                 max_arrays * GRANULE as u64
             )));
         }
-        let array_gap = array_gap(self.array_gap)?;
-        if self.dax.is_some() && self.node.is_some() {
-            return Err(Error::input(
-                "--dax and --node exclude each other: DAX memory is where its device is",
-            ));
-        }
-        if self.dax.is_none() {
-            let floor = max_arrays * team_array_floor.div_ceil(n as u64);
-            memsight_core::buffer::check_size(bytes_per_thread.max(floor) * n as u64, env)?;
-        }
-        env.check_node(self.node)?;
-        let (rule, sample_ns) = self.sampling.rule()?;
-        let thread_counts = if self.scaling {
-            let mut v: Vec<usize> = std::iter::successors(Some(1usize), |x| Some(x * 2))
-                .take_while(|&x| x < n)
-                .collect();
-            v.push(n);
-            v
+        let (tests, mut skipped) = if self.dax.is_some() {
+            (v.tests, v.skipped)
         } else {
-            vec![n]
+            fitting(v.tests, v.skipped, env, |t| {
+                let floor = t.arrays() as u64 * team_array_floor.div_ceil(n as u64);
+                bytes_per_thread.max(floor) * n as u64
+            })?
         };
         let sweep_sizes = if self.sweep {
             crate::latency::log_sizes(16 * 1024, (4 * team_cache).max(256 * MIB), 2, 4096)
         } else {
             Vec::new()
         };
-        if let Some(&max) = sweep_sizes.last() {
-            memsight_core::buffer::check_size(max, env)?;
+        if let Some(&max) = sweep_sizes.last()
+            && let Err(e) = memsight_core::buffer::check_size(max, env)
+        {
+            // Only a default sweep is shortened; the sizes were not asked for one by one.
+            skipped.push(format!("working-set sweep: {e}"));
         }
-        let patterns = match self.data {
-            Data::Nonzero => vec![NONZERO],
-            Data::Zero => vec![0],
-            Data::Both => vec![NONZERO, 0],
-        };
+        let sweep_sizes = sweep_sizes
+            .into_iter()
+            .filter(|&b| memsight_core::buffer::check_size(b, env).is_ok())
+            .collect();
         Ok(BandwidthConfig {
             tests,
-            isa,
-            cpus,
-            thread_counts,
+            isa: v.isa,
+            cpus: v.cpus,
+            thread_counts: v.thread_counts,
             bytes_per_thread,
             team_array_floor,
             shared: self.shared,
@@ -252,15 +209,128 @@ impl BandwidthSettings {
             sweep_sizes,
             node: self.node,
             page_kind: self.page_kind,
-            patterns,
-            rule,
-            sample_ns,
+            patterns: v.patterns,
+            rule: v.rule,
+            sample_ns: v.sample_ns,
             skipped,
             weighted: None,
             dax: self.dax,
             reach,
-            array_gap,
+            array_gap: v.array_gap,
         })
+    }
+
+    /// Every check that needs no measurement: tests this CPU runs, the team, the flags that
+    /// exclude each other, the node, the sampling rule.
+    fn validate(&self, env: &Environment) -> Result<Validated> {
+        let isa = supported_isa(self.isa)?;
+        let (tests, skipped) = self.supported_tests(isa)?;
+        let cpus = team(self.threads, self.cpus.as_deref(), env)?;
+        let array_gap = array_gap(self.array_gap)?;
+        if self.dax.is_some() && self.node.is_some() {
+            return Err(Error::input(
+                "--dax and --node exclude each other: DAX memory is where its device is",
+            ));
+        }
+        if let (Some(b), None) = (self.size, &self.dax) {
+            memsight_core::buffer::check_size(b * cpus.len() as u64, env)?;
+        }
+        env.check_node(self.node)?;
+        let (rule, sample_ns) = self.sampling.rule()?;
+        let thread_counts = if self.scaling {
+            let mut v: Vec<usize> = std::iter::successors(Some(1usize), |x| Some(x * 2))
+                .take_while(|&x| x < cpus.len())
+                .collect();
+            v.push(cpus.len());
+            v
+        } else {
+            vec![cpus.len()]
+        };
+        let patterns = match self.data {
+            Data::Nonzero => vec![NONZERO],
+            Data::Zero => vec![0],
+            Data::Both => vec![NONZERO, 0],
+        };
+        Ok(Validated {
+            isa,
+            tests,
+            skipped,
+            cpus,
+            thread_counts,
+            array_gap,
+            rule,
+            sample_ns,
+            patterns,
+        })
+    }
+
+    /// The tests asked for that this CPU runs, and why the others do not.
+    fn supported_tests(&self, isa: Isa) -> Result<(Vec<TestSpec>, Vec<String>)> {
+        let mut skipped = Vec::new();
+        let Some(tests) = &self.tests else {
+            let mut v = Vec::new();
+            for t in super::spec::defaults() {
+                match t.supported(isa) {
+                    Ok(()) => v.push(t),
+                    Err(why) => skipped.push(format!("{}: {why}", t.name)),
+                }
+            }
+            return Ok((v, skipped));
+        };
+        let mut v = Vec::new();
+        for t in tests {
+            match t.supported(isa) {
+                Ok(()) => v.push(t.clone()),
+                Err(why) if self.skip_unsupported => skipped.push(format!("{}: {why}", t.name)),
+                Err(why) => return Err(Error::input(format!("test '{}': {why}", t.name))),
+            }
+        }
+        if v.is_empty() {
+            return Err(Error::input(format!(
+                "none of the tests asked for runs on this CPU ({})",
+                skipped.join("; ")
+            )));
+        }
+        Ok((v, skipped))
+    }
+}
+
+/// What [`BandwidthSettings::validate`] checked.
+struct Validated {
+    isa: Isa,
+    tests: Vec<TestSpec>,
+    skipped: Vec<String>,
+    cpus: Vec<usize>,
+    thread_counts: Vec<usize>,
+    array_gap: usize,
+    rule: memsight_core::stats::StopRule,
+    sample_ns: f64,
+    patterns: Vec<u64>,
+}
+
+/// The tests whose team working set (`bytes`) fits what this process may have; the others are
+/// skipped with the reason. None fitting is refused with the first one's reason
+/// ([`Error::DoesNotFit`]: `memsight run` then skips the suite).
+fn fitting(
+    tests: Vec<TestSpec>,
+    mut skipped: Vec<String>,
+    env: &Environment,
+    bytes: impl Fn(&TestSpec) -> u64,
+) -> Result<(Vec<TestSpec>, Vec<String>)> {
+    let mut kept = Vec::new();
+    let mut first_refusal = None;
+    for t in tests {
+        match memsight_core::buffer::check_size(bytes(&t), env) {
+            Ok(()) => kept.push(t),
+            Err(e) => {
+                skipped.push(format!("{}: {e}", t.name));
+                first_refusal.get_or_insert(e);
+            }
+        }
+    }
+    match first_refusal {
+        Some(e) if kept.is_empty() => Err(e),
+        _ => Ok((kept, skipped)),
     }
 }
 

@@ -14,7 +14,6 @@
 
 pub mod ladder;
 pub mod levels;
-pub mod memory;
 mod settings;
 
 pub use settings::{LatencySettings, Order};
@@ -295,9 +294,6 @@ pub fn run(
             ladder::run_on_cpu(cfg, env, cpu, timer.min_sample_ns, tick)
         })?;
         let (l, done) = out.pop().expect("one thread")?;
-        if done {
-            memory::record(cpu, &l.main.points, env);
-        }
         ladders.push(l);
         complete &= done;
         if !done {

@@ -93,7 +93,7 @@ impl RowbufferSettings {
     }
 
     /// The validated plan.
-    pub fn resolve(&self, env: &Environment) -> Result<Config> {
+    pub fn resolve(&self, env: &Environment, machine: &crate::machine::Machine) -> Result<Config> {
         if self.kernels.is_empty() {
             return Err(Error::input("--kernels: name at least one kernel"));
         }
@@ -120,7 +120,7 @@ impl RowbufferSettings {
         let (array_bytes, streaming) = match self.array_size {
             Some(b) => (b, None),
             None => {
-                let r = crate::bandwidth::plateau::streaming_reach(env)?;
+                let r = machine.streaming(env)?;
                 let b = (2 * r.team_cache(cpus.len(), env))
                     .max(64 << 20)
                     .next_multiple_of(unit);

@@ -104,8 +104,8 @@ pub fn measure(
     w: &Where,
     a: &Config,
     env: &Environment,
-    rule: StopRule,
-    sample_ns: f64,
+    machine: &crate::machine::Machine,
+    (rule, sample_ns): (StopRule, f64),
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(TargetFigures, bool)> {
     let label = w.target.label();
@@ -177,7 +177,7 @@ pub fn measure(
     }
     if a.parts.contains(&Part::Loaded) && w.cpus.len() >= 2 {
         tick(&format!("{label}: loaded latency"));
-        let (knee, sat) = loaded(w, a, env)?;
+        let (knee, sat) = loaded(w, a, env, machine)?;
         (f.knee_gbs, f.saturation_gbs) = (knee, sat);
         if cancel::requested() {
             return Ok((f, false));
@@ -256,7 +256,7 @@ fn bandwidth(
         ..BandwidthConfig::single(
             test.spec(),
             w.cpus,
-            a.bandwidth_for(w.cpus.len(), env)?,
+            a.bandwidth_for(w.cpus.len()),
             a.page_kind,
             rule,
             sample_ns,
@@ -266,7 +266,12 @@ fn bandwidth(
 }
 
 /// The loaded-latency knee with read traffic (estimated DRAM GB/s).
-fn loaded(w: &Where, a: &Config, env: &Environment) -> Result<(Option<f64>, Option<f64>)> {
+fn loaded(
+    w: &Where,
+    a: &Config,
+    env: &Environment,
+    machine: &crate::machine::Machine,
+) -> Result<(Option<f64>, Option<f64>)> {
     let cfg = crate::loaded::Config {
         mixes: vec![memsight_kernels::loadgen::TrafficMix::Reads],
         points: 5,
@@ -282,7 +287,7 @@ fn loaded(w: &Where, a: &Config, env: &Environment) -> Result<(Option<f64>, Opti
         dax: w.dax,
         ..Default::default()
     };
-    let (r, _) = crate::loaded::run(&cfg, env, &|_| {})?;
+    let (r, _) = crate::loaded::run(&cfg, env, machine, &|_| {})?;
     Ok(r.curves
         .first()
         .map_or((None, None), |c| (c.knee_gbs, Some(c.saturation_gbs))))

@@ -93,6 +93,9 @@ pub struct Config {
     pub latency_bytes: Option<u64>,
     /// Working set per thread of the bandwidth points; `None`: [`Config::bandwidth_for`].
     pub bandwidth_bytes: Option<u64>,
+    /// The streaming check default bandwidth sizes follow: filled by [`run`] from the
+    /// [`crate::machine::Machine`] it is given (leave `None`).
+    pub streaming: Option<crate::reach::stream::StreamCheck>,
     /// Working set of all threads of a granularity point (default as latency).
     pub granularity_bytes: Option<u64>,
     pub page_kind: PageKind,
@@ -116,6 +119,7 @@ impl Default for Config {
             latency_blocks: vec![64, 128, 256, 512],
             latency_bytes: None,
             bandwidth_bytes: None,
+            streaming: None,
             granularity_bytes: None,
             page_kind: PageKind::Thp,
             sampling: crate::sampling::Sampling {
@@ -131,11 +135,11 @@ impl Default for Config {
 impl Config {
     /// Working set per thread of a bandwidth point on `threads` CPUs: as given, or 128 MiB and
     /// the threads together at least the streaming check's size (`crate::reach::stream`).
-    pub fn bandwidth_for(&self, threads: usize, env: &Environment) -> Result<u64> {
-        match self.bandwidth_bytes {
-            Some(b) => Ok(b),
-            None => crate::bandwidth::plateau::cell_bytes(env, threads),
-        }
+    pub fn bandwidth_for(&self, threads: usize) -> u64 {
+        self.bandwidth_bytes.unwrap_or_else(|| {
+            let share = self.streaming.map_or(0, |s| s.share(threads));
+            share.max(memsight_core::units::MIB * 128)
+        })
     }
 }
 
@@ -336,6 +340,7 @@ pub fn planned(a: &Config, env: &Environment) -> Result<TiersResults> {
 pub fn run(
     a: &Config,
     env: &Environment,
+    machine: &crate::machine::Machine,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(TiersResults, bool)> {
     a.check()?;
@@ -343,9 +348,16 @@ pub fn run(
     let plan = make_plan(a, env, &fs)?;
     let (rule, sample_ns) = a.sampling.rule()?;
     // The working sets are resolved once, from the core's latency curve where not given.
-    let (lat, in_memory) = crate::latency::memory::working_set(a.latency_bytes, env)?;
+    let (lat, in_memory) = machine.working_set(a.latency_bytes, env)?;
+    let streaming = match a.bandwidth_bytes {
+        None if a.parts.contains(&Part::Bandwidth) || a.parts.contains(&Part::Weighted) => {
+            machine.streaming(env)?.stream
+        }
+        _ => None,
+    };
     let a = &Config {
         latency_bytes: Some(lat),
+        streaming,
         granularity_bytes: Some(a.granularity_bytes.unwrap_or(lat)),
         ..a.clone()
     };
@@ -385,7 +397,7 @@ pub fn run(
         });
     }
     for w in &wheres {
-        let (f, done) = measure::measure(w, a, env, rule, sample_ns, tick)?;
+        let (f, done) = measure::measure(w, a, env, machine, (rule, sample_ns), tick)?;
         targets.push(f);
         if !done {
             complete = false;

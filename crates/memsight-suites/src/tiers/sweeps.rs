@@ -229,7 +229,7 @@ pub fn weighted_sweep(
                 &plan.cpus,
                 node,
                 weighted.clone(),
-                a.bandwidth_for(plan.cpus.len(), env)?,
+                a.bandwidth_for(plan.cpus.len()),
                 a,
                 env,
                 rule,

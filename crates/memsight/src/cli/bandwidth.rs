@@ -1,5 +1,6 @@
 //! `memsight bandwidth`: the flags, and the suite as a command and as a step of `memsight run`.
 
+use memsight_suites::machine::Machine;
 use clap::ValueEnum;
 use memsight_core::env::Environment;
 use memsight_results::document::Level;
@@ -151,7 +152,9 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.settings(&env.topology)?.resolve(env)?;
+        let cfg = self
+            .settings(&env.topology)?
+            .resolve(env, &Machine::new())?;
         let (results, complete) = ui.progress(Some(cfg.total_points()), |tick| {
             bandwidth::run(&cfg, env, tick)
         })?;
@@ -169,7 +172,7 @@ impl InRun for Args {
             Level::Thorough => BandwidthSettings::thorough(),
             _ => BandwidthSettings::run_default(),
         };
-        let cfg = settings.resolve(ctx.env)?;
+        let cfg = settings.resolve(ctx.env, &ctx.machine)?;
         let (r, done) = ctx.ticking("bandwidth", |tick| bandwidth::run(&cfg, ctx.env, tick))?;
         Ok(Step::Ran(r, done))
     }

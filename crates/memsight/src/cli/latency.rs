@@ -138,6 +138,8 @@ impl InRun for Args {
         let (r, done) = ctx.ticking("latency ladder", |tick| {
             latency::run(&cfg, ctx.env, clock, tick)
         })?;
+        // The suites after it size their memory working sets from this curve.
+        ctx.machine.learn_from_ladder(&r, ctx.env);
         Ok(Step::Ran(r, done))
     }
 }

@@ -1,6 +1,7 @@
 //! `memsight loaded-latency`: the flags, and the suite as a command and as a step of
 //! `memsight run`.
 
+use memsight_suites::machine::Machine;
 use clap::ValueEnum;
 use memsight_core::env::Environment;
 use memsight_kernels::loadgen::TrafficMix;
@@ -105,7 +106,7 @@ impl Args {
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config(&env.topology)?;
-        let (results, complete) = ui.progress(None, |tick| loaded::run(&cfg, env, tick))?;
+        let (results, complete) = ui.progress(None, |tick| loaded::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
 }
@@ -134,7 +135,7 @@ impl InRun for Args {
         } else {
             Config::default()
         };
-        let (r, done) = ctx.ticking("loaded latency", |tick| loaded::run(&cfg, ctx.env, tick))?;
+        let (r, done) = ctx.ticking("loaded latency", |tick| loaded::run(&cfg, ctx.env, &ctx.machine, tick))?;
         Ok(Step::Ran(r, done))
     }
 }

@@ -1,5 +1,6 @@
 //! `memsight numa`: the flags, and the matrices as a command and as a step of `memsight run`.
 
+use memsight_suites::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_suites::numa::{self, Config, NumaResults};
 use memsight_suites::sampling::Sampling;
@@ -57,7 +58,7 @@ impl Args {
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config();
-        let (results, complete) = ui.progress(None, |tick| numa::run(&cfg, env, tick))?;
+        let (results, complete) = ui.progress(None, |tick| numa::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
 }
@@ -79,7 +80,7 @@ impl InRun for Args {
             },
             ..d
         };
-        let (r, done) = ctx.ticking("NUMA", |tick| numa::run(&cfg, ctx.env, tick))?;
+        let (r, done) = ctx.ticking("NUMA", |tick| numa::run(&cfg, ctx.env, &ctx.machine, tick))?;
         Ok(Step::Ran(r, done))
     }
 }

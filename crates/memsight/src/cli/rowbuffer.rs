@@ -1,6 +1,7 @@
 //! `memsight rowbuffer`: the flags, and the study as a command and as a step of a thorough
 //! `memsight run`.
 
+use memsight_suites::machine::Machine;
 use std::path::PathBuf;
 
 use clap::ValueEnum;
@@ -240,7 +241,9 @@ impl Suite for Args {
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.settings(&env.topology)?.resolve(env)?;
+        let cfg = self
+            .settings(&env.topology)?
+            .resolve(env, &Machine::new())?;
         let (results, complete) = ui.progress(Some(cfg.total_steps()), |tick| {
             rowbuffer::run(&cfg, env, tick)
         })?;
@@ -258,7 +261,7 @@ impl InRun for Args {
                 "row-buffer study: thorough runs only (memsight rowbuffer)".into(),
             ));
         }
-        let cfg = RowbufferSettings::thorough(ctx.dmidecode.clone()).resolve(ctx.env)?;
+        let cfg = RowbufferSettings::thorough(ctx.dmidecode.clone()).resolve(ctx.env, &ctx.machine)?;
         let (r, done) = ctx.ticking("row buffer", |tick| rowbuffer::run(&cfg, ctx.env, tick))?;
         Ok(Step::Ran(r, done))
     }

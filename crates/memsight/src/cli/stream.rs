@@ -1,5 +1,6 @@
 //! `memsight stream`: the flags, and STREAM as a command.
 
+use memsight_suites::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_core::timer;
 use memsight_suites::bandwidth::Threads;
@@ -65,7 +66,9 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.settings(&env.topology)?.resolve(env)?;
+        let cfg = self
+            .settings(&env.topology)?
+            .resolve(env, &Machine::new())?;
         let clock = timer::calibrate();
         let (results, complete) = ui.progress(Some(cfg.ntimes as u64), |tick| {
             stream::run(&cfg, env, &clock, tick)

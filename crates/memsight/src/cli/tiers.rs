@@ -1,5 +1,6 @@
 //! `memsight tiers`: the flags, and the study as a command and as a step of `memsight run`.
 
+use memsight_suites::machine::Machine;
 use clap::ValueEnum;
 use memsight_core::env::Environment;
 use memsight_core::sysfs::FsRoot;
@@ -162,7 +163,7 @@ impl Suite for Args {
         if self.plan {
             return Ok(Outcome::of(tiers::planned(&cfg, env)?, true));
         }
-        let (results, complete) = ui.progress(None, |tick| tiers::run(&cfg, env, tick))?;
+        let (results, complete) = ui.progress(None, |tick| tiers::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
 }
@@ -200,7 +201,7 @@ impl InRun for Args {
                     .into(),
             ));
         }
-        let (r, done) = ctx.ticking("tiers", |tick| tiers::run(&cfg, ctx.env, tick))?;
+        let (r, done) = ctx.ticking("tiers", |tick| tiers::run(&cfg, ctx.env, &ctx.machine, tick))?;
         Ok(Step::Ran(r, done))
     }
 }

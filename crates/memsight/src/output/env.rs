@@ -99,9 +99,11 @@ fn state(env: &Environment) {
         env.memory
             .available_bytes
             .map_or("unknown".into(), format_bytes),
-        env.memory
-            .cgroup_limit_bytes
-            .map_or("none".into(), format_bytes)
+        match (env.memory.cgroup_limit_bytes, env.memory.cgroup_limit_file) {
+            (Some(b), Some(f)) => format!("{} ({})", format_bytes(b), f.describe()),
+            (Some(b), None) => format_bytes(b),
+            _ => "none".into(),
+        }
     );
     say!(
         "governor        {}{}",

@@ -11,46 +11,33 @@ use memsight_core::env::Environment;
 use memsight_kernels::bandwidth::{self as k, Isa};
 
 use crate::reach::stream::{STREAM_TOLERANCE, StreamCheck, stream_start};
-use crate::reach::{MemoryReach, ReachSource, largest_reported, remember};
+use crate::reach::{MemoryReach, largest_reported};
 
 /// Timed passes per size; the best counts, since a disturbance only slows a pass.
 const PASSES: usize = 3;
 
-/// This process's reach with the streaming check made (measured once per process; a reach
-/// taken from the reported caches of a recorded machine is returned unchecked).
-pub fn streaming_reach(env: &Environment) -> Result<MemoryReach> {
-    let r = crate::latency::memory::known_or_probe(env)?;
-    if r.stream.is_some() || matches!(r.source, ReachSource::Reported) {
-        return Ok(r);
-    }
-    let start = r.working_set();
-    let reference = reference_bytes(env, start);
-    let check = memsight_core::pin::run_team(&[r.cpu], |_, _, _| measure(env, start, reference))?
-        .remove(0)?;
-    let r = MemoryReach {
-        stream: Some(check),
-        ..r
-    };
-    remember(r);
-    Ok(r)
+/// The streaming check from `r`'s memory working set up, on `r`'s CPU. Called once per
+/// [`super::Machine`].
+pub(crate) fn check(env: &Environment, r: &MemoryReach) -> Result<StreamCheck> {
+    let (start, reference) = sizes(env, r.working_set());
+    memsight_core::pin::run_team(&[r.cpu], |_, _, _| measure(env, start, reference))?.remove(0)
 }
 
-/// Working set per thread of a bandwidth cell on `threads` CPUs when none was given (`numa`,
-/// `tiers`): 128 MiB, and the threads together at least the streaming check's size.
-pub fn cell_bytes(env: &Environment, threads: usize) -> Result<u64> {
-    let share = streaming_reach(env)?.stream.map_or(0, |s| s.share(threads));
-    Ok(share.max(128 * memsight_core::units::MIB))
-}
-
-/// Four times the start and twice the largest reported cache (past any cache, yet not the
-/// 4 × claim that makes a hypervisor's 480 MiB L3 cost 2 GiB), no more than a quarter of what
-/// this process may allocate, at least twice the start.
-fn reference_bytes(env: &Environment, start: u64) -> u64 {
+/// The reference and the first size tried. The reference: four times the start and twice the
+/// largest reported cache (past any cache, yet not the 4 × claim that makes a hypervisor's
+/// 480 MiB L3 cost 2 GiB), at least twice the start; but no more than half of what this process
+/// may allocate (it is the only buffer at that moment), so that in a small cgroup the check is
+/// made with what fits rather than refused, the start shrinking to half the reference.
+fn sizes(env: &Environment, start: u64) -> (u64, u64) {
     let want = (2 * largest_reported(env)).max(4 * start);
-    let room = env.memory.usable_bytes().map_or(want, |u| u / 4);
-    want.min(room)
-        .max(2 * start)
-        .next_multiple_of(k::GRANULE as u64)
+    let room = env
+        .memory
+        .usable_bytes()
+        .map_or(u64::MAX, |u| u / 10 * 9 / 2);
+    let g = k::GRANULE as u64;
+    let reference = want.max(2 * start).min(room).next_multiple_of(g);
+    let start = start.min(reference / 2 / g * g).max(g);
+    (start, reference)
 }
 
 /// Reads the reference, then doubling sizes from `start` until one settles, on this thread.

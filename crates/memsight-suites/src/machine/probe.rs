@@ -1,0 +1,65 @@
+//! Where memory begins, measured: the short probe suites run when no ladder ran, and the
+//! reported caches' answer where nothing can be measured ([`crate::reach`] holds the rules,
+//! [`crate::machine::Machine`] the facts found).
+
+use memsight_core::Result;
+use memsight_core::buffer::PageKind;
+use memsight_core::env::Environment;
+use memsight_core::stats::StopRule;
+use memsight_core::units::MIB;
+
+use crate::latency::{LadderConfig, curve, ladder, log_sizes};
+use crate::reach::{
+    MemoryCheck, MemoryReach, MemoryStart, ReachSource, ladder_cap, largest_reported, memory_start,
+};
+
+/// What the reported caches alone say: memory from twice the largest.
+pub fn reported(env: &Environment, cpu: usize) -> MemoryReach {
+    let largest = largest_reported(env).max(MIB);
+    MemoryReach {
+        cpu,
+        memory: MemoryStart {
+            from_bytes: 2 * largest,
+            ns: f64::NAN,
+            check: MemoryCheck::PastReportedCaches,
+            cache_bytes: largest,
+        },
+        source: ReachSource::Reported,
+        stream: None,
+    }
+}
+
+/// A short ladder on `cpu`: one size in L2, then two per octave from twice the L2 to the cap,
+/// five to nine samples of 1 ms each, ending once memory has held. Typically 0.2–1 s.
+pub fn probe(env: &Environment, cpu: usize) -> Result<MemoryReach> {
+    let l2 = env.topology.cache(2).map_or(MIB, |c| c.size_bytes);
+    let cap = ladder_cap(env);
+    let mut sizes = vec![(l2 / 4).max(64 * 1024)];
+    sizes.extend(log_sizes((2 * l2).min(cap), cap, 2, 128));
+    let rule = StopRule {
+        warmup: 1,
+        min_samples: 5,
+        max_samples: 9,
+        target_rel_ci: 0.03,
+        budget_s: 0.05,
+    };
+    let mut cfg = LadderConfig::chase_point(&sizes, cpu, PageKind::Thp, rule);
+    cfg.sample_ns = 1e6;
+    cfg.stop_at_memory = true;
+    let points =
+        memsight_core::pin::run_team(&[cpu], |_, _, _| ladder::climb(&cfg, env, 1e6))?.remove(0)?;
+    // A curve too noisy to call falls back on the reported caches (and says so) rather than
+    // failing the command that asked.
+    let Some(memory) = memory_start(&curve(&points), largest_reported(env)) else {
+        return Ok(MemoryReach {
+            source: ReachSource::Unsettled,
+            ..reported(env, cpu)
+        });
+    };
+    Ok(MemoryReach {
+        cpu,
+        memory,
+        source: ReachSource::Probe,
+        stream: None,
+    })
+}
