@@ -39,6 +39,17 @@ pub struct MemoryState {
 }
 
 impl MemoryState {
+    /// Counts `bytes` as held already (a buffer kept for the whole of a run): what a new
+    /// allocation may use shrinks by as much.
+    pub fn reserve(&mut self, bytes: u64) {
+        if let Some(a) = &mut self.available_bytes {
+            *a = a.saturating_sub(bytes);
+        }
+        if self.cgroup_limit_bytes.is_some() {
+            self.cgroup_usage_bytes = Some(self.cgroup_usage_bytes.unwrap_or(0) + bytes);
+        }
+    }
+
     /// What a new allocation can use: MemAvailable, capped by the cgroup's headroom.
     pub fn usable_bytes(&self) -> Option<u64> {
         let cg = self

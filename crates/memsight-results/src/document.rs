@@ -49,6 +49,9 @@ macro_rules! documents {
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $field: Option<memsight_suites::$tm::$tn>,
             )?)*
+            /// How the memory available to the machine moved during the run (reference probes).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub drift: Option<memsight_suites::drift::DriftSeries>,
             /// Suites not run, with the reason.
             pub skipped: Vec<String>,
             /// Headline figures, one line each.
@@ -63,6 +66,7 @@ macro_rules! documents {
                 RunResults {
                     level,
                     $($($field: None,)?)*
+                    drift: None,
                     skipped: Vec::new(),
                     summary: Vec::new(),
                     directory: None,
@@ -76,6 +80,13 @@ macro_rules! documents {
                 $($(out.extend(self.$field.as_ref().map(|r| {
                     ($name, memsight_core::stats::SampleTally::of_result(r))
                 }));)?)*
+                out
+            }
+
+            /// The suites' results with their names in `memsight run`, in run order.
+            pub fn named_suites(&self) -> Vec<(&'static str, &dyn Present)> {
+                let mut out: Vec<(&'static str, &dyn Present)> = Vec::new();
+                $($(out.extend(self.$field.as_ref().map(|r| ($name, r as &dyn Present)));)?)*
                 out
             }
 
@@ -313,14 +324,34 @@ impl RunResults {
             caches,
             dimms: self.dimms.as_ref(),
         };
-        self.suites().into_iter().map(|s| s.view_in(&ctx)).collect()
+        let mut views: Vec<View> = self.suites().into_iter().map(|s| s.view_in(&ctx)).collect();
+        views.extend(self.drift.as_ref().map(crate::present::drift::view));
+        views
     }
 
-    /// The headline lines of the run's suites, in run order.
+    /// The headline lines of the run's suites, in run order. A suite measured while the
+    /// memory available to the machine was low (the drift probes) says so beside its figures,
+    /// with the share of the run's best it ran at, so that no one reads them as the machine's.
     pub fn headlines(&self) -> Vec<String> {
-        self.suites()
+        let mut out: Vec<String> = self
+            .named_suites()
             .into_iter()
-            .flat_map(|s| s.headline())
-            .collect()
+            .flat_map(|(name, s)| {
+                let slow = self.drift.as_ref().and_then(|d| d.slow_share(name));
+                s.headline().into_iter().map(move |line| match slow {
+                    Some(share) => format!(
+                        "{line} — measured while one core's memory bandwidth was {share:.2}× the run's best (drift): up to {:.2}× higher outside that phase",
+                        1.0 / share
+                    ),
+                    None => line,
+                })
+            })
+            .collect();
+        out.extend(
+            self.drift
+                .as_ref()
+                .and_then(crate::present::drift::headline),
+        );
+        out
     }
 }

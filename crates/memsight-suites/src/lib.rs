@@ -16,6 +16,7 @@
 //! - [`pmem`]: PMDK pool utilisation, allocation classes and arena strategies;
 //! - [`tiers`]: memory tiers (CXL, persistent memory, HBM): latency, bandwidth, granularity,
 //!   near-memory sweep and weighted interleave;
+//! - [`drift`]: how the memory available to the machine moved during a run (reference probes);
 //! - [`machine`]: the machine facts the suites size working sets from, found once and passed;
 //! - [`reach`]: where memory begins on a core's latency curve, and the memory working sets
 //!   sized from it;
@@ -31,6 +32,7 @@ pub mod c2c;
 pub mod clock;
 pub mod counters;
 pub mod dimms;
+pub mod drift;
 pub mod latency;
 pub mod loaded;
 pub mod machine;

@@ -18,6 +18,11 @@ use memsight_results::history::History;
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::show::Show;
 use crate::suite::{RunCtx, step};
+use memsight_suites::drift::prober::{self, Prober};
+use memsight_suites::machine::Machine;
+
+/// How long within a suite between two drift probes.
+const DRIFT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 use crate::{output, show};
 
 /// Runs every suite that runs in `memsight run`, in the registry's order.
@@ -80,25 +85,52 @@ pub fn measure(
     show::require_live(&env)?;
     let level = level(a);
     let latency = a.latency.settings(&env.topology)?;
+    let machine = Machine::new();
+    // The drift probe holds its buffer for the whole run: the suites size within what is left.
+    let probe = if a.no_drift {
+        None
+    } else {
+        let cpu = *env.allowed_cpus.first().ok_or_else(|| {
+            memsight_core::Error::input("this process may not run on any CPU (empty cpuset)")
+        })?;
+        Some((
+            cpu,
+            prober::buffer_bytes(machine.memory(&env)?.working_set(), &env),
+        ))
+    };
+    let mut suite_env = env.clone();
+    if let Some((_, bytes)) = probe {
+        suite_env.memory.reserve(bytes);
+    }
     let (mut results, done) = crate::progress::with_progress(None, g.no_progress, |tick| {
-        let mut ctx = RunCtx {
-            level,
-            env: &env,
-            latency: if level == Level::Quick {
-                latency.quick()
-            } else {
-                latency
-            },
-            dmidecode: a.dmidecode.clone(),
-            only: a.only.clone(),
-            skip: a.skip.clone(),
-            machine: memsight_suites::machine::Machine::new(),
-            run: RunResults::new(level),
-            complete: true,
-            tick,
-        };
-        steps(&mut ctx)?;
-        anyhow::Ok((ctx.run, ctx.complete))
+        std::thread::scope(|scope| {
+            let drift =
+                probe.map(|(cpu, bytes)| Prober::start(scope, &suite_env, cpu, bytes, DRIFT_EVERY));
+            let mut ctx = RunCtx {
+                level,
+                env: &suite_env,
+                latency: if level == Level::Quick {
+                    latency.quick()
+                } else {
+                    latency
+                },
+                dmidecode: a.dmidecode.clone(),
+                only: a.only.clone(),
+                skip: a.skip.clone(),
+                machine,
+                drift: drift.as_ref(),
+                main: std::thread::current().id(),
+                run: RunResults::new(level),
+                complete: true,
+                tick,
+            };
+            let stepped = steps(&mut ctx);
+            let (mut run, complete) = (ctx.run, ctx.complete);
+            // The series is kept whatever happened to the steps (Ctrl-C keeps what was probed).
+            run.drift = drift.map(Prober::finish);
+            stepped?;
+            anyhow::Ok((run, complete))
+        })
     })?;
     results.summary = results.headlines();
     results.directory = Some(dir.display().to_string());

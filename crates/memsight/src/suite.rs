@@ -86,6 +86,11 @@ pub struct RunCtx<'a> {
     /// The machine facts every suite of the run sizes its working sets from: found once (from
     /// the latency ladder, else by the first suite that needs them) and passed to each.
     pub machine: memsight_suites::machine::Machine,
+    /// The reference probes of the run's drift (`--no-drift`: none).
+    pub drift: Option<&'a memsight_suites::drift::prober::Prober<'a>>,
+    /// The thread that runs the steps: within a suite, probes are taken only from it, between
+    /// the suite's points, never while a team of its threads measures.
+    pub main: std::thread::ThreadId,
     /// What the suites before this one measured.
     pub run: RunResults,
     /// Whether every suite so far ran to its end.
@@ -113,7 +118,14 @@ impl RunCtx<'_> {
 
     /// The progress callback with the suite's name in front of each step.
     pub fn ticking<T>(&self, what: &str, f: impl FnOnce(Tick) -> T) -> T {
-        let tick = |m: &str| (self.tick)(&format!("{what}: {m}"));
+        let tick = |m: &str| {
+            (self.tick)(&format!("{what}: {m}"));
+            if let Some(d) = self.drift
+                && std::thread::current().id() == self.main
+            {
+                d.maybe(what);
+            }
+        };
         f(&tick)
     }
 }
@@ -145,6 +157,9 @@ pub fn step<S: InRun>(
         return Ok(());
     }
     let first = ctx.run.suites().is_empty();
+    if let Some(d) = ctx.drift {
+        d.begin(name);
+    }
     let outcome = match S::in_run(ctx) {
         Err(e) => match e.downcast_ref::<memsight_core::Error>() {
             // A default working set larger than this process may have (a cgroup's limit): the
@@ -154,6 +169,9 @@ pub fn step<S: InRun>(
         },
         Ok(s) => s,
     };
+    if let Some(d) = ctx.drift {
+        d.end(matches!(outcome, Step::Ran(..)));
+    }
     match outcome {
         Step::Ran(r, done) => {
             store(&mut ctx.run, r);

@@ -2,6 +2,7 @@
 //! and the HTML report draw, and as [`Figure`]s for history, `compare` and the export. A suite's
 //! presenter is `present/<suite>.rs` (declared from the registry); it has no renderer code.
 
+pub(crate) mod drift;
 mod fleet;
 
 use memsight_core::topology::CacheGroup;

@@ -341,6 +341,11 @@ pub struct RunArgs {
     /// Do not store the run in the history database.
     #[arg(long)]
     pub no_history: bool,
+    /// Do not take the reference probes that measure how the memory available to this machine
+    /// moved during the run (about 0.1 s each: at the start, after every suite, at the end and
+    /// every 5 s within a suite).
+    #[arg(long)]
+    pub no_drift: bool,
     /// Take the DIMM inventory from this `dmidecode` text or `--dump-bin` file (for machines
     /// whose SMBIOS tables memsight cannot read, e.g. without root).
     #[arg(long, value_name = "FILE")]

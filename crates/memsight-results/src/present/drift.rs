@@ -1,0 +1,109 @@
+//! The run's drift series ([`memsight_suites::drift`]): a chart of the reference probes over
+//! the run with the suites' spans, a table, and one summary line.
+
+use memsight_suites::drift::DriftSeries;
+
+use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View, num};
+
+/// The drift section of a run's report and terminal output.
+pub fn view(d: &DriftSeries) -> View {
+    let mut blocks = Vec::new();
+    let usable: Vec<_> = d.probes.iter().filter(|p| p.read_gbs.is_finite()).collect();
+    if usable.len() >= 2 {
+        let series = vec![Series {
+            name: format!("read, CPU {}", d.cpu),
+            points: usable.iter().map(|p| (p.at_s, p.read_gbs)).collect(),
+            whiskers: usable
+                .iter()
+                .map(|p| (p.at_s, p.read_gbs * (1.0 - p.read_spread), p.read_gbs))
+                .collect(),
+            dashed: false,
+        }];
+        let chart = Lines {
+            x_marks: d
+                .phases
+                .iter()
+                .map(|ph| Mark {
+                    at: ph.from_s,
+                    label: ph.suite.clone(),
+                })
+                .collect(),
+            ..Lines::new(
+                "One core's memory bandwidth during the run",
+                "seconds since the run started",
+                "GB/s (program bytes, best of 3 passes)",
+                (Scale::Linear, Scale::Linear),
+                series,
+            )
+        };
+        blocks.push(Block::Lines(
+            chart,
+            "Each point is a reference probe (whiskers: the range of its passes); grey lines: where each suite began. A fall that other probes do not share is the machine moving, not the suite."
+                .into(),
+        ));
+    }
+    let mut t = Table::new(
+        "Reference probes",
+        &["s", "where", "read GB/s", "spread %", "idle ns", "dropped"],
+    );
+    for p in &d.probes {
+        let opt = |x: f64, f: fn(f64) -> String| if x.is_finite() { f(x) } else { "-".into() };
+        t.rows.push(vec![
+            Cell::Num(format!("{:.1}", p.at_s)),
+            Cell::Text(p.label.clone()),
+            Cell::Num(opt(p.read_gbs, num)),
+            Cell::Num(format!("{:.1}", 100.0 * p.read_spread)),
+            Cell::Num(opt(p.latency_ns, |x| format!("{x:.0}"))),
+            Cell::Num(p.dropped.to_string()),
+        ]);
+    }
+    blocks.push(Block::Table(t));
+    let mut facts = vec![format!(
+        "{} probes over {} suites",
+        d.probes.len(),
+        d.phases.len()
+    )];
+    if let Some(v) = &d.verdict {
+        facts.push(format!(
+            "read rate highest ÷ lowest {:.2}× (probes' own spread {:.1}%), idle latency {:.2}×",
+            v.bandwidth_ratio,
+            100.0 * v.noise,
+            v.latency_ratio
+        ));
+    }
+    View {
+        id: "drift",
+        title: "Drift during the run".into(),
+        method: d.method.clone(),
+        facts,
+        blocks,
+        findings: d.findings.clone(),
+    }
+}
+
+/// The summary's line: how far the machine moved, and which suites measured in its slow phase.
+pub fn headline(d: &DriftSeries) -> Option<String> {
+    let v = d.verdict.as_ref()?;
+    if !v.moved {
+        return Some(format!(
+            "drift: one core's memory bandwidth stayed within {:.0}% over {} reference probes",
+            100.0 * (v.bandwidth_ratio - 1.0),
+            v.usable
+        ));
+    }
+    Some(format!(
+        "drift: one core's memory bandwidth moved {:.2}× during the run (slowest {:.0}–{:.0} s); {} measured in the slow phase",
+        v.bandwidth_ratio,
+        v.slow_from_s.unwrap_or(f64::NAN),
+        v.slow_to_s.unwrap_or(f64::NAN),
+        if v.slow.is_empty() {
+            "no suite".to_string()
+        } else {
+            v.slow
+                .iter()
+                .map(|a| a.suite.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    ))
+}

@@ -1,0 +1,289 @@
+//! The reference probe of [`super`], measured on a thread of its own for the whole run.
+//!
+//! The probe's buffer (the memory working set of the core's latency curve, at most an eighth of
+//! what the process may have) is allocated, touched and linked into a pointer chain once, on a
+//! thread pinned to the first allowed CPU; the thread then waits for requests. The run asks
+//! between suites, when no suite's thread runs, so the probe measures the machine, not the
+//! run competing with itself; within a suite it asks only from the run's own thread between
+//! points (where the suite's team has finished its point). A probe: three read passes over the
+//! whole buffer, then five chase samples of 20 000 loads each; a pass or sample in which the
+//! thread lost its CPU (wall time beyond its CPU time, as every suite's samples are judged:
+//! `memsight_core::cpuclock`) is left out and counted. About 0.1 s per probe.
+
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::{Scope, ScopedJoinHandle};
+use std::time::{Duration, Instant};
+
+use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
+use memsight_core::env::Environment;
+use memsight_core::stats::median;
+use memsight_core::units::{MIB, format_bytes};
+use memsight_kernels::bandwidth::{self as k, Isa};
+use memsight_kernels::chain::Pattern;
+use memsight_kernels::chase::Chains;
+
+use super::{DriftProbe, DriftSeries, Phase, analyse};
+
+const READ_PASSES: usize = 3;
+const CHASE_SAMPLES: usize = 5;
+const _: () = assert!((READ_PASSES + CHASE_SAMPLES) as u32 == super::PROBE_PARTS);
+const CHASE_LOADS: u64 = 20_000;
+const STRIDE: usize = 128;
+
+/// The run's side of the probe thread.
+pub struct Prober<'scope> {
+    state: Mutex<State>,
+    handle: Option<ScopedJoinHandle<'scope, ()>>,
+    /// How long within a suite between probes.
+    every: Duration,
+    cpu: usize,
+    bytes: u64,
+}
+
+struct State {
+    ask: Option<Sender<()>>,
+    answers: Receiver<Option<Measured>>,
+    t0: Instant,
+    last: Instant,
+    probes: Vec<DriftProbe>,
+    phases: Vec<Phase>,
+    open: Option<(String, f64)>,
+    /// Why probing stopped, if it did.
+    stopped: Option<String>,
+}
+
+/// One probe's figures, as the thread measured them.
+struct Measured {
+    read_gbs: f64,
+    read_spread: f64,
+    latency_ns: f64,
+    dropped: u32,
+}
+
+impl<'scope> Prober<'scope> {
+    /// Starts the probe thread on `cpu` with a `bytes` buffer, and takes the first probe.
+    pub fn start<'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        env: &'env Environment,
+        cpu: usize,
+        bytes: u64,
+        every: Duration,
+    ) -> Self {
+        let (ask, asked) = channel::<()>();
+        let (answer, answers) = channel::<Option<Measured>>();
+        let handle = scope.spawn(move || serve(env, cpu, bytes, &asked, &answer));
+        let now = Instant::now();
+        let p = Prober {
+            state: Mutex::new(State {
+                ask: Some(ask),
+                answers,
+                t0: now,
+                last: now,
+                probes: Vec::new(),
+                phases: Vec::new(),
+                open: None,
+                stopped: None,
+            }),
+            handle: Some(handle),
+            every,
+            cpu,
+            bytes,
+        };
+        p.probe("start");
+        p
+    }
+
+    /// Takes a probe now, labelled `label`.
+    pub fn probe(&self, label: &str) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(ask) = &s.ask else { return };
+        let m = if ask.send(()).is_ok() {
+            s.answers.recv().ok().flatten()
+        } else {
+            None
+        };
+        let Some(m) = m else {
+            s.ask = None;
+            s.stopped = Some(format!(
+                "the probe buffer ({}) could not be set up on CPU {}: probing stopped",
+                format_bytes(self.bytes),
+                self.cpu
+            ));
+            return;
+        };
+        let now = Instant::now();
+        let at_s = now.duration_since(s.t0).as_secs_f64();
+        s.last = now;
+        s.probes.push(DriftProbe {
+            at_s,
+            label: label.to_string(),
+            read_gbs: m.read_gbs,
+            read_spread: m.read_spread,
+            latency_ns: m.latency_ns,
+            dropped: m.dropped,
+        });
+    }
+
+    /// Takes a probe within `suite` when the last is older than the interval.
+    pub fn maybe(&self, suite: &str) {
+        let due = {
+            let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.last.elapsed() >= self.every
+        };
+        if due {
+            self.probe(&format!("in {suite}"));
+        }
+    }
+
+    /// `suite` begins measuring.
+    pub fn begin(&self, suite: &str) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let at = s.t0.elapsed().as_secs_f64();
+        s.open = Some((suite.to_string(), at));
+    }
+
+    /// `suite` ended (`ran`: it measured, so its span is kept and a probe follows).
+    pub fn end(&self, ran: bool) {
+        let open = {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let open = s.open.take();
+            if let (true, Some((suite, from_s))) = (ran, &open) {
+                let to_s = s.t0.elapsed().as_secs_f64();
+                s.phases.push(Phase {
+                    suite: suite.clone(),
+                    from_s: *from_s,
+                    to_s,
+                });
+            }
+            open
+        };
+        if let (true, Some((suite, _))) = (ran, open) {
+            self.probe(&format!("after {suite}"));
+        }
+    }
+
+    /// Stops the thread and reads the series.
+    pub fn finish(mut self) -> DriftSeries {
+        let mut s = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        s.ask = None;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+        let (verdict, mut findings) = analyse(&s.probes, &s.phases);
+        findings.extend(s.stopped);
+        DriftSeries {
+            method: method(self.cpu, self.bytes, self.every),
+            cpu: self.cpu,
+            buffer_bytes: self.bytes,
+            probes: s.probes,
+            phases: s.phases,
+            verdict,
+            findings,
+        }
+    }
+}
+
+/// The probe buffer's size for a memory working set `working_set`: at most an eighth of what
+/// the process may have, at least 64 MiB.
+pub fn buffer_bytes(working_set: u64, env: &Environment) -> u64 {
+    let room = env.memory.usable_bytes().map_or(u64::MAX, |u| u / 8);
+    working_set
+        .min(room)
+        .max(64 * MIB)
+        .next_multiple_of(k::GRANULE as u64)
+}
+
+fn method(cpu: usize, bytes: u64, every: Duration) -> String {
+    format!(
+        "reference probe on CPU {cpu} at the run's start, after every suite, at its end and every {} s within a suite (between its points): one core reads a {} buffer ({READ_PASSES} passes, the best counts, GB/s of program bytes) and chases a pointer chain through it ({STRIDE} B stride, {CHASE_SAMPLES} samples of {CHASE_LOADS} loads, median ns per load); passes and samples in which the thread lost its CPU are left out. Drift = highest over lowest read rate; it counts from {:.0}% and three times the probes' own spread",
+        every.as_secs(),
+        format_bytes(bytes),
+        100.0 * super::MIN_DRIFT
+    )
+}
+
+/// The probe thread: sets up the buffer and chain, then answers each request until the run
+/// hangs up. Answers `None` (once) when the buffer cannot be had.
+fn serve(
+    env: &Environment,
+    cpu: usize,
+    bytes: u64,
+    asked: &Receiver<()>,
+    answer: &Sender<Option<Measured>>,
+) {
+    let set_up = memsight_core::pin::pin_current_thread(cpu).and_then(|()| {
+        let req = BufferRequest {
+            bytes,
+            kind: PageKind::Thp,
+            node: None,
+            dax: None,
+        };
+        Buffer::allocate_preferring(req, env)
+    });
+    let Ok(mut buf) = set_up else {
+        if asked.recv().is_ok() {
+            let _ = answer.send(None);
+        }
+        return;
+    };
+    buf.touch();
+    let elements = buf.len() / STRIDE;
+    let mut chains = Chains::build(
+        buf.as_mut_slice(),
+        elements,
+        STRIDE,
+        Pattern::Window {
+            window_bytes: 256 * 1024,
+        },
+        1,
+        0x5eed,
+    );
+    let isa = Isa::widest();
+    while asked.recv().is_ok() {
+        if answer.send(Some(measure(&mut chains, isa))).is_err() {
+            return;
+        }
+    }
+}
+
+fn measure(chains: &mut Chains, isa: Isa) -> Measured {
+    use memsight_core::cpuclock::timed;
+    let mut dropped = 0;
+    let mut rates = Vec::new();
+    for _ in 0..READ_PASSES {
+        let ((), lap) = timed(|| {
+            std::hint::black_box(k::read(isa, chains.bytes(), 1));
+        });
+        if lap.lost_cpu() {
+            dropped += 1;
+        } else {
+            rates.push(chains.bytes().len() as f64 / lap.wall_ns as f64);
+        }
+    }
+    let mut lat = Vec::new();
+    for _ in 0..CHASE_SAMPLES {
+        let ((), lap) = timed(|| chains.run(CHASE_LOADS));
+        if lap.lost_cpu() {
+            dropped += 1;
+        } else {
+            lat.push(lap.wall_ns as f64 / CHASE_LOADS as f64);
+        }
+    }
+    let best = rates.iter().copied().fold(f64::NAN, f64::max);
+    let worst = rates.iter().copied().fold(f64::NAN, f64::min);
+    Measured {
+        read_gbs: best,
+        read_spread: if rates.len() > 1 {
+            (best - worst) / best
+        } else {
+            0.0
+        },
+        latency_ns: if lat.is_empty() {
+            f64::NAN
+        } else {
+            median(&lat)
+        },
+        dropped,
+    }
+}
