@@ -325,8 +325,17 @@ impl RunResults {
             dimms: self.dimms.as_ref(),
         };
         let mut views: Vec<View> = self.suites().into_iter().map(|s| s.view_in(&ctx)).collect();
+        let story = self.agreements();
+        if !story.is_empty() {
+            views.push(crate::present::story::view(&story));
+        }
         views.extend(self.drift.as_ref().map(crate::present::drift::view));
         views
+    }
+
+    /// Where two suites of the run measured one quantity: do they agree ([`crate::story`]).
+    pub fn agreements(&self) -> Vec<crate::story::Agreement> {
+        crate::story::agreements(&self.figures(), self.drift.as_ref())
     }
 
     /// The headline lines of the run's suites, in run order. A suite measured while the
@@ -347,6 +356,7 @@ impl RunResults {
                 })
             })
             .collect();
+        out.extend(crate::present::story::headlines(&self.agreements()));
         out.extend(
             self.drift
                 .as_ref()

@@ -18,4 +18,5 @@ pub mod history;
 pub mod launcher;
 pub mod present;
 pub mod registry;
+pub mod story;
 pub mod view;

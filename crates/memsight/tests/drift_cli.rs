@@ -101,3 +101,42 @@ fn no_drift_takes_no_probe() {
     .unwrap();
     assert!(doc["results"].get("drift").is_none(), "{}", doc["results"]);
 }
+
+/// Ctrl-C during a run keeps the probes taken so far with the partial run. The signal comes
+/// after 6 s; should a loaded machine still be setting up (the start probe), nothing was
+/// measured and the run says so in one line instead.
+#[test]
+fn an_interrupted_run_keeps_its_probes() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("run");
+    let child = memsight()
+        .args(["run", "--no-history", "--no-progress"])
+        .args(["--target-ci", "0.0000001", "--point-budget", "30"])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(6));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let done = child.wait_with_output().unwrap();
+    assert_eq!(done.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&done.stderr);
+    match std::fs::read(dir.join("run.json")) {
+        Ok(bytes) => {
+            let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(doc["complete"], false);
+            let probes = doc["results"]["drift"]["probes"].as_array().unwrap();
+            assert!(!probes.is_empty(), "the start probe is kept");
+        }
+        Err(_) => assert!(
+            err.contains("interrupted before anything was measured"),
+            "{err}"
+        ),
+    }
+}

@@ -4,6 +4,7 @@
 
 pub(crate) mod drift;
 mod fleet;
+pub(crate) mod story;
 
 use memsight_core::topology::CacheGroup;
 use memsight_suites::dimms::DimmsResults;
