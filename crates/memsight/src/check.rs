@@ -65,25 +65,21 @@ pub fn judge_live(
     started: SystemTime,
 ) -> anyhow::Result<ExitCode> {
     let run_args = run_args(a, reference)?;
+    // Without --out the run is measured into a temporary directory removed on every path.
+    let scratch: tempfile::TempDir;
     let dir = match &a.out {
         Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("memsight-check-{}", std::process::id())),
-    };
-    crate::run::check_out_dir(&dir)?;
-    let doc = crate::run::measure(&run_args, env, g, started, &dir, true);
-    let doc: Document = match doc {
-        Ok(d) => d,
-        Err(e) => {
-            if a.out.is_none() {
-                let _ = std::fs::remove_dir_all(&dir);
-            }
-            return Err(e);
+        None => {
+            scratch = tempfile::Builder::new()
+                .prefix("memsight-check-")
+                .tempdir()?;
+            scratch.path().to_path_buf()
         }
     };
+    crate::run::check_out_dir(&dir)?;
+    let doc: Document = crate::run::measure(&run_args, env, g, started, &dir, true)?;
     if a.out.is_some() {
         crate::run::save(&doc, &dir, None, true)?;
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
     }
     verdict(a, g, &check::judge::judge(reference, &doc), doc.complete)
 }

@@ -79,7 +79,7 @@ fn oversized_and_empty_pool_requests_are_refused() {
     };
     assert!(matches!(
         Buffer::allocate(too_big, &env),
-        Err(Error::Input(_))
+        Err(Error::DoesNotFit(_))
     ));
     if env.huge_pages_free(1 << 30) == 0 {
         let req = BufferRequest {

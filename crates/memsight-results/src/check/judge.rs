@@ -15,7 +15,7 @@ pub const DEFAULT_TOLERANCE: Tolerance = Tolerance::Relative(0.10);
 /// Judges `doc` against `reference`.
 pub fn judge(reference: &Reference, doc: &Document) -> CheckReport {
     let figures = crate::document::figures(doc);
-    let ceiling = ceiling_gbs(reference.ceiling.as_ref(), doc);
+    let ceiling = ceiling_gbs(reference.ceiling.as_ref(), doc, &figures);
     let mut checks = Vec::new();
     for e in &reference.figures {
         checks.extend(expectation(e, &figures, &ceiling));
@@ -34,7 +34,11 @@ pub fn judge(reference: &Reference, doc: &Document) -> CheckReport {
 }
 
 /// The ceiling in GB/s, or why there is none.
-fn ceiling_gbs(c: Option<&Ceiling>, doc: &Document) -> Result<(f64, String), String> {
+fn ceiling_gbs(
+    c: Option<&Ceiling>,
+    doc: &Document,
+    figures: &[crate::figure::Figure],
+) -> Result<(f64, String), String> {
     let Some(c) = c else {
         return Err("the reference declares no ceiling".into());
     };
@@ -43,8 +47,8 @@ fn ceiling_gbs(c: Option<&Ceiling>, doc: &Document) -> Result<(f64, String), Str
             memsight_model::ddr::peak_mbs(*channels, *mts) as f64 / 1000.0,
             format!("{channels} channels at {mts} MT/s"),
         )),
-        Ceiling::Dimms => crate::document::figures(doc)
-            .into_iter()
+        Ceiling::Dimms => figures
+            .iter()
             .find(|f| f.key == "dimms/peak")
             .map(|f| (f.value / 1000.0, "the installed DIMMs".to_string()))
             .ok_or_else(|| {
