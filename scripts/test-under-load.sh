@@ -39,7 +39,8 @@ host=$(hostname -s)
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 day=$(date -u +%F)
 out=bench/results/$day-test-under-load-$host.md
-mkdir -p bench/results
+logs=${CARGO_TARGET_DIR:-target}
+mkdir -p bench/results "$logs"
 {
   echo "# Tests under load, $host, $day"
   echo
@@ -54,10 +55,10 @@ for r in $(seq "$rounds"); do
   start=$(date -u +%T)
   load=$(cut -d' ' -f1-3 /proc/loadavg)
   t0=$SECONDS
-  if "${cmd[@]}" >"target/test-under-load-$r.log" 2>&1; then
+  if "${cmd[@]}" >"$logs/test-under-load-$r.log" 2>&1; then
     outcome=passed; passed=$((passed + 1))
   else
-    outcome="FAILED (target/test-under-load-$r.log: $(grep -m1 -E '^test .* FAILED|panicked at|^error' "target/test-under-load-$r.log" | cut -c1-120))"
+    outcome="FAILED ($logs/test-under-load-$r.log: $(grep -m1 -E '^test .* FAILED|panicked at|^error' "$logs/test-under-load-$r.log" | cut -c1-120))"
   fi
   echo "| $r | $start | $load | $((SECONDS - t0)) | $outcome |" >>"$out"
   echo "test-under-load: round $r: $outcome"
