@@ -228,7 +228,7 @@ impl MemoryReach {
             ReachSource::Probe => measured("a short probe"),
             ReachSource::Reported => reported("a recorded machine: nothing measured"),
             ReachSource::Unsettled => {
-                reported("a short latency probe did not settle on a memory plateau")
+                reported("a short latency probe, tried three times, did not settle on a memory plateau")
             }
         };
         match self.stream {

@@ -29,28 +29,42 @@ pub fn reported(env: &Environment, cpu: usize) -> MemoryReach {
     }
 }
 
+/// Tries of the probe before the reported caches are taken: a curve that other work made too
+/// noisy to call is measured again, each time with more samples per size, since falling back
+/// on the claim changes every default size (a 260 MiB L3 claimed asks for 1 GiB working sets
+/// where the curve would ask for 256 MiB) and two runs would then measure different sizes.
+const TRIES: u32 = 3;
+
 /// A short ladder on `cpu`: one size in L2, then two per octave from twice the L2 to the cap,
-/// five to nine samples of 1 ms each, ending once memory has held. Typically 0.2–1 s.
+/// five to nine samples of 1 ms each (more on a retry), ending once memory has held. Typically
+/// 0.2–1 s; up to [`TRIES`] times on a noisy machine.
 pub fn probe(env: &Environment, cpu: usize) -> Result<MemoryReach> {
     let l2 = env.topology.cache(2).map_or(MIB, |c| c.size_bytes);
     let cap = ladder_cap(env);
     let mut sizes = vec![(l2 / 4).max(64 * 1024)];
     sizes.extend(log_sizes((2 * l2).min(cap), cap, 2, 128));
-    let rule = StopRule {
-        warmup: 1,
-        min_samples: 5,
-        max_samples: 9,
-        target_rel_ci: 0.03,
-        budget_s: 0.05,
-    };
-    let mut cfg = LadderConfig::chase_point(&sizes, cpu, PageKind::Thp, rule);
-    cfg.sample_ns = 1e6;
-    cfg.stop_at_memory = true;
-    let points =
-        memsight_core::pin::run_team(&[cpu], |_, _, _| ladder::climb(&cfg, env, 1e6))?.remove(0)?;
-    // A curve too noisy to call falls back on the reported caches (and says so) rather than
-    // failing the command that asked.
-    let Some(memory) = memory_start(&curve(&points), largest_reported(env)) else {
+    let mut found = None;
+    for attempt in 0..TRIES {
+        let rule = StopRule {
+            warmup: 1,
+            min_samples: 5 + 2 * attempt as usize,
+            max_samples: 9 << attempt,
+            target_rel_ci: 0.03,
+            budget_s: 0.05 * f64::from(1 << attempt),
+        };
+        let mut cfg = LadderConfig::chase_point(&sizes, cpu, PageKind::Thp, rule);
+        cfg.sample_ns = 1e6;
+        cfg.stop_at_memory = true;
+        let points = memsight_core::pin::run_team(&[cpu], |_, _, _| ladder::climb(&cfg, env, 1e6))?
+            .remove(0)?;
+        found = memory_start(&curve(&points), largest_reported(env));
+        if found.is_some() || memsight_core::cancel::requested() {
+            break;
+        }
+    }
+    // A curve still too noisy to call falls back on the reported caches (and says so) rather
+    // than failing the command that asked.
+    let Some(memory) = found else {
         return Ok(MemoryReach {
             source: ReachSource::Unsettled,
             ..reported(env, cpu)
