@@ -37,6 +37,7 @@ pub mod latency;
 pub mod loaded;
 pub mod machine;
 pub mod memlevel;
+mod nan_as_null;
 pub mod numa;
 pub mod plan;
 pub mod pmem;

@@ -40,24 +40,6 @@ const TOLERANCE: f64 = 0.12;
 /// over enough DRAM banks and pages that one row or one page does not dominate.
 pub const MIN_WORKING_SET: u64 = 256 * MIB;
 
-/// A figure that may be "not measured" (NaN) written as JSON `null` and read back as NaN: JSON
-/// has no NaN, and serde_json writes one as `null` but cannot read that back into an `f64`.
-mod nan_as_null {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if x.is_finite() {
-            s.serialize_f64(*x)
-        } else {
-            s.serialize_none()
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-    }
-}
-
 /// Which evidence says the last plateau is memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -90,7 +72,7 @@ pub struct MemoryStart {
     pub from_bytes: u64,
     /// Median latency over the plateau, ns; not a number (`null` in JSON) where the sizes come
     /// from the reported caches and nothing was measured.
-    #[serde(with = "nan_as_null")]
+    #[serde(with = "crate::nan_as_null")]
     #[schemars(with = "Option<f64>")]
     pub ns: f64,
     pub check: MemoryCheck,
@@ -227,9 +209,9 @@ impl MemoryReach {
             ReachSource::Ladder => measured("the latency ladder of this run"),
             ReachSource::Probe => measured("a short probe"),
             ReachSource::Reported => reported("a recorded machine: nothing measured"),
-            ReachSource::Unsettled => {
-                reported("a short latency probe, tried three times, did not settle on a memory plateau")
-            }
+            ReachSource::Unsettled => reported(
+                "a short latency probe, tried three times, did not settle on a memory plateau",
+            ),
         };
         match self.stream {
             Some(s) => format!("{head}; {}", s.describe()),

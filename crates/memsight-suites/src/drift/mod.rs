@@ -42,14 +42,14 @@ pub struct DriftProbe {
     pub label: String,
     /// One core's read rate over the probe buffer, GB/s of program bytes (best of the passes
     /// that kept their CPU); not a number (`null`) when every pass lost it.
-    #[serde(with = "nan_as_null")]
+    #[serde(with = "crate::nan_as_null")]
     #[schemars(with = "Option<f64>")]
     pub read_gbs: f64,
     /// The passes' spread, (best − worst) ÷ best.
     pub read_spread: f64,
     /// Idle latency of a dependent load over the same buffer, ns (median of the samples that
     /// kept their CPU); `null` when none did.
-    #[serde(with = "nan_as_null")]
+    #[serde(with = "crate::nan_as_null")]
     #[schemars(with = "Option<f64>")]
     pub latency_ns: f64,
     /// Passes and samples that lost the CPU to another process and were left out.
@@ -281,23 +281,6 @@ fn cpu_finding(shared: &[Affected]) -> Option<String> {
             span_list(shared, false)
         )
     })
-}
-
-/// A figure that may be "not measured" (NaN) written as JSON `null` and read back as NaN.
-mod nan_as_null {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if x.is_finite() {
-            s.serialize_f64(*x)
-        } else {
-            s.serialize_none()
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-    }
 }
 
 #[cfg(test)]
