@@ -448,6 +448,41 @@ pub fn sample_until(rule: &StopRule, mut sample: impl FnMut() -> Taken) -> Optio
     Some(finish(clean, dropped, want, stop))
 }
 
+/// One figure from the same quantity sampled in several rounds (alternating with other tests,
+/// so that a drift of the machine touches every test alike): every round's samples together,
+/// the dropped counts added, a shortfall kept where any round had one.
+pub fn merge_rounds(rounds: &[Summary]) -> Option<Summary> {
+    let values: Vec<f64> = rounds
+        .iter()
+        .flat_map(|r| r.samples.iter().copied())
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let mut s = summarize(&values);
+    s.dropped = rounds.iter().map(|r| r.dropped).sum();
+    let short: Vec<&Shortfall> = rounds.iter().filter_map(|r| r.shortfall.as_ref()).collect();
+    s.shortfall = short.first().map(|first| Shortfall {
+        clean: short.iter().map(|x| x.clean).sum(),
+        wanted: short.iter().map(|x| x.wanted).sum(),
+        disturbed_kept: short.iter().map(|x| x.disturbed_kept).sum(),
+        cause: first.cause,
+    });
+    Some(s)
+}
+
+/// The spread between rounds: (highest − lowest round median) ÷ the merged median.
+pub fn between_rounds(rounds: &[Summary], merged: &Summary) -> f64 {
+    let medians = rounds.iter().map(|r| r.median);
+    let hi = medians.clone().fold(f64::MIN, f64::max);
+    let lo = medians.fold(f64::MAX, f64::min);
+    if rounds.len() < 2 || merged.median == 0.0 {
+        0.0
+    } else {
+        (hi - lo) / merged.median
+    }
+}
+
 /// Summarises samples taken outside [`sample_until`] (a fixed number of them, e.g. STREAM's
 /// NTIMES): disturbed ones are dropped and counted as there, `want` is the clean count hoped for.
 pub fn summarize_taken(taken: &[Taken], want: usize) -> Summary {

@@ -30,7 +30,13 @@ fn matrix_is_complete_and_symmetric_for_modified_lines() {
     let v = m[0][1].as_f64().unwrap();
     assert!(v > 0.0 && v < 100_000.0, "{v}");
     let pair = &r["pairs"][0];
-    assert!(pair["modified_ns"]["n"].as_u64().unwrap() >= 3);
+    // Three samples, or fewer with the shortfall said (on a loaded machine the disturbed ones
+    // are dropped and the point's budget may end first).
+    let s = &pair["modified_ns"];
+    assert!(
+        s["n"].as_u64().unwrap() >= 3 || !s["shortfall"].is_null(),
+        "{s}"
+    );
     if cfg!(target_arch = "x86_64") {
         let c = r["clean"].as_array().unwrap();
         assert!(c[0][1].as_f64().unwrap() > 0.0 && c[1][0].as_f64().unwrap() > 0.0);

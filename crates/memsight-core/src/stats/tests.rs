@@ -173,3 +173,20 @@ proptest! {
         if xs.len() >= 6 { prop_assert!(s.ci_level >= 0.95); }
     }
 }
+
+/// Rounds of one figure merge into one: every sample counts once, drops add up, and the
+/// between-round spread is the rounds' medians apart over the merged median.
+#[test]
+fn rounds_merge_into_one_figure() {
+    let mut a = summarize(&[10.0, 10.2, 9.8]);
+    a.dropped = 1;
+    let b = summarize(&[8.0, 8.2, 7.8, 8.1]);
+    let m = merge_rounds(&[a.clone(), b.clone()]).unwrap();
+    assert_eq!(m.n, 7);
+    assert_eq!(m.dropped, 1);
+    assert_eq!(m.samples.len(), 7);
+    let spread = between_rounds(&[a.clone(), b], &m);
+    assert!((spread - (10.0 - 8.05) / m.median).abs() < 1e-9, "{spread}");
+    assert_eq!(between_rounds(&[a.clone()], &a), 0.0);
+    assert!(merge_rounds(&[]).is_none());
+}

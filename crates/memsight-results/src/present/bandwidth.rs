@@ -72,6 +72,11 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
     if counted {
         header.extend(["GB/s DRAM counted", "counted ÷ program"]);
     }
+    // Alternating rounds: how far the rounds' medians lay apart, beside the samples' CV.
+    let rounds = points.iter().any(|p| p.between_rounds.is_some());
+    if rounds {
+        header.push("rounds apart %");
+    }
     header.extend(["CV %", "n"]);
     let mut t = Table::new(caption, &header);
     for p in points {
@@ -113,6 +118,11 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
                 ],
                 None => [Cell::Num("-".into()), Cell::Num("-".into())],
             });
+        }
+        if rounds {
+            row.push(Cell::Num(p.between_rounds.map_or("-".into(), |b| {
+                format!("{:.1} ({})", 100.0 * b, p.round_medians.len())
+            })));
         }
         row.extend([
             Cell::Num(format!("{:.2}", 100.0 * p.program_gbs.cv)),

@@ -201,6 +201,8 @@ mod tests {
             noisy: false,
             level: None,
             counted_dram: None,
+            round_medians: Vec::new(),
+            between_rounds: None,
         }
     }
 

@@ -36,7 +36,19 @@ pub fn describe(cfg: &BandwidthConfig) -> String {
         100.0 * cfg.rule.target_rel_ci,
         cfg.rule.min_samples,
         cfg.rule.budget_s,
-    ) + &streaming(cfg)
+    ) + &rounds(cfg)
+        + &streaming(cfg)
+}
+
+/// The alternating rounds, where there are several.
+fn rounds(cfg: &BandwidthConfig) -> String {
+    if cfg.rounds < 2 {
+        return String::new();
+    }
+    format!(
+        " The tests ran in {} alternating rounds (each test once per round, in turn), each round with a {}-th of the samples and budget; a point's figure is the median of all its rounds' samples, and \"rounds apart\" is (highest − lowest round median) ÷ that median: how far the machine moved between rounds, beside the CV within them.",
+        cfg.rounds, cfg.rounds
+    )
 }
 
 /// The buffer size: the configured one, and how tests with more arrays grow it.

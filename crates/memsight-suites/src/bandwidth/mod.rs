@@ -80,6 +80,15 @@ pub struct BandwidthConfig {
     /// streaming check's size, `crate::reach::stream`), for default sizes; 0 otherwise.
     #[serde(default)]
     pub team_array_floor: u64,
+    /// Rounds the tests are measured in, alternating (A B C A B C …), each with its share of
+    /// the stop rule, so that a drift of the machine touches every test alike; 1: one test
+    /// after another.
+    #[serde(default = "one_round")]
+    pub rounds: usize,
+}
+
+fn one_round() -> usize {
+    1
 }
 
 impl BandwidthConfig {
@@ -152,6 +161,13 @@ pub struct Point {
     /// read ([`counted`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted_dram: Option<counted::CountedDram>,
+    /// The median of each alternating round, GB/s of program bytes (empty: one round).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_medians: Vec<f64>,
+    /// (Highest − lowest round median) ÷ the median: how far the machine moved between rounds,
+    /// beside the CI of the samples within them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_rounds: Option<f64>,
 }
 
 impl Point {
@@ -475,8 +491,104 @@ fn measure_counted(
             noisy: t.sampled.is_noisy(),
             level: None,
             counted_dram,
+            round_medians: Vec::new(),
+            between_rounds: None,
         }
     }))
+}
+
+/// Every test on `count` threads, in alternating rounds (A B C A B C …; one round when
+/// `cfg.rounds` is 1), each round with its share of the stop rule; the rounds of a test merge
+/// into its point. Returns the points and whether every round ran.
+fn rounds(
+    cfg: &BandwidthConfig,
+    env: &Environment,
+    count: usize,
+    counting: &counted::Counting,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(Vec<Point>, bool)> {
+    let cpus = &cfg.cpus[..count];
+    let n = cfg.rounds.max(1);
+    let round_cfg = BandwidthConfig {
+        rule: round_rule(&cfg.rule, n),
+        ..cfg.clone()
+    };
+    let plan: Vec<(&TestSpec, u64)> = cfg
+        .tests
+        .iter()
+        .flat_map(|spec| cfg.patterns_of(spec).into_iter().map(move |p| (spec, p)))
+        .collect();
+    let mut taken: Vec<Vec<Point>> = vec![Vec::new(); plan.len()];
+    let mut complete = true;
+    'rounds: for r in 0..n {
+        for (slot, &(spec, pattern)) in taken.iter_mut().zip(&plan) {
+            let of = if n > 1 {
+                format!(", round {}/{n}", r + 1)
+            } else {
+                String::new()
+            };
+            tick(&format!("{} × {count} threads{of}", spec.name));
+            let bytes = cfg.bytes_for(spec, count);
+            let c = if n > 1 { &round_cfg } else { cfg };
+            let Some(mut p) = measure_counted(spec, c, env, cpus, bytes, pattern, counting)? else {
+                complete = false;
+                break 'rounds;
+            };
+            p.level = Some(level_of(
+                bytes,
+                p.array_bytes,
+                count,
+                env,
+                cfg.reach.as_ref(),
+            ));
+            let stop = p.stop;
+            slot.push(p);
+            if stop == StopReason::Interrupted {
+                complete = false;
+                break 'rounds;
+            }
+        }
+    }
+    Ok((taken.into_iter().filter_map(merge).collect(), complete))
+}
+
+/// A round's share of the stop rule: its part of the samples and budget, the same precision.
+fn round_rule(rule: &StopRule, rounds: usize) -> StopRule {
+    let min_samples = rule.min_samples.div_ceil(rounds).max(2);
+    StopRule {
+        min_samples,
+        max_samples: rule.max_samples.div_ceil(rounds).max(min_samples),
+        budget_s: rule.budget_s / rounds as f64,
+        ..*rule
+    }
+}
+
+/// A test's rounds as one point: every round's samples together, with the rounds' medians and
+/// their spread.
+fn merge(mut rounds: Vec<Point>) -> Option<Point> {
+    if rounds.len() < 2 {
+        return rounds.pop();
+    }
+    let program: Vec<Summary> = rounds.iter().map(|p| p.program_gbs.clone()).collect();
+    let merged = memsight_core::stats::merge_rounds(&program)?;
+    let spread = memsight_core::stats::between_rounds(&program, &merged);
+    let first = rounds.swap_remove(0);
+    let factor = first.dram_gbs.median / first.program_gbs.median;
+    let stop = rounds
+        .iter()
+        .map(|p| p.stop)
+        .find(|s| *s != StopReason::Converged)
+        .unwrap_or(first.stop);
+    let noisy = stop != StopReason::Converged && merged.rel_ci() > 0.05;
+    Some(Point {
+        dram_gbs: scale(&merged, if factor.is_finite() { factor } else { 1.0 }),
+        round_medians: program.iter().map(|s| s.median).collect(),
+        between_rounds: Some(spread),
+        program_gbs: merged,
+        stop,
+        noisy,
+        ..first
+    })
 }
 
 /// Runs the plan. Returns results and whether it completed.
@@ -490,34 +602,12 @@ pub fn run(
     let mut complete = true;
     let controllers = crate::counters::Controllers::cas(&memsight_core::sysfs::FsRoot::from_env());
     let counting = counted::Counting::new(controllers.as_ref().ok());
-    'outer: for &count in &cfg.thread_counts {
-        let cpus = &cfg.cpus[..count];
-        for spec in &cfg.tests {
-            for pattern in cfg.patterns_of(spec) {
-                tick(&format!("{} × {count} threads", spec.name));
-                let bytes = cfg.bytes_for(spec, count);
-                match measure_counted(spec, cfg, env, cpus, bytes, pattern, &counting)? {
-                    Some(mut p) => {
-                        p.level = Some(level_of(
-                            bytes,
-                            p.array_bytes,
-                            count,
-                            env,
-                            cfg.reach.as_ref(),
-                        ));
-                        let stop = p.stop;
-                        points.push(p);
-                        if stop == StopReason::Interrupted {
-                            complete = false;
-                            break 'outer;
-                        }
-                    }
-                    None => {
-                        complete = false;
-                        break 'outer;
-                    }
-                }
-            }
+    for &count in &cfg.thread_counts {
+        let (mut team, done) = rounds(cfg, env, count, &counting, tick)?;
+        points.append(&mut team);
+        if !done {
+            complete = false;
+            break;
         }
     }
     if complete && !cfg.sweep_sizes.is_empty() {

@@ -60,6 +60,8 @@ pub struct BandwidthSettings {
     /// Bytes between a thread's arrays; `None`: [`super::DEFAULT_ARRAY_GAP`] (each array at its
     /// own page offset). A multiple of 64 B, at most 64 MiB.
     pub array_gap: Option<u64>,
+    /// Alternating rounds ([`super::BandwidthConfig::rounds`]); at least 1.
+    pub rounds: usize,
 }
 
 impl Default for BandwidthSettings {
@@ -85,6 +87,7 @@ impl Default for BandwidthSettings {
             },
             dax: None,
             array_gap: None,
+            rounds: 3,
         }
     }
 }
@@ -100,6 +103,8 @@ impl BandwidthSettings {
                 point_budget: 0.3,
                 ..Self::default().sampling
             },
+            // A few samples per test: alternating them would take longer than it tells.
+            rounds: 1,
             ..Self::default()
         }
     }
@@ -204,6 +209,7 @@ impl BandwidthSettings {
             thread_counts: v.thread_counts,
             bytes_per_thread,
             team_array_floor,
+            rounds: self.rounds,
             shared: self.shared,
             interleave: false,
             sweep_sizes,
@@ -227,6 +233,12 @@ impl BandwidthSettings {
         let (tests, skipped) = self.supported_tests(isa)?;
         let cpus = team(self.threads, self.cpus.as_deref(), env)?;
         let array_gap = array_gap(self.array_gap)?;
+        if !(1..=20).contains(&self.rounds) {
+            return Err(Error::input(format!(
+                "--rounds {}: give 1 (one test after another) to 20",
+                self.rounds
+            )));
+        }
         if self.dax.is_some() && self.node.is_some() {
             return Err(Error::input(
                 "--dax and --node exclude each other: DAX memory is where its device is",

@@ -40,6 +40,7 @@ impl BandwidthConfig {
             reach: None,
             array_gap: super::DEFAULT_ARRAY_GAP,
             team_array_floor: 0,
+            rounds: 1,
         })
     }
 

@@ -69,6 +69,11 @@ pub struct Args {
     /// A multiple of 64.
     #[arg(long, value_name = "BYTES", value_parser = gap)]
     pub array_gap: Option<u64>,
+    /// Measure the tests in this many alternating rounds (A B C A B C …), each with its share
+    /// of the samples and budget, so that a machine that moves meanwhile moves every test alike;
+    /// the spread between rounds is reported beside the CI. 1: one test after another.
+    #[arg(long, value_name = "N", default_value_t = BandwidthSettings::default().rounds)]
+    pub rounds: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     #[command(flatten)]
@@ -146,6 +151,7 @@ impl Args {
                 .over(BandwidthSettings::default().sampling),
             dax: self.dax.target()?,
             array_gap: self.array_gap,
+            rounds: self.rounds,
         })
     }
 }
