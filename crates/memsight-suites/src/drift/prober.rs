@@ -196,7 +196,7 @@ pub fn buffer_bytes(working_set: u64, env: &Environment) -> u64 {
 
 fn method(cpu: usize, bytes: u64, every: Duration) -> String {
     format!(
-        "reference probe on CPU {cpu} at the run's start, after every suite, at its end and every {} s within a suite (between its points): one core reads a {} buffer ({READ_PASSES} passes, the best counts, GB/s of program bytes) and chases a pointer chain through it ({STRIDE} B stride, {CHASE_SAMPLES} samples of {CHASE_LOADS} loads, median ns per load); passes and samples in which the thread lost its CPU are left out. Drift = highest over lowest read rate; it counts from {:.0}% and three times the probes' own spread",
+        "Reference probes on CPU {cpu} at the run's start, after every suite, at its end and every {} s within a suite (between its points): one core reads a {} buffer ({READ_PASSES} passes, the best counts, GB/s of program bytes) and chases a pointer chain through it ({STRIDE} B stride, {CHASE_SAMPLES} samples of {CHASE_LOADS} loads, median ns per load); passes and samples in which the thread lost its CPU are left out. Drift = highest over lowest read rate; it counts from {:.0}% and three times the probes' own spread.",
         every.as_secs(),
         format_bytes(bytes),
         100.0 * super::MIN_DRIFT
