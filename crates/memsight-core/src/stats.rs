@@ -450,18 +450,39 @@ pub fn sample_until(rule: &StopRule, mut sample: impl FnMut() -> Taken) -> Optio
 
 /// One figure from the same quantity sampled in several rounds (alternating with other tests,
 /// so that a drift of the machine touches every test alike): every round's samples together,
-/// the dropped counts added, a shortfall kept where any round had one.
+/// the dropped counts added. A round that kept disturbed samples (fewer than 3 clean ones in
+/// it) is left out, its disturbed samples counted as dropped, when the other rounds hold 3
+/// clean samples or more: disturbed samples stand in a figure only when the whole figure has
+/// too few clean ones, as within one round ([`sample_until`]).
 pub fn merge_rounds(rounds: &[Summary]) -> Option<Summary> {
+    let kept_disturbed = |r: &Summary| r.shortfall.as_ref().is_some_and(|s| s.disturbed_kept > 0);
+    let clean: usize = rounds
+        .iter()
+        .filter(|r| !kept_disturbed(r))
+        .map(|r| r.n)
+        .sum();
+    let use_round = |r: &Summary| clean < 3 || !kept_disturbed(r);
     let values: Vec<f64> = rounds
         .iter()
+        .filter(|r| use_round(r))
         .flat_map(|r| r.samples.iter().copied())
         .collect();
     if values.is_empty() {
         return None;
     }
     let mut s = summarize(&values);
-    s.dropped = rounds.iter().map(|r| r.dropped).sum();
-    let short: Vec<&Shortfall> = rounds.iter().filter_map(|r| r.shortfall.as_ref()).collect();
+    s.dropped = rounds
+        .iter()
+        .map(|r| match &r.shortfall {
+            Some(sf) if !use_round(r) => r.dropped + sf.disturbed_kept,
+            _ => r.dropped,
+        })
+        .sum();
+    let short: Vec<&Shortfall> = rounds
+        .iter()
+        .filter(|r| use_round(r))
+        .filter_map(|r| r.shortfall.as_ref())
+        .collect();
     s.shortfall = short.first().map(|first| Shortfall {
         clean: short.iter().map(|x| x.clean).sum(),
         wanted: short.iter().map(|x| x.wanted).sum(),

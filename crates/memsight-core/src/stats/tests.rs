@@ -190,3 +190,26 @@ fn rounds_merge_into_one_figure() {
     assert_eq!(between_rounds(&[a.clone()], &a), 0.0);
     assert!(merge_rounds(&[]).is_none());
 }
+
+/// A round with too few clean samples kept its disturbed ones; merged with clean rounds they are
+/// left out and counted, so the figure holds only clean samples.
+#[test]
+fn a_disturbed_round_does_not_enter_a_clean_figure() {
+    let clean = summarize(&[16.0, 16.2, 15.9, 16.1]);
+    let mut disturbed = summarize(&[34.0, 16.0]);
+    disturbed.shortfall = Some(Shortfall {
+        clean: 1,
+        wanted: 3,
+        disturbed_kept: 1,
+        cause: Disturbance::LostCpu,
+    });
+    let m = merge_rounds(&[clean.clone(), disturbed.clone()]).unwrap();
+    assert_eq!(m.n, 4);
+    assert!(m.max < 17.0);
+    assert_eq!(m.dropped, 1);
+    assert!(m.shortfall.is_none());
+    // Alone, the disturbed round is all there is: kept, and said.
+    let only = merge_rounds(&[disturbed]).unwrap();
+    assert_eq!(only.n, 2);
+    assert!(only.shortfall.is_some());
+}

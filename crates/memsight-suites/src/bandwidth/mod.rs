@@ -554,7 +554,8 @@ fn rounds(
 
 /// A round's share of the stop rule: its part of the samples and budget, the same precision.
 fn round_rule(rule: &StopRule, rounds: usize) -> StopRule {
-    let min_samples = rule.min_samples.div_ceil(rounds).max(2);
+    // Three clean samples a round, so that a round rarely falls back on disturbed ones.
+    let min_samples = rule.min_samples.div_ceil(rounds).max(3);
     StopRule {
         min_samples,
         max_samples: rule.max_samples.div_ceil(rounds).max(min_samples),

@@ -188,7 +188,10 @@ impl BandwidthSettings {
             })?
         };
         let sweep_sizes = if self.sweep {
-            crate::latency::log_sizes(16 * 1024, (4 * team_cache).max(256 * MIB), 2, 4096)
+            // Past the caches the team holds and past where the curve puts memory.
+            let memory = reach.map_or(0, |r| 2 * r.memory.from_bytes);
+            let top = (4 * team_cache).max(256 * MIB).max(memory);
+            crate::latency::log_sizes(16 * 1024, top, 2, 4096)
         } else {
             Vec::new()
         };
