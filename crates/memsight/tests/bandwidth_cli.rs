@@ -337,9 +337,9 @@ fn the_gap_between_arrays_is_the_one_asked_for() {
 /// timed per thread, the late thread's bytes were divided by one thread's time and samples read
 /// up to 1.8× the undisturbed rate; timed over the team's span, disturbance only costs time. The
 /// disturbed run must notice (samples dropped, or a shortfall of clean ones) and no sample it
-/// keeps may exceed the undisturbed runs around it by a wide margin: 2×, because this machine
-/// kind's memory bandwidth itself flips between ~33 and ~50 GB/s within seconds; the measured
-/// comparison (≤ 1.01× per round) is bench/stolen-cpu.sh.
+/// keeps may exceed 1.5× the fastest undisturbed sample of the runs around it (the margin:
+/// this machine kind's memory bandwidth itself flips between ~33 and ~50 GB/s within seconds);
+/// the measured comparison (≤ 1.01× per round) is bench/stolen-cpu.sh.
 #[test]
 fn a_stolen_cpu_never_makes_memory_look_faster() {
     let cpus = memsight_core::pin::current_affinity().unwrap();
@@ -348,13 +348,12 @@ fn a_stolen_cpu_never_makes_memory_look_faster() {
         return;
     }
     let list = format!("{},{}", cpus[0], cpus[1]);
-    // One round: this test is about disturbance; with alternating rounds each round's fresh
-    // buffers make its first 5 ms samples read a just-touched tail still in the cache, a
-    // speed-up that has nothing to do with the stolen CPU.
-    let args = [
-        "--test", "read", "--size", "64M", "--cpus", &list, "--rounds", "1",
-    ];
-    let median = |d: &Value| f(&points(d)[0]["program_gbs"]["median"]);
+    let args = ["--test", "read", "--size", "64M", "--cpus", &list];
+    // The fastest undisturbed sample around the disturbed run: where other work shares the
+    // memory (scripts/test-under-load.sh copies 256 MiB over and over, pausing between copies)
+    // undisturbed samples themselves swing 3× (11 GB/s median, 34 GB/s in the pauses), so the
+    // median is no bound for a sample.
+    let fastest = |d: &Value| f(&points(d)[0]["program_gbs"]["max"]);
     let before = bandwidth(&args);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let stolen = std::thread::scope(|s| {
@@ -387,7 +386,7 @@ fn a_stolen_cpu_never_makes_memory_look_faster() {
         doc
     });
     let after = bandwidth(&args);
-    let calm = median(&before).max(median(&after));
+    let calm = fastest(&before).max(fastest(&after));
     let g = &points(&stolen)[0]["program_gbs"];
     let kept_disturbed = g["shortfall"]["disturbed_kept"].as_u64().unwrap_or(0);
     assert!(
@@ -395,7 +394,10 @@ fn a_stolen_cpu_never_makes_memory_look_faster() {
         "the stolen CPU went unnoticed: {g}"
     );
     for s in g["samples"].as_array().unwrap() {
-        assert!(f(s) <= 2.0 * calm, "sample {s} vs undisturbed {calm}: {g}");
+        assert!(
+            f(s) <= 1.5 * calm,
+            "sample {s} vs fastest undisturbed {calm}: {g}"
+        );
     }
     assert!(stolen["samples"]["dropped"].as_u64().unwrap() + kept_disturbed > 0);
 }
