@@ -348,7 +348,10 @@ fn a_stolen_cpu_never_makes_memory_look_faster() {
         return;
     }
     let list = format!("{},{}", cpus[0], cpus[1]);
-    let args = ["--test", "read", "--size", "64M", "--cpus", &list];
+    // 512 MiB a thread: in memory on hosts whose caches hold tens of MiB of a guest's data
+    // (at 64 MiB the first passes after first touch still read part of the buffer from a cache
+    // at 2–4× the memory rate, which says nothing about a stolen CPU).
+    let args = ["--test", "read", "--size", "512M", "--cpus", &list];
     // The fastest undisturbed sample around the disturbed run: where other work shares the
     // memory (scripts/test-under-load.sh copies 256 MiB over and over, pausing between copies)
     // undisturbed samples themselves swing 3× (11 GB/s median, 34 GB/s in the pauses), so the
