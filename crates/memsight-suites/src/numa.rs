@@ -12,7 +12,6 @@ use crate::plan::{NumaPlan, numa_plan};
 use memsight_core::env::Environment;
 use memsight_core::stats::Summary;
 use memsight_core::sysfs::FsRoot;
-use memsight_core::units::MIB;
 use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -246,7 +245,7 @@ pub fn run(
     };
     let bw_for = |cpus: usize| {
         a.bandwidth_bytes
-            .unwrap_or_else(|| (128 * MIB).max(stream.map_or(0, |s| s.share(cpus))))
+            .unwrap_or_else(|| crate::reach::stream::cell_bytes(stream, cpus))
     };
     let page_kind = a.page_kind;
     memsight_core::buffer::check_size(latency_size, env)?;

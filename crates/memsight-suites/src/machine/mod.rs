@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use memsight_core::env::Environment;
 use memsight_core::topology::TopologySource;
-use memsight_core::units::{MIB, format_bytes};
+use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
 
 use crate::latency::{LatencyResults, curve};
@@ -117,13 +117,5 @@ impl Machine {
                 Ok((b, r.describe(b)))
             }
         }
-    }
-
-    /// Working set per thread of a bandwidth cell on `threads` CPUs when none was given
-    /// (`numa`, `tiers`): 128 MiB, and the threads together at least the streaming check's
-    /// size.
-    pub fn cell_bytes(&self, env: &Environment, threads: usize) -> Result<u64> {
-        let share = self.streaming(env)?.stream.map_or(0, |s| s.share(threads));
-        Ok(share.max(128 * MIB))
     }
 }

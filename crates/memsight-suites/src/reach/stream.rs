@@ -89,6 +89,14 @@ impl StreamCheck {
     }
 }
 
+/// Working set per thread of a bandwidth cell on `threads` CPUs when none was given (`numa`,
+/// `tiers`): 128 MiB, and the threads together at least the streaming check's size.
+pub fn cell_bytes(check: Option<StreamCheck>, threads: usize) -> u64 {
+    check
+        .map_or(0, |s| s.share(threads))
+        .max(128 * memsight_core::units::MIB)
+}
+
 /// The check from the rates of the sizes tried (ascending) and the reference's: the first size
 /// within the tolerance, else the reference itself.
 pub fn stream_start(tried: &[(u64, f64)], reference: (u64, f64)) -> StreamCheck {

@@ -136,10 +136,8 @@ impl Config {
     /// Working set per thread of a bandwidth point on `threads` CPUs: as given, or 128 MiB and
     /// the threads together at least the streaming check's size (`crate::reach::stream`).
     pub fn bandwidth_for(&self, threads: usize) -> u64 {
-        self.bandwidth_bytes.unwrap_or_else(|| {
-            let share = self.streaming.map_or(0, |s| s.share(threads));
-            share.max(memsight_core::units::MIB * 128)
-        })
+        self.bandwidth_bytes
+            .unwrap_or_else(|| crate::reach::stream::cell_bytes(self.streaming, threads))
     }
 }
 
