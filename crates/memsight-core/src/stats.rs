@@ -359,6 +359,25 @@ pub struct StopRule {
     pub budget_s: f64,
 }
 
+impl StopRule {
+    /// One round's share of the rule when a suite measures its tests in `rounds` alternating
+    /// rounds: its part of the samples and budget, the same precision. At least three samples
+    /// a round, so that a round rarely falls back on disturbed ones.
+    pub fn per_round(&self, rounds: usize) -> StopRule {
+        let rounds = rounds.max(1);
+        if rounds == 1 {
+            return *self;
+        }
+        let min_samples = self.min_samples.div_ceil(rounds).max(3);
+        StopRule {
+            min_samples,
+            max_samples: self.max_samples.div_ceil(rounds).max(min_samples),
+            budget_s: self.budget_s / rounds as f64,
+            ..*self
+        }
+    }
+}
+
 impl Default for StopRule {
     fn default() -> Self {
         StopRule {

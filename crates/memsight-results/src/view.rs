@@ -275,6 +275,11 @@ impl Scale {
     }
 }
 
+/// A fraction as a percentage with one decimal ("12.5"), "-" when absent.
+pub fn percent(x: Option<f64>) -> String {
+    x.map_or("-".into(), |v| format!("{:.1}", v * 100.0))
+}
+
 /// A number with as few digits as it needs.
 pub fn trim(v: f64) -> String {
     let a = v.abs();

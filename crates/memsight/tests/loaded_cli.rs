@@ -52,8 +52,23 @@ fn curve_runs_from_idle_to_saturation() {
         assert!(c["saturation_gbs"].as_f64().unwrap() >= bws[2] - 1e-9);
         for p in pts {
             assert!(p["latency_ns"]["median"].as_f64().unwrap() > 0.0);
+            // Three alternating rounds by default: each point keeps each round's bandwidth.
+            assert_eq!(
+                p["round_bandwidths_gbs"].as_array().unwrap().len(),
+                3,
+                "{p}"
+            );
+            assert!(p["between_rounds"].as_f64().unwrap() >= 0.0);
         }
+        assert!(c["saturation_between_rounds"].as_f64().unwrap() >= 0.0);
     }
+    assert_eq!(r["rounds"], 3);
+    assert!(
+        r["method"]
+            .as_str()
+            .unwrap()
+            .contains("3 alternating rounds")
+    );
 }
 
 #[test]
@@ -66,6 +81,7 @@ fn bad_loaded_input_is_refused() {
         ),
         (&["loaded-latency", "--node", "77"][..], "node 77"),
         (&["loaded-latency", "--knee", "0.5"][..], "--knee"),
+        (&["loaded-latency", "--rounds", "0"][..], "--rounds"),
     ] {
         let out = memsight().args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

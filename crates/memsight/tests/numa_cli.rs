@@ -45,8 +45,21 @@ fn matrices_cover_every_row_and_column_plus_interleaved() {
                 })
                 .collect();
             assert_eq!(kernels, ["write", "write-nt"]);
+            // Three alternating rounds by default, their spread kept per cell.
+            assert!(c["latency_between_rounds"].as_f64().unwrap() >= 0.0, "{c}");
+            assert!(
+                c["bandwidth_between_rounds"].as_f64().unwrap() >= 0.0,
+                "{c}"
+            );
+            assert!(c["latency_ns"]["n"].as_u64().unwrap() >= 9, "{c}");
         }
     }
+    assert!(
+        r["method"]
+            .as_str()
+            .unwrap()
+            .contains("3 alternating rounds")
+    );
     if targets == 1 {
         let f = r["findings"].as_array().unwrap();
         assert!(
@@ -89,5 +102,13 @@ fn chosen_kernels_make_their_matrices_and_bad_ones_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unknown test 'read-sideways'"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let out = memsight()
+        .args(["numa", "--rounds", "21"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--rounds must be between 1 and 20"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }

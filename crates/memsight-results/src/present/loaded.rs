@@ -5,7 +5,7 @@ use super::Present;
 use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
-use crate::view::{ci, count, med};
+use crate::view::{ci, count, med, percent};
 use memsight_suites::loaded::LoadedResults;
 
 impl Present for LoadedResults {
@@ -53,13 +53,28 @@ impl Present for LoadedResults {
                 series,
             ),
             format!(
-                "One curve per read:write mix; knee = first point at {}× idle latency.",
-                self.knee_factor
+                "One curve per read:write mix; knee = first point at {}× idle latency.{}",
+                self.knee_factor,
+                if self.rounds > 1 {
+                    format!(
+                        " Mixes measured in {} alternating rounds; \"rounds apart\" = (highest − lowest round bandwidth) ÷ their mean.",
+                        self.rounds
+                    )
+                } else {
+                    String::new()
+                }
             ),
         )];
         let mut summary = Table::new(
             "",
-            &["mix", "idle ns", "saturation GB/s", "knee GB/s", "points"],
+            &[
+                "mix",
+                "idle ns",
+                "saturation GB/s",
+                "rounds apart %",
+                "knee GB/s",
+                "points",
+            ],
         );
         for c in &self.curves {
             summary.rows.push(vec![
@@ -70,6 +85,7 @@ impl Present for LoadedResults {
                         .map_or("-".into(), |p| med(&p.latency_ns)),
                 ),
                 Cell::Num(num(c.saturation_gbs)),
+                Cell::Num(percent(c.saturation_between_rounds)),
                 Cell::Num(c.knee_gbs.map_or("not reached".into(), num)),
                 Cell::Num(c.points.len().to_string()),
             ]);
@@ -88,6 +104,7 @@ impl Present for LoadedResults {
                 &[
                     "delay cycles",
                     "bandwidth GB/s (DRAM est.)",
+                    "bandwidth rounds apart %",
                     "latency ns (median)",
                     "95% CI",
                     "n",
@@ -100,6 +117,7 @@ impl Present for LoadedResults {
                 t.rows.push(vec![
                     Cell::Text(p.delay_cycles.map_or("idle".into(), |d| d.to_string())),
                     Cell::Num(num(p.bandwidth_gbs)),
+                    Cell::Num(percent(p.bandwidth_between_rounds())),
                     Cell::Num(med(&p.latency_ns)),
                     Cell::Num(ci(&p.latency_ns)),
                     Cell::Num(count(&p.latency_ns)),
@@ -171,3 +189,4 @@ impl Present for LoadedResults {
         out
     }
 }
+

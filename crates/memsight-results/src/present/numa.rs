@@ -2,7 +2,7 @@
 
 use super::Present;
 use crate::figure::{Better, Figure};
-use crate::view::{Block, Cell, Heatmap, Table, View};
+use crate::view::{Block, Cell, Heatmap, Table, View, percent};
 use memsight_core::stats::Summary;
 use memsight_suites::numa::NumaResults;
 
@@ -111,6 +111,9 @@ impl Present for NumaResults {
                     ),
                 ]);
             }
+            blocks.push(Block::Table(t));
+        }
+        if let Some(t) = rounds_table(self, &rows, &cols) {
             blocks.push(Block::Table(t));
         }
         if let Some(t) = distance_table(self) {
@@ -239,4 +242,29 @@ fn distance_table(r: &NumaResults) -> Option<Table> {
         }
     }
     (!t.rows.is_empty()).then_some(t)
+}
+
+/// How far each cell's figures moved between the alternating rounds; none with one round.
+fn rounds_table(r: &NumaResults, rows: &[String], cols: &[String]) -> Option<Table> {
+    let measured = |c: &&memsight_suites::numa::Cell| {
+        c.latency_between_rounds.is_some() || c.bandwidth_between_rounds.is_some()
+    };
+    if !r.cells.iter().flatten().any(|c| measured(&c)) {
+        return None;
+    }
+    let mut t = Table::new(
+        "Between rounds: (highest − lowest round median) ÷ median",
+        &["CPU node", "memory", "latency apart %", "read apart %"],
+    );
+    for (row, cells) in rows.iter().zip(&r.cells) {
+        for (col, c) in cols.iter().zip(cells) {
+            t.rows.push(vec![
+                Cell::Text(row.clone()),
+                Cell::Text(col.clone()),
+                Cell::Num(percent(c.latency_between_rounds)),
+                Cell::Num(percent(c.bandwidth_between_rounds)),
+            ]);
+        }
+    }
+    Some(t)
 }

@@ -510,7 +510,7 @@ fn rounds(
     let cpus = &cfg.cpus[..count];
     let n = cfg.rounds.max(1);
     let round_cfg = BandwidthConfig {
-        rule: round_rule(&cfg.rule, n),
+        rule: cfg.rule.per_round(n),
         ..cfg.clone()
     };
     let plan: Vec<(&TestSpec, u64)> = cfg
@@ -550,18 +550,6 @@ fn rounds(
         }
     }
     Ok((taken.into_iter().filter_map(merge).collect(), complete))
-}
-
-/// A round's share of the stop rule: its part of the samples and budget, the same precision.
-fn round_rule(rule: &StopRule, rounds: usize) -> StopRule {
-    // Three clean samples a round, so that a round rarely falls back on disturbed ones.
-    let min_samples = rule.min_samples.div_ceil(rounds).max(3);
-    StopRule {
-        min_samples,
-        max_samples: rule.max_samples.div_ceil(rounds).max(min_samples),
-        budget_s: rule.budget_s / rounds as f64,
-        ..*rule
-    }
 }
 
 /// A test's rounds as one point: every round's samples together, with the rounds' medians and

@@ -275,6 +275,8 @@ fn loaded(
     let cfg = crate::loaded::Config {
         mixes: vec![memsight_kernels::loadgen::TrafficMix::Reads],
         points: 5,
+        // One mix: nothing to alternate with.
+        rounds: 1,
         cpus: Some(w.cpus.to_vec()),
         node: w.node,
         chase_bytes: a.latency_bytes,

@@ -44,6 +44,11 @@ pub struct Args {
     /// Time the traffic runs before each point is sampled, ms.
     #[arg(long, value_name = "MS", default_value_t = Config::default().settle_ms)]
     pub settle_ms: u64,
+    /// Measure the mixes in this many alternating rounds (A B C A B C …; delays found in the
+    /// first), each with its share of the samples, so that a change in the machine touches every
+    /// curve alike; the spread between rounds is reported. 1: one mix after another.
+    #[arg(long, value_name = "N", default_value_t = Config::default().rounds)]
+    pub rounds: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     #[command(flatten)]
@@ -97,6 +102,7 @@ impl Args {
             load_bytes: self.load_size,
             page_kind: self.page_kind.into(),
             settle_ms: self.settle_ms,
+            rounds: self.rounds,
             sampling: self.sampling.over(Config::default().sampling),
             dax: self.dax.target()?,
         })

@@ -32,6 +32,11 @@ pub struct Args {
     /// Page kind of the buffers.
     #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
     pub page_kind: PageKindArg,
+    /// Measure the cells in this many alternating rounds (every cell once a round), each with
+    /// its share of the samples, so that a machine that moves meanwhile moves every cell alike;
+    /// the spread between rounds is reported. 1: one cell after another.
+    #[arg(long, value_name = "N", default_value_t = Config::default().rounds)]
+    pub rounds: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
 }
@@ -51,6 +56,7 @@ impl Args {
             skip_unsupported: self.test.is_empty(),
             page_kind: self.page_kind.into(),
             sampling: self.sampling.over(Config::default().sampling),
+            rounds: self.rounds,
         }
     }
 }
@@ -66,7 +72,8 @@ impl Suite for Args {
 impl InRun for Args {
     type Results = NumaResults;
 
-    /// Shorter cells than the command's.
+    /// Shorter cells than the command's, in two rounds: every round allocates and first-touches
+    /// each cell's buffers again, which costs as much as the measurement on a small machine.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<NumaResults>> {
         if let Some(why) = ctx.skip("NUMA matrices", false) {
             return Ok(Step::Skipped(why));
@@ -78,6 +85,7 @@ impl InRun for Args {
                 point_budget: 0.3,
                 ..d.sampling
             },
+            rounds: 2,
             ..d
         };
         let (r, done) = ctx.ticking("NUMA", |tick| numa::run(&cfg, ctx.env, &ctx.machine, tick))?;

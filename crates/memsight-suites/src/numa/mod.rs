@@ -39,6 +39,8 @@ pub struct Config {
     pub page_kind: PageKind,
     /// Per cell.
     pub sampling: crate::sampling::Sampling,
+    /// Alternating rounds over the cells (every cell once a round; 1: one cell after another).
+    pub rounds: usize,
 }
 
 impl Default for Config {
@@ -58,10 +60,13 @@ impl Default for Config {
                 point_budget: 0.5,
                 sample_ms: 20.0,
             },
+            rounds: 3,
         }
     }
 }
 use crate::latency::LadderConfig;
+
+mod rounds;
 
 /// A column: a memory node, or the interleaved placement.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -84,6 +89,13 @@ pub struct Cell {
     /// The other kernels' GB/s (write, write-nt …), in the order asked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernels: Vec<KernelCell>,
+    /// How far the latency moved between rounds: (highest − lowest round median) ÷ the merged
+    /// median (one round: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_between_rounds: Option<f64>,
+    /// The same for the read bandwidth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_between_rounds: Option<f64>,
 }
 
 /// One more bandwidth kernel's figure in a cell.
@@ -221,6 +233,9 @@ pub fn run(
         ));
     }
     let (rule, sample_ns) = a.sampling.rule()?;
+    if !(1..=20).contains(&a.rounds) {
+        return Err(Error::input("--rounds must be between 1 and 20"));
+    }
     if a.bandwidth && a.tests.is_empty() {
         return Err(Error::input(
             "--test: name at least one bandwidth kernel, or --no-bandwidth",
@@ -260,57 +275,72 @@ pub fn run(
     }
     let columns = columns(&plan);
 
-    let mut cells = Vec::new();
+    let n = a.rounds;
+    let round_rule = rule.per_round(n);
+    // Every cell's rounds, `[row][column][round]`: A B C A B C …, so that a machine that moves
+    // meanwhile moves every cell alike.
+    let mut taken: Vec<Vec<Vec<Cell>>> = plan
+        .initiators
+        .iter()
+        .map(|_| vec![Vec::new(); columns.len()])
+        .collect();
     let mut complete = true;
-    'rows: for init in &plan.initiators {
-        let mut row = Vec::new();
-        for col in &columns {
-            tick(&format!("CPU node {} → {}", init.node, col.label));
-            let (cell, done) = measure_cell(
-                &Target {
-                    init,
-                    col,
-                    latency_size,
-                    bandwidth_bytes: a.bandwidth.then(|| bw_for(init.cpus.len())),
-                    tests: &tests,
-                    page_kind,
-                    rule,
-                    sample_ns,
-                },
-                env,
-            )?;
-            row.push(cell);
-            if !done || memsight_core::cancel::requested() {
-                complete = false;
-                cells.push(row);
-                break 'rows;
+    'rounds: for r in 0..n {
+        for (init, row) in plan.initiators.iter().zip(taken.iter_mut()) {
+            for (col, slot) in columns.iter().zip(row.iter_mut()) {
+                let of = if n > 1 {
+                    format!(", round {}/{n}", r + 1)
+                } else {
+                    String::new()
+                };
+                tick(&format!("CPU node {} → {}{of}", init.node, col.label));
+                let (cell, done) = measure_cell(
+                    &Target {
+                        init,
+                        col,
+                        latency_size,
+                        bandwidth_bytes: a.bandwidth.then(|| bw_for(init.cpus.len())),
+                        tests: &tests,
+                        page_kind,
+                        rule: round_rule,
+                        sample_ns,
+                    },
+                    env,
+                )?;
+                slot.push(cell);
+                if !done || memsight_core::cancel::requested() {
+                    complete = false;
+                    break 'rounds;
+                }
             }
         }
-        cells.push(row);
     }
+    let cells = rounds::cells(taken);
 
     let claims = claims(&plan, &columns, &cells);
     let mut findings = findings(&plan, &columns, &cells, &claims);
+    findings.extend(rounds::finding(&plan, &columns, &cells));
     findings.extend(skipped);
-    let method = format!(
-        "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {}, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
-        memsight_core::units::format_bytes(latency_size),
-        a.page_kind.name(),
-        tests
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        match (a.bandwidth_bytes, stream) {
-            (Some(b), _) => format!("{} per thread", memsight_core::units::format_bytes(b)),
-            (None, Some(s)) => format!(
-                "max(128 MiB, {} ÷ the row's CPUs) per thread ({})",
-                memsight_core::units::format_bytes(s.from_bytes),
-                s.describe()
-            ),
-            (None, None) => "128 MiB per thread".to_string(),
-        }
-    );
+    let method = rounds::method(n)
+        + &format!(
+            "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {}, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
+            memsight_core::units::format_bytes(latency_size),
+            a.page_kind.name(),
+            tests
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            match (a.bandwidth_bytes, stream) {
+                (Some(b), _) => format!("{} per thread", memsight_core::units::format_bytes(b)),
+                (None, Some(s)) => format!(
+                    "max(128 MiB, {} ÷ the row's CPUs) per thread ({})",
+                    memsight_core::units::format_bytes(s.from_bytes),
+                    s.describe()
+                ),
+                (None, None) => "128 MiB per thread".to_string(),
+            }
+        );
     Ok((
         NumaResults {
             method,
@@ -380,6 +410,8 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
         latency_ns,
         bandwidth_gbs: None,
         kernels: Vec::new(),
+        latency_between_rounds: None,
+        bandwidth_between_rounds: None,
     };
     if let (true, Some(bytes)) = (done, t.bandwidth_bytes) {
         for test in t.tests {

@@ -10,20 +10,22 @@
 //! the engine's stop rule while the load threads' visits are counted over the same window, and
 //! on x86_64 2000 single chase steps are timed with the TSC for p50/p90/p99.
 //!
+//! The mixes are measured in alternating rounds (`rounds`, A B C A B C …): the first finds each
+//! mix's delays, the later ones measure every mix at those delays again, each round with its
+//! share of the stop rule; a point merges its rounds and keeps their bandwidths, so a machine
+//! that moved between rounds shows as a spread, alike on every curve.
+//!
 //! Bandwidth per point = load visits × DRAM bytes per visit (regular stores add a read for
 //! ownership) + the chase's own 64 B per load, over the sampling window (GB/s, 10⁹ B/s).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+mod chase;
+mod rounds;
 
-use memsight_core::buffer::{Buffer, BufferRequest};
 use memsight_core::env::Environment;
-use memsight_core::stats::{Summary, sample_until};
+use memsight_core::stats::Summary;
 use memsight_core::units::MIB;
-use memsight_core::{Error, Result, cancel};
-use memsight_kernels::chain::Pattern;
-use memsight_kernels::chase::Chains;
-use memsight_kernels::loadgen::{TrafficMix, generate};
+use memsight_core::{Error, Result};
+use memsight_kernels::loadgen::TrafficMix;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,8 @@ pub struct Config {
     pub page_kind: PageKind,
     /// Time the traffic runs before each point is sampled.
     pub settle_ms: u64,
+    /// Alternating rounds over the mixes (1: one mix after another).
+    pub rounds: usize,
     /// Of the latency samples per point.
     pub sampling: crate::sampling::Sampling,
     /// Map every buffer from this DAX device or directory instead (`--dax`).
@@ -67,6 +71,7 @@ impl Default for Config {
             load_bytes: 96 * MIB,
             page_kind: PageKind::Thp,
             settle_ms: 100,
+            rounds: 3,
             sampling: crate::sampling::Sampling {
                 target_ci: 0.01,
                 min_samples: 7,
@@ -91,6 +96,19 @@ pub struct CurvePoint {
     pub p50_ns: Option<f64>,
     pub p90_ns: Option<f64>,
     pub p99_ns: Option<f64>,
+    /// Each round's bandwidth at this point, GB/s (empty: one round).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_bandwidths_gbs: Vec<f64>,
+    /// (Highest − lowest round median latency) ÷ the merged median (one round: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_rounds: Option<f64>,
+}
+
+impl CurvePoint {
+    /// (Highest − lowest round bandwidth) ÷ their mean; none with one round.
+    pub fn bandwidth_between_rounds(&self) -> Option<f64> {
+        rounds::apart(&self.round_bandwidths_gbs)
+    }
 }
 
 /// One curve.
@@ -103,6 +121,10 @@ pub struct Curve {
     pub knee_gbs: Option<f64>,
     /// Highest bandwidth reached, GB/s.
     pub saturation_gbs: f64,
+    /// How far the saturation point's bandwidth moved between rounds: (highest − lowest) ÷
+    /// mean (one round: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturation_between_rounds: Option<f64>,
 }
 
 /// The `loaded-latency` command's results.
@@ -111,6 +133,9 @@ pub struct LoadedResults {
     pub method: String,
     pub plan: crate::plan::LoadedPlan,
     pub knee_factor: f64,
+    /// Alternating rounds the mixes were measured in.
+    #[serde(default = "one_round")]
+    pub rounds: usize,
     pub curves: Vec<Curve>,
     /// The DAX device or file the buffers were mapped from (`--dax`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,15 +143,11 @@ pub struct LoadedResults {
     pub findings: Vec<String>,
 }
 
-/// Shared state of the load threads.
-struct Traffic {
-    delay: AtomicU64,
-    paused: AtomicBool,
-    quit: AtomicBool,
-    visits: Vec<AtomicU64>,
-    mix: AtomicU64,
+fn one_round() -> usize {
+    1
 }
 
+/// The traffic mixes, in the load generator's order.
 const MIXES: [TrafficMix; 5] = [
     TrafficMix::Reads,
     TrafficMix::R3W1,
@@ -134,31 +155,6 @@ const MIXES: [TrafficMix; 5] = [
     TrafficMix::R1W1Nt,
     TrafficMix::NtWrites,
 ];
-
-impl Traffic {
-    fn visits(&self) -> u64 {
-        self.visits.iter().map(|v| v.load(Ordering::Relaxed)).sum()
-    }
-
-    /// Load bandwidth in GB/s of DRAM bytes over `window`.
-    fn probe(&self, mix: TrafficMix, window: Duration) -> f64 {
-        let v0 = self.visits();
-        let t = Instant::now();
-        std::thread::sleep(window);
-        let dv = self.visits() - v0;
-        (dv * mix.dram_bytes()) as f64 / t.elapsed().as_nanos() as f64
-    }
-
-    fn set(&self, delay: Option<u64>) {
-        match delay {
-            None => self.paused.store(true, Ordering::SeqCst),
-            Some(d) => {
-                self.delay.store(d, Ordering::SeqCst);
-                self.paused.store(false, Ordering::SeqCst);
-            }
-        }
-    }
-}
 
 /// Runs every curve. Returns results and whether it completed.
 pub fn run(
@@ -181,6 +177,9 @@ pub fn run(
     if !(a.knee > 1.0 && a.knee.is_finite()) {
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
     }
+    if !(1..=20).contains(&a.rounds) {
+        return Err(Error::input("--rounds must be between 1 and 20"));
+    }
     let (rule, _) = a.sampling.rule()?;
     let (size, in_memory) = machine.working_set(a.chase_bytes, env)?;
     let load_size = a.load_bytes;
@@ -188,51 +187,29 @@ pub fn run(
         return Err(Error::input("--load-size must be at least 12K"));
     }
     memsight_core::buffer::check_size(size + load_size * plan.load_cpus.len() as u64, env)?;
-    let page_kind = a.page_kind;
-    let node = a.node;
-    let traffic = Traffic {
-        delay: AtomicU64::new(0),
-        paused: AtomicBool::new(true),
-        quit: AtomicBool::new(false),
-        visits: plan.load_cpus.iter().map(|_| AtomicU64::new(0)).collect(),
-        mix: AtomicU64::new(0),
-    };
-    let settle = Duration::from_millis(a.settle_ms);
-    let mut all = vec![plan.chase_cpu];
-    all.extend(&plan.load_cpus);
-    let mut complete = true;
-    let results =
-        memsight_core::pin::run_team(&all, |i, _, barrier| -> Result<Option<Vec<Curve>>> {
-            if i > 0 {
-                let req = BufferRequest {
-                    bytes: load_size,
-                    kind: page_kind,
-                    node,
-                    dax: a.dax,
-                };
-                return load_thread(&traffic, i - 1, req, env, barrier);
-            }
-            let chase = Chase {
-                a,
-                env,
-                traffic: &traffic,
-                mixes: &mixes,
-                size,
-                rule: &rule,
-                settle,
-                tick,
-            };
-            chase_thread(&chase, barrier)
-        })?;
-    let mut curves = Vec::new();
-    for r in results {
-        if let Some(c) = r? {
-            curves = c;
-        }
-    }
-    if curves.len() < mixes.len() || curves.iter().any(|c| c.points.len() < a.points as usize) {
-        complete = false;
-    }
+    let mut cpus = vec![plan.chase_cpu];
+    cpus.extend(&plan.load_cpus);
+    let (taken, all_rounds) = chase::measure(&chase::Team {
+        a,
+        env,
+        mixes: &mixes,
+        cpus: &cpus,
+        size,
+        rule,
+        tick,
+    })?;
+    let curves: Vec<Curve> = taken
+        .into_iter()
+        .zip(&mixes)
+        .map(|(slots, &mix)| {
+            let points = slots.into_iter().filter_map(rounds::merge).collect();
+            curve(mix, points, a.knee)
+        })
+        .filter(|c| c.points.len() >= 2)
+        .collect();
+    let complete = all_rounds
+        && curves.len() == mixes.len()
+        && curves.iter().all(|c| c.points.len() >= a.points as usize);
     let mut findings = findings(&curves, a.knee);
     let mut method = method(a, &plan, size) + &format!(" Chase working set: {in_memory}.");
     let memory = a.dax.map(|d| d.probe()).transpose()?;
@@ -245,159 +222,13 @@ pub fn run(
             method,
             plan,
             knee_factor: a.knee,
+            rounds: a.rounds,
             curves,
             memory,
             findings,
         },
         complete,
     ))
-}
-
-/// What the chasing thread needs.
-struct Chase<'a> {
-    a: &'a Config,
-    env: &'a Environment,
-    traffic: &'a Traffic,
-    mixes: &'a [TrafficMix],
-    /// Chase working set, bytes.
-    size: u64,
-    rule: &'a memsight_core::stats::StopRule,
-    /// Traffic time before each point.
-    settle: Duration,
-    tick: &'a (dyn Fn(&str) + Sync),
-}
-
-/// The chasing thread: for each mix, idle and saturated points, then delays found by bisection
-/// for points evenly spaced in bandwidth; stops the load threads when done.
-fn chase_thread(
-    c: &Chase,
-    barrier: &memsight_core::pin::TeamBarrier,
-) -> Result<Option<Vec<Curve>>> {
-    let req = BufferRequest {
-        bytes: c.size,
-        kind: c.a.page_kind,
-        node: c.a.node,
-        dax: c.a.dax,
-    };
-    // However the chase ends (done, failed, interrupted or panicked), the load threads stop:
-    // they generate traffic until told to.
-    let _stop = StopTraffic(c.traffic);
-    let buf = Buffer::allocate(req, c.env);
-    barrier.wait();
-    let mut buf = buf?;
-    let elements = c.size as usize / 128;
-    let mut chains = Chains::build(
-        &mut buf.as_mut_slice()[..c.size as usize],
-        elements,
-        128,
-        Pattern::Window {
-            window_bytes: 64 * 4096,
-        },
-        1,
-        0x5eed,
-    );
-    let per_sample = {
-        let t = chains.time(elements as u64);
-        ((2e6 / (t.as_nanos() as f64 / elements as f64)) as u64).max(1000)
-    };
-    let ticks = memsight_kernels::pingpong::tsc_ticks_per_ns(20);
-    let mut curves = Vec::new();
-    for &mix in c.mixes {
-        c.traffic.mix.store(
-            MIXES.iter().position(|m| *m == mix).expect("known mix") as u64,
-            Ordering::SeqCst,
-        );
-        let mut measure = |delay: Option<u64>| -> Option<CurvePoint> {
-            c.traffic.set(delay);
-            std::thread::sleep(c.settle);
-            let v0 = c.traffic.visits();
-            let t0 = Instant::now();
-            let mut chase_loads = 0u64;
-            let sampled = sample_until(c.rule, || {
-                chase_loads += per_sample;
-                crate::latency::ladder::chase_sample(&mut chains, per_sample)
-            })?;
-            let ns = t0.elapsed().as_nanos() as f64;
-            let dv = c.traffic.visits() - v0;
-            let bandwidth_gbs = (dv * mix.dram_bytes() + 64 * chase_loads) as f64 / ns;
-            let (p50, p90, p99) = percentiles(&mut chains, ticks);
-            (c.tick)(&format!("{}: {:.1} GB/s", mix.name(), bandwidth_gbs));
-            Some(CurvePoint {
-                delay_cycles: delay,
-                bandwidth_gbs,
-                latency_ns: sampled.summary,
-                p50_ns: p50,
-                p90_ns: p90,
-                p99_ns: p99,
-            })
-        };
-        let mut points = Vec::new();
-        let Some(idle) = measure(None) else { break };
-        points.push(idle);
-        let Some(max) = measure(Some(0)) else { break };
-        let (lo, hi) = (points[0].bandwidth_gbs, max.bandwidth_gbs);
-        points.push(max);
-        // Targets evenly spaced in bandwidth between idle and saturation.
-        let n = c.a.points as usize;
-        for k in 1..n.saturating_sub(1) {
-            if cancel::requested() {
-                break;
-            }
-            let target = lo + (hi - lo) * k as f64 / (n - 1) as f64;
-            let delay = find_delay(c.traffic, mix, target);
-            match measure(Some(delay)) {
-                Some(p) => points.push(p),
-                None => break,
-            }
-        }
-        curves.push(curve(mix, points, c.a.knee));
-        if cancel::requested() {
-            break;
-        }
-    }
-    Ok(Some(curves))
-}
-
-/// Tells the load threads to stop when dropped.
-struct StopTraffic<'a>(&'a Traffic);
-
-impl Drop for StopTraffic<'_> {
-    fn drop(&mut self) {
-        self.0.quit.store(true, Ordering::SeqCst);
-        self.0.paused.store(true, Ordering::SeqCst);
-    }
-}
-
-/// A load thread: its own buffer, first-touched here; generates the current mix while the
-/// traffic is not paused, until told to quit.
-fn load_thread(
-    traffic: &Traffic,
-    index: usize,
-    req: BufferRequest,
-    env: &Environment,
-    barrier: &memsight_core::pin::TeamBarrier,
-) -> Result<Option<Vec<Curve>>> {
-    let mut buf = Buffer::allocate(req, env);
-    if let Ok(b) = buf.as_mut() {
-        b.touch();
-    }
-    barrier.wait();
-    let mut buf = buf?;
-    while !traffic.quit.load(Ordering::SeqCst) {
-        if traffic.paused.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
-        }
-        let mix = MIXES[traffic.mix.load(Ordering::SeqCst) as usize];
-        generate(
-            buf.as_mut_slice(),
-            mix,
-            &traffic.delay,
-            &traffic.paused,
-            &traffic.visits[index],
-        );
-    }
-    Ok(None)
 }
 
 /// A curve from its points: sorted by bandwidth, the knee (first point at `knee` × idle
@@ -412,79 +243,67 @@ fn curve(mix: TrafficMix, mut points: Vec<CurvePoint>, knee: f64) -> Curve {
         .iter()
         .find(|p| p.latency_ns.median >= knee * idle_ns)
         .map(|p| p.bandwidth_gbs);
-    let saturation_gbs = points.iter().map(|p| p.bandwidth_gbs).fold(0.0, f64::max);
+    let top = points
+        .iter()
+        .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs));
+    let saturation_gbs = top.map_or(0.0, |p| p.bandwidth_gbs);
+    let saturation_between_rounds = top.and_then(CurvePoint::bandwidth_between_rounds);
     Curve {
         mix,
         points,
         knee_gbs,
         saturation_gbs,
+        saturation_between_rounds,
     }
 }
 
 /// How the curves were measured, in words.
 fn method(a: &Config, plan: &crate::plan::LoadedPlan, size: u64) -> String {
-    format!(
-        "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
-        memsight_core::units::format_bytes(size),
-        a.page_kind.name(),
-        plan.chase_cpu,
-        plan.load_cpus.len(),
-        memsight_core::units::format_list(&plan.load_cpus),
-        memsight_core::units::format_bytes(a.load_bytes),
-        a.points,
-        a.settle_ms
-    )
+    let rounds = if a.rounds > 1 {
+        format!(
+            " The mixes were measured in {} alternating rounds (every mix once a round, delays found in the first), each with its share of the samples; a point's latency merges its rounds' samples and its bandwidth is their mean.",
+            a.rounds
+        )
+    } else {
+        String::new()
+    };
+    rounds
+        + &format!(
+            "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
+            memsight_core::units::format_bytes(size),
+            a.page_kind.name(),
+            plan.chase_cpu,
+            plan.load_cpus.len(),
+            memsight_core::units::format_list(&plan.load_cpus),
+            memsight_core::units::format_bytes(a.load_bytes),
+            a.points,
+            a.settle_ms
+        )
 }
 
-/// Bisection on log(delay) for the delay whose load bandwidth is closest to `target` GB/s.
-fn find_delay(traffic: &Traffic, mix: TrafficMix, target: f64) -> u64 {
-    let (mut lo, mut hi) = (1.0f64, 1_000_000.0f64);
-    for _ in 0..8 {
-        let mid = (lo * hi).sqrt();
-        traffic.set(Some(mid as u64));
-        std::thread::sleep(Duration::from_millis(10));
-        let bw = traffic.probe(mix, Duration::from_millis(25));
-        if bw > target {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    (lo * hi).sqrt() as u64
-}
-
-/// p50/p90/p99 of 2000 single chase steps, ns, each timed with the fenced TSC.
-fn percentiles(chains: &mut Chains, ticks: Option<f64>) -> (Option<f64>, Option<f64>, Option<f64>) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(t) = ticks {
-        use memsight_kernels::pingpong::tsc;
-        // The timer's own cost: the median of empty fenced pairs, subtracted from every step.
-        let mut empty: Vec<u64> = (0..200)
-            .map(|_| {
-                let t0 = tsc::now();
-                tsc::now() - t0
-            })
-            .collect();
-        empty.sort_unstable();
-        let overhead = empty[empty.len() / 2] as f64;
-        let mut v: Vec<f64> = (0..2000)
-            .map(|_| {
-                let t0 = tsc::now();
-                chains.run(1);
-                (((tsc::now() - t0) as f64 - overhead) / t).max(0.0)
-            })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        let q = |p: f64| Some(v[((v.len() - 1) as f64 * p) as usize]);
-        return (q(0.5), q(0.9), q(0.99));
-    }
-    let _ = (chains, ticks);
-    (None, None, None)
-}
+/// Rounds whose saturation bandwidth moved this much apart are worth a finding.
+const ROUNDS_APART: f64 = 0.2;
 
 fn findings(curves: &[Curve], knee: f64) -> Vec<String> {
     let mut out = Vec::new();
     for c in curves {
+        if let Some(apart) = c.saturation_between_rounds.filter(|x| *x >= ROUNDS_APART) {
+            let top = c
+                .points
+                .iter()
+                .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs));
+            out.push(format!(
+                "{}: the saturation bandwidth moved {:.0}% between rounds ({} GB/s): the memory was shared with other work while the curves were measured; every mix was measured in each round, so the curves compare with one another, but their absolute bandwidths carry that spread",
+                c.mix.name(),
+                apart * 100.0,
+                top.map_or(String::new(), |p| p
+                    .round_bandwidths_gbs
+                    .iter()
+                    .map(|b| format!("{b:.1}"))
+                    .collect::<Vec<_>>()
+                    .join(", "))
+            ));
+        }
         let idle = c.points.iter().find(|p| p.delay_cycles.is_none());
         let top = c.points.last();
         if let (Some(i), Some(t)) = (idle, top) {
@@ -539,6 +358,8 @@ mod tests {
             p50_ns: None,
             p90_ns: None,
             p99_ns: None,
+            round_bandwidths_gbs: Vec::new(),
+            between_rounds: None,
         }
     }
 
