@@ -2,7 +2,10 @@
 # Builds the portable binary: memsight for any Linux with glibc 2.28 or later, needing no shared
 # library beyond glibc's own (libc, libm, libpthread, libdl, the loader), then checks that it does.
 #
-#   scripts/portable.sh [x86_64|aarch64]     (default: x86_64)
+#   scripts/portable.sh [--prepare] [x86_64|aarch64]     (default: x86_64)
+#
+# --prepare   only what the build needs first (zig, cargo-zigbuild, the Rust target, hwloc):
+#             scripts/test.sh runs it in the background while the lints run.
 #
 # hwloc is linked statically: its source is Debian's (the orig tarball of the libhwloc15 this
 # project is tested with, from Debian's package pool, checked against a pinned SHA-256), built
@@ -11,14 +14,16 @@
 # ARCH-unknown-linux-gnu.2.28. Zig and cargo-zigbuild come from PyPI (`pip install ziglang
 # cargo-zigbuild`), installed for the user when missing.
 #
-# Output: target/portable/ARCH/memsight (stripped). The hwloc build is kept under
-# target/portable/hwloc-ARCH and reused.
+# Output: target/portable/ARCH/memsight (stripped), checked by scripts/check-elf.sh. The hwloc
+# build is kept under target/portable/hwloc-ARCH and reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+prepare_only=false
+if [[ ${1:-} == --prepare ]]; then prepare_only=true; shift; fi
 arch=${1:-x86_64}
 case $arch in
   x86_64 | aarch64) ;;
-  *) echo "usage: $0 [x86_64|aarch64]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--prepare] [x86_64|aarch64]" >&2; exit 2 ;;
 esac
 
 HWLOC_VERSION=2.9.0
@@ -61,43 +66,28 @@ if [[ ! -f $prefix/lib/libhwloc.a ]]; then
       --prefix="$prefix" --enable-static --disable-shared --disable-plugins \
       --disable-libudev --disable-libxml2 --disable-pci --disable-opencl --disable-cuda \
       --disable-nvml --disable-rsmi --disable-levelzero --disable-gl --disable-cairo \
-      --disable-doxygen --disable-readme >/dev/null
-    make -s -j"$(nproc)" -C include install >/dev/null
-    make -s -j"$(nproc)" -C hwloc install >/dev/null
-  )
+      --disable-doxygen --disable-readme
+    make -s -j"$(nproc)" -C include install
+    make -s -j"$(nproc)" -C hwloc install
+  ) >"$out/hwloc-$arch.log" 2>&1 || { tail -n 30 "$out/hwloc-$arch.log" >&2; echo "memsight: hwloc did not build (log: $out/hwloc-$arch.log)" >&2; exit 1; }
   mkdir -p "$prefix/lib/pkgconfig"
   cp "$src/hwloc-$HWLOC_VERSION/hwloc.pc" "$prefix/lib/pkgconfig/hwloc.pc"
 fi
 
-# memsight, against that hwloc only (no system pkg-config directory is searched).
-PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig PKG_CONFIG_ALLOW_CROSS=1 \
+$prepare_only && exit 0
+
+# memsight, against that hwloc only (no system pkg-config directory is searched), stripped by the
+# linker (no strip tool for the target is needed) and without the debug line tables the release
+# profile keeps for profiling a local build.
+# A linker or runner chosen for the target elsewhere (scripts/test-aarch64.sh sets gcc's) would
+# link against the build machine's libraries: zig's own is used.
+env -u CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER -u CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER \
+  -u CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER -u RUSTFLAGS \
+  CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig PKG_CONFIG_ALLOW_CROSS=1 \
   cargo zigbuild --locked --release -q --target "$arch-unknown-linux-gnu.$GLIBC" -p memsight
 mkdir -p "$out/$arch"
 bin=$out/$arch/memsight
-case $arch in
-  x86_64) strip=strip ;;
-  aarch64) strip=aarch64-linux-gnu-strip; command -v $strip >/dev/null || strip=true ;;
-esac
-built=${CARGO_TARGET_DIR:-target}/$arch-unknown-linux-gnu/release/memsight
-$strip -o "$bin" "$built" 2>/dev/null || cp "$built" "$bin"
+cp "${CARGO_TARGET_DIR:-target}/$arch-unknown-linux-gnu/release/memsight" "$bin"
 
-# The checks: right architecture, needed libraries only glibc's, no symbol newer than 2.28.
-machine=$(readelf -h "$bin" | awk -F: '/Machine:/ {gsub(/^ +/, "", $2); print $2}')
-case $arch in
-  x86_64) [[ $machine == *X86-64* ]] ;;
-  aarch64) [[ $machine == *AArch64* ]] ;;
-esac || { echo "memsight: $bin is for '$machine', not $arch" >&2; exit 1; }
-needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-for lib in $needed; do
-  case $lib in
-    libc.so.6 | libm.so.6 | libpthread.so.0 | libdl.so.2 | librt.so.1 | ld-linux-x86-64.so.2 | ld-linux-aarch64.so.1) ;;
-    *) echo "memsight: $bin needs $lib, which is not glibc's" >&2; exit 1 ;;
-  esac
-done
-newest=$(objdump -T "$bin" | grep -oE 'GLIBC_[0-9]+\.[0-9]+(\.[0-9]+)?' | sed 's/GLIBC_//' | sort -V | tail -n 1)
-if [[ $(printf '%s\n%s\n' "$newest" "$GLIBC" | sort -V | tail -n 1) != "$GLIBC" ]]; then
-  echo "memsight: $bin uses GLIBC_$newest symbols, newer than $GLIBC" >&2
-  exit 1
-fi
-echo "memsight: $bin: $machine, needs $(echo $needed | tr ' ' ','), newest symbol GLIBC_$newest" >&2
+bash scripts/check-elf.sh "$bin" "$arch"
 echo "$bin"

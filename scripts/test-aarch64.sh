@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # For aarch64 (Neoverse): the kernel tests (NEON bandwidth kernels, chase, clock, flush) under
-# qemu-user, then the whole binary linted, built and run there on a smoke set.
+# qemu-user, then the portable binary (the release's) built, the workspace linted, and the
+# binary run there on a smoke set.
 # Best effort: when the cross toolchain or the Rust target cannot be had here, it says so and
 # skips; when the tests run, their failure fails the suite.
 set -uo pipefail
@@ -32,36 +33,24 @@ set -e
 cargo clippy --locked --target aarch64-unknown-linux-gnu -p memsight-kernels --all-targets -q -- -D warnings
 timeout 900 cargo test --locked --target aarch64-unknown-linux-gnu -p memsight-kernels
 
-# The whole binary for aarch64 (Neoverse servers): linted, built against the arm64 libhwloc and
-# libudev (Debian multiarch), and run under qemu-user on a smoke set: the command that matters
+# The whole binary for aarch64 (Neoverse servers), as released: the portable build
+# (scripts/portable.sh: zig for glibc 2.28, hwloc built static), the workspace linted against
+# the same hwloc, and the binary run under qemu-user on a smoke set: the command that matters
 # most, `memsight run --quick`, must finish there (kernels a core lacks are left out and said).
 # Timings under an emulator mean nothing; what is checked is that every path runs and its JSON
-# reads. Best effort like the kernel tests: skipped with a message where arm64 packages cannot
-# be had.
-set +e
-arm_pkgs=(libhwloc-dev:arm64 libudev-dev:arm64)
-arm_missing=()
-for p in "${arm_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || arm_missing+=("$p")
-done
-if ((${#arm_missing[@]})); then
-  [[ $(id -u) == 0 ]] || skip "the whole aarch64 binary needs ${arm_missing[*]} (sudo dpkg --add-architecture arm64; sudo apt-get update; sudo apt-get install ${arm_missing[*]})"
-  { dpkg --add-architecture arm64 && apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${arm_missing[@]}"; } >/dev/null 2>&1 ||
-    skip "apt could not install ${arm_missing[*]}"
-fi
-set -e
-export PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig
-cargo clippy --locked --target aarch64-unknown-linux-gnu --all-targets -q -- -D warnings
-cargo build --locked --release --target aarch64-unknown-linux-gnu -p memsight -q
-arm=target/aarch64-unknown-linux-gnu/release/memsight
+# reads.
+arm=$(bash scripts/portable.sh aarch64)
+PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR=$PWD/target/portable/hwloc-aarch64/lib/pkgconfig \
+  cargo clippy --locked --target aarch64-unknown-linux-gnu --all-targets -q -- -D warnings
+qemu=(qemu-aarch64)
+[[ -e /lib/ld-linux-aarch64.so.1 ]] || qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
 smoke=$(mktemp -d)
 trap 'rm -rf "$smoke"' EXIT
-qemu-aarch64 "$arm" --json env >"$smoke/env.json"
-qemu-aarch64 "$arm" --json --no-progress latency --max-size 256K --no-tlb --parallel 2 >"$smoke/latency.json"
-qemu-aarch64 "$arm" --json --no-progress bandwidth --size 1M --cpus 0 --min-samples 3 \
+"${qemu[@]}" "$arm" --json env >"$smoke/env.json"
+"${qemu[@]}" "$arm" --json --no-progress latency --max-size 256K --no-tlb --parallel 2 >"$smoke/latency.json"
+"${qemu[@]}" "$arm" --json --no-progress bandwidth --size 1M --cpus 0 --min-samples 3 \
   --point-budget 0.2 >"$smoke/bandwidth.json"
-qemu-aarch64 "$arm" --no-progress run --quick --no-history --out "$smoke/run" >/dev/null
+"${qemu[@]}" "$arm" --no-progress run --quick --no-history --out "$smoke/run" >/dev/null
 python3 - "$smoke" <<'PY'
 import json, sys
 d = sys.argv[1]

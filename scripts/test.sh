@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, the kernel tests for aarch64 under qemu (best effort:
-# skipped with a message where the cross toolchain cannot be had), unit, property and
-# integration tests, then the Debian package built and checked.
+# The whole test suite: formatting, lints, the kernel tests and the portable binary for aarch64
+# under qemu (best effort: skipped with a message where the cross toolchain cannot be had), unit,
+# property and integration tests, then the release artefacts (tarballs, RPMs, .debs) built and
+# checked, in a Debian 11 root among other ways, and fleet mode under real launchers.
 # The tests read recorded machines (dmidecode dumps, hwloc XML and sysfs snapshots) from
 # testdata/ in this repository; nothing outside the checkout.
 set -euo pipefail
@@ -10,17 +11,33 @@ cd "$(dirname "$0")/.."
 # the allocators: memsight alloc compares them (tests/alloc_cli.rs); PMDK: memsight pmem;
 # the launchers fleet mode runs under (scripts/test-launchers.sh) and the Prometheus text parser
 # the export is checked with (tests/operations_cli.rs, with promtool from prometheus), and the
-# Python JSON Schema validator the schema is checked with.
-MEMSIGHT_TEST_PACKAGES="chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus python3-jsonschema"
+# Python JSON Schema validator the schema is checked with; rpm and cpio (rpmbuild, the RPM inspected)
+# and debootstrap (the Debian 11 root the release binary runs in).
+MEMSIGHT_TEST_PACKAGES="rpm cpio debootstrap chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus python3-jsonschema"
 . scripts/deps.sh
-cargo fmt --all -- --check
-cargo clippy --locked --all-targets -q -- -D warnings
+# Each step says what it cost (docs/testing.md quotes them).
+step() {
+  local t0=$SECONDS
+  "$@"
+  echo "memsight: test step '$*' took $((SECONDS - t0)) s" >&2
+}
+# What the release checks need first and mostly waits for (zig from PyPI, hwloc built for each
+# architecture, a Debian 11 root from Debian's mirror) is made in the background meanwhile.
+prep_log=${CARGO_TARGET_DIR:-target}/release-prepare.log
+mkdir -p "$(dirname "$prep_log")"
+{ bash scripts/portable.sh --prepare aarch64 && bash scripts/portable.sh --prepare x86_64 &&
+  bash scripts/check-release.sh --prepare; } >"$prep_log" 2>&1 &
+prep=$!
+trap 'kill "$prep" 2>/dev/null || true' EXIT
+step cargo fmt --all -- --check
+step cargo clippy --locked --all-targets -q -- -D warnings
 # Crates depend only downwards and no modules form a circle (docs/architecture.md).
-python3 scripts/check-layers.py
-bash scripts/test-aarch64.sh
-cargo test --locked --all-targets
-# The Debian package: built with cargo-deb, its contents, dependencies, man pages and completions
-# checked, and its binary run from a scratch root.
-bash scripts/package.sh --check
+step python3 scripts/check-layers.py
+wait "$prep" || { cat "$prep_log" >&2; echo "memsight: preparing the release build failed" >&2; exit 1; }
+step bash scripts/test-aarch64.sh
+step cargo test --locked --all-targets
+# The release artefacts: the portable binaries (glibc >= 2.28, hwloc static) in tarballs, RPMs
+# and .debs, read with readelf and rpm, and run in a Debian 11 root (scripts/check-release.sh).
+step bash scripts/release.sh --check
 # Fleet mode under real launchers: Open MPI's mpirun and a one-node Slurm cluster started here.
-bash scripts/test-launchers.sh
+step bash scripts/test-launchers.sh

@@ -59,6 +59,35 @@ pub fn stop_rule(
     Ok((rule, sample_ms * 1e6))
 }
 
+/// The most alternating rounds a suite takes (`--rounds`): beyond it a run only gets longer.
+pub const MAX_ROUNDS: usize = 20;
+
+/// `--rounds N` for the suites that measure their tests in alternating rounds (bandwidth,
+/// loaded-latency, NUMA): 1 measures one test after another, up to [`MAX_ROUNDS`].
+pub fn check_rounds(rounds: usize) -> Result<()> {
+    if (1..=MAX_ROUNDS).contains(&rounds) {
+        Ok(())
+    } else {
+        Err(Error::input(format!(
+            "--rounds {rounds}: give 1 (one test after another) to {MAX_ROUNDS}"
+        )))
+    }
+}
+
+/// The progress label's suffix for round `r` (from 0) of `n`; nothing when there is one round.
+pub fn round_label(r: usize, n: usize) -> String {
+    if n > 1 {
+        format!(", round {}/{n}", r + 1)
+    } else {
+        String::new()
+    }
+}
+
+/// Serde's default for the round count of results written before suites alternated rounds.
+pub(crate) fn one_round() -> usize {
+    1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +111,16 @@ mod tests {
         }
         let (r, ns) = stop_rule(0.02, 100, 1.0, 5.0).unwrap();
         assert_eq!((r.min_samples, r.max_samples, ns), (100, 100, 5e6));
+    }
+
+    #[test]
+    fn rounds_are_checked_and_labelled() {
+        assert!(check_rounds(1).is_ok() && check_rounds(MAX_ROUNDS).is_ok());
+        for bad in [0, MAX_ROUNDS + 1] {
+            let e = check_rounds(bad).unwrap_err().to_string();
+            assert!(e.contains(&format!("--rounds {bad}")), "{e}");
+        }
+        assert_eq!(round_label(0, 1), "");
+        assert_eq!(round_label(1, 3), ", round 2/3");
     }
 }

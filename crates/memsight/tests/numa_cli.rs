@@ -109,6 +109,9 @@ fn chosen_kernels_make_their_matrices_and_bad_ones_are_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--rounds must be between 1 and 20"), "{err}");
+    assert!(
+        err.contains("--rounds 21: give 1 (one test after another) to 20"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }

@@ -83,12 +83,8 @@ pub struct BandwidthConfig {
     /// Rounds the tests are measured in, alternating (A B C A B C …), each with its share of
     /// the stop rule, so that a drift of the machine touches every test alike; 1: one test
     /// after another.
-    #[serde(default = "one_round")]
+    #[serde(default = "crate::sampling::one_round")]
     pub rounds: usize,
-}
-
-fn one_round() -> usize {
-    1
 }
 
 impl BandwidthConfig {
@@ -522,11 +518,7 @@ fn rounds(
     let mut complete = true;
     'rounds: for r in 0..n {
         for (slot, &(spec, pattern)) in taken.iter_mut().zip(&plan) {
-            let of = if n > 1 {
-                format!(", round {}/{n}", r + 1)
-            } else {
-                String::new()
-            };
+            let of = crate::sampling::round_label(r, n);
             tick(&format!("{} × {count} threads{of}", spec.name));
             let bytes = cfg.bytes_for(spec, count);
             let c = if n > 1 { &round_cfg } else { cfg };

@@ -236,12 +236,7 @@ impl BandwidthSettings {
         let (tests, skipped) = self.supported_tests(isa)?;
         let cpus = team(self.threads, self.cpus.as_deref(), env)?;
         let array_gap = array_gap(self.array_gap)?;
-        if !(1..=20).contains(&self.rounds) {
-            return Err(Error::input(format!(
-                "--rounds {}: give 1 (one test after another) to 20",
-                self.rounds
-            )));
-        }
+        crate::sampling::check_rounds(self.rounds)?;
         if self.dax.is_some() && self.node.is_some() {
             return Err(Error::input(
                 "--dax and --node exclude each other: DAX memory is where its device is",

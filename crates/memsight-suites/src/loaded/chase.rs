@@ -261,11 +261,7 @@ fn point(
     let dv = traffic.visits() - v0;
     let bandwidth_gbs = (dv * mix.dram_bytes() + 64 * chase_loads) as f64 / ns;
     let (p50, p90, p99) = percentiles(&mut ch.chains, ch.ticks);
-    let of = if round.n > 1 {
-        format!(", round {}/{}", round.r + 1, round.n)
-    } else {
-        String::new()
-    };
+    let of = crate::sampling::round_label(round.r, round.n);
     (t.tick)(&format!("{}: {bandwidth_gbs:.1} GB/s{of}", mix.name()));
     Some(CurvePoint {
         delay_cycles: delay,

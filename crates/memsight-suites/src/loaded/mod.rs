@@ -134,17 +134,13 @@ pub struct LoadedResults {
     pub plan: crate::plan::LoadedPlan,
     pub knee_factor: f64,
     /// Alternating rounds the mixes were measured in.
-    #[serde(default = "one_round")]
+    #[serde(default = "crate::sampling::one_round")]
     pub rounds: usize,
     pub curves: Vec<Curve>,
     /// The DAX device or file the buffers were mapped from (`--dax`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<memsight_core::buffer::FileBacking>,
     pub findings: Vec<String>,
-}
-
-fn one_round() -> usize {
-    1
 }
 
 /// The traffic mixes, in the load generator's order.
@@ -177,9 +173,7 @@ pub fn run(
     if !(a.knee > 1.0 && a.knee.is_finite()) {
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
     }
-    if !(1..=20).contains(&a.rounds) {
-        return Err(Error::input("--rounds must be between 1 and 20"));
-    }
+    crate::sampling::check_rounds(a.rounds)?;
     let (rule, _) = a.sampling.rule()?;
     let (size, in_memory) = machine.working_set(a.chase_bytes, env)?;
     let load_size = a.load_bytes;

@@ -233,9 +233,7 @@ pub fn run(
         ));
     }
     let (rule, sample_ns) = a.sampling.rule()?;
-    if !(1..=20).contains(&a.rounds) {
-        return Err(Error::input("--rounds must be between 1 and 20"));
-    }
+    crate::sampling::check_rounds(a.rounds)?;
     if a.bandwidth && a.tests.is_empty() {
         return Err(Error::input(
             "--test: name at least one bandwidth kernel, or --no-bandwidth",
@@ -288,11 +286,7 @@ pub fn run(
     'rounds: for r in 0..n {
         for (init, row) in plan.initiators.iter().zip(taken.iter_mut()) {
             for (col, slot) in columns.iter().zip(row.iter_mut()) {
-                let of = if n > 1 {
-                    format!(", round {}/{n}", r + 1)
-                } else {
-                    String::new()
-                };
+                let of = crate::sampling::round_label(r, n);
                 tick(&format!("CPU node {} → {}{of}", init.node, col.label));
                 let (cell, done) = measure_cell(
                     &Target {

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Reads a memsight binary and checks that it runs on any Linux with glibc 2.28 or later:
+# built for the named architecture, needing no shared library beyond glibc's own, and using no
+# glibc symbol version newer than 2.28.
+#
+#   scripts/check-elf.sh BINARY x86_64|aarch64
+set -euo pipefail
+bin=${1:?usage: $0 BINARY x86_64|aarch64}
+arch=${2:?usage: $0 BINARY x86_64|aarch64}
+GLIBC=2.28
+fail() { echo "memsight: $bin: $*" >&2; exit 1; }
+[[ -f $bin ]] || fail "no such file"
+
+machine=$(readelf -h "$bin" | awk -F: '/Machine:/ {gsub(/^ +/, "", $2); print $2}')
+case $arch in
+  x86_64) [[ $machine == *X86-64* ]] ;;
+  aarch64) [[ $machine == *AArch64* ]] ;;
+  *) false ;;
+esac || fail "built for '$machine', not $arch"
+
+# Only glibc's own libraries: the loader, libc, libm, libpthread, libdl, librt (merged into libc
+# since 2.34, still separate files on 2.28).
+needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+[[ -n $needed ]] || fail "not dynamically linked against glibc"
+for lib in $needed; do
+  case $lib in
+    libc.so.6 | libm.so.6 | libpthread.so.0 | libdl.so.2 | librt.so.1 | ld-linux-x86-64.so.2 | ld-linux-aarch64.so.1) ;;
+    *) fail "needs $lib, which is not glibc's" ;;
+  esac
+done
+interp=$(readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
+case $interp in
+  /lib64/ld-linux-x86-64.so.2 | /lib/ld-linux-aarch64.so.1) ;;
+  *) fail "asks for the loader '$interp'" ;;
+esac
+
+# The newest symbol version it binds to; every GLIBC_x.y tag in the dynamic symbol table counts.
+versions=$(objdump -T "$bin" | grep -oE 'GLIBC_[0-9]+\.[0-9]+(\.[0-9]+)?' | sed 's/GLIBC_//' | sort -uV)
+[[ -n $versions ]] || fail "binds to no versioned glibc symbol"
+newest=$(tail -n 1 <<<"$versions")
+if [[ $(printf '%s\n%s\n' "$newest" "$GLIBC" | sort -V | tail -n 1) != "$GLIBC" ]]; then
+  fail "uses GLIBC_$newest symbols ($(objdump -T "$bin" | grep -F "GLIBC_$newest" | awk '{print $NF}' | head -3 | tr '\n' ' ')), newer than $GLIBC"
+fi
+echo "memsight: $bin: $machine, needs $(echo $needed | tr ' ' ','), newest symbol GLIBC_$newest" >&2
