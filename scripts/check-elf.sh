@@ -39,6 +39,7 @@ versions=$(objdump -T "$bin" | grep -oE 'GLIBC_[0-9]+\.[0-9]+(\.[0-9]+)?' | sed 
 [[ -n $versions ]] || fail "binds to no versioned glibc symbol"
 newest=$(tail -n 1 <<<"$versions")
 if [[ $(printf '%s\n%s\n' "$newest" "$GLIBC" | sort -V | tail -n 1) != "$GLIBC" ]]; then
-  fail "uses GLIBC_$newest symbols ($(objdump -T "$bin" | grep -F "GLIBC_$newest" | awk '{print $NF}' | head -3 | tr '\n' ' ')), newer than $GLIBC"
+  syms=$(objdump -T "$bin" | grep -F "GLIBC_$newest" | awk '{print $NF}')
+  fail "uses GLIBC_$newest symbols ($(tr '\n' ' ' <<<"$syms" | cut -c1-120)), newer than $GLIBC"
 fi
 echo "memsight: $bin: $machine, needs $(echo $needed | tr ' ' ','), newest symbol GLIBC_$newest" >&2

@@ -44,7 +44,7 @@ fi
 dist=$(realpath "${1:?usage: $0 --prepare | DIST ARCH...}")
 shift
 (($#)) || fail "name the architectures to check"
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+version=$(grep -m 1 '^version = ' Cargo.toml | sed 's/^version = "\(.*\)"$/\1/')
 work=$(mktemp -d)
 mounted=()
 cleanup() {
@@ -110,7 +110,9 @@ check_deb() {
   dpkg-deb -x "$deb" "$work/deb-$arch"
   cmp -s "$work/deb-$arch/usr/bin/memsight" "$work/tar-$arch/memsight-$version-$arch-linux-gnu/memsight" \
     || fail "$deb holds another binary than the tarball"
-  zcat "$work/deb-$arch/usr/share/man/man1/memsight-compare.1.gz" | grep -q 'noise' \
+  # (Output is captured before it is searched: `grep -q` leaving a pipe early would end the
+  # writer with SIGPIPE, which pipefail turns into a failure.)
+  grep -q 'noise' <<<"$(zcat "$work/deb-$arch/usr/share/man/man1/memsight-compare.1.gz")" \
     || fail "$deb: memsight-compare(1) does not render"
   grep -q "complete -c memsight" "$work/deb-$arch/usr/share/fish/vendor_completions.d/memsight.fish"
   grep -q "#compdef memsight" "$work/deb-$arch/usr/share/zsh/vendor-completions/_memsight"
@@ -184,7 +186,8 @@ check_old_userland() {
   prepare
   local arch=x86_64 name=memsight-$version-x86_64-linux-gnu
   local glibc
-  glibc=$(chroot "$root_dir" ldd --version | head -n 1 | grep -oE '[0-9]+\.[0-9]+$')
+  glibc=$(chroot "$root_dir" ldd --version)
+  glibc=$(sed -n '1s/.* \([0-9][0-9]*\.[0-9][0-9]*\)$/\1/p' <<<"$glibc")
   rm -rf "$root_dir/tmp/memsight-check"
   mkdir -p "$root_dir/tmp/memsight-check"
   tar xzf "$dist/$name.tar.gz" -C "$root_dir/tmp/memsight-check"
@@ -215,9 +218,9 @@ PY
   # The .deb installs with dpkg (its Depends met by Debian 11's libc6) and its binary runs.
   "${in[@]}" dpkg -i "/tmp/memsight-check/memsight_${version}-1_amd64.deb" >"$work/dpkg.log" 2>&1 \
     || { cat "$work/dpkg.log" >&2; fail "the .deb does not install on Debian 11"; }
-  "${in[@]}" memsight --version | grep -q "^memsight $version" || fail "the installed .deb does not run"
+  grep -q "^memsight $version" <<<"$("${in[@]}" memsight --version)" || fail "the installed .deb does not run"
   "${in[@]}" dpkg --purge memsight >/dev/null 2>&1
-  "${in[@]}" /tmp/memsight-check/memsight-rpm --version | grep -q "^memsight " \
+  grep -q "^memsight " <<<"$("${in[@]}" /tmp/memsight-check/memsight-rpm --version)" \
     || fail "the RPM's binary does not run on Debian 11"
   rm -rf "$root_dir/tmp/memsight-check"
   say "x86_64: the tarball's binary ran env, latency and run --quick, the .deb installed and the RPM's binary started in Debian 11 (glibc $glibc)"
@@ -229,7 +232,7 @@ for arch in "$@"; do
   check_rpm "$arch"
   bin=$work/tar-$arch/memsight-$version-$arch-linux-gnu/memsight
   if [[ $arch == "$(uname -m)" ]]; then
-    "$bin" --version | grep -q "^memsight $version" || fail "$bin does not run here"
+    grep -q "^memsight $version" <<<"$("$bin" --version)" || fail "$bin does not run here"
     check_same_results "$bin"
   elif [[ $arch == aarch64 ]]; then
     if command -v qemu-aarch64 >/dev/null; then

@@ -34,8 +34,8 @@ for tool in rpmbuild dpkg-deb; do
   command -v $tool >/dev/null || { echo "memsight: $tool is missing: sudo apt-get install rpm dpkg-dev" >&2; exit 1; }
 done
 
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
-url=$(sed -n 's/^repository = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+version=$(grep -m 1 '^version = ' Cargo.toml | sed 's/^version = "\(.*\)"$/\1/')
+url=$(grep -m 1 '^repository = ' Cargo.toml | sed 's/^repository = "\(.*\)"$/\1/')
 dist=target/dist
 rm -rf "$dist"
 mkdir -p "$dist"
