@@ -15,7 +15,8 @@
 # cargo-zigbuild`), installed for the user when missing.
 #
 # Output: target/portable/ARCH/memsight (stripped), checked by scripts/check-elf.sh. The hwloc
-# build is kept under target/portable/hwloc-ARCH and reused.
+# build is kept under target/portable/hwloc-ARCH and reused; cargo builds in target/portable/cargo
+# (its own directory, so that it can run beside the tests' cargo, which locks target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prepare_only=false
@@ -84,10 +85,13 @@ $prepare_only && exit 0
 env -u CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER -u CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER \
   -u CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER -u RUSTFLAGS \
   CARGO_PROFILE_RELEASE_DEBUG=0 CARGO_PROFILE_RELEASE_STRIP=symbols PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig PKG_CONFIG_ALLOW_CROSS=1 \
+  CARGO_TARGET_DIR=$PWD/$out/cargo \
   cargo zigbuild --locked --release -q --target "$arch-unknown-linux-gnu.$GLIBC" -p memsight
 mkdir -p "$out/$arch"
 bin=$out/$arch/memsight
-cp "${CARGO_TARGET_DIR:-target}/$arch-unknown-linux-gnu/release/memsight" "$bin"
+# Replaced in one step: another build of the same binary may be copying it at the same time.
+cp "$out/cargo/$arch-unknown-linux-gnu/release/memsight" "$bin.$$"
+mv -f "$bin.$$" "$bin"
 
 bash scripts/check-elf.sh "$bin" "$arch"
 echo "$bin"

@@ -15,8 +15,10 @@
 # still runs. Needs root (daemons, mpirun as root) and the packages test.sh installs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ms=$PWD/target/release/memsight
-[[ -x $ms ]] || cargo build --release --locked -q -p memsight || exit 1
+# The release binary (scripts/portable.sh: what the tarball and the packages hold), built when
+# missing.
+ms=$PWD/target/portable/$(uname -m)/memsight
+[[ -x $ms ]] || bash scripts/portable.sh "$(uname -m)" >/dev/null || exit 1
 work=$(mktemp -d)
 pids=()
 cleanup() {
