@@ -2,10 +2,11 @@
 # Builds the portable binary: memsight for any Linux with glibc 2.28 or later, needing no shared
 # library beyond glibc's own (libc, libm, libpthread, libdl, the loader), then checks that it does.
 #
-#   scripts/portable.sh [--prepare] [x86_64|aarch64]     (default: x86_64)
+#   scripts/portable.sh [--tools|--prepare] [x86_64|aarch64]     (default: x86_64)
 #
-# --prepare   only what the build needs first (zig, cargo-zigbuild, the Rust target, hwloc):
-#             scripts/test.sh runs it in the background while the lints run.
+# --tools     only zig, cargo-zigbuild and the Rust target
+# --prepare   only what the build needs first (the tools and hwloc): scripts/test.sh runs it in
+#             the background while the lints run.
 #
 # hwloc is linked statically: its source is Debian's (the orig tarball of the libhwloc15 this
 # project is tested with, from Debian's package pool, checked against a pinned SHA-256), built
@@ -20,11 +21,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prepare_only=false
+tools_only=false
 if [[ ${1:-} == --prepare ]]; then prepare_only=true; shift; fi
+if [[ ${1:-} == --tools ]]; then tools_only=true; shift; fi
 arch=${1:-x86_64}
 case $arch in
   x86_64 | aarch64) ;;
-  *) echo "usage: $0 [--prepare] [x86_64|aarch64]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--tools|--prepare] [x86_64|aarch64]" >&2; exit 2 ;;
 esac
 
 HWLOC_VERSION=2.9.0
@@ -34,22 +37,26 @@ GLIBC=2.28
 out=target/portable
 mkdir -p "$out"
 
-# Zig and cargo-zigbuild, from PyPI.
+# Zig and cargo-zigbuild, from PyPI (pip puts a user install's commands in ~/.local/bin).
+export PATH="$PATH:$HOME/.local/bin"
 if ! command -v cargo-zigbuild >/dev/null || ! python3 -c 'import ziglang' 2>/dev/null; then
   echo "memsight: installing ziglang and cargo-zigbuild from PyPI (once)" >&2
   python3 -m pip install --quiet --user ziglang cargo-zigbuild \
     || python3 -m pip install --quiet --break-system-packages --user ziglang cargo-zigbuild
-  export PATH="$HOME/.local/bin:$PATH"
 fi
 zig=$(python3 -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
 rustup target list --installed 2>/dev/null | grep -q "^$arch-unknown-linux-gnu\$" \
   || rustup target add "$arch-unknown-linux-gnu"
+$tools_only && exit 0
 
 # hwloc, static, for the target's glibc.
 prefix=$PWD/$out/hwloc-$arch
 if [[ ! -f $prefix/lib/libhwloc.a ]]; then
   tarball=$out/hwloc_${HWLOC_VERSION}.orig.tar.bz2
-  [[ -f $tarball ]] || curl -fsSL --retry 3 -o "$tarball" "$HWLOC_URL"
+  # (Downloaded under a name of its own, then renamed: both architectures may fetch it at once.)
+  if [[ ! -f $tarball ]]; then
+    curl -fsSL --retry 3 -o "$tarball.$$" "$HWLOC_URL" && mv -f "$tarball.$$" "$tarball"
+  fi
   echo "$HWLOC_SHA256  $tarball" | sha256sum -c --quiet - \
     || { echo "memsight: $tarball does not match its pinned SHA-256" >&2; rm -f "$tarball"; exit 1; }
   src=$(mktemp -d)

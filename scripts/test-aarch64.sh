@@ -34,14 +34,14 @@ cargo clippy --locked --target aarch64-unknown-linux-gnu -p memsight-kernels --a
 timeout 900 cargo test --locked --target aarch64-unknown-linux-gnu -p memsight-kernels
 
 # The whole binary for aarch64 (Neoverse servers), as released: the portable build
-# (scripts/portable.sh: zig for glibc 2.28, hwloc built static), the workspace linted against
-# the same hwloc, and the binary run under qemu-user on a smoke set: the command that matters
-# most, `memsight run --quick`, must finish there (kernels a core lacks are left out and said).
-# Timings under an emulator mean nothing; what is checked is that every path runs and its JSON
-# reads.
+# (scripts/portable.sh: zig for glibc 2.28, hwloc built static), the workspace's libraries and
+# binary linted against the same hwloc (the kernels' tests are linted above), and the binary run
+# under qemu-user on a smoke set: the command that matters most, `memsight run --quick`, must
+# finish there (kernels a core lacks are left out and said). Timings under an emulator mean
+# nothing; what is checked is that every path runs and its JSON reads.
 arm=$(bash scripts/portable.sh aarch64)
 PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR=$PWD/target/portable/hwloc-aarch64/lib/pkgconfig \
-  cargo clippy --locked --target aarch64-unknown-linux-gnu --all-targets -q -- -D warnings
+  cargo clippy --locked --target aarch64-unknown-linux-gnu -q -- -D warnings
 qemu=(qemu-aarch64)
 [[ -e /lib/ld-linux-aarch64.so.1 ]] || qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
 smoke=$(mktemp -d)

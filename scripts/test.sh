@@ -25,7 +25,16 @@ step() {
 # architecture, a Debian 11 root from Debian's mirror) is made in the background meanwhile.
 prep_log=${CARGO_TARGET_DIR:-target}/release-prepare.log
 mkdir -p "$(dirname "$prep_log")"
-{ bash scripts/portable.sh --prepare aarch64 && bash scripts/portable.sh --prepare x86_64; } >"$prep_log" 2>&1 &
+# (The tools once, then hwloc for both architectures at the same time: configure is slow and
+# mostly waits.)
+prepare_builds() {
+  bash scripts/portable.sh --tools aarch64 && bash scripts/portable.sh --tools x86_64 || return 1
+  bash scripts/portable.sh --prepare aarch64 &
+  local arm=$!
+  bash scripts/portable.sh --prepare x86_64 || return 1
+  wait "$arm"
+}
+prepare_builds >"$prep_log" 2>&1 &
 prep=$!
 bash scripts/check-release.sh --prepare >"$prep_log.root" 2>&1 &
 prep_root=$!
