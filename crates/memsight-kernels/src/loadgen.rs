@@ -20,10 +20,18 @@ use serde::{Deserialize, Serialize};
 pub enum TrafficMix {
     /// Load one line (1:0).
     Reads,
+    /// Load eight lines, store one (9:1 with the store's RFO: 90% of DRAM bytes read).
+    R9W1,
+    /// Load three lines, store one (4:1 with the RFO: 80% read).
+    R4W1,
     /// Load two lines, store one (3:1 with the store's RFO).
     R3W1,
     /// Load one line, store one (2:1 with the RFO).
     R2W1,
+    /// Load one line, store two (3:2 with the RFOs: 60% read).
+    R3W2,
+    /// Store one line (1:1: the store's RFO is the only read).
+    Writes,
     /// Load one line, non-temporal store one (1:1).
     R1W1Nt,
     /// Non-temporal stores only (0:1).
@@ -35,28 +43,64 @@ impl TrafficMix {
     pub fn lines(self) -> (u64, u64) {
         match self {
             TrafficMix::Reads => (1, 0),
+            TrafficMix::R9W1 => (8, 1),
+            TrafficMix::R4W1 => (3, 1),
             TrafficMix::R3W1 => (2, 1),
             TrafficMix::R2W1 => (1, 1),
+            TrafficMix::R3W2 => (1, 2),
+            TrafficMix::Writes => (0, 1),
             TrafficMix::R1W1Nt => (1, 1),
             TrafficMix::NtWrites => (0, 1),
         }
     }
 
+    /// Whether the stores bypass the cache (no read for ownership).
+    pub fn non_temporal(self) -> bool {
+        matches!(self, TrafficMix::R1W1Nt | TrafficMix::NtWrites)
+    }
+
+    /// (DRAM lines read, DRAM lines written) per visit: a regular store's line is read first.
+    pub fn dram_lines(self) -> (u64, u64) {
+        let (r, w) = self.lines();
+        let rfo = if self.non_temporal() { 0 } else { w };
+        (r + rfo, w)
+    }
+
     /// DRAM bytes per visit (regular stores add the RFO read).
     pub fn dram_bytes(self) -> u64 {
-        let (r, w) = self.lines();
-        let rfo = match self {
-            TrafficMix::R3W1 | TrafficMix::R2W1 => w,
-            _ => 0,
-        };
-        64 * (r + w + rfo)
+        let (r, w) = self.dram_lines();
+        64 * (r + w)
     }
+
+    /// The share of DRAM bytes that are reads (1 for all reads, 0.5 for all regular stores).
+    pub fn read_share(self) -> f64 {
+        let (r, w) = self.dram_lines();
+        r as f64 / (r + w) as f64
+    }
+
+    /// The regular-store mixes, one per read share from 100% to 50% (the curve family of
+    /// Esmaili-Dokht et al., MICRO 2024), then the non-temporal ones.
+    pub const FAMILY: [TrafficMix; 9] = [
+        TrafficMix::Reads,
+        TrafficMix::R9W1,
+        TrafficMix::R4W1,
+        TrafficMix::R3W1,
+        TrafficMix::R2W1,
+        TrafficMix::R3W2,
+        TrafficMix::Writes,
+        TrafficMix::R1W1Nt,
+        TrafficMix::NtWrites,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             TrafficMix::Reads => "all reads",
+            TrafficMix::R9W1 => "9:1",
+            TrafficMix::R4W1 => "4:1",
             TrafficMix::R3W1 => "3:1",
             TrafficMix::R2W1 => "2:1",
+            TrafficMix::R3W2 => "3:2",
+            TrafficMix::Writes => "all writes",
             TrafficMix::R1W1Nt => "1:1 NT",
             TrafficMix::NtWrites => "NT writes",
         }
@@ -94,6 +138,13 @@ pub fn generate(
     stop: &AtomicBool,
     visits: &AtomicU64,
 ) {
+    if matches!(
+        mix,
+        TrafficMix::R9W1 | TrafficMix::R4W1 | TrafficMix::R3W2 | TrafficMix::Writes
+    ) {
+        generate_family(buf, mix, delay_cycles, stop, visits);
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F.
@@ -136,17 +187,8 @@ fn generate_with(
     visits: &AtomicU64,
     nt_line: impl Fn(*mut u64, u64),
 ) {
-    // The three regions start PAD bytes further apart than their length, so that the same line
-    // of each never shares its low 12 address bits (a load behind a store to an address 4 KiB
-    // away waits for it: "4K aliasing") nor its L1 set; `bandwidth` pads its arrays the same way.
-    const PAD: usize = 2048 + 64;
-    let third = buf.len().saturating_sub(2 * PAD) / 3 / 64 * 64;
-    assert!(
-        third >= 64 && (buf.as_ptr() as usize).is_multiple_of(64),
-        "load buffer too small or not 64-byte aligned"
-    );
+    let (third, second, last) = regions(buf);
     let base = buf.as_mut_ptr();
-    let (second, last) = (third + PAD, 2 * (third + PAD));
     let lines = third / 64;
     let mut i = 0usize;
     let mut sum = 0u64;
@@ -169,6 +211,8 @@ fn generate_with(
                     TrafficMix::R2W1 => z.write_volatile(x.read_volatile()),
                     TrafficMix::R1W1Nt => nt_line(z, x.read_volatile()),
                     TrafficMix::NtWrites => nt_line(z, i as u64),
+                    // generate() sends the other mixes to generate_family.
+                    _ => {}
                 }
             }
             i = if i + 1 == lines { 0 } else { i + 1 };
@@ -178,6 +222,61 @@ fn generate_with(
     }
     fence();
     std::hint::black_box(sum);
+}
+
+/// The three regions' length and the offsets of the second and the last, in bytes.
+fn regions(buf: &[u8]) -> (usize, usize, usize) {
+    // The three regions start PAD bytes further apart than their length, so that the same line
+    // of each never shares its low 12 address bits (a load behind a store to an address 4 KiB
+    // away waits for it: "4K aliasing") nor its L1 set; `bandwidth` pads its arrays the same way.
+    const PAD: usize = 2048 + 64;
+    let third = buf.len().saturating_sub(2 * PAD) / 3 / 64 * 64;
+    assert!(
+        third >= 64 && (buf.as_ptr() as usize).is_multiple_of(64),
+        "load buffer too small or not 64-byte aligned"
+    );
+    (third, third + PAD, 2 * (third + PAD))
+}
+
+/// The other regular-store mixes of the read-share family: each visit loads `r` lines of the
+/// first region and stores their sum + 1 into `w` lines of the last, each region walked by a
+/// cursor of its own (so 8 loads a visit do not skip lines of the write region).
+fn generate_family(
+    buf: &mut [u8],
+    mix: TrafficMix,
+    delay_cycles: &AtomicU64,
+    stop: &AtomicBool,
+    visits: &AtomicU64,
+) {
+    let (r, w) = mix.lines();
+    let (third, _, last) = regions(buf);
+    let base = buf.as_mut_ptr();
+    let lines = third / 64;
+    let (mut rc, mut wc) = (0usize, 0usize);
+    while !stop.load(Ordering::Relaxed) {
+        let d = delay_cycles.load(Ordering::Relaxed);
+        for _ in 0..256 {
+            let mut s = 0u64;
+            for _ in 0..r {
+                // SAFETY: rc < lines, so the 64-byte aligned line at rc·64 lies in the first
+                // region, inside `buf`.
+                s = s.wrapping_add(unsafe { base.add(rc * 64).cast::<u64>().read_volatile() });
+                rc = if rc + 1 == lines { 0 } else { rc + 1 };
+            }
+            for _ in 0..w {
+                // SAFETY: wc < lines, so the line at last + wc·64 lies in the last region
+                // (last + third ≤ len), 64-byte aligned.
+                unsafe {
+                    base.add(last + wc * 64)
+                        .cast::<u64>()
+                        .write_volatile(s.wrapping_add(1))
+                };
+                wc = if wc + 1 == lines { 0 } else { wc + 1 };
+            }
+            delay(d);
+        }
+        visits.fetch_add(256, Ordering::Relaxed);
+    }
 }
 
 /// Writes the whole 64-byte line at `p` with four non-temporal 16-byte stores of `v`.
@@ -266,13 +365,7 @@ mod tests {
 
     #[test]
     fn every_mix_generates_visits_and_stops() {
-        for mix in [
-            TrafficMix::Reads,
-            TrafficMix::R3W1,
-            TrafficMix::R2W1,
-            TrafficMix::R1W1Nt,
-            TrafficMix::NtWrites,
-        ] {
+        for mix in TrafficMix::FAMILY {
             let mut buf = lines(1 << 20);
             let stop = AtomicBool::new(false);
             let visits = AtomicU64::new(0);
@@ -310,5 +403,67 @@ mod tests {
         assert_eq!(TrafficMix::R2W1.dram_bytes(), 192);
         assert_eq!(TrafficMix::R1W1Nt.dram_bytes(), 128);
         assert_eq!(TrafficMix::R3W1.dram_bytes(), 256);
+        assert_eq!(TrafficMix::R9W1.dram_bytes(), 640);
+        assert_eq!(TrafficMix::Writes.dram_bytes(), 128);
+        let shares: Vec<u32> = TrafficMix::FAMILY
+            .iter()
+            .map(|m| (m.read_share() * 100.0).round() as u32)
+            .collect();
+        assert_eq!(shares, [100, 90, 80, 75, 67, 60, 50, 50, 0]);
+    }
+
+    /// The family's generator reads exactly `r` lines and writes exactly `w` lines a visit: the
+    /// read region's line k holds k + 10, so each written value (the sum of the lines read in
+    /// its visit, + 1) names the lines that visit read; lines past the last visit are untouched.
+    #[test]
+    fn family_visits_touch_exactly_their_lines() {
+        for mix in [
+            TrafficMix::R9W1,
+            TrafficMix::R4W1,
+            TrafficMix::R3W2,
+            TrafficMix::Writes,
+        ] {
+            let (r, w) = (mix.lines().0 as usize, mix.lines().1 as usize);
+            // Three regions of 32768 lines, 33 lines of padding between them.
+            let n = 32768;
+            let mut buf = lines(64 * (3 * n + 2 * 33));
+            for (k, l) in buf[..n].iter_mut().enumerate() {
+                l.0 = [k as u64 + 10; 8];
+            }
+            for l in &mut buf[2 * (n + 33)..] {
+                l.0 = [0; 8];
+            }
+            let stop = AtomicBool::new(false);
+            let visits = AtomicU64::new(0);
+            // Slow visits, so that the first 256 do not wrap the write region before `stop`.
+            let d = AtomicU64::new(4000);
+            std::thread::scope(|s| {
+                let h = s.spawn(|| generate(as_bytes(&mut buf), mix, &d, &stop, &visits));
+                while visits.load(Ordering::Relaxed) == 0 && !h.is_finished() {
+                    std::thread::yield_now();
+                }
+                stop.store(true, Ordering::Relaxed);
+            });
+            let v = visits.load(Ordering::Relaxed) as usize;
+            let written = &buf[2 * (n + 33)..];
+            if v * w >= n {
+                // The writes wrapped (the test thread was held up): every line was written.
+                assert!(written.iter().all(|l| l.0[0] != 0), "{mix:?}");
+                continue;
+            }
+            for (j, l) in written.iter().enumerate() {
+                let want = if j < v * w {
+                    let visit = j / w;
+                    (0..r)
+                        .map(|t| ((visit * r + t) % n) as u64 + 10)
+                        .sum::<u64>()
+                        + 1
+                } else {
+                    0
+                };
+                assert_eq!(l.0[0], want, "{mix:?}: write line {j} after {v} visits");
+                assert!(l.0[1..].iter().all(|&x| x == 0), "{mix:?}: one word a line");
+            }
+        }
     }
 }

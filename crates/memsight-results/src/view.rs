@@ -117,8 +117,10 @@ pub struct Lines {
     pub x_scale: Scale,
     pub y_scale: Scale,
     pub series: Vec<Series>,
-    /// Vertical reference lines (e.g. cache sizes).
+    /// Vertical reference lines (e.g. cache sizes); drawn where they fall inside the data's range.
     pub x_marks: Vec<Mark>,
+    /// Widen the x axis to take in every x mark (a ceiling far beyond the data is the point).
+    pub x_to_marks: bool,
     /// Horizontal reference lines (e.g. a ceiling).
     pub y_marks: Vec<Mark>,
     /// Start the y axis at zero (linear scale).
@@ -167,6 +169,7 @@ impl Lines {
             y_scale,
             series,
             x_marks: Vec::new(),
+            x_to_marks: false,
             y_marks: Vec::new(),
             y_from_zero: y_scale != Scale::Log10,
         }

@@ -72,6 +72,8 @@ fn report_is_self_contained_and_escapes_machine_strings() {
     doc["environment"]["cpu"]["model_name"] = "<script>alert(1)</script> EPYC".into();
     doc["environment"]["hostname"] = "host\"><img src=x onerror=alert(2)>".into();
     doc["results"]["dimms"]["inventory"]["devices"][0]["part_number"] = "<b>HMAA8GR7</b>".into();
+    // A peak the fixture's two-vCPU curves reach a good share of, so the loaded chart draws it.
+    doc["results"]["dimms"]["ceilings"]["system_dram_mbs"] = 102_400.into();
     let f = dir.path().join("evil.json");
     std::fs::write(&f, serde_json::to_string(&doc).unwrap()).unwrap();
     let html_path = dir.path().join("evil.html");
@@ -109,6 +111,14 @@ fn report_is_self_contained_and_escapes_machine_strings() {
     // Every chart of the thorough run is there: latency, TLB, MLP, bandwidth, scaling, sweep,
     // loaded latency, two NUMA matrices, core to core, DIMM map.
     assert_eq!(html.matches("<figure class=\"chart\">").count(), 11);
+    // The loaded-latency family is labelled by read share and drawn against the inventory's
+    // ceiling, as the bandwidth bars are.
+    assert!(html.contains("all reads (100% read)") && html.contains("2:1 (67% read)"));
+    assert!(html.contains("of DRAM peak %"));
+    assert!(
+        html.matches("DRAM peak 102.4 GB/s").count() >= 2,
+        "bandwidth and loaded charts"
+    );
 }
 
 #[test]

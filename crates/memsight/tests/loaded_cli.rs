@@ -111,6 +111,7 @@ fn saturation_agrees_with_bandwidth_for_every_mix() {
         ("reads", "read"),
         ("3:1", "3:1"),
         ("2:1", "copy"),
+        ("all-writes", "write"),
         ("1:1-nt", "1:1-nt"),
         ("nt-writes", "write-nt"),
     ] {

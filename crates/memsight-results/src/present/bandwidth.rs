@@ -134,7 +134,9 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
 }
 
 /// The system DRAM peak and, where lower, the fabric's read ceiling, GB/s.
-fn ceilings(d: Option<&DimmsResults>) -> Vec<Mark> {
+/// The DIMM inventory's ceilings as chart lines: the DRAM peak, and the read ceiling where a
+/// fabric or link binds below it.
+pub(super) fn ceilings(d: Option<&DimmsResults>) -> Vec<Mark> {
     let Some(d) = d else {
         return Vec::new();
     };

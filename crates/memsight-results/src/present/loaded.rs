@@ -1,14 +1,35 @@
-//! Loaded latency: the latency-bandwidth curves (a chart), a summary per mix and each curve's
-//! points.
+//! Loaded latency: the latency-bandwidth curves (one chart for the whole read-share family, with
+//! the DIMM inventory's ceilings where it was read), a summary per mix and each curve's points.
 
 use super::Present;
 use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
 use crate::view::{ci, count, med, percent};
-use memsight_suites::loaded::LoadedResults;
+use memsight_suites::dimms::DimmsResults;
+use memsight_suites::loaded::{Curve, LoadedResults};
+
+/// Loaded-latency results, with the DIMM inventory's ceilings when one was read.
+pub struct WithCeilings<'a>(pub &'a LoadedResults, pub Option<&'a DimmsResults>);
+
+/// A curve's name with its share of DRAM bytes read: "2:1 (67% read)".
+fn label(c: &Curve) -> String {
+    format!("{} ({:.0}% read)", c.mix.name(), c.mix.read_share() * 100.0)
+}
 
 impl Present for LoadedResults {
+    fn view(&self) -> View {
+        WithCeilings(self, None).view()
+    }
+
+    fn view_in(&self, ctx: &super::Context) -> View {
+        WithCeilings(self, ctx.dimms).view()
+    }
+
+    fn figures(&self) -> Vec<Figure> {
+        figures(self)
+    }
+
     /// Saturation and knee per curve.
     fn headline(&self) -> Vec<String> {
         self.curves
@@ -24,13 +45,29 @@ impl Present for LoadedResults {
             })
             .collect()
     }
+}
+
+impl Present for WithCeilings<'_> {
+    fn figures(&self) -> Vec<Figure> {
+        figures(self.0)
+    }
 
     fn view(&self) -> View {
-        let series = self
+        let (this, dimms) = (self.0, self.1);
+        // A ceiling the curves reach less than a quarter of would squeeze them into a corner of
+        // the chart (the CPUs measured were a small part of the machine): the summary's share of
+        // the peak says it instead.
+        let top = this.curves.iter().map(|c| c.saturation_gbs).fold(0.0, f64::max);
+        let marks: Vec<_> = super::bandwidth::ceilings(dimms)
+            .into_iter()
+            .filter(|m| m.at <= 4.0 * top)
+            .collect();
+        let peak = dimms.map(|d| d.ceilings.system_dram_mbs as f64 / 1000.0);
+        let series = this
             .curves
             .iter()
             .map(|c| Series {
-                name: c.mix.name().to_string(),
+                name: label(c),
                 points: c
                     .points
                     .iter()
@@ -44,60 +81,44 @@ impl Present for LoadedResults {
                 dashed: false,
             })
             .collect();
+        let mut chart = Lines::new(
+            "Loaded latency",
+            "total bandwidth, GB/s (estimated DRAM bytes)",
+            "chase latency, ns",
+            (Scale::Linear, Scale::Linear),
+            series,
+        );
+        let chart_marks: Vec<String> = marks.iter().map(|m| m.label.clone()).collect();
+        chart.x_marks = marks;
+        chart.x_to_marks = true;
         let mut blocks = vec![Block::Lines(
-            Lines::new(
-                "Loaded latency",
-                "total bandwidth, GB/s (estimated DRAM bytes)",
-                "chase latency, ns",
-                (Scale::Linear, Scale::Linear),
-                series,
-            ),
+            chart,
             format!(
-                "One curve per read:write mix; knee = first point at {}× idle latency.{}",
-                self.knee_factor,
-                if self.rounds > 1 {
+                "One curve per read:write mix, labelled with its share of DRAM bytes read (regular stores read each line for ownership first, so they reach 50% at most; NT stores go below); knee = first point at {}× idle latency.{}{}",
+                this.knee_factor,
+                if this.rounds > 1 {
                     format!(
                         " Mixes measured in {} alternating rounds; \"rounds apart\" = (highest − lowest round bandwidth) ÷ their mean.",
-                        self.rounds
+                        this.rounds
                     )
                 } else {
                     String::new()
+                },
+                if !chart_marks.is_empty() {
+                    " Vertical lines: the DIMM inventory's theoretical ceilings."
+                } else {
+                    ""
                 }
             ),
         )];
-        let mut summary = Table::new(
-            "",
-            &[
-                "mix",
-                "idle ns",
-                "saturation GB/s",
-                "rounds apart %",
-                "knee GB/s",
-                "points",
-            ],
-        );
-        for c in &self.curves {
-            summary.rows.push(vec![
-                Cell::Text(c.mix.name().into()),
-                Cell::Num(
-                    c.points
-                        .first()
-                        .map_or("-".into(), |p| med(&p.latency_ns)),
-                ),
-                Cell::Num(num(c.saturation_gbs)),
-                Cell::Num(percent(c.saturation_between_rounds)),
-                Cell::Num(c.knee_gbs.map_or("not reached".into(), num)),
-                Cell::Num(c.points.len().to_string()),
-            ]);
-        }
-        blocks.push(Block::Table(summary));
-        for c in &self.curves {
+        blocks.push(Block::Table(summary(this, peak)));
+        for c in &this.curves {
             let mut t = Table::new(
                 &format!(
                     "{} — saturation {:.1} GB/s, knee ({}× idle) {}",
                     c.mix.name(),
                     c.saturation_gbs,
-                    self.knee_factor,
+                    this.knee_factor,
                     c.knee_gbs
                         .map_or("not reached".into(), |k| format!("{k:.1} GB/s"))
                 ),
@@ -131,23 +152,57 @@ impl Present for LoadedResults {
         View {
             id: "loaded",
             title: "Loaded latency".into(),
-            method: self.method.clone(),
+            method: this.method.clone(),
             facts: vec![format!(
                 "chase CPU {}, load CPUs {}, node {}",
-                self.plan.chase_cpu,
-                memsight_core::units::format_list(&self.plan.load_cpus),
-                self.plan
+                this.plan.chase_cpu,
+                memsight_core::units::format_list(&this.plan.load_cpus),
+                this.plan
                     .node
                     .map_or("of the chasing CPU".into(), |n| n.to_string())
             )],
             blocks,
-            findings: self.findings.clone(),
+            findings: this.findings.clone(),
         }
     }
+}
 
-    fn figures(&self) -> Vec<Figure> {
+/// One row per curve: idle latency, saturation (and its share of the DRAM peak, where known),
+/// how far the rounds lay apart, the knee.
+fn summary(r: &LoadedResults, peak: Option<f64>) -> Table {
+    let mut header = vec!["mix", "DRAM read %", "idle ns", "saturation GB/s"];
+    if peak.is_some() {
+        header.push("of DRAM peak %");
+    }
+    header.extend(["rounds apart %", "knee GB/s", "points"]);
+    let mut t = Table::new("", &header);
+    for c in &r.curves {
+        let mut row = vec![
+            Cell::Text(c.mix.name().into()),
+            Cell::Num(format!("{:.0}", c.mix.read_share() * 100.0)),
+            Cell::Num(
+                c.points
+                    .first()
+                    .map_or("-".into(), |p| med(&p.latency_ns)),
+            ),
+            Cell::Num(num(c.saturation_gbs)),
+        ];
+        if let Some(p) = peak {
+            row.push(Cell::Num(format!("{:.0}", 100.0 * c.saturation_gbs / p)));
+        }
+        row.extend([
+            Cell::Num(percent(c.saturation_between_rounds)),
+            Cell::Num(c.knee_gbs.map_or("not reached".into(), num)),
+            Cell::Num(c.points.len().to_string()),
+        ]);
+        t.rows.push(row);
+    }
+    t
+}
+
+fn figures(r: &LoadedResults) -> Vec<Figure> {
         let mut out = Vec::new();
-        for c in &self.curves {
+        for c in &r.curves {
             let mix = c.mix.name();
             let mk = mix.replace(' ', "-");
             if let Some(idle) = c.points.first() {
@@ -187,6 +242,4 @@ impl Present for LoadedResults {
             ));
         }
         out
-    }
 }
-

@@ -1,8 +1,12 @@
 //! Loaded latency: how memory latency grows with the bandwidth other cores draw.
 //!
 //! One pinned thread chases a pointer chain over a DRAM-sized buffer; every other chosen CPU runs
-//! a load generator ([`memsight_kernels::loadgen`]) that visits one line at a time in a read:write
-//! mix and spins a number of cycles between visits. Instead of MLC's fixed delay list (most of
+//! a load generator ([`memsight_kernels::loadgen`]) that visits lines in a read:write mix and
+//! spins a number of cycles between visits. By default the mixes are a family by the share of
+//! DRAM bytes read (100%, 90%, 80%, 75%, 67%, 60%, 50%: regular stores, each read for ownership
+//! first) and the two non-temporal mixes, so that a program's place can be read off the curve of
+//! its own mix (Esmaili-Dokht et al., "A Mess of Memory System Benchmarking, Simulation and
+//! Application Profiling", MICRO 2024). Instead of MLC's fixed delay list (most of
 //! whose points sit at saturation), the delays are chosen per mix so the points spread evenly in
 //! bandwidth between idle and saturation: idle and delay 0 are measured first, then for each
 //! target bandwidth the delay is found by bisection on a log scale with short probes. At each
@@ -34,7 +38,7 @@ use memsight_core::buffer::{DaxTarget, PageKind};
 /// What to measure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    /// Traffic mixes, one curve each; empty: all five.
+    /// Traffic mixes, one curve each; empty: all nine (the read-share family and the NT mixes).
     pub mixes: Vec<TrafficMix>,
     /// Points per curve, idle and saturation included.
     pub points: u32,
@@ -143,14 +147,9 @@ pub struct LoadedResults {
     pub findings: Vec<String>,
 }
 
-/// The traffic mixes, in the load generator's order.
-const MIXES: [TrafficMix; 5] = [
-    TrafficMix::Reads,
-    TrafficMix::R3W1,
-    TrafficMix::R2W1,
-    TrafficMix::R1W1Nt,
-    TrafficMix::NtWrites,
-];
+/// The traffic mixes by default: the read-share family (100% to 50% of DRAM bytes read, in the
+/// order of their read share), then the non-temporal ones.
+const MIXES: [TrafficMix; 9] = TrafficMix::FAMILY;
 
 /// Runs every curve. Returns results and whether it completed.
 pub fn run(
@@ -205,7 +204,7 @@ pub fn run(
         && curves.len() == mixes.len()
         && curves.iter().all(|c| c.points.len() >= a.points as usize);
     let mut findings = findings(&curves, a.knee);
-    let mut method = method(a, &plan, size) + &format!(" Chase working set: {in_memory}.");
+    let mut method = method(a, &mixes, &plan, size) + &format!(" Chase working set: {in_memory}.");
     let memory = a.dax.map(|d| d.probe()).transpose()?;
     if let Some(m) = &memory {
         method += &format!(" Memory: {}.", m.describe());
@@ -251,8 +250,32 @@ fn curve(mix: TrafficMix, mut points: Vec<CurvePoint>, knee: f64) -> Curve {
     }
 }
 
+/// What a visit of each mix does: "all reads 1 load; 9:1 8 loads + 1 store; …".
+fn visit_patterns(mixes: &[TrafficMix]) -> String {
+    mixes
+        .iter()
+        .map(|m| {
+            let (r, w) = m.lines();
+            let store = if m.non_temporal() {
+                "NT store"
+            } else {
+                "store"
+            };
+            let mut parts = Vec::new();
+            if r > 0 {
+                parts.push(format!("{r} load{}", if r > 1 { "s" } else { "" }));
+            }
+            if w > 0 {
+                parts.push(format!("{w} {store}{}", if w > 1 { "s" } else { "" }));
+            }
+            format!("{} {}", m.name(), parts.join(" + "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// How the curves were measured, in words.
-fn method(a: &Config, plan: &crate::plan::LoadedPlan, size: u64) -> String {
+fn method(a: &Config, mixes: &[TrafficMix], plan: &crate::plan::LoadedPlan, size: u64) -> String {
     let rounds = if a.rounds > 1 {
         format!(
             " The mixes were measured in {} alternating rounds (every mix once a round, delays found in the first), each with its share of the samples; a point's latency merges its rounds' samples and its bandwidth is their mean.",
@@ -263,13 +286,14 @@ fn method(a: &Config, plan: &crate::plan::LoadedPlan, size: u64) -> String {
     };
     rounds
         + &format!(
-            "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} each visit one line at a time of their own {} buffer in the mix's pattern with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
+            "one thread chases a {} chain (128 B stride, random within 256 KiB windows, {} pages) on CPU {}; {} load thread(s) on CPUs {} walk their own {} buffer in visits of the mix's pattern ({}) with a delay (cycles) between visits; delays chosen by bisection so {} points spread evenly in bandwidth from idle to saturation; {} ms of traffic before each point; latency = median ns per chase load (engine stop rule); bandwidth = load visits × DRAM bytes per visit (RFO included) + chase bytes, GB/s; p50/p90/p99 from 2000 TSC-timed single steps with the timer's own cost (median of empty timed pairs) subtracted.",
             memsight_core::units::format_bytes(size),
             a.page_kind.name(),
             plan.chase_cpu,
             plan.load_cpus.len(),
             memsight_core::units::format_list(&plan.load_cpus),
             memsight_core::units::format_bytes(a.load_bytes),
+            visit_patterns(mixes),
             a.points,
             a.settle_ms
         )
@@ -279,7 +303,7 @@ fn method(a: &Config, plan: &crate::plan::LoadedPlan, size: u64) -> String {
 const ROUNDS_APART: f64 = 0.2;
 
 fn findings(curves: &[Curve], knee: f64) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = family_finding(curves).into_iter().collect();
     for c in curves {
         if let Some(apart) = c.saturation_between_rounds.filter(|x| *x >= ROUNDS_APART) {
             let top = c
@@ -337,6 +361,35 @@ fn findings(curves: &[Curve], knee: f64) -> Vec<String> {
     out
 }
 
+/// How the saturation bandwidth falls as the write share grows, over the regular-store curves of
+/// the read-share family (three or more): writes cost a memory controller bus turnarounds and
+/// their reads for ownership, so a program's attainable bandwidth depends on its mix.
+fn family_finding(curves: &[Curve]) -> Option<String> {
+    let mut family: Vec<&Curve> = curves.iter().filter(|c| !c.mix.non_temporal()).collect();
+    if family.len() < 3 {
+        return None;
+    }
+    family.sort_by(|a, b| b.mix.read_share().total_cmp(&a.mix.read_share()));
+    let (first, last) = (family[0], family[family.len() - 1]);
+    let list = family
+        .iter()
+        .map(|c| format!("{:.0}% {:.1}", c.mix.read_share() * 100.0, c.saturation_gbs))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let change = last.saturation_gbs / first.saturation_gbs;
+    Some(format!(
+        "saturation by share of DRAM bytes read (GB/s): {list}; at {:.0}% read the memory serves {:.2}× what it serves at {:.0}%{}",
+        last.mix.read_share() * 100.0,
+        change,
+        first.mix.read_share() * 100.0,
+        if change < 0.9 {
+            ": a program's attainable bandwidth depends on its write share, so place it on the curve of its own mix"
+        } else {
+            ""
+        }
+    ))
+}
+
 /// A loaded point this far below idle latency is a measurement error, not a property of memory.
 const BELOW_IDLE: f64 = 0.9;
 
@@ -377,6 +430,33 @@ mod tests {
                 && f[0].contains("(2.6×)")
                 && f[0].contains("at 35.0 GB/s (the knee)"),
             "{f:?}"
+        );
+    }
+
+    /// The family's finding lists the regular-store curves by read share, NT curves left out.
+    #[test]
+    fn the_family_finding_orders_by_read_share() {
+        let c = |mix, sat| {
+            curve(
+                mix,
+                vec![point(None, 1.0, 100.0), point(Some(0), sat, 150.0)],
+                2.0,
+            )
+        };
+        let curves = [
+            c(TrafficMix::R2W1, 30.0),
+            c(TrafficMix::Reads, 40.0),
+            c(TrafficMix::NtWrites, 10.0),
+            c(TrafficMix::Writes, 24.0),
+        ];
+        let f = family_finding(&curves).unwrap();
+        assert!(
+            f.contains("(GB/s): 100% 40.0, 67% 30.0, 50% 24.0; at 50% read the memory serves 0.60× what it serves at 100%: a program"),
+            "{f}"
+        );
+        assert!(
+            family_finding(&curves[..2]).is_none(),
+            "two curves are no family"
         );
     }
 

@@ -13,11 +13,12 @@ use super::sampling::SamplingArgs;
 use super::values::{PageKindArg, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
-/// Loaded latency: latency vs bandwidth curves, one per read:write mix, with the knee and
-/// saturation bandwidth.
+/// Loaded latency: latency vs bandwidth curves, one per read:write mix (the read-share family
+/// and the non-temporal mixes), with the knee and saturation bandwidth.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// Traffic mixes, comma-separated (default: all).
+    /// Traffic mixes, comma-separated (default: all: the read-share family from 100% to 50% of
+    /// DRAM bytes read, then the two non-temporal mixes).
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
     pub mix: Vec<MixArg>,
     /// Points per curve, idle and saturation included (spread evenly in bandwidth).
@@ -58,15 +59,27 @@ pub struct Args {
 /// A traffic mix of the load threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MixArg {
-    /// Loads only.
+    /// Loads only (100% of DRAM bytes read).
     #[value(alias = "all-reads")]
     Reads,
-    /// Two loads and a store per visit (3:1 with the store's read for ownership).
+    /// Eight loads and a store per visit (9:1 with the store's read for ownership: 90% read).
+    #[value(name = "9:1")]
+    R9W1,
+    /// Three loads and a store (4:1: 80% read).
+    #[value(name = "4:1")]
+    R4W1,
+    /// Two loads and a store per visit (3:1 with the store's read for ownership: 75% read).
     #[value(name = "3:1")]
     R3W1,
-    /// A load and a store (2:1).
+    /// A load and a store (2:1: 67% read).
     #[value(name = "2:1")]
     R2W1,
+    /// A load and two stores (3:2: 60% read).
+    #[value(name = "3:2")]
+    R3W2,
+    /// Regular stores only (1:1: the reads for ownership are the only reads, 50%).
+    #[value(alias = "all-writes")]
+    Writes,
     /// A load and a non-temporal store (1:1).
     #[value(name = "1:1-nt", alias = "1:1")]
     R1W1Nt,
@@ -78,8 +91,12 @@ impl From<MixArg> for TrafficMix {
     fn from(m: MixArg) -> Self {
         match m {
             MixArg::Reads => TrafficMix::Reads,
+            MixArg::R9W1 => TrafficMix::R9W1,
+            MixArg::R4W1 => TrafficMix::R4W1,
             MixArg::R3W1 => TrafficMix::R3W1,
             MixArg::R2W1 => TrafficMix::R2W1,
+            MixArg::R3W2 => TrafficMix::R3W2,
+            MixArg::Writes => TrafficMix::Writes,
             MixArg::R1W1Nt => TrafficMix::R1W1Nt,
             MixArg::NtWrites => TrafficMix::NtWrites,
         }

@@ -76,11 +76,14 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
 /// Draws a line chart.
 pub fn lines(c: &Lines) -> String {
     render(WIDTH, HEIGHT, |root| {
+        let marks = c.x_marks.iter().filter(|_| c.x_to_marks).map(|m| m.at);
         let xs = c
             .series
             .iter()
-            .flat_map(|s| s.points.iter().map(|p| c.x_scale.to_axis(p.0)));
-        let (x0, x1) = range(xs, false);
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .chain(marks)
+            .map(|x| c.x_scale.to_axis(x));
+        let (x0, x1) = range(xs, c.x_to_marks);
         let ys = c.series.iter().flat_map(|s| {
             s.points
                 .iter()
@@ -123,13 +126,19 @@ pub fn lines(c: &Lines) -> String {
                 vec![(x, y0), (x, y1)],
                 MARK.stroke_width(1),
             )))?;
+            // A label near the right edge ends at its line rather than past the plot.
+            let side = if x > x0 + 0.8 * (x1 - x0) {
+                HPos::Right
+            } else {
+                HPos::Left
+            };
             chart.draw_series(std::iter::once(Text::new(
                 m.label.clone(),
                 (x, y1),
                 ("sans-serif", 11)
                     .into_font()
                     .color(&RGBColor(90, 90, 90))
-                    .pos(Pos::new(HPos::Left, VPos::Top)),
+                    .pos(Pos::new(side, VPos::Top)),
             )))?;
         }
         for m in &c.y_marks {
@@ -440,6 +449,7 @@ mod tests {
                 at: 32768.0,
                 label: "L1".into(),
             }],
+            x_to_marks: false,
             y_marks: vec![],
             y_from_zero: false,
         });
