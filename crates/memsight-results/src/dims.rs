@@ -192,6 +192,7 @@ const TEMPLATES: &[(&str, Fixed)] = &[
     ("tiers/{node}/{test}/{block_bytes}/t{threads}", &[]),
     ("tiers/{node}/{test}", &[]),
     ("alloc/process/{test}", &[(Dim::Allocator, "process")]),
+    ("profile/{test}", &[]),
     ("alloc/{allocator}/{test}", &[]),
 ];
 

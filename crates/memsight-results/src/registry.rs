@@ -22,6 +22,7 @@ macro_rules! with_suites {
             tiers Tiers "tiers" tiers::TiersResults, run tiers;
             rowbuffer Rowbuffer "rowbuffer" rowbuffer::RowbufferResults, run rowbuffer;
             alloc Alloc "alloc" alloc::AllocResults;
+            profile Profile "profile" profile::ProfileResults;
             pmem Pmem "pmem" pmem::PmemResults;
             scan Scan "scan" scan::ScanResults;
         }

@@ -41,11 +41,14 @@ mod nan_as_null;
 pub mod numa;
 pub mod plan;
 pub mod pmem;
+pub mod profile;
 pub mod reach;
 pub mod rowbuffer;
 pub mod sampling;
 pub mod scan;
 pub mod stream;
+#[cfg(test)]
+mod testdata;
 pub mod tiers;
 
 /// The finding every command measuring on `--dax` memory adds when the memory is emulated.

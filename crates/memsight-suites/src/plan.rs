@@ -172,21 +172,8 @@ pub fn loaded_plan(topo: &Topology, cpus: &[usize], node: Option<usize>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    fn fixture(name: &str) -> Topology {
-        // testdata/ at the top of this repository (sources in testdata/README.md).
-        let xml = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../testdata/hwloc/xml")
-            .join(name);
-        // hwloc 3 exports say version="3.0"; Debian's hwloc 2.9 reads them once that is rewritten.
-        let text = std::fs::read_to_string(&xml)
-            .unwrap()
-            .replace("<topology version=\"3.0\">", "<topology version=\"2.0\">");
-        let tmp = tempfile::Builder::new().suffix(".xml").tempfile().unwrap();
-        std::fs::write(tmp.path(), text).unwrap();
-        Topology::from_xml_file(tmp.path()).unwrap()
-    }
+    use crate::testdata::fixture;
 
     #[test]
     fn four_sockets_give_one_c2c_cpu_per_socket_l3() {

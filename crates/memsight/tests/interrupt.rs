@@ -140,3 +140,28 @@ fn sigint_during_a_reserved_sweep_gives_the_huge_pages_back() {
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(doc["complete"], false);
 }
+
+/// Ctrl-C during a profile keeps its readings, stops the program it started and reaps it.
+#[test]
+fn sigint_during_a_profile_keeps_its_readings_and_stops_the_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("profile.json");
+    // A marker no other process carries, to find the program afterwards.
+    let marker = format!("{}", 3000 + std::process::id() % 1000);
+    interrupted(
+        memsight()
+            .args(["profile", "--no-progress", "-o"])
+            .arg(&file)
+            .args(["--", "sleep", &marker]),
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(doc["complete"], false);
+    assert_eq!(doc["results"]["ending"], "interrupted");
+    assert!(!doc["results"]["timeline"].as_array().unwrap().is_empty());
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", &format!("^sleep {marker}$")])
+        .output()
+        .unwrap();
+    assert!(left.stdout.is_empty(), "the program was stopped and reaped");
+    common::assert_valid(&doc);
+}
