@@ -20,7 +20,7 @@ const NEVER_CONVERGES: [&str; 9] = [
 ];
 
 /// Starts `cmd`, sends it SIGINT after 2.5 s, and returns its output; asserts it stopped
-/// within 10 s of the signal with exit code 130.
+/// (within a minute of the signal) with exit code 130.
 fn interrupted(cmd: &mut std::process::Command) -> std::process::Output {
     let child = cmd
         .stdout(std::process::Stdio::null())
@@ -35,7 +35,14 @@ fn interrupted(cmd: &mut std::process::Command) -> std::process::Output {
     assert!(st.success());
     let t = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(t.elapsed() < Duration::from_secs(10), "stopped promptly");
+    // A bound that tells a stop from a hang, not a timing: giving back a hugetlb pool or
+    // writing a report took over 10 s on a loaded 2-CPU machine; each test also checks that
+    // the results say they are partial.
+    let waited = t.elapsed();
+    assert!(
+        waited < Duration::from_secs(60),
+        "stopped, not hung: {waited:?}"
+    );
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -150,7 +157,7 @@ fn sigint_during_a_profile_keeps_its_readings_and_stops_the_program() {
     let marker = format!("{}", 3000 + std::process::id() % 1000);
     interrupted(
         memsight()
-            .args(["profile", "--no-progress", "-o"])
+            .args(["profile", "--no-progress", "--no-pressure", "-o"])
             .arg(&file)
             .args(["--", "sleep", &marker]),
     );

@@ -88,6 +88,7 @@ fn a_watch_and_a_time_limit_end_as_asked() {
                 "profile",
                 "--json",
                 "--no-progress",
+                "--no-pressure",
                 "--pid",
                 &pid,
                 "--for",
@@ -107,6 +108,7 @@ fn a_watch_and_a_time_limit_end_as_asked() {
                 "profile",
                 "--json",
                 "--no-progress",
+                "--no-pressure",
                 "--timeout",
                 "1",
                 "--",
@@ -143,7 +145,7 @@ fn bad_input_and_failing_programs_are_said_in_one_line() {
         (&["--", "false"][..], 3, "the program exited with code 1"),
     ] {
         let out = memsight()
-            .args(["profile", "--no-progress"])
+            .args(["profile", "--no-progress", "--no-pressure"])
             .args(args)
             .output()
             .unwrap();
@@ -152,4 +154,54 @@ fn bad_input_and_failing_programs_are_said_in_one_line() {
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// With recorded curves, a probe reads latency beside the program and each reading is mapped
+/// to a bandwidth interval; curves that hold none are refused in one line.
+#[test]
+fn recorded_curves_give_a_pressure_reading() {
+    let curves = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/results/loaded-latency.json");
+    let doc = json(
+        &memsight()
+            .args(["profile", "--json", "--no-progress", "--curves"])
+            .arg(&curves)
+            .args(["--", "sleep", "1"])
+            .output()
+            .unwrap(),
+    );
+    let p = &doc["results"]["pressure"];
+    assert!(
+        p["family_source"]
+            .as_str()
+            .unwrap()
+            .contains("loaded-latency.json")
+    );
+    assert!(p["probe_idle_ns"].as_f64().unwrap() > 0.0);
+    let readings = p["readings"].as_array().unwrap();
+    assert!(!readings.is_empty());
+    assert!(
+        readings.iter().any(|r| r["pressure"]["kind"].is_string()),
+        "{readings:?}"
+    );
+    assert!(
+        doc["results"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f.as_str().unwrap().starts_with("bandwidth pressure:")),
+        "{}",
+        doc["results"]["findings"]
+    );
+    common::assert_valid(&doc);
+    let stream =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/results/stream.json");
+    let out = memsight()
+        .args(["profile", "--no-progress", "--curves"])
+        .arg(&stream)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no loaded-latency curves"));
 }

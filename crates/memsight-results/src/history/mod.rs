@@ -7,8 +7,11 @@
 //! message saying how to recover, and left exactly as it was.
 
 pub mod compare;
+mod curves;
 pub mod export;
 pub mod prometheus;
+
+pub use curves::{curves_of, latest_curves};
 
 use std::path::{Path, PathBuf};
 

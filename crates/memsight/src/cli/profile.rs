@@ -1,7 +1,10 @@
 //! `memsight profile`: the flags, and the profile as a command.
 
 use memsight_core::env::Environment;
-use memsight_suites::profile::{self, Config};
+use memsight_kernels::loadgen::TrafficMix;
+use memsight_suites::loaded;
+use memsight_suites::machine::Machine;
+use memsight_suites::profile::{self, Config, Family};
 
 use super::values::duration;
 use crate::suite::{Outcome, Suite, Ui};
@@ -23,6 +26,19 @@ pub struct Args {
     /// Between readings of the program's /proc files.
     #[arg(long, value_name = "MS", default_value_t = Config::default().interval_ms)]
     pub interval_ms: u64,
+    /// Loaded-latency curves to read bandwidth pressure off: a result file, a run directory, a
+    /// history run id or `latest` (default: this machine's newest in the history, else measured
+    /// first: all reads, 2:1 and all writes, about a minute).
+    #[arg(long, value_name = "RUN", conflicts_with = "no_pressure")]
+    pub curves: Option<String>,
+    /// No bandwidth pressure: no probe chase, no curves.
+    #[arg(long)]
+    pub no_pressure: bool,
+    /// CPU of the probe chase (default: the last allowed CPU); one the program does not use.
+    #[arg(long, value_name = "CPU")]
+    pub probe_cpu: Option<usize>,
+    #[command(flatten)]
+    pub db: super::DbArgs,
     /// Your program and its arguments, after `--` (its output goes to stderr).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -35,14 +51,23 @@ impl Suite for Args {
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
+        let machine = Machine::new();
+        let family = if self.no_pressure {
+            None
+        } else {
+            self.family(env, &machine, ui)?
+        };
         let cfg = Config {
             command: self.command.clone(),
             pid: self.pid,
             watch_s: self.watch,
             timeout_s: self.timeout,
             interval_ms: self.interval_ms,
+            family,
+            probe_cpu: self.probe_cpu,
         };
-        let (results, complete) = ui.progress(None, |tick| profile::run(&cfg, env, tick))?;
+        let (results, complete) =
+            ui.progress(None, |tick| profile::run(&cfg, env, &machine, tick))?;
         let failure = match results.ending {
             profile::Ending::Exited(c) if c != 0 => Some(format!("the program exited with code {c}")),
             profile::Ending::Signalled(s) => Some(format!("the program was killed by signal {s}")),
@@ -52,5 +77,53 @@ impl Suite for Args {
             failure,
             ..Outcome::of(results, complete)
         })
+    }
+}
+
+impl Args {
+    /// The curve family: the run named, this machine's newest in the history, or measured now
+    /// (none on one CPU: the curves need a CPU to load memory beside the one that chases).
+    fn family(&self, env: &Environment, machine: &Machine, ui: &Ui) -> anyhow::Result<Option<Family>> {
+        let db = self.db.path();
+        if let Some(reference) = &self.curves {
+            let doc = memsight_results::history::resolve(reference, &db)?;
+            let r = memsight_results::history::curves_of(&doc).ok_or_else(|| {
+                memsight_core::Error::input(format!(
+                    "--curves {reference}: it holds no loaded-latency curves (a `loaded-latency` result or a `run` that measured them)"
+                ))
+            })?;
+            return Ok(Some(Family {
+                curves: r.curves,
+                source: format!("{reference}, {}", doc.started),
+            }));
+        }
+        let fingerprint = memsight_results::history::fingerprint(env);
+        if let Some((source, r)) = memsight_results::history::latest_curves(&db, &fingerprint)? {
+            return Ok(Some(Family {
+                curves: r.curves,
+                source,
+            }));
+        }
+        if env.allowed_cpus.len() < 2 {
+            eprintln!(
+                "memsight: no loaded-latency curves of this machine in the history, and one CPU cannot measure them: no bandwidth pressure"
+            );
+            return Ok(None);
+        }
+        let cfg = loaded::Config {
+            mixes: vec![TrafficMix::Reads, TrafficMix::R2W1, TrafficMix::Writes],
+            points: 6,
+            rounds: 1,
+            ..loaded::Config::default()
+        };
+        let (r, done) = ui.progress(None, |tick| loaded::run(&cfg, env, machine, tick))?;
+        if !done {
+            // Ctrl-C before the program started: nothing of it to keep.
+            anyhow::bail!(memsight_core::Error::Interrupted);
+        }
+        Ok(Some(Family {
+            curves: r.curves,
+            source: "measured before the program started: all reads, 2:1 and all writes".into(),
+        }))
     }
 }

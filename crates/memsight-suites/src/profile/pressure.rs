@@ -1,0 +1,220 @@
+//! Bandwidth pressure without counters: a latency read by a probe chase while the program runs,
+//! mapped back through the machine's loaded-latency curve family to the memory bandwidth that
+//! produces that latency. The program's mix is unknown, so every curve of the family gives a
+//! bandwidth and the answer is the interval they span; where the curves are flat (latency within
+//! the idle point's noise) the answer is only an upper bound.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::loaded::Curve;
+
+/// What one latency reading says about the bandwidth drawn from memory.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Pressure {
+    /// Latency within the idle noise of every curve: the bandwidth is below this, GB/s.
+    Flat { below_gbs: f64 },
+    /// Between these bandwidths, GB/s (the lowest and highest the family's mixes give).
+    Within { low_gbs: f64, high_gbs: f64 },
+    /// Latency at or beyond every curve's saturation point: memory is saturated (at least the
+    /// lowest saturation bandwidth of the family, GB/s).
+    Saturated { at_least_gbs: f64 },
+}
+
+impl Pressure {
+    /// The interval's bounds, GB/s (a flat reading from 0).
+    pub fn bounds(&self) -> (f64, f64) {
+        match *self {
+            Pressure::Flat { below_gbs } => (0.0, below_gbs),
+            Pressure::Within { low_gbs, high_gbs } => (low_gbs, high_gbs),
+            Pressure::Saturated { at_least_gbs } => (at_least_gbs, f64::INFINITY),
+        }
+    }
+
+    /// Whether `gbs` lies in the interval.
+    pub fn contains(&self, gbs: f64) -> bool {
+        let (lo, hi) = self.bounds();
+        (lo..=hi).contains(&gbs)
+    }
+}
+
+/// A curve's latency rises above idle by at least this share before it says anything beyond
+/// "flat" (the idle point's own noise is added to it).
+const FLAT: f64 = 0.05;
+
+/// One curve's answer: (low, high) bandwidth, GB/s; high infinite past saturation.
+fn on_curve(c: &Curve, ns: f64) -> Option<(f64, f64)> {
+    let pts: Vec<(f64, f64)> = {
+        // Queueing never makes a miss cheaper: a later point's latency below an earlier one's is
+        // noise, so the curve is read as its running maximum (monotone), which inverts.
+        let mut top = 0.0f64;
+        c.points
+            .iter()
+            .map(|p| {
+                top = top.max(p.latency_ns.median);
+                (p.bandwidth_gbs, top)
+            })
+            .collect()
+    };
+    let (&(_, idle), &(sat_gbs, sat_ns)) = (pts.first()?, pts.last()?);
+    let idle_point = &c.points[0].latency_ns;
+    let noise = FLAT.max((idle_point.ci_high - idle_point.median) / idle_point.median);
+    let flat_ns = idle * (1.0 + noise);
+    if ns <= flat_ns {
+        // Below the first point that leaves the flat part (or saturation, if none does).
+        let end = pts.iter().find(|p| p.1 > flat_ns).map_or(sat_gbs, |p| p.0);
+        return Some((0.0, end));
+    }
+    if ns >= sat_ns {
+        return Some((sat_gbs, f64::INFINITY));
+    }
+    let i = pts.windows(2).position(|w| w[0].1 < ns && ns <= w[1].1)?;
+    let ((b0, l0), (b1, l1)) = (pts[i], pts[i + 1]);
+    let b = b0 + (ns - l0) / (l1 - l0) * (b1 - b0);
+    Some((b, b))
+}
+
+/// The bandwidth interval a probe latency of `ns` maps to across `family` (curves with fewer
+/// than two points are left out); `None` without any usable curve.
+pub fn infer(ns: f64, family: &[Curve]) -> Option<Pressure> {
+    let answers: Vec<(f64, f64, f64)> = family
+        .iter()
+        .filter(|c| c.points.len() >= 2)
+        .filter_map(|c| on_curve(c, ns).map(|(lo, hi)| (lo, hi, c.saturation_gbs)))
+        .collect();
+    if answers.is_empty() {
+        return None;
+    }
+    let low = answers.iter().map(|a| a.0).fold(f64::INFINITY, f64::min);
+    let high = answers.iter().map(|a| a.1).fold(0.0, f64::max);
+    Some(if low == 0.0 && answers.iter().all(|a| a.0 == 0.0) {
+        Pressure::Flat { below_gbs: high }
+    } else if answers.iter().all(|a| a.1.is_infinite()) {
+        Pressure::Saturated {
+            at_least_gbs: answers.iter().map(|a| a.2).fold(f64::INFINITY, f64::min),
+        }
+    } else if high.is_infinite() {
+        // Some curves saturated, others not: the saturated ones are bounded by their own
+        // saturation, the most memory can serve in that mix.
+        let cap = answers.iter().map(|a| a.2).fold(0.0, f64::max);
+        Pressure::Within {
+            low_gbs: low,
+            high_gbs: cap,
+        }
+    } else {
+        Pressure::Within {
+            low_gbs: low,
+            high_gbs: high,
+        }
+    })
+}
+
+/// The family's idle latency: the median of its curves' idle points, ns.
+pub fn idle_ns(family: &[Curve]) -> Option<f64> {
+    let mut v: Vec<f64> = family
+        .iter()
+        .filter_map(|c| c.points.first().map(|p| p.latency_ns.median))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[v.len() / 2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loaded::CurvePoint;
+    use memsight_kernels::loadgen::TrafficMix;
+
+    fn curve(mix: TrafficMix, pts: &[(f64, f64)]) -> Curve {
+        let points: Vec<CurvePoint> = pts
+            .iter()
+            .map(|&(gbs, ns)| CurvePoint {
+                delay_cycles: Some(1),
+                bandwidth_gbs: gbs,
+                latency_ns: memsight_core::stats::summarize(&[ns, ns, ns]),
+                p50_ns: None,
+                p90_ns: None,
+                p99_ns: None,
+                round_bandwidths_gbs: Vec::new(),
+                between_rounds: None,
+            })
+            .collect();
+        Curve {
+            mix,
+            saturation_gbs: pts.last().unwrap().0,
+            points,
+            knee_gbs: None,
+            saturation_between_rounds: None,
+        }
+    }
+
+    /// Reads flat to 20 GB/s, then rising to 200 ns at 40; writes rise earlier and saturate at 30.
+    fn family() -> Vec<Curve> {
+        vec![
+            curve(
+                TrafficMix::Reads,
+                &[
+                    (0.5, 100.0),
+                    (10.0, 101.0),
+                    (20.0, 103.0),
+                    (30.0, 130.0),
+                    (40.0, 200.0),
+                ],
+            ),
+            curve(
+                TrafficMix::Writes,
+                &[(0.5, 100.0), (10.0, 102.0), (20.0, 140.0), (30.0, 250.0)],
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_latency_on_the_rising_part_gives_the_interval_of_the_mixes() {
+        let p = infer(130.0, &family()).unwrap();
+        let Pressure::Within { low_gbs, high_gbs } = p else {
+            panic!("{p:?}")
+        };
+        // Writes: between 10 (102 ns) and 20 (140 ns): 10 + 28/38 × 10; reads: 30 exactly.
+        assert!((low_gbs - (10.0 + 280.0 / 38.0)).abs() < 1e-9, "{low_gbs}");
+        assert!((high_gbs - 30.0).abs() < 1e-9, "{high_gbs}");
+        assert!(p.contains(25.0) && !p.contains(35.0));
+    }
+
+    #[test]
+    fn a_latency_within_the_idle_noise_is_only_an_upper_bound() {
+        let p = infer(101.0, &family()).unwrap();
+        // Reads stay within 5% of idle up to 20 GB/s (the first point beyond: 30), writes to 10
+        // (the first beyond: 20): flat below the larger.
+        assert_eq!(p, Pressure::Flat { below_gbs: 30.0 });
+        assert!(p.contains(0.0) && p.contains(29.0));
+    }
+
+    #[test]
+    fn beyond_every_saturation_is_saturated_and_a_noisy_dip_is_read_monotone() {
+        assert_eq!(
+            infer(400.0, &family()),
+            Some(Pressure::Saturated { at_least_gbs: 30.0 })
+        );
+        // Past the writes' saturation but on the reads' rise: bounded by the reads' 40.
+        let p = infer(220.0, &family()).unwrap();
+        assert!(
+            matches!(p, Pressure::Within { high_gbs, .. } if high_gbs == 40.0),
+            "{p:?}"
+        );
+        // A dip after a rise (noise) does not make the curve ambiguous.
+        let dip = vec![curve(
+            TrafficMix::Reads,
+            &[(0.5, 100.0), (10.0, 150.0), (20.0, 140.0), (30.0, 200.0)],
+        )];
+        let Some(Pressure::Within { low_gbs, .. }) = infer(170.0, &dip) else {
+            panic!()
+        };
+        assert!(
+            (low_gbs - (20.0 + 20.0 / 50.0 * 10.0)).abs() < 1e-9,
+            "{low_gbs}"
+        );
+        assert!(infer(120.0, &[]).is_none());
+        assert_eq!(idle_ns(&family()), Some(100.0));
+    }
+}
