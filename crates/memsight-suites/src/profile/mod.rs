@@ -4,24 +4,24 @@
 //! is on huge pages, its pages per NUMA node and the CPUs its threads run on; then it says where
 //! its memory sits against its threads (remote share, slower tier) and what to change.
 
+mod findings;
 pub mod placement;
 pub mod pressure;
 mod probe;
 pub mod procfs;
+mod watch;
 
-use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use memsight_core::env::Environment;
-use memsight_core::units::format_bytes;
-use memsight_core::{Error, Result, cancel};
+use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::alloc::arenas::{self, ArenaSample};
 use placement::Placement;
 use procfs::Snapshot;
+use watch::{Watched, watch_target};
 
 /// What to profile and how often.
 #[derive(Debug, Clone)]
@@ -193,7 +193,7 @@ pub fn run(
         pressure,
         findings: Vec::new(),
     };
-    r.findings = findings(&r, env.allowed_cpus.len());
+    r.findings = findings::findings(&r, env.allowed_cpus.len());
     // A time limit is what was asked for: only Ctrl-C leaves the profile incomplete.
     let complete = ending != Ending::Interrupted;
     Ok((r, complete))
@@ -214,41 +214,6 @@ fn validate(a: &Config, env: &Environment) -> Result<()> {
         memsight_core::pin::validate_cpus(&[c], &env.allowed_cpus)?;
     }
     Ok(())
-}
-
-/// Starts the program, or finds the process, and reads it until it ends.
-fn watch_target(
-    a: &Config,
-    origin: Instant,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(Watched, String)> {
-    let interval = Duration::from_millis(a.interval_ms);
-    if let Some(pid) = a.pid {
-        let name = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .ok()
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| {
-                Error::input(format!("--pid {pid}: no such process (or a kernel thread)"))
-            })?;
-        let name = String::from_utf8_lossy(&name)
-            .replace('\0', " ")
-            .trim()
-            .to_string();
-        let limit = Duration::from_secs_f64(a.watch_s);
-        return Ok((sample(pid, None, limit, interval, origin, tick), name));
-    }
-    let mut cmd = Command::new(&a.command[0]);
-    cmd.args(&a.command[1..]).stdin(Stdio::null());
-    // The program's output goes to memsight's stderr, so that `--json` stays one document.
-    if let Ok(err) = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned() {
-        cmd.stdout(Stdio::from(err));
-    }
-    let child = cmd
-        .spawn()
-        .map_err(|e| Error::input(format!("profile: cannot start {}: {e}", a.command[0])))?;
-    let limit = Duration::from_secs_f64(a.timeout_s);
-    let w = sample(child.id(), Some(child), limit, interval, origin, tick);
-    Ok((w, a.command.join(" ")))
 }
 
 /// How the probe was set up.
@@ -341,100 +306,6 @@ fn trace(setup: ProbeSetup, windows: &[probe::Window], family: &Family) -> Press
     }
 }
 
-/// What sampling gave.
-struct Watched {
-    pid: u32,
-    timeline: Vec<Snapshot>,
-    /// Thread readings per CPU.
-    cpus: BTreeMap<usize, u64>,
-    arenas: Vec<ArenaSample>,
-    ending: Ending,
-    seconds: f64,
-}
-
-/// Reads `pid` every `interval` until it ends, `limit` passes or Ctrl-C; a started `child` is
-/// stopped at the limit and always reaped.
-fn sample(
-    pid: u32,
-    mut child: Option<std::process::Child>,
-    limit: Duration,
-    interval: Duration,
-    origin: Instant,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Watched {
-    let started = Instant::now();
-    let since = |t: Duration| (started - origin + t).as_secs_f64();
-    let (mut timeline, mut cpus, mut arena_samples) = (Vec::new(), BTreeMap::new(), Vec::new());
-    let mut next_arenas = Duration::ZERO;
-    let ending = loop {
-        let t = started.elapsed();
-        if let Some(e) = child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
-            break exit_ending(e);
-        }
-        match procfs::snapshot(pid, since(t)) {
-            Some(s) => {
-                tick(&format!("{} resident", format_bytes(s.held.rss)));
-                timeline.push(s);
-            }
-            None if child.is_none() => break Ending::ProcessExited,
-            None => {}
-        }
-        for c in procfs::thread_cpus(pid) {
-            *cpus.entry(c).or_insert(0u64) += 1;
-        }
-        if t >= next_arenas {
-            next_arenas = t + arenas::SAMPLE_EVERY.max(interval);
-            arena_samples.extend(arenas::sample(pid, since(t)));
-        }
-        if cancel::requested() {
-            break Ending::Interrupted;
-        }
-        if t >= limit {
-            break if child.is_some() {
-                Ending::TimedOut
-            } else {
-                Ending::Completed
-            };
-        }
-        // Short sleeps, so that the program's exit and Ctrl-C are answered within 20 ms.
-        let wake = t + interval;
-        while started.elapsed() < wake.min(limit) && !cancel::requested() {
-            if child
-                .as_mut()
-                .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))))
-            {
-                break;
-            }
-            std::thread::sleep(
-                Duration::from_millis(20).min(wake.saturating_sub(started.elapsed())),
-            );
-        }
-    };
-    if let Some(mut c) = child {
-        if matches!(ending, Ending::TimedOut | Ending::Interrupted) {
-            let _ = c.kill();
-        }
-        let _ = c.wait();
-    }
-    Watched {
-        pid,
-        timeline,
-        cpus,
-        arenas: arena_samples,
-        ending,
-        seconds: started.elapsed().as_secs_f64(),
-    }
-}
-
-fn exit_ending(e: std::process::ExitStatus) -> Ending {
-    use std::os::unix::process::ExitStatusExt;
-    match (e.code(), e.signal()) {
-        (Some(c), _) => Ending::Exited(c),
-        (None, Some(s)) => Ending::Signalled(s),
-        (None, None) => Ending::Exited(-1),
-    }
-}
-
 fn method(a: &Config) -> String {
     let pressure = if a.family.is_some() {
         format!(
@@ -452,127 +323,4 @@ fn method(a: &Config) -> String {
             .as_millis()
             .max(u128::from(a.interval_ms)),
     ) + &pressure
-}
-
-/// Anonymous memory above this, mostly on small pages, is worth a huge-page change.
-const LARGE_ANON: u64 = 256 << 20;
-
-/// Memory held, huge-page coverage, placement, arenas: each with the change to make.
-fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    let Some(peak) = &r.peak else {
-        out.push(format!(
-            "no reading of pid {} was taken: it ended before the first one (or its /proc files could not be read)",
-            r.pid
-        ));
-        return out;
-    };
-    let h = peak.held;
-    out.push(format!(
-        "memory held at the peak: RSS {} (anonymous {}, file {}, shared {}), swap {}, {} thread{}",
-        format_bytes(h.rss),
-        format_bytes(h.anon),
-        format_bytes(h.file),
-        format_bytes(h.shmem),
-        format_bytes(h.swap),
-        h.threads,
-        if h.threads == 1 { "" } else { "s" }
-    ));
-    if h.swap > 0 {
-        out.push(format!(
-            "{} of it was in swap: every touch of a swapped page waits for the disk; give it memory (or a larger cgroup limit) before tuning anything else",
-            format_bytes(h.swap)
-        ));
-    }
-    out.extend(r.pressure.as_ref().and_then(pressure_finding));
-    out.extend(huge_finding(peak, r.thp_mode.as_deref()));
-    if let Some(p) = &r.placement {
-        out.extend(placement::findings(p));
-    }
-    out.extend(crate::alloc::attach::arena_finding(&r.arenas, cpus));
-    if matches!(r.ending, Ending::Interrupted | Ending::TimedOut) {
-        out.push(format!(
-            "the profile was stopped ({}) after {:.1} s: the readings up to then are kept",
-            if r.ending == Ending::Interrupted {
-                "Ctrl-C"
-            } else {
-                "time limit"
-            },
-            r.seconds
-        ));
-    }
-    out
-}
-
-/// Where the program sat on the curve family, from the probe's median latency while it ran.
-fn pressure_finding(p: &PressureTrace) -> Option<String> {
-    let (ns, what) = (p.overall_ns?, p.overall?);
-    let times = ns / p.family_idle_ns;
-    let dropped = if p.dropped > 0 {
-        format!(
-            "; {} of {} probe samples were dropped because the probe lost CPU {} (to the program or other work)",
-            p.dropped, p.samples, p.probe_cpu
-        )
-    } else {
-        String::new()
-    };
-    let head = format!(
-        "bandwidth pressure: the probe's latency while it ran was {ns:.0} ns, {times:.2}× idle"
-    );
-    let body = match what {
-        pressure::Pressure::Flat { below_gbs } => format!(
-            "memory traffic below {below_gbs:.1} GB/s: the curves are flat there, so latency says no more than that; memory bandwidth does not hold it up"
-        ),
-        pressure::Pressure::Within { low_gbs, high_gbs } => {
-            let share = high_gbs / p.saturation_gbs;
-            format!(
-                "memory traffic {low_gbs:.1}–{high_gbs:.1} GB/s (the interval spans the read:write mixes it may have), up to {:.0}% of the {:.1} GB/s the curves saturate at{}",
-                share * 100.0,
-                p.saturation_gbs,
-                if share >= 0.7 && times >= 1.3 {
-                    ": memory-bound; less traffic (blocking, fewer passes, smaller types) or more memory channels would speed it up"
-                } else {
-                    ""
-                }
-            )
-        }
-        pressure::Pressure::Saturated { at_least_gbs } => format!(
-            "memory saturated (at least {at_least_gbs:.1} GB/s, the lowest saturation of the curves): memory-bound; only less traffic or more bandwidth (channels, nodes) speeds it up"
-        ),
-    };
-    Some(format!(
-        "{head}: {body}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}",
-        p.family_source
-    ))
-}
-
-/// Huge-page coverage of its anonymous memory, against the kernel's THP mode.
-fn huge_finding(peak: &Snapshot, thp_mode: Option<&str>) -> Option<String> {
-    let c = peak.huge;
-    let share = c.thp_share()?;
-    let hugetlb = if c.hugetlb > 0 {
-        format!("; {} on hugetlb pages", format_bytes(c.hugetlb))
-    } else {
-        String::new()
-    };
-    let advice = if c.anonymous >= LARGE_ANON && share < 0.5 {
-        match thp_mode {
-            Some("never") => {
-                "; THP is off on this machine (`never`): hugetlb pages or THP `madvise` would cut its TLB misses on large arrays"
-            }
-            Some("madvise") => {
-                "; THP is `madvise` here: the program gets huge pages only where it asks, so madvise(MADV_HUGEPAGE) its large buffers (or run it with THP `always`) to cut TLB misses"
-            }
-            _ => {
-                "; THP is on, yet most of it is on small pages: memory may be fragmented (compare /proc/buddyinfo) or the buffers are too small or not 2 MiB-aligned"
-            }
-        }
-    } else {
-        ""
-    };
-    Some(format!(
-        "huge pages: {:.0}% of its {} of anonymous memory is on transparent huge pages{hugetlb}{advice}",
-        share * 100.0,
-        format_bytes(c.anonymous)
-    ))
 }

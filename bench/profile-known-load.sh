@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Does `memsight profile` infer the bandwidth a program draws? Loads of known bandwidth run as the
+# profiled program, each on LOAD_CPU with the probe on PROBE_CPU, ROUNDS times alternating:
+#   idle              `sleep 6`                                   (0 GB/s)
+#   read / copy / write   `memsight bandwidth --test T --cpus LOAD_CPU` (its own DRAM-estimate figure)
+#   stream            `memsight stream --cpus LOAD_CPU`           (the mean of its four kernels in
+#                                                                 DRAM bytes, write allocate counted,
+#                                                                 per average time)
+# The curves are measured once first (loaded-latency, all reads, 2:1 and all writes) with the
+# chase on PROBE_CPU and the load on LOAD_CPU. For each load the record gives the load's own
+# figure, the interval the profile inferred from the median probe latency, and whether it holds
+# the figure. A benchmark, not a test: machine-dependent figures.
+# Usage: [ROUNDS=3] [PROBE_CPU=1] [LOAD_CPU=0] [OUT=FILE] bench/profile-known-load.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${ROUNDS:-3}
+probe=${PROBE_CPU:-1}
+load=${LOAD_CPU:-0}
+cargo build --release --locked -q -p memsight
+ms=$PWD/target/release/memsight
+model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+out=${OUT:-bench/results/$(date -u +%F)-profile-known-load-$(hostname -s).md}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+curves=$work/curves.json
+"$ms" loaded-latency --no-progress --mix reads,2:1,all-writes --points 8 --rounds 2 \
+  --cpus "$probe,$load" -o "$curves" >/dev/null
+# The load's own figure from its JSON on stdout (GB/s, estimated DRAM bytes).
+cat >"$work/known.py" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+kind = sys.argv[2]
+r = d["results"]
+if kind == "stream":
+    # The mean over the four kernels of DRAM bytes (write allocate counted) per average time:
+    # the traffic while STREAM's loops run, not its best iteration.
+    ks = r["kernels"]
+    print(sum(k["dram_bytes"] / k["avg_time_s"] for k in ks) / len(ks) / 1e9)
+else:
+    print(r["points"][0]["dram_gbs"]["median"])
+EOF
+cat >"$work/inferred.py" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))["results"]["pressure"]
+o = p["overall"] or {}
+k = o.get("kind")
+lo, hi = {"flat": (0, o.get("below_gbs")), "within": (o.get("low_gbs"), o.get("high_gbs")),
+          "saturated": (o.get("at_least_gbs"), float("inf"))}.get(k, (None, None))
+print(f'{k} {lo} {hi} {p["overall_ns"]} {p["family_idle_ns"]} {p["dropped"]} {p["samples"]}')
+EOF
+{
+  echo "# memsight profile against loads of known bandwidth, $(hostname -s), $(date -u +%F)"
+  echo
+  echo "- CPU: $model ($(nproc) CPUs); probe on CPU $probe, load on CPU $load; $rounds rounds"
+  echo "- curves: \`memsight loaded-latency --mix reads,2:1,all-writes --points 8 --rounds 2 --cpus $probe,$load\`"
+  echo "- uptime at start: $(uptime)"
+  echo
+  echo "| round | load | known GB/s (DRAM est.) | inferred | probe ns (scaled) | idle ns | dropped | holds |"
+  echo "|---|---|---|---|---|---|---|---|"
+} >"$out"
+for ((r = 1; r <= rounds; r++)); do
+  for kind in idle read copy write stream; do
+    case $kind in
+      idle) cmd=(sleep 6) ;;
+      stream) cmd=("$ms" --json --no-progress stream --cpus "$load") ;;
+      *) cmd=("$ms" --json --no-progress bandwidth --test "$kind" --cpus "$load" --size 512M
+        --rounds 1 --point-budget 5) ;;
+    esac
+    "$ms" profile --json --no-progress --curves "$curves" --probe-cpu "$probe" -- \
+      "${cmd[@]}" >"$work/p.json" 2>"$work/load.json.err"
+    # The load's JSON went to the profile's stderr (a program's stdout goes there).
+    python3 -c 'import sys; t=open(sys.argv[1]).read(); i=t.find("{\"schema\""); open(sys.argv[2],"w").write(t[i:t.rfind("}")+1] if i >= 0 else "")' \
+      "$work/load.json.err" "$work/load.json"
+    known=0
+    [[ $kind == idle ]] || known=$(python3 "$work/known.py" "$work/load.json" "$kind")
+    read -r what lo hi ns idle dropped samples < <(python3 "$work/inferred.py" "$work/p.json")
+    holds=$(python3 -c "k=$known; lo=float('$lo'); hi=float('$hi'); print('yes' if lo <= k <= hi else 'no')")
+    printf '| %s | %s | %.1f | %s %.1f–%s | %.0f | %.0f | %s/%s | %s |\n' "$r" "$kind" "$known" \
+      "$what" "$lo" "$hi" "$ns" "$idle" "$dropped" "$samples" "$holds" | tee -a "$out"
+  done
+done
+echo >>"$out"
+echo "- uptime at end: $(uptime)" >>"$out"
+echo "record: $out"

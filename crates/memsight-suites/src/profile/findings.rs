@@ -1,0 +1,223 @@
+//! The profile in words: memory held, bandwidth pressure, huge pages, placement and arenas, each
+//! with the change to make.
+
+use memsight_core::units::format_bytes;
+
+use super::procfs::Snapshot;
+use super::{Ending, PressureTrace, ProfileResults, placement, pressure};
+
+/// Anonymous memory above this, mostly on small pages, is worth a huge-page change.
+const LARGE_ANON: u64 = 256 << 20;
+
+/// Memory held, huge-page coverage, placement, arenas: each with the change to make.
+pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(peak) = &r.peak else {
+        out.push(format!(
+            "no reading of pid {} was taken: it ended before the first one (or its /proc files could not be read)",
+            r.pid
+        ));
+        return out;
+    };
+    let h = peak.held;
+    out.push(format!(
+        "memory held at the peak: RSS {} (anonymous {}, file {}, shared {}), swap {}, {} thread{}",
+        format_bytes(h.rss),
+        format_bytes(h.anon),
+        format_bytes(h.file),
+        format_bytes(h.shmem),
+        format_bytes(h.swap),
+        h.threads,
+        if h.threads == 1 { "" } else { "s" }
+    ));
+    if h.swap > 0 {
+        out.push(format!(
+            "{} of it was in swap: every touch of a swapped page waits for the disk; give it memory (or a larger cgroup limit) before tuning anything else",
+            format_bytes(h.swap)
+        ));
+    }
+    out.extend(r.pressure.as_ref().and_then(pressure_finding));
+    out.extend(huge_finding(peak, r.thp_mode.as_deref()));
+    if let Some(p) = &r.placement {
+        out.extend(placement::findings(p));
+    }
+    out.extend(crate::alloc::attach::arena_finding(&r.arenas, cpus));
+    if matches!(r.ending, Ending::Interrupted | Ending::TimedOut) {
+        out.push(format!(
+            "the profile was stopped ({}) after {:.1} s: the readings up to then are kept",
+            if r.ending == Ending::Interrupted {
+                "Ctrl-C"
+            } else {
+                "time limit"
+            },
+            r.seconds
+        ));
+    }
+    out
+}
+
+/// Where the program sat on the curve family, from the probe's median latency while it ran.
+fn pressure_finding(p: &PressureTrace) -> Option<String> {
+    let (ns, what) = (p.overall_ns?, p.overall?);
+    let times = ns / p.family_idle_ns;
+    let dropped = if p.dropped > 0 {
+        format!(
+            "; {} of {} probe samples were dropped because the probe lost CPU {} (to the program or other work)",
+            p.dropped, p.samples, p.probe_cpu
+        )
+    } else {
+        String::new()
+    };
+    let head = format!(
+        "bandwidth pressure: the probe's latency while it ran was {ns:.0} ns, {times:.2}× idle"
+    );
+    let body = match what {
+        pressure::Pressure::Flat { below_gbs } => format!(
+            "memory traffic below {below_gbs:.1} GB/s: the curves are flat there, so latency says no more than that; memory bandwidth does not hold it up"
+        ),
+        pressure::Pressure::Within { low_gbs, high_gbs } => {
+            let share = high_gbs / p.saturation_gbs;
+            format!(
+                "memory traffic {low_gbs:.1}–{high_gbs:.1} GB/s (the interval spans the read:write mixes it may have), up to {:.0}% of the {:.1} GB/s the curves saturate at{}",
+                share * 100.0,
+                p.saturation_gbs,
+                if share >= 0.7 && times >= 1.3 {
+                    ": memory-bound; less traffic (blocking, fewer passes, smaller types) or more memory channels would speed it up"
+                } else {
+                    ""
+                }
+            )
+        }
+        pressure::Pressure::Saturated { at_least_gbs } => format!(
+            "memory saturated (at least {at_least_gbs:.1} GB/s, the lowest saturation of the curves): memory-bound; only less traffic or more bandwidth (channels, nodes) speeds it up"
+        ),
+    };
+    Some(format!(
+        "{head}: {body}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}",
+        p.family_source
+    ))
+}
+
+/// Huge-page coverage of its anonymous memory, against the kernel's THP mode.
+fn huge_finding(peak: &Snapshot, thp_mode: Option<&str>) -> Option<String> {
+    let c = peak.huge;
+    let share = c.thp_share()?;
+    let hugetlb = if c.hugetlb > 0 {
+        format!("; {} on hugetlb pages", format_bytes(c.hugetlb))
+    } else {
+        String::new()
+    };
+    let advice = if c.anonymous >= LARGE_ANON && share < 0.5 {
+        match thp_mode {
+            Some("never") => {
+                "; THP is off on this machine (`never`): hugetlb pages or THP `madvise` would cut its TLB misses on large arrays"
+            }
+            Some("madvise") => {
+                "; THP is `madvise` here: the program gets huge pages only where it asks, so madvise(MADV_HUGEPAGE) its large buffers (or run it with THP `always`) to cut TLB misses"
+            }
+            _ => {
+                "; THP is on, yet most of it is on small pages: memory may be fragmented (compare /proc/buddyinfo) or the buffers are too small or not 2 MiB-aligned"
+            }
+        }
+    } else {
+        ""
+    };
+    Some(format!(
+        "huge pages: {:.0}% of its {} of anonymous memory is on transparent huge pages{hugetlb}{advice}",
+        share * 100.0,
+        format_bytes(c.anonymous)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::procfs::{Held, HugeCoverage};
+
+    fn peak(anonymous: u64, anon_huge: u64) -> Snapshot {
+        Snapshot {
+            seconds: 1.0,
+            held: Held::default(),
+            huge: HugeCoverage {
+                anonymous,
+                anon_huge,
+                ..Default::default()
+            },
+            nodes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn small_pages_under_large_memory_get_the_change_for_the_thp_mode() {
+        let f = huge_finding(&peak(1 << 30, 1 << 28), Some("madvise")).unwrap();
+        assert!(
+            f.starts_with("huge pages: 25% of its 1 GiB") && f.contains("MADV_HUGEPAGE"),
+            "{f}"
+        );
+        let f = huge_finding(&peak(1 << 30, 1 << 28), Some("never")).unwrap();
+        assert!(f.contains("THP is off"), "{f}");
+        // Well covered, or small: no advice.
+        assert!(
+            !huge_finding(&peak(1 << 30, 1 << 29 | 1 << 28), Some("madvise"))
+                .unwrap()
+                .contains(';')
+        );
+        assert!(
+            !huge_finding(&peak(64 << 20, 0), Some("madvise"))
+                .unwrap()
+                .contains(';')
+        );
+        assert!(huge_finding(&peak(0, 0), Some("madvise")).is_none());
+    }
+
+    fn trace(overall: pressure::Pressure, ns: f64) -> PressureTrace {
+        PressureTrace {
+            family_source: "run 3".into(),
+            probe_cpu: 1,
+            probe_bytes: 1 << 28,
+            family_idle_ns: 100.0,
+            probe_idle_ns: Some(100.0),
+            scale: 1.0,
+            readings: Vec::new(),
+            overall: Some(overall),
+            overall_ns: Some(ns),
+            saturation_gbs: 40.0,
+            dropped: 2,
+            samples: 50,
+        }
+    }
+
+    #[test]
+    fn pressure_is_said_with_its_interval_and_what_it_means() {
+        let f = pressure_finding(&trace(
+            pressure::Pressure::Within {
+                low_gbs: 25.0,
+                high_gbs: 32.0,
+            },
+            160.0,
+        ))
+        .unwrap();
+        assert!(
+            f.contains("25.0–32.0 GB/s")
+                && f.contains("80% of the 40.0 GB/s")
+                && f.contains("memory-bound"),
+            "{f}"
+        );
+        assert!(
+            f.contains("2 of 50 probe samples were dropped") && f.contains("(run 3)"),
+            "{f}"
+        );
+        let f =
+            pressure_finding(&trace(pressure::Pressure::Flat { below_gbs: 20.0 }, 101.0)).unwrap();
+        assert!(
+            f.contains("below 20.0 GB/s: the curves are flat there"),
+            "{f}"
+        );
+        let f = pressure_finding(&trace(
+            pressure::Pressure::Saturated { at_least_gbs: 30.0 },
+            300.0,
+        ))
+        .unwrap();
+        assert!(f.contains("memory saturated (at least 30.0 GB/s"), "{f}");
+    }
+}

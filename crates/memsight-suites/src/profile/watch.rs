@@ -1,0 +1,142 @@
+//! Starting the program (or finding the process) and reading it from `/proc` until it ends, the
+//! time limit passes or Ctrl-C; a started program is always reaped.
+
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use memsight_core::units::format_bytes;
+use memsight_core::{Error, Result, cancel};
+
+use super::procfs::{self, Snapshot};
+use super::{Config, Ending};
+use crate::alloc::arenas::{self, ArenaSample};
+
+/// Starts the program, or finds the process, and reads it until it ends.
+pub(super) fn watch_target(
+    a: &Config,
+    origin: Instant,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(Watched, String)> {
+    let interval = Duration::from_millis(a.interval_ms);
+    if let Some(pid) = a.pid {
+        let name = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .ok()
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| {
+                Error::input(format!("--pid {pid}: no such process (or a kernel thread)"))
+            })?;
+        let name = String::from_utf8_lossy(&name)
+            .replace('\0', " ")
+            .trim()
+            .to_string();
+        let limit = Duration::from_secs_f64(a.watch_s);
+        return Ok((sample(pid, None, limit, interval, origin, tick), name));
+    }
+    let mut cmd = Command::new(&a.command[0]);
+    cmd.args(&a.command[1..]).stdin(Stdio::null());
+    // The program's output goes to memsight's stderr, so that `--json` stays one document.
+    if let Ok(err) = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned() {
+        cmd.stdout(Stdio::from(err));
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| Error::input(format!("profile: cannot start {}: {e}", a.command[0])))?;
+    let limit = Duration::from_secs_f64(a.timeout_s);
+    let w = sample(child.id(), Some(child), limit, interval, origin, tick);
+    Ok((w, a.command.join(" ")))
+}
+
+/// What sampling gave.
+pub(super) struct Watched {
+    pub(super) pid: u32,
+    pub(super) timeline: Vec<Snapshot>,
+    /// Thread readings per CPU.
+    pub(super) cpus: BTreeMap<usize, u64>,
+    pub(super) arenas: Vec<ArenaSample>,
+    pub(super) ending: Ending,
+    pub(super) seconds: f64,
+}
+
+/// Reads `pid` every `interval` until it ends, `limit` passes or Ctrl-C; a started `child` is
+/// stopped at the limit and always reaped.
+fn sample(
+    pid: u32,
+    mut child: Option<std::process::Child>,
+    limit: Duration,
+    interval: Duration,
+    origin: Instant,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Watched {
+    let started = Instant::now();
+    let since = |t: Duration| (started - origin + t).as_secs_f64();
+    let (mut timeline, mut cpus, mut arena_samples) = (Vec::new(), BTreeMap::new(), Vec::new());
+    let mut next_arenas = Duration::ZERO;
+    let ending = loop {
+        let t = started.elapsed();
+        if let Some(e) = child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            break exit_ending(e);
+        }
+        match procfs::snapshot(pid, since(t)) {
+            Some(s) => {
+                tick(&format!("{} resident", format_bytes(s.held.rss)));
+                timeline.push(s);
+            }
+            None if child.is_none() => break Ending::ProcessExited,
+            None => {}
+        }
+        for c in procfs::thread_cpus(pid) {
+            *cpus.entry(c).or_insert(0u64) += 1;
+        }
+        if t >= next_arenas {
+            next_arenas = t + arenas::SAMPLE_EVERY.max(interval);
+            arena_samples.extend(arenas::sample(pid, since(t)));
+        }
+        if cancel::requested() {
+            break Ending::Interrupted;
+        }
+        if t >= limit {
+            break if child.is_some() {
+                Ending::TimedOut
+            } else {
+                Ending::Completed
+            };
+        }
+        // Short sleeps, so that the program's exit and Ctrl-C are answered within 20 ms.
+        let wake = t + interval;
+        while started.elapsed() < wake.min(limit) && !cancel::requested() {
+            if child
+                .as_mut()
+                .is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))))
+            {
+                break;
+            }
+            std::thread::sleep(
+                Duration::from_millis(20).min(wake.saturating_sub(started.elapsed())),
+            );
+        }
+    };
+    if let Some(mut c) = child {
+        if matches!(ending, Ending::TimedOut | Ending::Interrupted) {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+    }
+    Watched {
+        pid,
+        timeline,
+        cpus,
+        arenas: arena_samples,
+        ending,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+fn exit_ending(e: std::process::ExitStatus) -> Ending {
+    use std::os::unix::process::ExitStatusExt;
+    match (e.code(), e.signal()) {
+        (Some(c), _) => Ending::Exited(c),
+        (None, Some(s)) => Ending::Signalled(s),
+        (None, None) => Ending::Exited(-1),
+    }
+}
