@@ -62,15 +62,12 @@ for ((r = 1; r <= rounds; r++)); do
   for kind in idle read copy write stream; do
     case $kind in
       idle) cmd=(sleep 6) ;;
-      stream) cmd=("$ms" --json --no-progress stream --cpus "$load") ;;
-      *) cmd=("$ms" --json --no-progress bandwidth --test "$kind" --cpus "$load" --size 512M
-        --rounds 1 --point-budget 5) ;;
+      stream) cmd=("$ms" --no-progress stream --cpus "$load" -o "$work/load.json") ;;
+      *) cmd=("$ms" --no-progress bandwidth --test "$kind" --cpus "$load" --size 512M
+        --rounds 1 --point-budget 5 -o "$work/load.json") ;;
     esac
     "$ms" profile --json --no-progress --curves "$curves" --probe-cpu "$probe" -- \
-      "${cmd[@]}" >"$work/p.json" 2>"$work/load.json.err"
-    # The load's JSON went to the profile's stderr (a program's stdout goes there).
-    python3 -c 'import sys; t=open(sys.argv[1]).read(); i=t.find("{\"schema\""); open(sys.argv[2],"w").write(t[i:t.rfind("}")+1] if i >= 0 else "")' \
-      "$work/load.json.err" "$work/load.json"
+      "${cmd[@]}" >"$work/p.json" 2>"$work/load.err"
     known=0
     [[ $kind == idle ]] || known=$(python3 "$work/known.py" "$work/load.json" "$kind")
     read -r what lo hi ns idle dropped samples < <(python3 "$work/inferred.py" "$work/p.json")

@@ -396,6 +396,7 @@ fn help_shows_defaults_in_human_units() {
         "rowbuffer",
         "alloc",
         "pmem",
+        "profile",
         "scan",
         "fleet",
         "check",
