@@ -7,7 +7,7 @@
 set -euo pipefail
 bin=${1:?usage: $0 BINARY x86_64|aarch64}
 arch=${2:?usage: $0 BINARY x86_64|aarch64}
-GLIBC=2.28
+. "$(dirname "$0")/release-common.sh"
 fail() { echo "memsight: $bin: $*" >&2; exit 1; }
 [[ -f $bin ]] || fail "no such file"
 
@@ -18,15 +18,11 @@ case $arch in
   *) false ;;
 esac || fail "built for '$machine', not $arch"
 
-# Only glibc's own libraries: the loader, libc, libm, libpthread, libdl, librt (merged into libc
-# since 2.34, still separate files on 2.28).
+# Only glibc's own libraries.
 needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 [[ -n $needed ]] || fail "not dynamically linked against glibc"
 for lib in $needed; do
-  case $lib in
-    libc.so.6 | libm.so.6 | libpthread.so.0 | libdl.so.2 | librt.so.1 | ld-linux-x86-64.so.2 | ld-linux-aarch64.so.1) ;;
-    *) fail "needs $lib, which is not glibc's" ;;
-  esac
+  glibc_library "$lib" || fail "needs $lib, which is not glibc's"
 done
 interp=$(readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
 case $interp in
@@ -38,8 +34,8 @@ esac
 versions=$(objdump -T "$bin" | grep -oE 'GLIBC_[0-9]+\.[0-9]+(\.[0-9]+)?' | sed 's/GLIBC_//' | sort -uV)
 [[ -n $versions ]] || fail "binds to no versioned glibc symbol"
 newest=$(tail -n 1 <<<"$versions")
-if [[ $(printf '%s\n%s\n' "$newest" "$GLIBC" | sort -V | tail -n 1) != "$GLIBC" ]]; then
+if ! glibc_at_most_floor "$newest"; then
   syms=$(objdump -T "$bin" | grep -F "GLIBC_$newest" | awk '{print $NF}')
-  fail "uses GLIBC_$newest symbols ($(tr '\n' ' ' <<<"$syms" | cut -c1-120)), newer than $GLIBC"
+  fail "uses GLIBC_$newest symbols ($(tr '\n' ' ' <<<"$syms" | cut -c1-120)), newer than $GLIBC_FLOOR"
 fi
 echo "memsight: $bin: $machine, needs $(echo $needed | tr ' ' ','), newest symbol GLIBC_$newest" >&2

@@ -44,7 +44,8 @@ fi
 dist=$(realpath "${1:?usage: $0 --prepare | DIST ARCH...}")
 shift
 (($#)) || fail "name the architectures to check"
-version=$(grep -m 1 '^version = ' Cargo.toml | sed 's/^version = "\(.*\)"$/\1/')
+. scripts/release-common.sh
+version=$(workspace_version)
 work=$(mktemp -d)
 mounted=()
 cleanup() {
@@ -134,14 +135,14 @@ check_rpm() {
   local list req
   list=$(rpm -qpl "$rpmf" 2>/dev/null)
   for f in "${rpm_files[@]}"; do grep -qx "$f" <<<"$list" || fail "$rpmf lacks $f"; done
-  # Requires: rpm's own features and glibc's libraries only, none newer than GLIBC_2.28.
+  # Requires: rpm's own features and glibc's libraries only, none newer than the floor
+  # ("libc.so.6(GLIBC_2.17)(64bit)": the library is the part before the first parenthesis).
   req=$(rpm -qpR "$rpmf" 2>/dev/null)
   while read -r r; do
-    [[ $r =~ ^(rpmlib\(|rtld\(GNU_HASH\)|ld-linux-(x86-64|aarch64)\.so\.[12]|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1) ]] \
+    [[ $r == rpmlib\(* || $r == "rtld(GNU_HASH)" ]] || glibc_library "${r%%(*}" \
       || fail "$rpmf requires '$r', which glibc does not provide"
     if [[ $r =~ GLIBC_([0-9.]+) ]]; then
-      [[ $(printf '%s\n2.28\n' "${BASH_REMATCH[1]}" | sort -V | tail -n 1) == 2.28 ]] \
-        || fail "$rpmf requires $r, newer than glibc 2.28"
+      glibc_at_most_floor "${BASH_REMATCH[1]}" || fail "$rpmf requires $r, newer than glibc $GLIBC_FLOOR"
     fi
   done <<<"$req"
   [[ -z $(rpm -qp --scripts "$rpmf" 2>/dev/null) ]] || fail "$rpmf has scriptlets"
@@ -236,8 +237,7 @@ for arch in "$@"; do
     check_same_results "$bin"
   elif [[ $arch == aarch64 ]]; then
     if command -v qemu-aarch64 >/dev/null; then
-      qemu=(qemu-aarch64)
-      [[ -e /lib/ld-linux-aarch64.so.1 ]] || qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+      read -ra qemu <<<"$(qemu_aarch64)"
       "${qemu[@]}" "$bin" --json env | python3 -c 'import json,sys; a=json.load(sys.stdin)["environment"]["cpu"]["architecture"]; assert a == "aarch64", a' \
         || fail "the aarch64 binary does not run under qemu"
     else

@@ -34,7 +34,8 @@ for tool in rpmbuild dpkg-deb; do
   command -v $tool >/dev/null || { echo "memsight: $tool is missing: sudo apt-get install rpm dpkg-dev" >&2; exit 1; }
 done
 
-version=$(grep -m 1 '^version = ' Cargo.toml | sed 's/^version = "\(.*\)"$/\1/')
+. scripts/release-common.sh
+version=$(workspace_version)
 url=$(grep -m 1 '^repository = ' Cargo.toml | sed 's/^repository = "\(.*\)"$/\1/')
 dist=target/dist
 rm -rf "$dist"
@@ -119,10 +120,13 @@ if $check; then
 fi
 
 host=$(uname -m)
+hostbin=
 for arch in "${arches[@]}"; do
   bin=$(bash scripts/portable.sh "$arch")
-  gen=$bin
-  [[ $arch == "$host" ]] || gen=$(bash scripts/portable.sh "$host")
+  [[ $arch != "$host" ]] || hostbin=$bin
+  # The host's binary writes the pages (asked for once, only when this architecture is not it).
+  [[ -n $hostbin ]] || hostbin=$(bash scripts/portable.sh "$host")
+  gen=$hostbin
   name=memsight-$version-$arch-linux-gnu
   stage=$(mktemp -d)
   trap 'rm -rf "$stage"' EXIT

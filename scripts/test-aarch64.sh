@@ -21,14 +21,9 @@ rustup target list --installed 2>/dev/null | grep -q '^aarch64-unknown-linux-gnu
   || timeout 300 rustup target add aarch64-unknown-linux-gnu >/dev/null 2>&1 \
   || skip "rustup could not add aarch64-unknown-linux-gnu"
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
-# Where Debian's arm64 libc is installed (multiarch, below) the binaries run against it; the
-# cross toolchain's copy under -L is for machines without it. Mixing the two (the cross loader
-# finding the multiarch libc through ld.so.cache) hangs threaded tests.
-if [[ -e /lib/ld-linux-aarch64.so.1 ]]; then
-  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64"
-else
-  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
-fi
+. scripts/release-common.sh
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=$(qemu_aarch64)
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER
 set -e
 cargo clippy --locked --target aarch64-unknown-linux-gnu -p memsight-kernels --all-targets -q -- -D warnings
 timeout 900 cargo test --locked --target aarch64-unknown-linux-gnu -p memsight-kernels
@@ -42,8 +37,7 @@ timeout 900 cargo test --locked --target aarch64-unknown-linux-gnu -p memsight-k
 arm=$(bash scripts/portable.sh aarch64)
 PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR=$PWD/target/portable/hwloc-aarch64/lib/pkgconfig \
   cargo clippy --locked --target aarch64-unknown-linux-gnu -q -- -D warnings
-qemu=(qemu-aarch64)
-[[ -e /lib/ld-linux-aarch64.so.1 ]] || qemu=(qemu-aarch64 -L /usr/aarch64-linux-gnu)
+read -ra qemu <<<"$(qemu_aarch64)"
 smoke=$(mktemp -d)
 trap 'rm -rf "$smoke"' EXIT
 "${qemu[@]}" "$arm" --json env >"$smoke/env.json"
