@@ -58,6 +58,9 @@ impl Present for ProfileResults {
                 self.pid
             ),
         )];
+        if let Some(p) = &self.pressure {
+            blocks.push(pressure_chart(p));
+        }
         if let Some(p) = &self.placement {
             let total: u64 = p.nodes.iter().map(|n| n.bytes).sum::<u64>().max(1);
             let threads: u64 = p.nodes.iter().map(|n| n.thread_samples).sum::<u64>().max(1);
@@ -98,14 +101,21 @@ impl Present for ProfileResults {
             id: "profile",
             title: "Program profile".into(),
             method: self.method.clone(),
-            facts: vec![format!(
-                "{} (pid {}), {}, {:.1} s, THP mode {}",
-                self.command,
-                self.pid,
-                ending(self.ending),
-                self.seconds,
-                self.thp_mode.as_deref().unwrap_or("unknown")
-            )],
+            facts: vec![
+                format!(
+                    "{} (pid {}), {}, {:.1} s, THP mode {}",
+                    self.command,
+                    self.pid,
+                    ending(self.ending),
+                    self.seconds,
+                    self.thp_mode.as_deref().unwrap_or("unknown")
+                ),
+                match (&self.counted, &self.not_counted) {
+                    (Some(c), _) => format!("DRAM traffic counted: {}", c.source),
+                    (None, Some(why)) => why.clone(),
+                    (None, None) => "DRAM traffic not counted".into(),
+                },
+            ],
             blocks,
             findings: self.findings.clone(),
         }
@@ -138,6 +148,16 @@ impl Present for ProfileResults {
                 s * 100.0,
             ));
         }
+        if let Some(c) = &self.counted {
+            out.push(Figure::scalar(
+                "profile",
+                "profile/counted-dram".into(),
+                "DRAM traffic counted by the memory controllers over its run".into(),
+                "GB/s (DRAM counted)",
+                Better::Lower,
+                c.read_gbs + c.write_gbs,
+            ));
+        }
         if let Some(r) = self.placement.as_ref().and_then(|x| x.remote_share) {
             out.push(Figure::scalar(
                 "profile",
@@ -150,6 +170,41 @@ impl Present for ProfileResults {
         }
         out
     }
+}
+
+/// The interval each probe reading maps to, over time (a flat reading draws its upper bound on
+/// the high line only; a saturated one its lower bound on the low line only).
+fn pressure_chart(p: &memsight_suites::profile::PressureTrace) -> Block {
+    let mut low = Vec::new();
+    let mut high = Vec::new();
+    for r in &p.readings {
+        let Some(x) = r.pressure else { continue };
+        let (lo, hi) = x.bounds();
+        if !matches!(x, memsight_suites::profile::pressure::Pressure::Flat { .. }) {
+            low.push((r.seconds, lo));
+        }
+        if hi.is_finite() {
+            high.push((r.seconds, hi));
+        }
+    }
+    let series = |name: &str, points| Series {
+        name: name.into(),
+        points,
+        ..Default::default()
+    };
+    Block::Lines(
+        Lines::new(
+            "Bandwidth pressure over time",
+            "seconds since the start",
+            "memory traffic, GB/s (estimated DRAM bytes)",
+            (Scale::Linear, Scale::Linear),
+            vec![series("at least", low), series("at most", high)],
+        ),
+        format!(
+            "Each 100 ms probe reading read off the loaded-latency curves ({}): the band between the lines holds the machine's memory traffic; a reading on the curves' flat part has only an upper bound.",
+            p.family_source
+        ),
+    )
 }
 
 fn ending(e: Ending) -> String {

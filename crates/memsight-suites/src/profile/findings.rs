@@ -37,6 +37,11 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
         ));
     }
     out.extend(r.pressure.as_ref().and_then(pressure_finding));
+    out.extend(
+        r.counted
+            .as_ref()
+            .map(|c| counted_finding(c, r.pressure.as_ref())),
+    );
     out.extend(huge_finding(peak, r.thp_mode.as_deref()));
     if let Some(p) = &r.placement {
         out.extend(placement::findings(p));
@@ -96,6 +101,27 @@ fn pressure_finding(p: &PressureTrace) -> Option<String> {
         "{head}: {body}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}",
         p.family_source
     ))
+}
+
+/// The controllers' count, against the probe's interval where there is one.
+fn counted_finding(c: &super::CountedTraffic, p: Option<&PressureTrace>) -> String {
+    let total = c.read_gbs + c.write_gbs;
+    let against = p.and_then(|p| p.overall).map_or(String::new(), |o| {
+        let (lo, hi) = o.bounds();
+        format!(
+            "; the probe's interval {lo:.1}–{} GB/s {} it",
+            if hi.is_finite() {
+                format!("{hi:.1}")
+            } else {
+                "∞".into()
+            },
+            if o.contains(total) { "holds" } else { "misses" }
+        )
+    });
+    format!(
+        "counted DRAM traffic over its run: {total:.1} GB/s (reads {:.1}, writes {:.1}; {}; the whole socket's, other work included){against}",
+        c.read_gbs, c.write_gbs, c.source
+    )
 }
 
 /// Huge-page coverage of its anonymous memory, against the kernel's THP mode.
@@ -219,5 +245,34 @@ mod tests {
         ))
         .unwrap();
         assert!(f.contains("memory saturated (at least 30.0 GB/s"), "{f}");
+    }
+
+    #[test]
+    fn counted_traffic_is_set_against_the_probes_interval() {
+        let c = crate::profile::CountedTraffic {
+            read_gbs: 20.0,
+            write_gbs: 8.0,
+            seconds: 3.0,
+            source: "cas_count_read, cas_count_write counted on uncore_imc_0".into(),
+        };
+        let p = trace(
+            pressure::Pressure::Within {
+                low_gbs: 25.0,
+                high_gbs: 32.0,
+            },
+            160.0,
+        );
+        let f = counted_finding(&c, Some(&p));
+        assert!(
+            f.starts_with("counted DRAM traffic over its run: 28.0 GB/s (reads 20.0, writes 8.0"),
+            "{f}"
+        );
+        assert!(
+            f.ends_with("the probe's interval 25.0–32.0 GB/s holds it"),
+            "{f}"
+        );
+        let p = trace(pressure::Pressure::Flat { below_gbs: 20.0 }, 101.0);
+        assert!(counted_finding(&c, Some(&p)).ends_with("0.0–20.0 GB/s misses it"));
+        assert!(!counted_finding(&c, None).contains("interval"));
     }
 }

@@ -76,6 +76,17 @@ pub struct PressureTrace {
     pub samples: usize,
 }
 
+/// DRAM traffic counted by the memory controllers over the program's run (the whole socket's:
+/// other work's traffic included).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CountedTraffic {
+    pub read_gbs: f64,
+    pub write_gbs: f64,
+    pub seconds: f64,
+    /// The PMUs and events read.
+    pub source: String,
+}
+
 /// One probe window.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PressureReading {
@@ -138,6 +149,12 @@ pub struct ProfileResults {
     /// Bandwidth pressure read off the machine's curve family (none without a family).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<PressureTrace>,
+    /// DRAM traffic counted by the memory controllers, where they can be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<CountedTraffic>,
+    /// Why DRAM traffic was not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_counted: Option<String>,
     pub findings: Vec<String>,
 }
 
@@ -156,7 +173,26 @@ pub fn run(
         Some(f) => Some(start_probe(a, f, env, machine, origin, tick)?),
         None => None,
     };
+    // Where the memory controllers can be read, they count the bytes the probe infers.
+    let controllers = crate::counters::Controllers::cas(&memsight_core::sysfs::FsRoot::from_env())
+        .and_then(|c| Ok((c.start()?, c.describe())));
+    let counting_since = Instant::now();
     let (watched, command) = watch_target(a, origin, tick)?;
+    let (counted, not_counted) = match controllers {
+        Ok((running, source)) => {
+            let seconds = counting_since.elapsed().as_secs_f64();
+            let n = running.finish();
+            let gbs = |k: &str| 64.0 * n.get(k).copied().unwrap_or(0) as f64 / seconds / 1e9;
+            let c = CountedTraffic {
+                read_gbs: gbs("cas_count_read"),
+                write_gbs: gbs("cas_count_write"),
+                seconds,
+                source,
+            };
+            (Some(c), None)
+        }
+        Err(why) => (None, Some(why)),
+    };
     let Watched {
         pid,
         timeline,
@@ -191,6 +227,8 @@ pub fn run(
         arenas,
         thp_mode: env.thp_enabled.clone(),
         pressure,
+        counted,
+        not_counted,
         findings: Vec::new(),
     };
     r.findings = findings::findings(&r, env.allowed_cpus.len());
