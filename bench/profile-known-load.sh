@@ -46,7 +46,8 @@ o = p["overall"] or {}
 k = o.get("kind")
 lo, hi = {"flat": (0, o.get("below_gbs")), "within": (o.get("low_gbs"), o.get("high_gbs")),
           "saturated": (o.get("at_least_gbs"), float("inf"))}.get(k, (None, None))
-print(f'{k} {lo} {hi} {p["overall_ns"]} {p["family_idle_ns"]} {p["dropped"]} {p["samples"]}')
+fmt = lambda v: "inf" if v == float("inf") else f"{v:.1f}"
+print(f'{k} {fmt(lo)} {fmt(hi)} {p["overall_ns"]} {p["family_idle_ns"]} {p["dropped"]} {p["samples"]}')
 EOF
 {
   echo "# memsight profile against loads of known bandwidth, $(hostname -s), $(date -u +%F)"
@@ -72,7 +73,7 @@ for ((r = 1; r <= rounds; r++)); do
     [[ $kind == idle ]] || known=$(python3 "$work/known.py" "$work/load.json" "$kind")
     read -r what lo hi ns idle dropped samples < <(python3 "$work/inferred.py" "$work/p.json")
     holds=$(python3 -c "k=$known; lo=float('$lo'); hi=float('$hi'); print('yes' if lo <= k <= hi else 'no')")
-    printf '| %s | %s | %.1f | %s %.1f–%s | %.0f | %.0f | %s/%s | %s |\n' "$r" "$kind" "$known" \
+    printf '| %s | %s | %.1f | %s %s–%s | %.0f | %.0f | %s/%s | %s |\n' "$r" "$kind" "$known" \
       "$what" "$lo" "$hi" "$ns" "$idle" "$dropped" "$samples" "$holds" | tee -a "$out"
   done
 done
