@@ -238,9 +238,25 @@ fn regions(buf: &[u8]) -> (usize, usize, usize) {
     (third, third + PAD, 2 * (third + PAD))
 }
 
+/// Lines of the read region, and offset and lines of the write region, of the read-share
+/// family's generator over `len` bytes: the buffer split in the mix's proportion of lines read to
+/// lines written (so that both regions wrap together and the whole buffer is the footprint, as in
+/// the other mixes: a third of it would partly stay in a large cache), PAD bytes between them;
+/// all of it written where nothing is read.
+pub fn family_regions(len: usize, r: u64, w: u64) -> (usize, usize, usize) {
+    const PAD: usize = 2048 + 64;
+    let total = len / 64;
+    if r == 0 {
+        return (0, 0, total);
+    }
+    let usable = total.saturating_sub(PAD / 64);
+    let read = usable * r as usize / (r + w) as usize;
+    (read, read * 64 + PAD, usable - read)
+}
+
 /// The other regular-store mixes of the read-share family: each visit loads `r` lines of the
-/// first region and stores their sum + 1 into `w` lines of the last, each region walked by a
-/// cursor of its own (so 8 loads a visit do not skip lines of the write region).
+/// read region and stores their sum + 1 into `w` lines of the write region, each region walked
+/// by a cursor of its own ([`family_regions`]).
 fn generate_family(
     buf: &mut [u8],
     mix: TrafficMix,
@@ -249,29 +265,34 @@ fn generate_family(
     visits: &AtomicU64,
 ) {
     let (r, w) = mix.lines();
-    let (third, _, last) = regions(buf);
+    let (read_lines, write_at, write_lines) = family_regions(buf.len(), r, w);
+    assert!(
+        write_lines >= 1
+            && (r == 0 || read_lines >= 1)
+            && (buf.as_ptr() as usize).is_multiple_of(64),
+        "load buffer too small or not 64-byte aligned"
+    );
     let base = buf.as_mut_ptr();
-    let lines = third / 64;
     let (mut rc, mut wc) = (0usize, 0usize);
     while !stop.load(Ordering::Relaxed) {
         let d = delay_cycles.load(Ordering::Relaxed);
         for _ in 0..256 {
             let mut s = 0u64;
             for _ in 0..r {
-                // SAFETY: rc < lines, so the 64-byte aligned line at rc·64 lies in the first
-                // region, inside `buf`.
+                // SAFETY: rc < read_lines, and the read region's read_lines·64 bytes start the
+                // buffer; base is 64-byte aligned.
                 s = s.wrapping_add(unsafe { base.add(rc * 64).cast::<u64>().read_volatile() });
-                rc = if rc + 1 == lines { 0 } else { rc + 1 };
+                rc = if rc + 1 == read_lines { 0 } else { rc + 1 };
             }
             for _ in 0..w {
-                // SAFETY: wc < lines, so the line at last + wc·64 lies in the last region
-                // (last + third ≤ len), 64-byte aligned.
+                // SAFETY: wc < write_lines and write_at + write_lines·64 ≤ len
+                // (family_regions), write_at a multiple of 64.
                 unsafe {
-                    base.add(last + wc * 64)
+                    base.add(write_at + wc * 64)
                         .cast::<u64>()
                         .write_volatile(s.wrapping_add(1))
                 };
-                wc = if wc + 1 == lines { 0 } else { wc + 1 };
+                wc = if wc + 1 == write_lines { 0 } else { wc + 1 };
             }
             delay(d);
         }
@@ -412,8 +433,8 @@ mod tests {
         assert_eq!(shares, [100, 90, 80, 75, 67, 60, 50, 50, 0]);
     }
 
-    /// The family's generator reads exactly `r` lines and writes exactly `w` lines a visit: the
-    /// read region's line k holds k + 10, so each written value (the sum of the lines read in
+    /// The family's generator reads exactly `r` lines and writes exactly `w` lines a visit, over
+    /// the whole buffer: the read region's line k holds k + 10, so each written value (the sum of the lines read in
     /// its visit, + 1) names the lines that visit read; lines past the last visit are untouched.
     #[test]
     fn family_visits_touch_exactly_their_lines() {
@@ -424,13 +445,21 @@ mod tests {
             TrafficMix::Writes,
         ] {
             let (r, w) = (mix.lines().0 as usize, mix.lines().1 as usize);
-            // Three regions of 32768 lines, 33 lines of padding between them.
-            let n = 32768;
-            let mut buf = lines(64 * (3 * n + 2 * 33));
+            // 96 Ki lines, split in the mix's proportion (family_regions).
+            let total = 3 * 32768;
+            let mut buf = lines(64 * total);
+            let (n, write_at, write_lines) = family_regions(64 * total, r as u64, w as u64);
+            let first_written = write_at / 64;
+            assert!(write_lines > 1000 && first_written + write_lines <= total);
+            assert_eq!(
+                n + write_lines + if r > 0 { 33 } else { 0 },
+                total,
+                "the whole buffer"
+            );
             for (k, l) in buf[..n].iter_mut().enumerate() {
                 l.0 = [k as u64 + 10; 8];
             }
-            for l in &mut buf[2 * (n + 33)..] {
+            for l in &mut buf[first_written..] {
                 l.0 = [0; 8];
             }
             let stop = AtomicBool::new(false);
@@ -445,8 +474,8 @@ mod tests {
                 stop.store(true, Ordering::Relaxed);
             });
             let v = visits.load(Ordering::Relaxed) as usize;
-            let written = &buf[2 * (n + 33)..];
-            if v * w >= n {
+            let written = &buf[first_written..];
+            if v * w >= write_lines {
                 // The writes wrapped (the test thread was held up): every line was written.
                 assert!(written.iter().all(|l| l.0[0] != 0), "{mix:?}");
                 continue;
