@@ -20,6 +20,8 @@
 # (its own directory, so that it can run beside the tests' cargo, which locks target/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# (SOURCE_DATE_EPOCH among others: the same for every build of one commit.)
+. scripts/release-common.sh
 prepare_only=false
 tools_only=false
 if [[ ${1:-} == --prepare ]]; then prepare_only=true; shift; fi

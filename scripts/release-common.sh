@@ -33,3 +33,10 @@ qemu_aarch64() {
 workspace_version() {
   grep -m 1 '^version = ' Cargo.toml | sed 's/^version = "\(.*\)"$/\1/'
 }
+
+# One date for everything built from this checkout: the last commit's (else Cargo.lock's, in a
+# source tree without git). Archives are dated from it, and the C code some dependencies compile
+# (the bundled SQLite) reads it, so cargo rebuilds them whenever it changes: a build that left it
+# unset and one that set it would rebuild each other's binaries.
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || stat -c %Y Cargo.lock)}
+export SOURCE_DATE_EPOCH

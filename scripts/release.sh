@@ -40,8 +40,8 @@ url=$(grep -m 1 '^repository = ' Cargo.toml | sed 's/^repository = "\(.*\)"$/\1/
 dist=target/dist
 rm -rf "$dist"
 mkdir -p "$dist"
-# Reproducible archives: every file dated from the last commit, owned by root.
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+# Reproducible archives: every file dated from the last commit (SOURCE_DATE_EPOCH, set in
+# release-common.sh), owned by root.
 
 # The staging tree of one architecture: what the tarball holds, and what the packages take.
 # Man pages and completions come from the CLI definition, the same for every architecture:
