@@ -5,6 +5,7 @@ use memsight_core::cpuclock::timed;
 use memsight_core::env::Environment;
 use memsight_core::stats::{StopReason, Taken, sample_until};
 use memsight_core::{Result, cancel};
+use memsight_kernels::chain::Pattern;
 use memsight_kernels::chase::Chains;
 use memsight_kernels::flush;
 
@@ -31,6 +32,24 @@ pub fn total_steps(cfg: &LadderConfig) -> u64 {
 pub fn chase_sample(chains: &mut Chains, steps: u64) -> Taken {
     let ((), lap) = timed(|| chains.run(steps));
     Taken::timed(lap.wall_ns as f64 / steps as f64, &lap)
+}
+
+/// A chain over all of `memory` for latency read in short samples while something else runs
+/// (the loaded-latency curves' chaser, profile's probe): 128-byte elements, random within
+/// 256 KiB windows (multichase's default), one lane; and the steps of a sample of about 2 ms as
+/// one lap times them (at least 1000): long enough to time well, short enough that a sample in
+/// which the thread lost its CPU is dropped at little cost.
+pub fn sampling_chain(memory: &mut [u8], seed: u64) -> (Chains<'_>, u64) {
+    const SAMPLE_NS: f64 = 2e6;
+    let elements = memory.len() / 128;
+    let window = Pattern::Window {
+        window_bytes: 64 * 4096,
+    };
+    let mut chains = Chains::build(memory, elements, 128, window, 1, seed);
+    let lap = chains.time(elements as u64);
+    let ns_per_load = lap.as_nanos() as f64 / elements as f64;
+    let per_sample = ((SAMPLE_NS / ns_per_load) as u64).max(1000);
+    (chains, per_sample)
 }
 
 /// The ladder's main buffer: allocated at the largest size but faulted in only as far as the

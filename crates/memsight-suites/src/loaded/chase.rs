@@ -8,7 +8,6 @@ use memsight_core::buffer::{Buffer, BufferRequest};
 use memsight_core::env::Environment;
 use memsight_core::stats::{StopRule, sample_until};
 use memsight_core::{Result, cancel};
-use memsight_kernels::chain::Pattern;
 use memsight_kernels::chase::Chains;
 use memsight_kernels::loadgen::{TrafficMix, generate};
 
@@ -132,21 +131,8 @@ fn chase_thread(
     let buf = Buffer::allocate(req, t.env);
     barrier.wait();
     let mut buf = buf?;
-    let elements = t.size as usize / 128;
-    let mut chains = Chains::build(
-        &mut buf.as_mut_slice()[..t.size as usize],
-        elements,
-        128,
-        Pattern::Window {
-            window_bytes: 64 * 4096,
-        },
-        1,
-        0x5eed,
-    );
-    let per_sample = {
-        let d = chains.time(elements as u64);
-        ((2e6 / (d.as_nanos() as f64 / elements as f64)) as u64).max(1000)
-    };
+    let (chains, per_sample) =
+        crate::latency::ladder::sampling_chain(&mut buf.as_mut_slice()[..t.size as usize], 0x5eed);
     let mut ch = Chaser {
         chains,
         per_sample,

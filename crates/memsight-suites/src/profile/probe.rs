@@ -12,8 +12,6 @@ use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::stats::Taken;
 use memsight_core::{Error, Result};
-use memsight_kernels::chain::Pattern;
-use memsight_kernels::chase::Chains;
 
 /// One window's latency.
 #[derive(Debug, Clone, Copy)]
@@ -71,21 +69,10 @@ impl Probe {
                     return;
                 }
             };
-            let elements = bytes as usize / 128;
-            let mut chains = Chains::build(
+            let (mut chains, per_sample) = crate::latency::ladder::sampling_chain(
                 &mut buf.as_mut_slice()[..bytes as usize],
-                elements,
-                128,
-                Pattern::Window {
-                    window_bytes: 64 * 4096,
-                },
-                1,
                 0x9806e,
             );
-            let per_sample = {
-                let d = chains.time(elements as u64);
-                ((2e6 / (d.as_nanos() as f64 / elements as f64)) as u64).max(1000)
-            };
             let _ = ready_tx.send(Ok(()));
             while !s.load(Ordering::Relaxed) {
                 let end = Instant::now() + window;
