@@ -131,6 +131,24 @@ fn bits<S: std::borrow::Borrow<Bitmap>>(set: &S) -> Vec<usize> {
     set.borrow().iter_set().map(usize::from).collect()
 }
 
+/// A topology XML larger than this is refused: hwloc's export of a 512-thread machine with its
+/// PCI tree is a few MiB.
+const MAX_XML_BYTES: u64 = 64 << 20;
+
+/// An export of hwloc 3 as the hwloc 2 memsight links reads it. hwloc 3 writes
+/// `<topology version="3.0">`, which hwloc 2 refuses before reading anything else, while the
+/// objects, sets and distances it writes are those of the 2.0 format (checked on the hwloc 3
+/// exports in testdata/); so the version is rewritten, and hwloc still refuses, in words,
+/// anything it cannot parse.
+fn readable_by_hwloc2(xml: &str) -> std::borrow::Cow<'_, str> {
+    const V3: &str = "<topology version=\"3.0\">";
+    if xml.contains(V3) {
+        xml.replacen(V3, "<topology version=\"2.0\">", 1).into()
+    } else {
+        xml.into()
+    }
+}
+
 impl Topology {
     /// Loads the topology this process should see: a recorded tree if `HWLOC_FSROOT` is set,
     /// otherwise this machine.
@@ -196,12 +214,15 @@ impl Topology {
                 path.display()
             )));
         }
-        let builder = HwTopology::builder().from_xml_file(path).map_err(|e| {
-            Error::input(format!(
-                "cannot read topology XML '{}': {e}; give a file written by 'lstopo --of xml'",
-                path.display()
-            ))
-        })?;
+        let text = crate::input::read_text(path, MAX_XML_BYTES, "topology XML")?;
+        let builder = HwTopology::builder()
+            .from_xml(&readable_by_hwloc2(&text))
+            .map_err(|e| {
+                Error::input(format!(
+                    "cannot read topology XML '{}': {e}; give a file written by 'lstopo --of xml'",
+                    path.display()
+                ))
+            })?;
         Self::build(builder, TopologySource::Xml(path.display().to_string()))
     }
 
@@ -522,5 +543,30 @@ fn hwloc_failure(e: &hwlocality::errors::RawHwlocError) -> String {
     match e.errno {
         Some(errno) => format!("{}: {errno} (errno {})", e.api, errno.0),
         None => format!("{} failed", e.api),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_hwloc_3_export_is_read_as_the_2_0_format() {
+        let v3 = "<?xml version=\"1.0\"?>\n<topology version=\"3.0\">\n<object type=\"Machine\"/>";
+        let read = readable_by_hwloc2(v3);
+        assert!(read.contains("<topology version=\"2.0\">"), "{read}");
+        assert!(!read.contains("3.0"), "{read}");
+        let v2 = "<topology version=\"2.0\"><info name=\"x\" value=\"version=3.0\"/>";
+        assert_eq!(readable_by_hwloc2(v2), v2);
+        // A recorded hwloc 3 export, read through the file path users give.
+        let xml = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/hwloc/xml/16amd64-4distances.xml");
+        assert!(
+            std::fs::read_to_string(&xml)
+                .unwrap()
+                .contains("<topology version=\"3.0\">")
+        );
+        let t = Topology::from_xml_file(&xml).unwrap();
+        assert!(!t.numa_nodes.is_empty());
     }
 }

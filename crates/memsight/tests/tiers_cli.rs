@@ -22,8 +22,7 @@ fn plan_of_fsroot(name: &str, extra: &[&str]) -> Value {
 }
 
 fn plan_of_xml(name: &str) -> Value {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = xml_fixture(name, tmp.path());
+    let file = xml_fixture(name);
     let doc = json(
         memsight()
             .args(["tiers", "--plan", "--json", "--topology-xml"])
@@ -172,8 +171,7 @@ fn smbios_memory_mode_gives_the_near_size() {
 }
 
 fn plan_of_xml_with(name: &str, extra: &[&str]) -> Value {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = xml_fixture(name, tmp.path());
+    let file = xml_fixture(name);
     let doc = json(
         memsight()
             .args(["tiers", "--plan", "--json", "--topology-xml"])

@@ -25,8 +25,7 @@ fn env_of_root(root: &std::path::Path) -> Value {
 }
 
 fn env_of_xml(name: &str) -> Value {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = xml_fixture(name, tmp.path());
+    let file = xml_fixture(name);
     let doc = json(
         memsight()
             .args(["env", "--json", "--topology-xml"])

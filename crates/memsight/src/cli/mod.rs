@@ -114,8 +114,8 @@ pub struct GlobalArgs {
     /// Also write the JSON result to this file.
     #[arg(short, long, global = true, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Read the topology from an hwloc XML export instead of this machine (planning and
-    /// reporting only; measurements still run here).
+    /// Read the topology from an hwloc XML export (`lstopo --of xml`, hwloc 2 or 3) instead of
+    /// this machine (planning and reporting only; measurements still run here).
     #[arg(long, global = true, value_name = "FILE")]
     pub topology_xml: Option<PathBuf>,
     /// Never show a progress bar.
