@@ -355,7 +355,7 @@ fn method(a: &Config) -> String {
         String::new()
     };
     format!(
-        "every {} ms: /proc/PID/status (RSS, anonymous, file and shared memory, swap, threads), /proc/PID/smaps_rollup (anonymous memory on transparent huge pages, hugetlb pages), /proc/PID/numa_maps (pages per node: N<node>=pages × kernelpagesize_kB) and the CPU each thread last ran on (/proc/PID/task/*/stat field 39); glibc arenas every {} ms from its mappings (and its memory where readable). Placement and huge-page coverage describe the reading at the largest RSS; the nodes its threads ran on are those of every reading. Bytes are the program's resident bytes as the kernel counts them.",
+        "every {} ms: /proc/PID/status (RSS, anonymous, file and shared memory, swap, threads), /proc/PID/smaps_rollup (anonymous memory on transparent huge pages, hugetlb pages), /proc/PID/numa_maps (pages per node: N<node>=pages × kernelpagesize_kB; the kernel walks the page tables to write it, so it is read again only after 20× its last read's time, and readings between carry its last figures) and the CPU each thread last ran on (/proc/PID/task/*/stat field 39); glibc arenas every {} ms from its mappings (and its memory where readable). Placement and huge-page coverage describe the reading at the largest RSS; the nodes its threads ran on are those of every reading. Bytes are the program's resident bytes as the kernel counts them.",
         a.interval_ms,
         arenas::SAMPLE_EVERY
             .as_millis()

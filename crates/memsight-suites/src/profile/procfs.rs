@@ -4,6 +4,7 @@
 //! files from other machines test them; readers return `None` once the process is gone.
 
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -163,8 +164,32 @@ pub struct Snapshot {
     pub nodes: Vec<NodePages>,
 }
 
+/// When `numa_maps` is read. The kernel builds it by walking every page table of the process,
+/// which takes a noticeable share of a CPU for a process of hundreds of GiB; so once read, it is
+/// read again only after 20 times what that read took (the watcher spends at most about 5% of
+/// its time there), and the readings between carry the last pages per node.
+#[derive(Debug, Default)]
+pub struct NumaMaps {
+    due: Option<Instant>,
+    last: Vec<NodePages>,
+}
+
+impl NumaMaps {
+    /// Pages per node of `pid`: read now when due, else the last reading's.
+    pub fn read(&mut self, pid: u32) -> Vec<NodePages> {
+        let now = Instant::now();
+        if self.due.is_none_or(|due| now >= due) {
+            let text =
+                std::fs::read_to_string(format!("/proc/{pid}/numa_maps")).unwrap_or_default();
+            self.last = parse_numa_maps(&text);
+            self.due = Some(now + now.elapsed() * 20);
+        }
+        self.last.clone()
+    }
+}
+
 /// Reads a process now; `None` when it is gone (or its status cannot be read).
-pub fn snapshot(pid: u32, seconds: f64) -> Option<Snapshot> {
+pub fn snapshot(pid: u32, seconds: f64, numa: &mut NumaMaps) -> Option<Snapshot> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let held = parse_status(&status);
     // A zombie has no memory left: it is gone for our purposes.
@@ -178,12 +203,11 @@ pub fn snapshot(pid: u32, seconds: f64) -> Option<Snapshot> {
     let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
         .or_else(|_| std::fs::read_to_string(format!("/proc/{pid}/smaps")))
         .unwrap_or_default();
-    let numa = std::fs::read_to_string(format!("/proc/{pid}/numa_maps")).unwrap_or_default();
     Some(Snapshot {
         seconds,
         held,
         huge: parse_smaps(&smaps),
-        nodes: parse_numa_maps(&numa),
+        nodes: numa.read(pid),
     })
 }
 
@@ -254,8 +278,16 @@ mod tests {
         // This process: its threads ran somewhere it may run.
         let me = thread_cpus(std::process::id());
         assert!(!me.is_empty());
-        let s = snapshot(std::process::id(), 0.0).unwrap();
+        let mut numa = NumaMaps::default();
+        let s = snapshot(std::process::id(), 0.0, &mut numa).unwrap();
         assert!(s.held.rss > 0 && s.held.threads >= 1);
         assert!(!s.nodes.is_empty(), "numa_maps names at least one node");
+        // Read again at once: not due yet unless the read took no measurable time, and either
+        // way the same nodes.
+        let again = snapshot(std::process::id(), 0.0, &mut numa).unwrap();
+        assert_eq!(
+            again.nodes.iter().map(|n| n.node).collect::<Vec<_>>(),
+            s.nodes.iter().map(|n| n.node).collect::<Vec<_>>()
+        );
     }
 }

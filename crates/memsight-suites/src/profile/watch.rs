@@ -72,12 +72,13 @@ fn sample(
     let since = |t: Duration| (started - origin + t).as_secs_f64();
     let (mut timeline, mut cpus, mut arena_samples) = (Vec::new(), BTreeMap::new(), Vec::new());
     let mut next_arenas = Duration::ZERO;
+    let mut numa = procfs::NumaMaps::default();
     let ending = loop {
         let t = started.elapsed();
         if let Some(e) = child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
             break exit_ending(e);
         }
-        match procfs::snapshot(pid, since(t)) {
+        match procfs::snapshot(pid, since(t), &mut numa) {
             Some(s) => {
                 tick(&format!("{} resident", format_bytes(s.held.rss)));
                 timeline.push(s);
