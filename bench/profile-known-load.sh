@@ -6,16 +6,19 @@
 #   stream            `memsight stream --cpus LOAD_CPU`           (the mean of its four kernels in
 #                                                                 DRAM bytes, write allocate counted,
 #                                                                 per average time)
+#   held-R            `memsight bandwidth --rate R --seconds 8 --cpus LOAD_CPU` for each R of RATES
+#                     (GB/s, default "4 8 12 16"): reads held at a set rate (its median second)
 # The curves are measured once first (loaded-latency, all reads, 2:1 and all writes) with the
 # chase on PROBE_CPU and the load on LOAD_CPU. For each load the record gives the load's own
 # figure, the interval the profile inferred from the median probe latency, and whether it holds
 # the figure. A benchmark, not a test: machine-dependent figures.
-# Usage: [ROUNDS=3] [PROBE_CPU=1] [LOAD_CPU=0] [OUT=FILE] bench/profile-known-load.sh
+# Usage: [ROUNDS=3] [PROBE_CPU=1] [LOAD_CPU=0] [RATES="4 8 12 16"] [OUT=FILE] bench/profile-known-load.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-3}
 probe=${PROBE_CPU:-1}
 load=${LOAD_CPU:-0}
+read -r -a rates <<<"${RATES:-4 8 12 16}"
 cargo build --release --locked -q -p memsight
 ms=$PWD/target/release/memsight
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
@@ -31,7 +34,9 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 kind = sys.argv[2]
 r = d["results"]
-if kind == "stream":
+if r.get("held"):
+    print(r["held"]["dram_gbs"])
+elif kind == "stream":
     # The mean over the four kernels of DRAM bytes (write allocate counted) per average time:
     # the traffic while STREAM's loops run, not its best iteration.
     ks = r["kernels"]
@@ -60,9 +65,11 @@ EOF
   echo "|---|---|---|---|---|---|---|---|"
 } >"$out"
 for ((r = 1; r <= rounds; r++)); do
-  for kind in idle read copy write stream; do
+  for kind in idle read copy write stream "${rates[@]/#/held-}"; do
     case $kind in
       idle) cmd=(sleep 6) ;;
+      held-*) cmd=("$ms" --no-progress bandwidth --rate "${kind#held-}GB/s" --seconds 8 --test read
+        --cpus "$load" --size 512M -o "$work/load.json") ;;
       stream) cmd=("$ms" --no-progress stream --cpus "$load" -o "$work/load.json") ;;
       *) cmd=("$ms" --no-progress bandwidth --test "$kind" --cpus "$load" --size 512M
         --rounds 1 --point-budget 5 -o "$work/load.json") ;;

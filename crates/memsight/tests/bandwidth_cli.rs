@@ -404,3 +404,60 @@ fn a_stolen_cpu_never_makes_memory_look_faster() {
     }
     assert!(stolen["samples"]["dropped"].as_u64().unwrap() + kept_disturbed > 0);
 }
+
+/// `--rate`: a load held at a set rate. Its seconds never exceed the rate by more than the
+/// schedule allows (a thread runs at most its slack ahead of where it fell behind, plus a step),
+/// whatever else runs; how close they come to it is the machine's business, not asserted.
+#[test]
+fn a_held_load_never_runs_faster_than_asked() {
+    let _serial = common::measuring();
+    for test in ["read", "copy-nt"] {
+        let doc = json(memsight().args([
+            "bandwidth",
+            "--json",
+            "--no-progress",
+            "--rate",
+            "0.5GB/s",
+            "--seconds",
+            "2",
+            "--threads",
+            "1",
+            "--size",
+            "16M",
+            "--test",
+            test,
+        ]));
+        assert_valid(&doc);
+        let r = &doc["results"];
+        assert!(points(&doc).is_empty(), "a held load measures no points");
+        let h = &r["held"];
+        assert_eq!(f(&h["target_gbs"]), 0.5);
+        let seconds = h["per_second_gbs"].as_array().unwrap();
+        assert!(!seconds.is_empty() && seconds.len() <= 2, "{h}");
+        for s in seconds {
+            assert!(
+                f(s) > 0.0 && f(s) <= 0.5 * 1.02,
+                "{test}: a second moved {s} GB/s"
+            );
+        }
+        assert!(r["method"].as_str().unwrap().contains("Held load"));
+        assert_eq!(r["findings"].as_array().unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn a_held_load_refuses_what_it_cannot_hold_in_one_line() {
+    for (args, needle) in [
+        (vec!["--rate", "fast"], "not a bandwidth"),
+        (vec!["--rate=-3GB/s"], "not a bandwidth"),
+        (vec!["--rate", "0"], "not a bandwidth"),
+        (vec!["--seconds", "5"], "--rate"),
+        (vec!["--rate", "1GB/s", "--seconds", "0.5"], "at least 1 s"),
+        (vec!["--rate", "1GB/s", "--test", "read,write"], "one test"),
+        (vec!["--rate", "1GB/s", "--test", "3:1"], "--rate holds"),
+        (vec!["--rate", "1GB/s", "--scaling"], "--scaling"),
+    ] {
+        let out = memsight().arg("bandwidth").args(&args).output().unwrap();
+        common::refused(&out, needle);
+    }
+}

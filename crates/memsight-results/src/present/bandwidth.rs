@@ -10,6 +10,7 @@ use crate::figure::{Better, Figure, size_key};
 use crate::view::num;
 use crate::view::{Bar, Bars, Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count, med};
+use memsight_suites::bandwidth::held::Held;
 use memsight_suites::bandwidth::{BandwidthResults, Point};
 use memsight_suites::dimms::DimmsResults;
 use memsight_suites::memlevel::MemLevel;
@@ -32,6 +33,15 @@ impl Present for BandwidthResults {
 
     /// The best program-bytes figure of the main tests, on the most threads.
     fn headline(&self) -> Vec<String> {
+        if let Some(h) = &self.held {
+            return vec![format!(
+                "held load, GB/s of program bytes on {} thread(s): {} of {:.1} asked ({})",
+                self.config.cpus.len(),
+                crate::view::med_to(&h.program_gbs, 1),
+                h.target_gbs,
+                if h.held { "held" } else { "not reached" }
+            )];
+        }
         let best = |name: &str| {
             self.points
                 .iter()
@@ -131,6 +141,59 @@ fn table(caption: &str, points: &[Point], sweep: bool) -> Table {
         t.rows.push(row);
     }
     t
+}
+
+/// A held load (`--rate`): what was asked and what each second moved.
+fn held_blocks(h: &Held) -> Vec<Block> {
+    let mut t = Table::new(
+        "Held load",
+        &[
+            "GB/s asked",
+            "GB/s program (median second)",
+            "95% CI",
+            "min–max",
+            "GB/s DRAM est.",
+            "seconds",
+            "schedule restarts",
+        ],
+    );
+    t.rows.push(vec![
+        Cell::Num(format!("{:.2}", h.target_gbs)),
+        Cell::Num(med(&h.program_gbs)),
+        Cell::Num(ci(&h.program_gbs)),
+        Cell::Num(format!(
+            "{}–{}",
+            num(h.program_gbs.min),
+            num(h.program_gbs.max)
+        )),
+        Cell::Num(num(h.dram_gbs)),
+        Cell::Num(format!("{:.1}", h.seconds)),
+        Cell::Num(h.restarts.to_string()),
+    ]);
+    let per_second = Series {
+        name: "moved".into(),
+        points: (h.per_second_gbs.iter().enumerate())
+            .map(|(i, &g)| (i as f64 + 1.0, g))
+            .collect(),
+        ..Default::default()
+    };
+    let chart = Lines {
+        y_from_zero: true,
+        ..lines(
+            "Held load, each second",
+            "second",
+            Scale::Count,
+            vec![per_second],
+            vec![Mark {
+                at: h.target_gbs,
+                label: format!("asked {:.1} GB/s", h.target_gbs),
+            }],
+        )
+    };
+    vec![
+        Block::Table(t),
+        Block::Lines(chart, "GB/s of program bytes moved in each whole second.".into()),
+    ]
 }
 
 /// The system DRAM peak and, where lower, the fabric's read ceiling, GB/s.
@@ -260,6 +323,9 @@ impl Present for WithCeilings<'_> {
                 ),
                 "Median GB/s by thread count.".into(),
             ));
+        }
+        if let Some(h) = &b.held {
+            blocks.extend(held_blocks(h));
         }
         if !b.sweep.is_empty() {
             let sweep: Vec<&Point> = b.sweep.iter().collect();

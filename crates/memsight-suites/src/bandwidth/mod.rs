@@ -13,6 +13,7 @@
 mod arrays;
 pub mod counted;
 mod findings;
+pub mod held;
 mod method;
 mod settings;
 mod single;
@@ -202,6 +203,9 @@ pub struct BandwidthResults {
     /// which counters counted them (absent from files of earlier versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram: Option<counted::DramAccounting>,
+    /// A load held at a set rate (`--rate`) instead of measured points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<held::Held>,
     pub findings: Vec<String>,
 }
 
@@ -648,6 +652,7 @@ pub fn run(
             l1_read,
             memory,
             dram: Some(counted::accounting(env, &controllers)),
+            held: None,
             findings,
         },
         complete,

@@ -8,7 +8,7 @@ use memsight_suites::bandwidth::spec::{self, Named, TestSpec};
 use memsight_suites::bandwidth::{self, BandwidthResults, BandwidthSettings, Data, Threads};
 
 use super::sampling::SamplingArgs;
-use super::values::{IsaArg, PageKindArg, size, threads};
+use super::values::{IsaArg, PageKindArg, duration, rate, size, threads};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// `--test`'s long help, its default list read from the suite's own defaults (so the help can
@@ -74,6 +74,15 @@ pub struct Args {
     /// the spread between rounds is reported beside the CI. 1: one test after another.
     #[arg(long, value_name = "N", default_value_t = BandwidthSettings::default().rounds)]
     pub rounds: usize,
+    /// Hold a load at this bandwidth instead of measuring: the test (one; read unless --test
+    /// names another) on the chosen threads, paced to this many GB/s of program bytes for the
+    /// team, for --seconds; e.g. 10GB/s or 500MB/s. A program of known bandwidth, for
+    /// `memsight profile -- memsight bandwidth --rate …` or as a tenant beside other work.
+    #[arg(long, value_name = "GB/s", value_parser = rate, conflicts_with_all = ["scaling", "sweep"])]
+    pub rate: Option<f64>,
+    /// How long --rate holds its load (at least 1 s): seconds, or 30s, 5m.
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "10", requires = "rate")]
+    pub seconds: f64,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     #[command(flatten)]
@@ -156,8 +165,34 @@ impl Args {
     }
 }
 
+impl Args {
+    /// `--rate`: the one test held at a set rate for `--seconds`.
+    fn hold(&self, rate: f64, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
+        if self.test.len() > 1 {
+            return Err(memsight_core::Error::input("--rate holds one test: give one with --test").into());
+        }
+        if self.seconds.is_nan() || self.seconds < 1.0 {
+            return Err(memsight_core::Error::input(
+                "--seconds must be at least 1 s: the held rate is reported per whole second",
+            )
+            .into());
+        }
+        let mut settings = self.settings(&env.topology)?;
+        let test = settings.tests.get_or_insert_with(|| vec![spec::Named::Read.spec()]);
+        bandwidth::held::holdable(&test[0])?;
+        let cfg = settings.resolve(env, &Machine::new())?;
+        let (results, complete) = ui.progress(None, |tick| {
+            bandwidth::held::run(&cfg, rate, self.seconds, env, tick)
+        })?;
+        Ok(Outcome::of(results, complete))
+    }
+}
+
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
+        if let Some(rate) = self.rate {
+            return self.hold(rate, env, ui);
+        }
         let cfg = self
             .settings(&env.topology)?
             .resolve(env, &Machine::new())?;
