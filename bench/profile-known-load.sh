@@ -23,6 +23,8 @@ cargo build --release --locked -q -p memsight
 ms=$PWD/target/release/memsight
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 out=${OUT:-bench/results/$(date -u +%F)-profile-known-load-$(hostname -s).md}
+# A second run the same day gets its own file (the time added) rather than replacing the first.
+[[ -n ${OUT:-} || ! -e $out ]] || out=${out%.md}-$(date -u +%H%M).md
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 curves=$work/curves.json
