@@ -139,7 +139,18 @@ impl Controllers {
     }
 }
 
+/// Bytes one CAS command moves: a 64-byte burst (BL8 on a 64-bit DDR4 channel, BL16 on a 32-bit
+/// DDR5 subchannel).
+pub const CAS_BYTES: u64 = 64;
+
 impl Running {
+    /// Bytes moved since `start` by CAS-counting events (`cas_count_read`, `cas_count_write`),
+    /// summed over the controllers, by event name.
+    pub fn finish_cas_bytes(self) -> BTreeMap<String, u64> {
+        let counts = self.finish();
+        counts.into_iter().map(|(k, v)| (k, v * CAS_BYTES)).collect()
+    }
+
     /// Counts since `start`, summed over the controllers, by event name.
     pub fn finish(self) -> BTreeMap<String, u64> {
         let mut out = BTreeMap::new();

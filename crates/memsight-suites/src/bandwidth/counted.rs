@@ -100,7 +100,7 @@ impl<'a> Counting<'a> {
     fn close(&self) {
         if let Some((r, t)) = lock(&self.running).take() {
             let ns = t.elapsed().as_nanos() as f64;
-            *lock(&self.done) = Some((r.finish(), ns));
+            *lock(&self.done) = Some((r.finish_cas_bytes(), ns));
         }
     }
 
@@ -117,9 +117,7 @@ impl<'a> Counting<'a> {
 
     /// The counted bytes, given the program bytes the rounds moved.
     pub fn result(&self, program_bytes: u64) -> Option<CountedDram> {
-        let (counts, ns) = lock(&self.done).take()?;
-        let bytes: std::collections::BTreeMap<String, u64> =
-            counts.into_iter().map(|(k, v)| (k, v * 64)).collect();
+        let (bytes, ns) = lock(&self.done).take()?;
         let total: u64 = bytes.values().sum();
         Some(CountedDram {
             per_program_byte: total as f64 / program_bytes.max(1) as f64,

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use memsight_core::env::Environment;
-use memsight_core::stats::{Summary, median, summarize};
+use memsight_core::stats::{Summary, summarize};
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::bandwidth::{self as k, Isa};
 use schemars::JsonSchema;
@@ -65,30 +65,27 @@ pub fn holdable(spec: &TestSpec) -> Result<()> {
     }
 }
 
-/// One chunk of the test: `at` is the chunk's offset within each array.
-fn step(spec: &TestSpec, isa: Isa, a: &mut Arrays, at: usize, len: usize) {
-    match spec.op {
-        Op::Read => {
-            let v = a.split(1);
-            std::hint::black_box(k::read_with(isa, spec.load, &v[0][at..at + len], 1));
+/// One chunk of the test over the arrays `v` (split once per thread): `at` is the chunk's offset
+/// within each array.
+fn step(spec: &TestSpec, isa: Isa, v: &mut [&mut [u8]], at: usize, len: usize) {
+    match (spec.op, v) {
+        (Op::Read, [src, ..]) => {
+            std::hint::black_box(k::read_with(isa, spec.load, &src[at..at + len], 1));
         }
-        Op::Write => {
-            let mut v = a.split(1);
-            k::write(isa, spec.store, &mut v[0][at..at + len], NONZERO, 1);
-            std::hint::black_box(&mut v);
+        (Op::Write, [dst, ..]) => {
+            k::write(isa, spec.store, &mut dst[at..at + len], NONZERO, 1);
+            std::hint::black_box(dst);
         }
-        Op::Copy => {
-            let mut v = a.split(2);
-            let dst = v.pop().expect("two arrays");
+        (Op::Copy, [src, dst, ..]) => {
             k::copy(
                 isa,
                 spec.store,
                 &mut dst[at..at + len],
-                &v[0][at..at + len],
+                &src[at..at + len],
                 1,
             );
         }
-        _ => unreachable!("holdable() admits read, write and copy only"),
+        _ => unreachable!("holdable() admits read, write and copy only, with their arrays"),
     }
 }
 
@@ -105,6 +102,7 @@ fn pace(
 ) -> u64 {
     let len = a.len;
     let chunk = CHUNK.min(len);
+    let mut v = a.split(spec.arrays());
     let program = spec.bytes(chunk as u64).program();
     // ns per chunk at this thread's share of the rate.
     let every = Duration::from_nanos((program as f64 / per_thread_gbs) as u64);
@@ -128,7 +126,7 @@ fn pace(
             due = now;
             restarts += 1;
         }
-        step(spec, isa, a, at, chunk);
+        step(spec, isa, &mut v, at, chunk);
         let second = (Instant::now() - origin).as_secs() as usize;
         if let Some(s) = seconds.get(second) {
             s.fetch_add(program, Ordering::Relaxed);
@@ -195,7 +193,7 @@ pub fn run(
     }
     let program = summarize(&per_second);
     let per_pass = spec.bytes(1 << 20);
-    let dram = median(&per_second) * per_pass.dram() as f64 / per_pass.program() as f64;
+    let dram = program.median * per_pass.dram() as f64 / per_pass.program() as f64;
     let held = (program.median - target_gbs).abs() <= HELD_WITHIN * target_gbs;
     let h = Held {
         target_gbs,

@@ -181,8 +181,8 @@ pub fn run(
     let (counted, not_counted) = match controllers {
         Ok((running, source)) => {
             let seconds = counting_since.elapsed().as_secs_f64();
-            let n = running.finish();
-            let gbs = |k: &str| 64.0 * n.get(k).copied().unwrap_or(0) as f64 / seconds / 1e9;
+            let bytes = running.finish_cas_bytes();
+            let gbs = |k: &str| bytes.get(k).copied().unwrap_or(0) as f64 / seconds / 1e9;
             let c = CountedTraffic {
                 read_gbs: gbs("cas_count_read"),
                 write_gbs: gbs("cas_count_write"),
