@@ -143,12 +143,16 @@ impl Controllers {
 /// DDR5 subchannel).
 pub const CAS_BYTES: u64 = 64;
 
+/// CAS counts by event as the bytes they moved.
+pub fn cas_bytes(counts: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    counts.into_iter().map(|(k, v)| (k, v * CAS_BYTES)).collect()
+}
+
 impl Running {
     /// Bytes moved since `start` by CAS-counting events (`cas_count_read`, `cas_count_write`),
     /// summed over the controllers, by event name.
     pub fn finish_cas_bytes(self) -> BTreeMap<String, u64> {
-        let counts = self.finish();
-        counts.into_iter().map(|(k, v)| (k, v * CAS_BYTES)).collect()
+        cas_bytes(self.finish())
     }
 
     /// Counts since `start`, summed over the controllers, by event name.

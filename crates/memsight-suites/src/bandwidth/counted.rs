@@ -179,14 +179,11 @@ mod tests {
     #[test]
     fn counted_bytes_are_64_per_cas_and_per_program_byte() {
         let c = Counting::new(None);
-        *lock(&c.done) = Some((
-            [
-                ("cas_count_read".to_string(), 1000),
-                ("cas_count_write".to_string(), 500),
-            ]
-            .into(),
-            1000.0,
-        ));
+        let counts = [
+            ("cas_count_read".to_string(), 1000),
+            ("cas_count_write".to_string(), 500),
+        ];
+        *lock(&c.done) = Some((crate::counters::cas_bytes(counts.into()), 1000.0));
         let r = c.result(64_000).unwrap();
         assert_eq!(r.bytes_by_event["cas_count_read"], 64_000);
         assert!((r.per_program_byte - 1.5).abs() < 1e-9);
