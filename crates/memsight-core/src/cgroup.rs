@@ -55,11 +55,11 @@ pub struct MemoryLimit {
 
 /// A hierarchy mounted on this machine: where, and which part of it the mount shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Mount {
+pub(crate) struct Mount {
     /// The group the mount's root is (not `/` inside a container with its own view).
-    root: String,
-    point: PathBuf,
-    v2: bool,
+    pub(crate) root: String,
+    pub(crate) point: PathBuf,
+    pub(crate) v2: bool,
 }
 
 /// The tightest memory bound of this process's cgroups, v1 and v2; `None` when unlimited.
@@ -84,7 +84,7 @@ pub fn memory_limit(fs: &FsRoot) -> Option<MemoryLimit> {
 
 /// cgroup mounts from `/proc/self/mountinfo`: every cgroup2 mount, and v1 mounts of the memory
 /// controller.
-fn mounts(mountinfo: &str) -> Vec<Mount> {
+pub(crate) fn mounts(mountinfo: &str) -> Vec<Mount> {
     mountinfo
         .lines()
         .filter_map(|l| {
@@ -130,7 +130,7 @@ fn unescape(s: &str) -> String {
 
 /// This process's groups from `/proc/self/cgroup`: (is v2, path) for the v2 line and the v1
 /// line of the memory controller.
-fn memberships(text: &str) -> Vec<(bool, String)> {
+pub(crate) fn memberships(text: &str) -> Vec<(bool, String)> {
     text.lines()
         .filter_map(|l| {
             let mut it = l.splitn(3, ':');
@@ -148,7 +148,7 @@ fn memberships(text: &str) -> Vec<(bool, String)> {
 
 /// The directories of `group` and its ancestors under mount `m`, deepest first; the part of the
 /// path above the mount's root is not visible and is skipped.
-fn group_dirs(m: &Mount, group: &str) -> Vec<PathBuf> {
+pub(crate) fn group_dirs(m: &Mount, group: &str) -> Vec<PathBuf> {
     let inside = if m.root == "/" {
         group
     } else {

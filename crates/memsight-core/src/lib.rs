@@ -24,6 +24,7 @@ pub mod error;
 pub mod hugepool;
 pub mod input;
 pub mod memblocks;
+pub mod memcg;
 pub mod nvdimm;
 pub mod pagemap;
 pub mod perf;

@@ -145,7 +145,10 @@ pub const CAS_BYTES: u64 = 64;
 
 /// CAS counts by event as the bytes they moved.
 pub fn cas_bytes(counts: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
-    counts.into_iter().map(|(k, v)| (k, v * CAS_BYTES)).collect()
+    counts
+        .into_iter()
+        .map(|(k, v)| (k, v * CAS_BYTES))
+        .collect()
 }
 
 impl Running {

@@ -42,6 +42,15 @@ fn a_started_program_is_seen_holding_what_it_wrote() {
     let rss = peak["held"]["rss"].as_u64().unwrap();
     assert!(rss >= 300 << 20, "peak RSS {rss}");
     assert!(r["timeline"].as_array().unwrap().len() >= 3);
+    // Page cache: read from a cgroup made for the program (then every reading carries it), or
+    // the result says in one line why not.
+    match r["memory_group"]["own"].as_bool() {
+        Some(own) => {
+            assert!(own);
+            assert!(peak["group"]["page_cache"].is_u64(), "{peak}");
+        }
+        None => assert!(!r["no_memory_group"].as_str().unwrap().contains('\n')),
+    }
     let nodes = r["placement"]["nodes"].as_array().unwrap();
     let paged: u64 = nodes.iter().map(|n| n["bytes"].as_u64().unwrap()).sum();
     assert!(paged >= 300 << 20, "numa_maps pages {paged}");

@@ -39,23 +39,35 @@ impl Present for ProfileResults {
                 .collect(),
             ..Default::default()
         };
+        let mut held = vec![
+            series("RSS", &|s| s.held.rss),
+            series("anonymous", &|s| s.held.anon),
+            series("anonymous on THP", &|s| s.huge.anon_huge),
+            series("swap", &|s| s.held.swap),
+        ];
+        let cached = self.timeline.iter().any(|s| s.group.is_some());
+        if cached {
+            held.push(series("page cache (its cgroup)", &|s| {
+                s.group.map_or(0, |g| g.page_cache)
+            }));
+        }
         let mut blocks = vec![Block::Lines(
             Lines::new(
                 "Memory held over time",
                 "seconds since the start",
                 "MiB",
                 (Scale::Linear, Scale::Linear),
-                vec![
-                    series("RSS", &|s| s.held.rss),
-                    series("anonymous", &|s| s.held.anon),
-                    series("anonymous on THP", &|s| s.huge.anon_huge),
-                    series("swap", &|s| s.held.swap),
-                ],
+                held,
             ),
             format!(
-                "{} readings of /proc/{}/status and smaps_rollup.",
+                "{} readings of /proc/{}/status and smaps_rollup{}.",
                 self.timeline.len(),
-                self.pid
+                self.pid,
+                if cached {
+                    ", and of its memory cgroup's memory.stat"
+                } else {
+                    ""
+                }
             ),
         )];
         if let Some(p) = &self.pressure {
@@ -115,6 +127,20 @@ impl Present for ProfileResults {
                     (None, Some(why)) => why.clone(),
                     (None, None) => "DRAM traffic not counted".into(),
                 },
+                match (&self.memory_group, &self.no_memory_group) {
+                    (Some(g), _) => format!(
+                        "page cache and swap read from {} {} (cgroup v{})",
+                        if g.own {
+                            "the cgroup made for it,"
+                        } else {
+                            "its cgroup"
+                        },
+                        g.name,
+                        if g.cgroup_v2 { 2 } else { 1 }
+                    ),
+                    (None, Some(why)) => why.clone(),
+                    (None, None) => "page cache charged to it not read".into(),
+                },
             ],
             blocks,
             findings: self.findings.clone(),
@@ -146,6 +172,21 @@ impl Present for ProfileResults {
                 "%",
                 Better::Higher,
                 s * 100.0,
+            ));
+        }
+        if let Some(cache) = self
+            .timeline
+            .iter()
+            .filter_map(|s| s.group.map(|g| g.page_cache))
+            .max()
+        {
+            out.push(Figure::scalar(
+                "profile",
+                "profile/page-cache".into(),
+                "most page cache charged to the program's memory cgroup".into(),
+                "B",
+                Better::Lower,
+                cache as f64,
             ));
         }
         if let Some(c) = &self.counted {

@@ -36,6 +36,7 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
             format_bytes(h.swap)
         ));
     }
+    out.extend(page_cache_finding(r));
     out.extend(r.pressure.as_ref().and_then(pressure_finding));
     out.extend(
         r.counted
@@ -59,6 +60,40 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Page cache above this, and above the program's anonymous memory, is worth a change.
+const LARGE_CACHE: u64 = 256 << 20;
+
+/// Page cache charged to the program's cgroup: memory it holds beyond its resident set.
+fn page_cache_finding(r: &ProfileResults) -> Option<String> {
+    let g = r.memory_group.as_ref()?;
+    let most = r
+        .timeline
+        .iter()
+        .filter_map(|s| s.group)
+        .max_by_key(|m| m.page_cache)?;
+    let whose = if g.own {
+        "the cgroup memsight ran it in".to_string()
+    } else {
+        format!(
+            "its cgroup {} ({} process{})",
+            g.name,
+            g.processes,
+            if g.processes == 1 { "" } else { "es" }
+        )
+    };
+    let mut text = format!(
+        "page cache charged to {whose}: at most {} (mapped {}, dirty or under writeback {}); it counts the file pages it brought in first, not those others had cached",
+        format_bytes(most.page_cache),
+        format_bytes(most.mapped_file),
+        format_bytes(most.dirty),
+    );
+    let anon = r.peak.as_ref().map_or(0, |p| p.held.anon);
+    if most.page_cache >= LARGE_CACHE && most.page_cache > anon {
+        text.push_str(": more than its anonymous memory. The kernel reclaims it under pressure, but until then it displaces other work's data; for files read or written once, open them with O_DIRECT or drop what was read with posix_fadvise(POSIX_FADV_DONTNEED), or bound it with memory.high on its cgroup");
+    }
+    Some(text)
 }
 
 /// Where the program sat on the curve family, from the probe's median latency while it ran.
@@ -170,6 +205,7 @@ mod tests {
                 ..Default::default()
             },
             nodes: Vec::new(),
+            group: None,
         }
     }
 
@@ -274,5 +310,60 @@ mod tests {
         let p = trace(pressure::Pressure::Flat { below_gbs: 20.0 }, 101.0);
         assert!(counted_finding(&c, Some(&p)).ends_with("0.0–20.0 GB/s misses it"));
         assert!(!counted_finding(&c, None).contains("interval"));
+    }
+
+    #[test]
+    fn page_cache_charged_to_the_program_is_said_with_the_change_when_large() {
+        use memsight_core::memcg::GroupMemory;
+        let reading = |page_cache: u64| {
+            let mut s = peak(64 << 20, 0);
+            s.held.anon = 64 << 20;
+            s.group = Some(GroupMemory {
+                page_cache,
+                mapped_file: 1 << 20,
+                ..Default::default()
+            });
+            s
+        };
+        let mut r = ProfileResults {
+            method: String::new(),
+            command: "sort big.txt".into(),
+            pid: 7,
+            ending: Ending::Exited(0),
+            seconds: 2.0,
+            timeline: vec![reading(100 << 20), reading(2 << 30), reading(1 << 30)],
+            peak: Some(reading(1 << 30)),
+            placement: None,
+            arenas: Vec::new(),
+            thp_mode: None,
+            pressure: None,
+            counted: None,
+            not_counted: None,
+            memory_group: Some(crate::profile::MemoryGroup {
+                name: "/memsight-profile-1".into(),
+                cgroup_v2: true,
+                own: true,
+                processes: 1,
+            }),
+            no_memory_group: None,
+            findings: Vec::new(),
+        };
+        let f = page_cache_finding(&r).unwrap();
+        assert!(
+            f.starts_with("page cache charged to the cgroup memsight ran it in: at most 2 GiB"),
+            "{f}"
+        );
+        assert!(f.contains("O_DIRECT"), "{f}");
+        // Small: said, with no change to make; shared: the group and its processes named.
+        r.timeline = vec![reading(100 << 20)];
+        r.memory_group.as_mut().unwrap().own = false;
+        r.memory_group.as_mut().unwrap().processes = 3;
+        let f = page_cache_finding(&r).unwrap();
+        assert!(
+            f.contains("(3 processes)") && !f.contains("O_DIRECT"),
+            "{f}"
+        );
+        r.memory_group = None;
+        assert!(page_cache_finding(&r).is_none());
     }
 }

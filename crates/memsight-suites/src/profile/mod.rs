@@ -87,6 +87,18 @@ pub struct CountedTraffic {
     pub source: String,
 }
 
+/// The memory cgroup whose page cache and swap the readings carry.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryGroup {
+    /// Its path inside its hierarchy.
+    pub name: String,
+    pub cgroup_v2: bool,
+    /// Made by memsight for the program alone (else the group the watched process was in).
+    pub own: bool,
+    /// The most processes seen in it at one reading.
+    pub processes: usize,
+}
+
 /// One probe window.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PressureReading {
@@ -155,6 +167,12 @@ pub struct ProfileResults {
     /// Why DRAM traffic was not counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_counted: Option<String>,
+    /// The memory cgroup read for page cache and swap charged to the program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_group: Option<MemoryGroup>,
+    /// Why no cgroup was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_memory_group: Option<String>,
     pub findings: Vec<String>,
 }
 
@@ -200,7 +218,24 @@ pub fn run(
         arenas,
         ending,
         seconds,
+        group,
     } = watched;
+    let (memory_group, no_memory_group) = match group {
+        Ok((found, processes)) => {
+            let (dir, own) = match found {
+                watch::Found::Own(d) => (d, true),
+                watch::Found::Shared(d) => (d, false),
+            };
+            let g = MemoryGroup {
+                name: dir.name,
+                cgroup_v2: dir.v2,
+                own,
+                processes,
+            };
+            (Some(g), None)
+        }
+        Err(why) => (None, Some(why)),
+    };
     let pressure = probe.map(|(p, setup)| {
         let windows = p.take();
         drop(p);
@@ -229,6 +264,8 @@ pub fn run(
         pressure,
         counted,
         not_counted,
+        memory_group,
+        no_memory_group,
         findings: Vec::new(),
     };
     r.findings = findings::findings(&r, env.allowed_cpus.len());
@@ -355,7 +392,7 @@ fn method(a: &Config) -> String {
         String::new()
     };
     format!(
-        "every {} ms: /proc/PID/status (RSS, anonymous, file and shared memory, swap, threads), /proc/PID/smaps_rollup (anonymous memory on transparent huge pages, hugetlb pages), /proc/PID/numa_maps (pages per node: N<node>=pages × kernelpagesize_kB; the kernel walks the page tables to write it, so it is read again only after 20× its last read's time, and readings between carry its last figures) and the CPU each thread last ran on (/proc/PID/task/*/stat field 39); glibc arenas every {} ms from its mappings (and its memory where readable). Placement and huge-page coverage describe the reading at the largest RSS; the nodes its threads ran on are those of every reading. Bytes are the program's resident bytes as the kernel counts them.",
+        "every {} ms: /proc/PID/status (RSS, anonymous, file and shared memory, swap, threads), /proc/PID/smaps_rollup (anonymous memory on transparent huge pages, hugetlb pages), /proc/PID/numa_maps (pages per node: N<node>=pages × kernelpagesize_kB; the kernel walks the page tables to write it, so it is read again only after 20× its last read's time, and readings between carry its last figures) and the CPU each thread last ran on (/proc/PID/task/*/stat field 39); its memory cgroup's memory.stat (page cache charged to it, which the kernel charges to the group of the task that first brings a page in, so pages others cached first are not counted; dirty pages; swap), from a cgroup memsight makes for a program it starts (where it may: as root or in a delegated tree) or the group a watched process is in; glibc arenas every {} ms from its mappings (and its memory where readable). Placement and huge-page coverage describe the reading at the largest RSS; the nodes its threads ran on are those of every reading. Bytes are the program's resident bytes as the kernel counts them.",
         a.interval_ms,
         arenas::SAMPLE_EVERY
             .as_millis()

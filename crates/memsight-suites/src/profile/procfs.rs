@@ -162,6 +162,9 @@ pub struct Snapshot {
     pub held: Held,
     pub huge: HugeCoverage,
     pub nodes: Vec<NodePages>,
+    /// What its memory cgroup held then (page cache and swap charged to it), where one is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<memsight_core::memcg::GroupMemory>,
 }
 
 /// When `numa_maps` is read. The kernel builds it by walking every page table of the process,
@@ -208,6 +211,7 @@ pub fn snapshot(pid: u32, seconds: f64, numa: &mut NumaMaps) -> Option<Snapshot>
         held,
         huge: parse_smaps(&smaps),
         nodes: numa.read(pid),
+        group: None,
     })
 }
 

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use memsight_core::memcg;
+use memsight_core::sysfs::FsRoot;
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result, cancel};
 
@@ -31,20 +33,84 @@ pub(super) fn watch_target(
             .trim()
             .to_string();
         let limit = Duration::from_secs_f64(a.watch_s);
-        return Ok((sample(pid, None, limit, interval, origin, tick), name));
+        let group = group_of_pid(pid);
+        let w = sample(pid, None, group, limit, interval, origin, tick);
+        return Ok((w, name));
     }
+    // The program runs in a memory cgroup of its own where one can be made, so that the page
+    // cache it brings in is charged to it and can be read.
+    let own = memcg::ProgramGroup::create(&FsRoot::live());
+    let (child, group, own) = match own {
+        Ok(g) => {
+            let mut cmd = command(a);
+            g.join_on_exec(&mut cmd);
+            match cmd.spawn() {
+                Ok(c) => {
+                    let found = Found::Own(g.group.clone());
+                    (c, Ok(found), Some(g))
+                }
+                // The hook's write was refused (or the program cannot start: then the second
+                // attempt says so).
+                Err(e) => {
+                    let why = format!("the program could not join its memory cgroup ({e})");
+                    (spawn(a)?, Err(why), None)
+                }
+            }
+        }
+        Err(why) => (spawn(a)?, Err(why), None),
+    };
+    let limit = Duration::from_secs_f64(a.timeout_s);
+    let w = sample(
+        child.id(),
+        Some(child),
+        group,
+        limit,
+        interval,
+        origin,
+        tick,
+    );
+    // The group goes once the program is reaped (sample always reaps it).
+    drop(own);
+    Ok((w, a.command.join(" ")))
+}
+
+/// The program's command: no stdin, its output on memsight's stderr (so that `--json` stays
+/// one document).
+fn command(a: &Config) -> Command {
     let mut cmd = Command::new(&a.command[0]);
     cmd.args(&a.command[1..]).stdin(Stdio::null());
-    // The program's output goes to memsight's stderr, so that `--json` stays one document.
     if let Ok(err) = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned() {
         cmd.stdout(Stdio::from(err));
     }
-    let child = cmd
+    cmd
+}
+
+fn spawn(a: &Config) -> Result<std::process::Child> {
+    command(a)
         .spawn()
-        .map_err(|e| Error::input(format!("profile: cannot start {}: {e}", a.command[0])))?;
-    let limit = Duration::from_secs_f64(a.timeout_s);
-    let w = sample(child.id(), Some(child), limit, interval, origin, tick);
-    Ok((w, a.command.join(" ")))
+        .map_err(|e| Error::input(format!("profile: cannot start {}: {e}", a.command[0])))
+}
+
+/// The memory cgroup whose page cache and swap are read.
+#[derive(Debug, Clone)]
+pub(super) enum Found {
+    /// Made for the program by memsight.
+    Own(memcg::GroupDir),
+    /// The group a watched process is in (other processes may share it).
+    Shared(memcg::GroupDir),
+}
+
+/// A running process's memory cgroup, unless it is a hierarchy's root (the whole machine).
+fn group_of_pid(pid: u32) -> std::result::Result<Found, String> {
+    match memcg::group_of(&FsRoot::live(), Some(pid)) {
+        Some(g) if g.is_root() => Err(format!(
+            "page cache charged to pid {pid} is not separable: it is in the root memory cgroup, whose figures are the whole machine's (run it under systemd-run --scope, Slurm or a container to give it a group)"
+        )),
+        Some(g) => Ok(Found::Shared(g)),
+        None => Err(format!(
+            "no memory cgroup readable for pid {pid} (no memory controller mounted): page cache it brought in is not counted"
+        )),
+    }
 }
 
 /// What sampling gave.
@@ -56,6 +122,8 @@ pub(super) struct Watched {
     pub(super) arenas: Vec<ArenaSample>,
     pub(super) ending: Ending,
     pub(super) seconds: f64,
+    /// The memory cgroup read, and the most processes seen in it; or why none was.
+    pub(super) group: std::result::Result<(Found, usize), String>,
 }
 
 /// Reads `pid` every `interval` until it ends, `limit` passes or Ctrl-C; a started `child` is
@@ -63,6 +131,7 @@ pub(super) struct Watched {
 fn sample(
     pid: u32,
     mut child: Option<std::process::Child>,
+    group: std::result::Result<Found, String>,
     limit: Duration,
     interval: Duration,
     origin: Instant,
@@ -73,13 +142,22 @@ fn sample(
     let (mut timeline, mut cpus, mut arena_samples) = (Vec::new(), BTreeMap::new(), Vec::new());
     let mut next_arenas = Duration::ZERO;
     let mut numa = procfs::NumaMaps::default();
+    let dir = match &group {
+        Ok(Found::Own(d) | Found::Shared(d)) => Some(d.clone()),
+        Err(_) => None,
+    };
+    let mut members = 0usize;
     let ending = loop {
         let t = started.elapsed();
         if let Some(e) = child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
             break exit_ending(e);
         }
         match procfs::snapshot(pid, since(t), &mut numa) {
-            Some(s) => {
+            Some(mut s) => {
+                if let Some(d) = &dir {
+                    s.group = d.memory();
+                    members = members.max(d.processes().len());
+                }
                 tick(&format!("{} resident", format_bytes(s.held.rss)));
                 timeline.push(s);
             }
@@ -130,6 +208,7 @@ fn sample(
         arenas: arena_samples,
         ending,
         seconds: started.elapsed().as_secs_f64(),
+        group: group.map(|g| (g, members)),
     }
 }
 
