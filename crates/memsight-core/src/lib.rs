@@ -30,6 +30,7 @@ pub mod pagemap;
 pub mod perf;
 pub mod pin;
 pub mod report;
+pub mod resctrl;
 pub mod stats;
 pub mod sysfs;
 pub mod team;

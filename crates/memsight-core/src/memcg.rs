@@ -198,13 +198,15 @@ impl ProgramGroup {
         let fd = self.procs.as_raw_fd();
         // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
         // calls are allowed: it calls getpid and write on an fd the parent keeps open, formats
-        // into a stack buffer and allocates nothing. A failed write leaves the child where it
-        // was; the caller checks membership after the spawn.
+        // into a stack buffer and allocates nothing. A refused write fails the spawn with its
+        // error, so the caller can start the program without the group.
         unsafe {
             cmd.pre_exec(move || {
                 let mut buf = [0u8; 24];
                 let n = decimal(libc::getpid() as u64, &mut buf);
-                libc::write(fd, buf.as_ptr().cast(), n);
+                if libc::write(fd, buf.as_ptr().cast(), n) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 Ok(())
             });
         }
@@ -239,7 +241,7 @@ fn parent_name(name: &str) -> &str {
 
 /// Writes `n` in decimal, then a newline, into `buf`; returns the length. No allocation: it
 /// runs between fork and exec.
-fn decimal(mut n: u64, buf: &mut [u8; 24]) -> usize {
+pub(crate) fn decimal(mut n: u64, buf: &mut [u8; 24]) -> usize {
     let mut digits = [0u8; 20];
     let mut len = 0;
     loop {

@@ -73,6 +73,7 @@ impl Present for ProfileResults {
         if let Some(p) = &self.pressure {
             blocks.push(pressure_chart(p));
         }
+        blocks.extend(monitored_chart(self));
         if let Some(p) = &self.placement {
             let total: u64 = p.nodes.iter().map(|n| n.bytes).sum::<u64>().max(1);
             let threads: u64 = p.nodes.iter().map(|n| n.thread_samples).sum::<u64>().max(1);
@@ -126,6 +127,14 @@ impl Present for ProfileResults {
                     (Some(c), _) => format!("DRAM traffic counted: {}", c.source),
                     (None, Some(why)) => why.clone(),
                     (None, None) => "DRAM traffic not counted".into(),
+                },
+                match (&self.monitored, &self.not_monitored) {
+                    (Some(m), _) => format!(
+                        "its own memory traffic counted by resctrl bandwidth monitoring ({})",
+                        m.group
+                    ),
+                    (None, Some(why)) => why.clone(),
+                    (None, None) => "its own memory traffic not monitored".into(),
                 },
                 match (&self.memory_group, &self.no_memory_group) {
                     (Some(g), _) => format!(
@@ -189,6 +198,16 @@ impl Present for ProfileResults {
                 cache as f64,
             ));
         }
+        if let Some(m) = &self.monitored {
+            out.push(Figure::scalar(
+                "profile",
+                "profile/monitored-traffic".into(),
+                "the program's own memory traffic, counted by resctrl bandwidth monitoring".into(),
+                "GB/s (DRAM counted)",
+                Better::Lower,
+                m.gbs,
+            ));
+        }
         if let Some(c) = &self.counted {
             out.push(Figure::scalar(
                 "profile",
@@ -248,6 +267,40 @@ fn pressure_chart(p: &memsight_suites::profile::PressureTrace) -> Block {
     )
 }
 
+/// The program's own traffic between readings, from its resctrl monitoring group's counts.
+fn monitored_chart(r: &ProfileResults) -> Option<Block> {
+    let counted: Vec<(f64, u64)> = r
+        .timeline
+        .iter()
+        .filter_map(|s| Some((s.seconds, s.monitored_bytes?)))
+        .collect();
+    let points: Vec<(f64, f64)> = counted
+        .windows(2)
+        .filter(|w| w[1].0 > w[0].0)
+        .map(|w| {
+            let bytes = w[1].1.saturating_sub(w[0].1) as f64;
+            (w[1].0, bytes / (w[1].0 - w[0].0) / 1e9)
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    Some(Block::Lines(
+        Lines::new(
+            "Its own memory traffic over time",
+            "seconds since the start",
+            "GB/s (DRAM bytes counted by resctrl)",
+            (Scale::Linear, Scale::Linear),
+            vec![Series {
+                name: "counted".into(),
+                points,
+                ..Default::default()
+            }],
+        ),
+        "Bytes its resctrl monitoring group counted between consecutive readings (the L3's fills from and write-backs to memory for its tasks).".into(),
+    ))
+}
+
 fn ending(e: Ending) -> String {
     match e {
         Ending::Exited(c) => format!("exited with code {c}"),
@@ -256,5 +309,66 @@ fn ending(e: Ending) -> String {
         Ending::ProcessExited => "exited during the watch".into(),
         Ending::TimedOut => "stopped at the time limit".into(),
         Ending::Interrupted => "interrupted (Ctrl-C)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memsight_core::memcg::GroupMemory;
+    use memsight_suites::profile::{MemoryGroup, MonitoredTraffic};
+
+    /// A recorded profile given what a machine with resctrl monitoring and a memory cgroup adds:
+    /// the traffic chart, the page-cache line and both figures appear, and the facts say where
+    /// each came from.
+    #[test]
+    fn monitored_traffic_and_page_cache_are_drawn_and_kept() {
+        let text = include_str!("../../../memsight/tests/data/results/profile.json");
+        let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+        let mut r: ProfileResults = serde_json::from_value(doc["results"].clone()).unwrap();
+        for (i, s) in r.timeline.iter_mut().enumerate() {
+            s.monitored_bytes = Some(i as u64 * 2_000_000_000);
+            s.group = Some(GroupMemory {
+                page_cache: (i as u64) << 20,
+                ..Default::default()
+            });
+        }
+        r.monitored = Some(MonitoredTraffic {
+            gbs: 9.5,
+            local_share: None,
+            bytes: 28_000_000_000,
+            seconds: 2.9,
+            group: "/sys/fs/resctrl/mon_groups/memsight-9".into(),
+        });
+        r.memory_group = Some(MemoryGroup {
+            name: "/memsight-profile-9".into(),
+            cgroup_v2: true,
+            own: true,
+            processes: 1,
+        });
+        let v = r.view();
+        let charts: Vec<&Lines> = v
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Lines(l, _) => Some(l),
+                _ => None,
+            })
+            .collect();
+        assert!(charts.iter().any(|l| l.title == "Its own memory traffic over time"));
+        assert!(
+            charts
+                .iter()
+                .flat_map(|l| &l.series)
+                .any(|s| s.name == "page cache (its cgroup)")
+        );
+        assert!(v.facts.iter().any(|f| f.contains("mon_groups/memsight-9")));
+        assert!(v.facts.iter().any(|f| f.contains("cgroup v2")));
+        let ids: Vec<String> = r.figures().into_iter().map(|f| f.key).collect();
+        assert!(
+            ids.contains(&"profile/monitored-traffic".to_string())
+                && ids.contains(&"profile/page-cache".to_string()),
+            "{ids:?}"
+        );
     }
 }

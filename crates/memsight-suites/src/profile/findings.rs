@@ -43,6 +43,11 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
             .as_ref()
             .map(|c| counted_finding(c, r.pressure.as_ref())),
     );
+    out.extend(
+        r.monitored
+            .as_ref()
+            .map(|m| monitored_finding(m, r.pressure.as_ref())),
+    );
     out.extend(huge_finding(peak, r.thp_mode.as_deref()));
     if let Some(p) = &r.placement {
         out.extend(placement::findings(p));
@@ -159,6 +164,36 @@ fn counted_finding(c: &super::CountedTraffic, p: Option<&PressureTrace>) -> Stri
     )
 }
 
+/// The program's own traffic, counted by resctrl, against the probe's interval (which is the
+/// whole machine's traffic: the program's share of it lies at or below its top).
+fn monitored_finding(m: &super::MonitoredTraffic, p: Option<&PressureTrace>) -> String {
+    let local = m.local_share.map_or(String::new(), |l| {
+        format!(", {:.0}% from the local node", l * 100.0)
+    });
+    let against = p.and_then(|p| p.overall).map_or(String::new(), |o| {
+        let (lo, hi) = o.bounds();
+        let top = if hi.is_finite() {
+            format!("{hi:.1}")
+        } else {
+            "∞".into()
+        };
+        let verdict = if o.contains(m.gbs) {
+            "holds it"
+        } else if m.gbs < lo {
+            "lies above it: the machine moved more than the program (other work, or the probe's own chase)"
+        } else {
+            "misses it"
+        };
+        format!("; the probe's interval {lo:.1}–{top} GB/s (the whole machine's traffic) {verdict}")
+    });
+    format!(
+        "its own memory traffic, counted by resctrl bandwidth monitoring for its tasks: {:.2} GB/s over {:.1} s ({} in all{local}){against}",
+        m.gbs,
+        m.seconds,
+        format_bytes(m.bytes)
+    )
+}
+
 /// Huge-page coverage of its anonymous memory, against the kernel's THP mode.
 fn huge_finding(peak: &Snapshot, thp_mode: Option<&str>) -> Option<String> {
     let c = peak.huge;
@@ -206,6 +241,7 @@ mod tests {
             },
             nodes: Vec::new(),
             group: None,
+            monitored_bytes: None,
         }
     }
 
@@ -339,6 +375,8 @@ mod tests {
             pressure: None,
             counted: None,
             not_counted: None,
+            monitored: None,
+            not_monitored: None,
             memory_group: Some(crate::profile::MemoryGroup {
                 name: "/memsight-profile-1".into(),
                 cgroup_v2: true,
@@ -365,5 +403,39 @@ mod tests {
         );
         r.memory_group = None;
         assert!(page_cache_finding(&r).is_none());
+    }
+
+    #[test]
+    fn monitored_traffic_is_the_programs_own_below_the_machines() {
+        let m = crate::profile::MonitoredTraffic {
+            gbs: 10.0,
+            local_share: Some(0.9),
+            bytes: 30_000_000_000,
+            seconds: 3.0,
+            group: "/sys/fs/resctrl/mon_groups/memsight-1".into(),
+        };
+        let within = trace(
+            pressure::Pressure::Within {
+                low_gbs: 8.0,
+                high_gbs: 14.0,
+            },
+            150.0,
+        );
+        let f = monitored_finding(&m, Some(&within));
+        assert!(
+            f.contains("10.00 GB/s over 3.0 s") && f.contains("90% from the local node"),
+            "{f}"
+        );
+        assert!(f.ends_with("holds it"), "{f}");
+        let above = trace(
+            pressure::Pressure::Within {
+                low_gbs: 12.0,
+                high_gbs: 14.0,
+            },
+            150.0,
+        );
+        assert!(monitored_finding(&m, Some(&above)).contains("other work"));
+        let flat = trace(pressure::Pressure::Flat { below_gbs: 5.0 }, 101.0);
+        assert!(monitored_finding(&m, Some(&flat)).ends_with("misses it"));
     }
 }

@@ -87,6 +87,20 @@ pub struct CountedTraffic {
     pub source: String,
 }
 
+/// The program's own memory traffic, counted by resctrl memory-bandwidth monitoring for its
+/// tasks (their RMID: its threads and the processes it starts, nobody else's).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct MonitoredTraffic {
+    /// Bytes moved between the L3 and memory per second over the run, GB/s.
+    pub gbs: f64,
+    /// Of which served by the L3's local node (where the CPU counts it).
+    pub local_share: Option<f64>,
+    pub bytes: u64,
+    pub seconds: f64,
+    /// The monitoring group read.
+    pub group: String,
+}
+
 /// The memory cgroup whose page cache and swap the readings carry.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MemoryGroup {
@@ -167,6 +181,12 @@ pub struct ProfileResults {
     /// Why DRAM traffic was not counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_counted: Option<String>,
+    /// The program's own memory traffic, where resctrl monitors bandwidth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitored: Option<MonitoredTraffic>,
+    /// Why it was not monitored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_monitored: Option<String>,
     /// The memory cgroup read for page cache and swap charged to the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_group: Option<MemoryGroup>,
@@ -219,7 +239,12 @@ pub fn run(
         ending,
         seconds,
         group,
+        monitored,
     } = watched;
+    let (monitored, not_monitored) = match monitored {
+        Ok(m) => (Some(m), None),
+        Err(why) => (None, Some(why)),
+    };
     let (memory_group, no_memory_group) = match group {
         Ok((found, processes)) => {
             let (dir, own) = match found {
@@ -264,6 +289,8 @@ pub fn run(
         pressure,
         counted,
         not_counted,
+        monitored,
+        not_monitored,
         memory_group,
         no_memory_group,
         findings: Vec::new(),
@@ -392,7 +419,7 @@ fn method(a: &Config) -> String {
         String::new()
     };
     format!(
-        "every {} ms: /proc/PID/status (RSS, anonymous, file and shared memory, swap, threads), /proc/PID/smaps_rollup (anonymous memory on transparent huge pages, hugetlb pages), /proc/PID/numa_maps (pages per node: N<node>=pages × kernelpagesize_kB; the kernel walks the page tables to write it, so it is read again only after 20× its last read's time, and readings between carry its last figures) and the CPU each thread last ran on (/proc/PID/task/*/stat field 39); its memory cgroup's memory.stat (page cache charged to it, which the kernel charges to the group of the task that first brings a page in, so pages others cached first are not counted; dirty pages; swap), from a cgroup memsight makes for a program it starts (where it may: as root or in a delegated tree) or the group a watched process is in; glibc arenas every {} ms from its mappings (and its memory where readable). Placement and huge-page coverage describe the reading at the largest RSS; the nodes its threads ran on are those of every reading. Bytes are the program's resident bytes as the kernel counts them.",
+        "every {} ms: /proc/PID/status (RSS, anonymous, file and shared memory, swap, threads), /proc/PID/smaps_rollup (anonymous memory on transparent huge pages, hugetlb pages), /proc/PID/numa_maps (pages per node: N<node>=pages × kernelpagesize_kB; the kernel walks the page tables to write it, so it is read again only after 20× its last read's time, and readings between carry its last figures) and the CPU each thread last ran on (/proc/PID/task/*/stat field 39); its memory cgroup's memory.stat (page cache charged to it, which the kernel charges to the group of the task that first brings a page in, so pages others cached first are not counted; dirty pages; swap), from a cgroup memsight makes for a program it starts (where it may: as root or in a delegated tree) or the group a watched process is in; where resctrl monitors memory bandwidth, the bytes counted by a monitoring group made for its tasks (mbm_total_bytes summed over the L3 domains, since the group was made); glibc arenas every {} ms from its mappings (and its memory where readable). Placement and huge-page coverage describe the reading at the largest RSS; the nodes its threads ran on are those of every reading. Bytes are the program's resident bytes as the kernel counts them.",
         a.interval_ms,
         arenas::SAMPLE_EVERY
             .as_millis()

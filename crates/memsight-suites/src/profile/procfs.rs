@@ -165,6 +165,9 @@ pub struct Snapshot {
     /// What its memory cgroup held then (page cache and swap charged to it), where one is read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<memsight_core::memcg::GroupMemory>,
+    /// Memory traffic its resctrl monitoring group counted since the start, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitored_bytes: Option<u64>,
 }
 
 /// When `numa_maps` is read. The kernel builds it by walking every page table of the process,
@@ -212,6 +215,7 @@ pub fn snapshot(pid: u32, seconds: f64, numa: &mut NumaMaps) -> Option<Snapshot>
         huge: parse_smaps(&smaps),
         nodes: numa.read(pid),
         group: None,
+        monitored_bytes: None,
     })
 }
 

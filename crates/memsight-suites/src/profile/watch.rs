@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use memsight_core::memcg;
 use memsight_core::sysfs::FsRoot;
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result, cancel};
+use memsight_core::{memcg, resctrl};
 
 use super::procfs::{self, Snapshot};
 use super::{Config, Ending};
@@ -21,6 +21,7 @@ pub(super) fn watch_target(
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(Watched, String)> {
     let interval = Duration::from_millis(a.interval_ms);
+    let live = FsRoot::live();
     if let Some(pid) = a.pid {
         let name = std::fs::read(format!("/proc/{pid}/cmdline"))
             .ok()
@@ -32,46 +33,80 @@ pub(super) fn watch_target(
             .replace('\0', " ")
             .trim()
             .to_string();
+        let mon = resctrl::ProgramMon::create(&live, pid).and_then(|m| match m.adopt(pid) {
+            0 => Err(format!(
+                "resctrl memory-bandwidth monitoring: no thread of pid {pid} could join the group"
+            )),
+            _ => Ok(m),
+        });
+        let acct = Accounting {
+            memory: group_of_pid(pid),
+            mon,
+        };
         let limit = Duration::from_secs_f64(a.watch_s);
-        let group = group_of_pid(pid);
-        let w = sample(pid, None, group, limit, interval, origin, tick);
+        let w = sample(pid, None, &acct, limit, interval, origin, tick);
         return Ok((w, name));
     }
     // The program runs in a memory cgroup of its own where one can be made, so that the page
-    // cache it brings in is charged to it and can be read.
-    let own = memcg::ProgramGroup::create(&FsRoot::live());
-    let (child, group, own) = match own {
-        Ok(g) => {
-            let mut cmd = command(a);
-            g.join_on_exec(&mut cmd);
-            match cmd.spawn() {
-                Ok(c) => {
-                    let found = Found::Own(g.group.clone());
-                    (c, Ok(found), Some(g))
-                }
-                // The hook's write was refused (or the program cannot start: then the second
-                // attempt says so).
-                Err(e) => {
-                    let why = format!("the program could not join its memory cgroup ({e})");
-                    (spawn(a)?, Err(why), None)
-                }
-            }
+    // cache it brings in is charged to it and can be read; and in a resctrl monitoring group of
+    // its own where bandwidth is monitored, so that its own memory traffic is counted.
+    let own = memcg::ProgramGroup::create(&live);
+    let mon = resctrl::ProgramMon::create(&live, std::process::id());
+    let mut cmd = command(a);
+    if let Ok(g) = &own {
+        g.join_on_exec(&mut cmd);
+    }
+    if let Ok(m) = &mon {
+        m.join_on_exec(&mut cmd);
+    }
+    let (child, acct) = match cmd.spawn() {
+        Ok(c) => {
+            let memory = own.as_ref().map(|g| Found::Own(g.group.clone()));
+            (
+                c,
+                Accounting {
+                    memory: memory.map_err(Clone::clone),
+                    mon,
+                },
+            )
         }
-        Err(why) => (spawn(a)?, Err(why), None),
+        // A hook's write was refused (or the program cannot start: then the second attempt
+        // says so).
+        Err(e) if own.is_ok() || mon.is_ok() => {
+            let why = format!("the program could not join the groups made for it ({e})");
+            let acct = Accounting {
+                memory: Err(why.clone()),
+                mon: Err(why),
+            };
+            (spawn(a)?, acct)
+        }
+        Err(e) => {
+            return Err(Error::input(format!(
+                "profile: cannot start {}: {e}",
+                a.command[0]
+            )));
+        }
     };
     let limit = Duration::from_secs_f64(a.timeout_s);
     let w = sample(
         child.id(),
         Some(child),
-        group,
+        &acct,
         limit,
         interval,
         origin,
         tick,
     );
-    // The group goes once the program is reaped (sample always reaps it).
-    drop(own);
+    // The groups go once the program is reaped (sample always reaps it).
+    drop((acct, own));
     Ok((w, a.command.join(" ")))
+}
+
+/// What is read beside `/proc`: a memory cgroup (page cache, swap) and a resctrl monitoring
+/// group (the program's own memory traffic), or why not.
+struct Accounting {
+    memory: std::result::Result<Found, String>,
+    mon: std::result::Result<resctrl::ProgramMon, String>,
 }
 
 /// The program's command: no stdin, its output on memsight's stderr (so that `--json` stays
@@ -124,6 +159,8 @@ pub(super) struct Watched {
     pub(super) seconds: f64,
     /// The memory cgroup read, and the most processes seen in it; or why none was.
     pub(super) group: std::result::Result<(Found, usize), String>,
+    /// The program's own memory traffic counted by resctrl over the watch; or why not.
+    pub(super) monitored: std::result::Result<super::MonitoredTraffic, String>,
 }
 
 /// Reads `pid` every `interval` until it ends, `limit` passes or Ctrl-C; a started `child` is
@@ -131,7 +168,7 @@ pub(super) struct Watched {
 fn sample(
     pid: u32,
     mut child: Option<std::process::Child>,
-    group: std::result::Result<Found, String>,
+    acct: &Accounting,
     limit: Duration,
     interval: Duration,
     origin: Instant,
@@ -142,10 +179,12 @@ fn sample(
     let (mut timeline, mut cpus, mut arena_samples) = (Vec::new(), BTreeMap::new(), Vec::new());
     let mut next_arenas = Duration::ZERO;
     let mut numa = procfs::NumaMaps::default();
-    let dir = match &group {
+    let dir = match &acct.memory {
         Ok(Found::Own(d) | Found::Shared(d)) => Some(d.clone()),
         Err(_) => None,
     };
+    let mon = acct.mon.as_ref().ok();
+    let mut unreadable = None;
     let mut members = 0usize;
     let ending = loop {
         let t = started.elapsed();
@@ -157,6 +196,11 @@ fn sample(
                 if let Some(d) = &dir {
                     s.group = d.memory();
                     members = members.max(d.processes().len());
+                }
+                match mon.map(|m| m.since_start()) {
+                    Some(Ok(c)) => s.monitored_bytes = Some(c.total),
+                    Some(Err(why)) => unreadable = Some(why),
+                    None => {}
                 }
                 tick(&format!("{} resident", format_bytes(s.held.rss)));
                 timeline.push(s);
@@ -208,8 +252,30 @@ fn sample(
         arenas: arena_samples,
         ending,
         seconds: started.elapsed().as_secs_f64(),
-        group: group.map(|g| (g, members)),
+        group: acct.memory.clone().map(|g| (g, members)),
+        monitored: monitored(mon, &acct.mon, unreadable),
     }
+}
+
+/// The traffic the monitoring group counted from its making to now, or why there is none.
+fn monitored(
+    mon: Option<&resctrl::ProgramMon>,
+    made: &std::result::Result<resctrl::ProgramMon, String>,
+    unreadable: Option<String>,
+) -> std::result::Result<super::MonitoredTraffic, String> {
+    let m = mon.ok_or_else(|| made.as_ref().err().cloned().unwrap_or_default())?;
+    if let Some(why) = unreadable {
+        return Err(why);
+    }
+    let c = m.since_start()?;
+    let seconds = m.made.elapsed().as_secs_f64();
+    Ok(super::MonitoredTraffic {
+        gbs: c.total as f64 / seconds / 1e9,
+        local_share: c.local.map(|l| l as f64 / c.total.max(1) as f64),
+        bytes: c.total,
+        seconds,
+        group: m.mon.dir.display().to_string(),
+    })
 }
 
 fn exit_ending(e: std::process::ExitStatus) -> Ending {
