@@ -152,7 +152,7 @@ impl ProgramGroup {
     pub fn create(fs: &FsRoot) -> Result<ProgramGroup, String> {
         let home = group_of(fs, None)
             .ok_or("no memory cgroup readable for this process (no memory controller mounted)")?;
-        let leaf = format!("memsight-profile-{}", std::process::id());
+        let leaf = format!("memsight-profile-{}", unique_suffix());
         // In v2 a group that holds processes cannot give its children the memory controller:
         // the program's group is a sibling of memsight's, or a child of the root.
         let (dir, name) = match (home.v2, home.is_root()) {
@@ -231,6 +231,16 @@ impl Drop for ProgramGroup {
             }
         }
         let _ = std::fs::remove_dir(&self.group.dir);
+    }
+}
+
+/// `<pid>` for a process's first group, `<pid>-<n>` after: two profiles in one process (tests,
+/// a library user) do not collide.
+pub(crate) fn unique_suffix() -> String {
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    match MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+        0 => std::process::id().to_string(),
+        n => format!("{}-{n}", std::process::id()),
     }
 }
 

@@ -132,7 +132,10 @@ impl ProgramMon {
                 "resctrl memory-bandwidth monitoring: pid {pid} is not in the default resctrl group (another control or monitoring group holds it), and memsight does not move it"
             ));
         }
-        let dir = root.join(format!("mon_groups/memsight-{}", std::process::id()));
+        let dir = root.join(format!(
+            "mon_groups/memsight-{}",
+            crate::memcg::unique_suffix()
+        ));
         std::fs::create_dir(&dir).map_err(|e| {
             let why = match e.raw_os_error() {
                 Some(libc::ENOSPC) => "no RMID left: other monitoring groups hold them all".into(),
