@@ -240,7 +240,11 @@ fn pressure_chart(p: &memsight_suites::profile::PressureTrace) -> Block {
     for r in &p.readings {
         let Some(x) = r.pressure else { continue };
         let (lo, hi) = x.bounds();
-        if !matches!(x, memsight_suites::profile::pressure::Pressure::Flat { .. }) {
+        if !matches!(
+            x,
+            memsight_suites::profile::pressure::Pressure::Flat { .. }
+                | memsight_suites::profile::pressure::Pressure::Unbounded { .. }
+        ) {
             low.push((r.seconds, lo));
         }
         if hi.is_finite() {

@@ -120,6 +120,9 @@ fn pressure_finding(p: &PressureTrace) -> Option<String> {
         pressure::Pressure::Flat { below_gbs } => format!(
             "memory traffic below {below_gbs:.1} GB/s: the curves are flat there, so latency says no more than that; memory bandwidth does not hold it up"
         ),
+        pressure::Pressure::Unbounded { flat_to_gbs } => format!(
+            "latency cannot bound its memory traffic here: a curve stays flat to its last point ({flat_to_gbs:.1} GB/s, the most its load threads drew), so this machine's curves never show memory loaded; measure them with more load CPUs (loaded-latency --cpus), or read counted traffic"
+        ),
         pressure::Pressure::Within { low_gbs, high_gbs } => {
             let share = high_gbs / p.saturation_gbs;
             format!(
@@ -317,6 +320,15 @@ mod tests {
         ))
         .unwrap();
         assert!(f.contains("memory saturated (at least 30.0 GB/s"), "{f}");
+        let f = pressure_finding(&trace(
+            pressure::Pressure::Unbounded { flat_to_gbs: 18.6 },
+            104.0,
+        ))
+        .unwrap();
+        assert!(
+            f.contains("cannot bound") && f.contains("(18.6 GB/s, the most its load threads drew)"),
+            "{f}"
+        );
     }
 
     #[test]

@@ -15,6 +15,10 @@ use crate::loaded::Curve;
 pub enum Pressure {
     /// Latency within the idle noise of every curve: the bandwidth is below this, GB/s.
     Flat { below_gbs: f64 },
+    /// Latency within the idle noise of a curve that stays flat to its last point: that curve's
+    /// load threads never loaded memory enough to raise latency (too few CPUs to saturate it),
+    /// so latency bounds nothing; the family is flat at least to this bandwidth, GB/s.
+    Unbounded { flat_to_gbs: f64 },
     /// Between these bandwidths, GB/s (the lowest and highest the family's mixes give).
     Within { low_gbs: f64, high_gbs: f64 },
     /// Latency at or beyond every curve's saturation point: memory is saturated (at least the
@@ -27,6 +31,7 @@ impl Pressure {
     pub fn bounds(&self) -> (f64, f64) {
         match *self {
             Pressure::Flat { below_gbs } => (0.0, below_gbs),
+            Pressure::Unbounded { .. } => (0.0, f64::INFINITY),
             Pressure::Within { low_gbs, high_gbs } => (low_gbs, high_gbs),
             Pressure::Saturated { at_least_gbs } => (at_least_gbs, f64::INFINITY),
         }
@@ -43,7 +48,8 @@ impl Pressure {
 /// "flat" (the idle point's own noise is added to it).
 const FLAT: f64 = 0.05;
 
-/// One curve's answer: (low, high) bandwidth, GB/s; high infinite past saturation.
+/// One curve's answer: (low, high) bandwidth, GB/s; high infinite past saturation, or on a
+/// curve that never leaves its flat part.
 fn on_curve(c: &Curve, ns: f64) -> Option<(f64, f64)> {
     let pts: Vec<(f64, f64)> = {
         // Queueing never makes a miss cheaper: a later point's latency below an earlier one's is
@@ -62,8 +68,13 @@ fn on_curve(c: &Curve, ns: f64) -> Option<(f64, f64)> {
     let noise = FLAT.max((idle_point.ci_high - idle_point.median) / idle_point.median);
     let flat_ns = idle * (1.0 + noise);
     if ns <= flat_ns {
-        // Below the first point that leaves the flat part (or saturation, if none does).
-        let end = pts.iter().find(|p| p.1 > flat_ns).map_or(sat_gbs, |p| p.0);
+        // Below the first point that leaves the flat part. A curve that never leaves it says
+        // nothing: its last point is where its load threads ran out, not where memory did, and a
+        // program drawing more would read just as flat.
+        let end = pts
+            .iter()
+            .find(|p| p.1 > flat_ns)
+            .map_or(f64::INFINITY, |p| p.0);
         return Some((0.0, end));
     }
     if ns >= sat_ns {
@@ -88,7 +99,15 @@ pub fn infer(ns: f64, family: &[Curve]) -> Option<Pressure> {
     }
     let low = answers.iter().map(|a| a.0).fold(f64::INFINITY, f64::min);
     let high = answers.iter().map(|a| a.1).fold(0.0, f64::max);
-    Some(if low == 0.0 && answers.iter().all(|a| a.0 == 0.0) {
+    // A curve flat to its end allows any bandwidth, whatever the others say.
+    let flat_to_end = answers
+        .iter()
+        .filter(|a| a.0 == 0.0 && a.1.is_infinite())
+        .map(|a| a.2)
+        .reduce(f64::max);
+    Some(if let Some(flat_to_gbs) = flat_to_end {
+        Pressure::Unbounded { flat_to_gbs }
+    } else if low == 0.0 && answers.iter().all(|a| a.0 == 0.0) {
         Pressure::Flat { below_gbs: high }
     } else if answers.iter().all(|a| a.1.is_infinite()) {
         Pressure::Saturated {
@@ -216,5 +235,28 @@ mod tests {
         );
         assert!(infer(120.0, &[]).is_none());
         assert_eq!(idle_ns(&family()), Some(100.0));
+    }
+
+    /// A family whose load threads could not load memory (a few CPUs of a large machine): the
+    /// reads curve stays within its idle noise to its end at 18.6 GB/s. A flat reading bounds
+    /// nothing, where it used to say "below 18.6" and missed a program drawing 19.
+    #[test]
+    fn a_curve_flat_to_its_end_bounds_nothing() {
+        let family = vec![
+            curve(
+                TrafficMix::Reads,
+                &[(0.5, 103.0), (9.0, 103.5), (18.6, 104.0)],
+            ),
+            curve(
+                TrafficMix::Writes,
+                &[(0.5, 103.0), (8.0, 104.0), (16.2, 112.0)],
+            ),
+        ];
+        let p = infer(105.0, &family).unwrap();
+        assert_eq!(p, Pressure::Unbounded { flat_to_gbs: 18.6 });
+        assert!(p.contains(19.0) && p.contains(0.0));
+        // Latency beyond everything the reads curve reached, on the writes' rise: bounded below.
+        let p = infer(110.0, &family).unwrap();
+        assert!(matches!(p, Pressure::Within { .. }), "{p:?}");
     }
 }
