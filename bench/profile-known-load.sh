@@ -52,16 +52,33 @@ p = json.load(open(sys.argv[1]))["results"]["pressure"]
 o = p["overall"] or {}
 k = o.get("kind")
 lo, hi = {"flat": (0, o.get("below_gbs")), "within": (o.get("low_gbs"), o.get("high_gbs")),
+          "unbounded": (0, float("inf")),
           "saturated": (o.get("at_least_gbs"), float("inf"))}.get(k, (None, None))
 fmt = lambda v: "inf" if v == float("inf") else f"{v:.1f}"
 print(f'{k} {fmt(lo)} {fmt(hi)} {p["overall_ns"]} {p["family_idle_ns"]} {p["dropped"]} {p["samples"]}')
 EOF
+# The family's shape: where each curve leaves its idle latency's noise (5%), if it does.
+cat >"$work/family.py" <<'EOF'
+import json, sys
+for c in json.load(open(sys.argv[1]))["results"]["curves"]:
+    pts = c["points"]
+    idle, last = pts[0]["latency_ns"]["median"], max(p["latency_ns"]["median"] for p in pts)
+    leaves = next((p["bandwidth_gbs"] for p in pts if p["latency_ns"]["median"] > idle * 1.05), None)
+    mix = c["mix"] if isinstance(c["mix"], str) else json.dumps(c["mix"])
+    where = f"leaves it at {leaves:.1f} GB/s" if leaves else "flat to its end"
+    print(f"| {mix} | {len(pts)} | {idle:.0f} | {last:.0f} | {c['saturation_gbs']:.1f} | {where} |")
+EOF
+commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "+changes")
 {
   echo "# memsight profile against loads of known bandwidth, $(hostname -s), $(date -u +%F)"
   echo
   echo "- CPU: $model ($(nproc) CPUs); probe on CPU $probe, load on CPU $load; $rounds rounds"
   echo "- curves: \`memsight loaded-latency --mix reads,2:1,all-writes --points 8 --rounds 2 --cpus $probe,$load\`"
-  echo "- uptime at start: $(uptime)"
+  echo "- memsight at $commit; uptime at start: $(uptime)"
+  echo
+  echo "| curve | points | idle ns | highest ns | saturation GB/s (DRAM est.) | 5% above idle |"
+  echo "|---|---|---|---|---|---|"
+  python3 "$work/family.py" "$curves"
   echo
   echo "| round | load | known GB/s (DRAM est.) | inferred | probe ns (scaled) | idle ns | dropped | holds |"
   echo "|---|---|---|---|---|---|---|---|"
