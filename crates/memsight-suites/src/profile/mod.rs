@@ -411,7 +411,7 @@ fn trace(setup: ProbeSetup, windows: &[probe::Window], family: &Family) -> Press
 fn method(a: &Config) -> String {
     let pressure = if a.family.is_some() {
         format!(
-            " Bandwidth pressure: a probe thread pinned on its own CPU chases a DRAM-sized chain (128 B stride, random within 256 KiB windows) in samples of about 2 ms, dropping those in which it lost its CPU, and keeps the median of every {} ms; before the program starts it reads the idle latency for {} ms, and every latency is scaled by (the curves' idle ÷ that idle) and read off each loaded-latency curve (latency → the bandwidth that produces it, between measured points by linear interpolation, a curve read as its running maximum): the interval spans the mixes; where a latency lies within the idle point's noise (5% or its CI) the curve only bounds the bandwidth from above.",
+            " Bandwidth pressure: a probe thread pinned on its own CPU chases a DRAM-sized chain (128 B stride, random within 256 KiB windows) in samples of about 2 ms, dropping those in which it lost its CPU, and keeps the median of every {} ms; before the program starts it reads the idle latency for {} ms, and every latency is scaled by (the curves' idle ÷ that idle) and read off each loaded-latency curve as a rise over that curve's own idle point (latency → the bandwidth that produces it, between measured points by linear interpolation, a curve read as its running maximum): the interval spans the mixes; where a latency lies within the idle point's noise (5% or its CI) the curve only bounds the bandwidth from above, and a curve that never leaves that noise bounds nothing.",
             PROBE_WINDOW.as_millis(),
             PROBE_IDLE.as_millis()
         )

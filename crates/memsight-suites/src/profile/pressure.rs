@@ -86,13 +86,21 @@ fn on_curve(c: &Curve, ns: f64) -> Option<(f64, f64)> {
     Some((b, b))
 }
 
-/// The bandwidth interval a probe latency of `ns` maps to across `family` (curves with fewer
-/// than two points are left out); `None` without any usable curve.
+/// The bandwidth interval a probe latency of `ns` (on the scale of the family's idle latency,
+/// [`idle_ns`]) maps to across `family` (curves with fewer than two points are left out); `None`
+/// without any usable curve.
 pub fn infer(ns: f64, family: &[Curve]) -> Option<Pressure> {
+    let family_idle = idle_ns(family)?;
+    // Each curve is read as a rise over its own idle point: curves measured minutes apart start
+    // at different idle latencies on a machine that drifts, and an idle reading read against a
+    // curve that started lower would look like traffic.
     let answers: Vec<(f64, f64, f64)> = family
         .iter()
         .filter(|c| c.points.len() >= 2)
-        .filter_map(|c| on_curve(c, ns).map(|(lo, hi)| (lo, hi, c.saturation_gbs)))
+        .filter_map(|c| {
+            let own = ns * c.points[0].latency_ns.median / family_idle;
+            on_curve(c, own).map(|(lo, hi)| (lo, hi, c.saturation_gbs))
+        })
         .collect();
     if answers.is_empty() {
         return None;
@@ -258,5 +266,43 @@ mod tests {
         // Latency beyond everything the reads curve reached, on the writes' rise: bounded below.
         let p = infer(110.0, &family).unwrap();
         assert!(matches!(p, Pressure::Within { .. }), "{p:?}");
+    }
+
+    /// Curves measured minutes apart on a drifting machine start at different idle latencies
+    /// (101, 111 and 127 ns in one family): a reading at the family's idle is idle on each.
+    #[test]
+    fn each_curve_is_read_as_a_rise_over_its_own_idle() {
+        let family = vec![
+            curve(
+                TrafficMix::Reads,
+                &[(0.5, 111.0), (18.0, 122.0), (28.0, 160.0)],
+            ),
+            curve(
+                TrafficMix::Writes,
+                &[(0.5, 101.0), (8.0, 113.0), (17.0, 150.0)],
+            ),
+            curve(
+                TrafficMix::Reads,
+                &[(0.5, 127.0), (20.0, 140.0), (30.0, 180.0)],
+            ),
+        ];
+        assert_eq!(idle_ns(&family), Some(111.0));
+        let p = infer(111.0, &family).unwrap();
+        assert!(matches!(p, Pressure::Flat { .. }), "{p:?}");
+        // 10% over idle on every curve: each curve's own rise of 10%.
+        let Some(Pressure::Within { low_gbs, high_gbs }) = infer(122.1, &family) else {
+            panic!()
+        };
+        // Writes: 111.1 ns on 101→113 over 0.5→8 GB/s: 0.5 + 10.1/12 × 7.5; the slow-idle
+        // curve: 139.7 ns on 127→140 over 0.5→20: 0.5 + 12.7/13 × 19.5 (the first reads curve,
+        // about 18, lies between).
+        assert!(
+            (low_gbs - (0.5 + 10.1 / 12.0 * 7.5)).abs() < 1e-6,
+            "{low_gbs}"
+        );
+        assert!(
+            (high_gbs - (0.5 + 12.7 / 13.0 * 19.5)).abs() < 1e-6,
+            "{high_gbs}"
+        );
     }
 }
