@@ -53,6 +53,7 @@ o = p["overall"] or {}
 k = o.get("kind")
 lo, hi = {"flat": (0, o.get("below_gbs")), "within": (o.get("low_gbs"), o.get("high_gbs")),
           "unbounded": (0, float("inf")),
+          "above": (o.get("at_least_gbs"), float("inf")),
           "saturated": (o.get("at_least_gbs"), float("inf"))}.get(k, (None, None))
 fmt = lambda v: "inf" if v == float("inf") else f"{v:.1f}"
 print(f'{k} {fmt(lo)} {fmt(hi)} {p["overall_ns"]} {p["family_idle_ns"]} {p["dropped"]} {p["samples"]}')

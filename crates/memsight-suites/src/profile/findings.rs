@@ -136,6 +136,9 @@ fn pressure_finding(p: &PressureTrace) -> Option<String> {
                 }
             )
         }
+        pressure::Pressure::Above { at_least_gbs } => format!(
+            "memory traffic above {at_least_gbs:.1} GB/s, more than the curves' load threads drew; they never loaded memory enough to raise its latency, so there is no upper bound and no sign here of how close memory is to saturation (curves measured with more load CPUs would say)"
+        ),
         pressure::Pressure::Saturated { at_least_gbs } => format!(
             "memory saturated (at least {at_least_gbs:.1} GB/s, the lowest saturation of the curves): memory-bound; only less traffic or more bandwidth (channels, nodes) speeds it up"
         ),
@@ -320,6 +323,15 @@ mod tests {
         ))
         .unwrap();
         assert!(f.contains("memory saturated (at least 30.0 GB/s"), "{f}");
+        let f = pressure_finding(&trace(
+            pressure::Pressure::Above { at_least_gbs: 14.2 },
+            112.0,
+        ))
+        .unwrap();
+        assert!(
+            f.contains("above 14.2 GB/s") && !f.contains("memory-bound"),
+            "{f}"
+        );
         let f = pressure_finding(&trace(
             pressure::Pressure::Unbounded { flat_to_gbs: 18.6 },
             104.0,

@@ -21,6 +21,10 @@ pub enum Pressure {
     Unbounded { flat_to_gbs: f64 },
     /// Between these bandwidths, GB/s (the lowest and highest the family's mixes give).
     Within { low_gbs: f64, high_gbs: f64 },
+    /// Latency beyond the last point of a curve that never rose above its idle noise: more
+    /// traffic than the curves drew (at least this, GB/s), with no upper bound and no sign that
+    /// memory is saturated.
+    Above { at_least_gbs: f64 },
     /// Latency at or beyond every curve's saturation point: memory is saturated (at least the
     /// lowest saturation bandwidth of the family, GB/s).
     Saturated { at_least_gbs: f64 },
@@ -33,7 +37,9 @@ impl Pressure {
             Pressure::Flat { below_gbs } => (0.0, below_gbs),
             Pressure::Unbounded { .. } => (0.0, f64::INFINITY),
             Pressure::Within { low_gbs, high_gbs } => (low_gbs, high_gbs),
-            Pressure::Saturated { at_least_gbs } => (at_least_gbs, f64::INFINITY),
+            Pressure::Above { at_least_gbs } | Pressure::Saturated { at_least_gbs } => {
+                (at_least_gbs, f64::INFINITY)
+            }
         }
     }
 
@@ -48,9 +54,21 @@ impl Pressure {
 /// "flat" (the idle point's own noise is added to it).
 const FLAT: f64 = 0.05;
 
-/// One curve's answer: (low, high) bandwidth, GB/s; high infinite past saturation, or on a
-/// curve that never leaves its flat part.
-fn on_curve(c: &Curve, ns: f64) -> Option<(f64, f64)> {
+/// One curve's answer for one latency.
+#[derive(Debug, Clone, Copy)]
+struct Answer {
+    /// GB/s; `high` infinite past the curve's last point, or on a curve that never leaves its
+    /// flat part.
+    low: f64,
+    high: f64,
+    /// The curve's last point, GB/s.
+    saturation: f64,
+    /// Whether the curve's latency left its idle noise at all: only then is its last point a
+    /// loaded memory's, not merely where its load threads ran out.
+    rose: bool,
+}
+
+fn on_curve(c: &Curve, ns: f64) -> Option<Answer> {
     let pts: Vec<(f64, f64)> = {
         // Queueing never makes a miss cheaper: a later point's latency below an earlier one's is
         // noise, so the curve is read as its running maximum (monotone), which inverts.
@@ -67,23 +85,26 @@ fn on_curve(c: &Curve, ns: f64) -> Option<(f64, f64)> {
     let idle_point = &c.points[0].latency_ns;
     let noise = FLAT.max((idle_point.ci_high - idle_point.median) / idle_point.median);
     let flat_ns = idle * (1.0 + noise);
+    // The first point that leaves the flat part. A curve that never leaves it says nothing of a
+    // latency within its noise: its last point is where its load threads ran out, not where
+    // memory did, and a program drawing more would read just as flat.
+    let leaves = pts.iter().find(|p| p.1 > flat_ns).map(|p| p.0);
+    let answer = |low, high| Answer {
+        low,
+        high,
+        saturation: sat_gbs,
+        rose: leaves.is_some(),
+    };
     if ns <= flat_ns {
-        // Below the first point that leaves the flat part. A curve that never leaves it says
-        // nothing: its last point is where its load threads ran out, not where memory did, and a
-        // program drawing more would read just as flat.
-        let end = pts
-            .iter()
-            .find(|p| p.1 > flat_ns)
-            .map_or(f64::INFINITY, |p| p.0);
-        return Some((0.0, end));
+        return Some(answer(0.0, leaves.unwrap_or(f64::INFINITY)));
     }
     if ns >= sat_ns {
-        return Some((sat_gbs, f64::INFINITY));
+        return Some(answer(sat_gbs, f64::INFINITY));
     }
     let i = pts.windows(2).position(|w| w[0].1 < ns && ns <= w[1].1)?;
     let ((b0, l0), (b1, l1)) = (pts[i], pts[i + 1]);
     let b = b0 + (ns - l0) / (l1 - l0) * (b1 - b0);
-    Some((b, b))
+    Some(answer(b, b))
 }
 
 /// The bandwidth interval a probe latency of `ns` (on the scale of the family's idle latency,
@@ -94,37 +115,39 @@ pub fn infer(ns: f64, family: &[Curve]) -> Option<Pressure> {
     // Each curve is read as a rise over its own idle point: curves measured minutes apart start
     // at different idle latencies on a machine that drifts, and an idle reading read against a
     // curve that started lower would look like traffic.
-    let answers: Vec<(f64, f64, f64)> = family
+    let answers: Vec<Answer> = family
         .iter()
         .filter(|c| c.points.len() >= 2)
-        .filter_map(|c| {
-            let own = ns * c.points[0].latency_ns.median / family_idle;
-            on_curve(c, own).map(|(lo, hi)| (lo, hi, c.saturation_gbs))
-        })
+        .filter_map(|c| on_curve(c, ns * c.points[0].latency_ns.median / family_idle))
         .collect();
     if answers.is_empty() {
         return None;
     }
-    let low = answers.iter().map(|a| a.0).fold(f64::INFINITY, f64::min);
-    let high = answers.iter().map(|a| a.1).fold(0.0, f64::max);
-    // A curve flat to its end allows any bandwidth, whatever the others say.
-    let flat_to_end = answers
-        .iter()
-        .filter(|a| a.0 == 0.0 && a.1.is_infinite())
-        .map(|a| a.2)
-        .reduce(f64::max);
-    Some(if let Some(flat_to_gbs) = flat_to_end {
-        Pressure::Unbounded { flat_to_gbs }
-    } else if low == 0.0 && answers.iter().all(|a| a.0 == 0.0) {
-        Pressure::Flat { below_gbs: high }
-    } else if answers.iter().all(|a| a.1.is_infinite()) {
-        Pressure::Saturated {
-            at_least_gbs: answers.iter().map(|a| a.2).fold(f64::INFINITY, f64::min),
+    let low = answers.iter().map(|a| a.low).fold(f64::INFINITY, f64::min);
+    let high = answers.iter().map(|a| a.high).fold(0.0, f64::max);
+    let beyond: Vec<&Answer> = answers.iter().filter(|a| a.high.is_infinite()).collect();
+    Some(if beyond.iter().any(|a| a.low == 0.0) {
+        // A curve flat to its end allows any bandwidth, whatever the others say.
+        Pressure::Unbounded {
+            flat_to_gbs: beyond.iter().map(|a| a.saturation).fold(0.0, f64::max),
         }
-    } else if high.is_infinite() {
+    } else if answers.iter().all(|a| a.low == 0.0) {
+        Pressure::Flat { below_gbs: high }
+    } else if beyond.iter().any(|a| !a.rose) {
+        // Past the last point of a curve that never rose: more than its load threads drew, but
+        // its end is not memory's, so no upper bound and no claim of saturation.
+        Pressure::Above { at_least_gbs: low }
+    } else if beyond.len() == answers.len() {
+        Pressure::Saturated {
+            at_least_gbs: answers
+                .iter()
+                .map(|a| a.saturation)
+                .fold(f64::INFINITY, f64::min),
+        }
+    } else if !beyond.is_empty() {
         // Some curves saturated, others not: the saturated ones are bounded by their own
         // saturation, the most memory can serve in that mix.
-        let cap = answers.iter().map(|a| a.2).fold(0.0, f64::max);
+        let cap = answers.iter().map(|a| a.saturation).fold(0.0, f64::max);
         Pressure::Within {
             low_gbs: low,
             high_gbs: cap,
@@ -263,9 +286,18 @@ mod tests {
         let p = infer(105.0, &family).unwrap();
         assert_eq!(p, Pressure::Unbounded { flat_to_gbs: 18.6 });
         assert!(p.contains(19.0) && p.contains(0.0));
-        // Latency beyond everything the reads curve reached, on the writes' rise: bounded below.
+        // Latency beyond everything the flat reads curve reached, on the writes' rise: more than
+        // the reads' load drew, but neither bounded above nor saturated.
         let p = infer(110.0, &family).unwrap();
-        assert!(matches!(p, Pressure::Within { .. }), "{p:?}");
+        let Pressure::Above { at_least_gbs } = p else {
+            panic!("{p:?}")
+        };
+        // Writes: 110 on 104→112 over 8→16.2 GB/s.
+        assert!(
+            (at_least_gbs - (8.0 + 6.0 / 8.0 * 8.2)).abs() < 1e-9,
+            "{at_least_gbs}"
+        );
+        assert!(p.contains(40.0) && !p.contains(5.0));
     }
 
     /// Curves measured minutes apart on a drifting machine start at different idle latencies
