@@ -21,6 +21,7 @@ pub mod cpuset;
 pub mod edac;
 pub mod env;
 pub mod error;
+pub mod groupjoin;
 pub mod hugepool;
 pub mod input;
 pub mod memblocks;

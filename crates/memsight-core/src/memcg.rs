@@ -12,7 +12,6 @@
 
 use std::fs::File;
 use std::io::Write as _;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -152,7 +151,7 @@ impl ProgramGroup {
     pub fn create(fs: &FsRoot) -> Result<ProgramGroup, String> {
         let home = group_of(fs, None)
             .ok_or("no memory cgroup readable for this process (no memory controller mounted)")?;
-        let leaf = format!("memsight-profile-{}", unique_suffix());
+        let leaf = format!("memsight-profile-{}", crate::groupjoin::unique_suffix());
         // In v2 a group that holds processes cannot give its children the memory controller:
         // the program's group is a sibling of memsight's, or a child of the root.
         let (dir, name) = match (home.v2, home.is_root()) {
@@ -194,22 +193,7 @@ impl ProgramGroup {
     /// Makes the program started by `cmd` join the group between fork and exec, so that
     /// everything it allocates or caches is charged to it from its first page.
     pub fn join_on_exec(&self, cmd: &mut Command) {
-        use std::os::unix::process::CommandExt;
-        let fd = self.procs.as_raw_fd();
-        // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
-        // calls are allowed: it calls getpid and write on an fd the parent keeps open, formats
-        // into a stack buffer and allocates nothing. A refused write fails the spawn with its
-        // error, so the caller can start the program without the group.
-        unsafe {
-            cmd.pre_exec(move || {
-                let mut buf = [0u8; 24];
-                let n = decimal(libc::getpid() as u64, &mut buf);
-                if libc::write(fd, buf.as_ptr().cast(), n) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::groupjoin::on_exec(cmd, &self.procs);
     }
 
     /// True when `pid` is in the group.
@@ -234,39 +218,9 @@ impl Drop for ProgramGroup {
     }
 }
 
-/// `<pid>` for a process's first group, `<pid>-<n>` after: two profiles in one process (tests,
-/// a library user) do not collide.
-pub(crate) fn unique_suffix() -> String {
-    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    match MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
-        0 => std::process::id().to_string(),
-        n => format!("{}-{n}", std::process::id()),
-    }
-}
-
 fn parent_name(name: &str) -> &str {
     let name = name.trim_end_matches('/');
     name.rsplit_once('/').map_or("", |(p, _)| p)
-}
-
-/// Writes `n` in decimal, then a newline, into `buf`; returns the length. No allocation: it
-/// runs between fork and exec.
-pub(crate) fn decimal(mut n: u64, buf: &mut [u8; 24]) -> usize {
-    let mut digits = [0u8; 20];
-    let mut len = 0;
-    loop {
-        digits[len] = b'0' + (n % 10) as u8;
-        len += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for i in 0..len {
-        buf[i] = digits[len - 1 - i];
-    }
-    buf[len] = b'\n';
-    len + 1
 }
 
 #[cfg(test)]
@@ -323,12 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn pids_are_written_without_allocating() {
-        let mut buf = [0u8; 24];
-        let n = decimal(4_194_304, &mut buf);
-        assert_eq!(&buf[..n], b"4194304\n");
-        let n = decimal(0, &mut buf);
-        assert_eq!(&buf[..n], b"0\n");
+    fn parent_names() {
         assert_eq!(parent_name("/a/b/c"), "/a/b");
         assert_eq!(parent_name("/a"), "");
     }

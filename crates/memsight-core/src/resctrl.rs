@@ -10,7 +10,6 @@
 //! narrow counters, so a difference of two readings is the traffic between them.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -134,7 +133,7 @@ impl ProgramMon {
         }
         let dir = root.join(format!(
             "mon_groups/memsight-{}",
-            crate::memcg::unique_suffix()
+            crate::groupjoin::unique_suffix()
         ));
         std::fs::create_dir(&dir).map_err(|e| {
             let why = match e.raw_os_error() {
@@ -170,21 +169,7 @@ impl ProgramMon {
 
     /// Puts the program started by `cmd` in the group between fork and exec.
     pub fn join_on_exec(&self, cmd: &mut Command) {
-        use std::os::unix::process::CommandExt;
-        let fd = self.tasks.as_raw_fd();
-        // SAFETY: runs in the forked child before exec: getpid and write on an fd the parent
-        // keeps open, a stack buffer, no allocation (async-signal-safe only). A refused write
-        // fails the spawn with its error, so the caller can start the program without the group.
-        unsafe {
-            cmd.pre_exec(move || {
-                let mut buf = [0u8; 24];
-                let n = crate::memcg::decimal(libc::getpid() as u64, &mut buf);
-                if libc::write(fd, buf.as_ptr().cast(), n) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        crate::groupjoin::on_exec(cmd, &self.tasks);
     }
 
     /// Puts every thread of a running process in the group (threads it makes later follow).
