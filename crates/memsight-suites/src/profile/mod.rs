@@ -247,14 +247,10 @@ pub fn run(
     };
     let (memory_group, no_memory_group) = match group {
         Ok((found, processes)) => {
-            let (dir, own) = match found {
-                watch::Found::Own(d) => (d, true),
-                watch::Found::Shared(d) => (d, false),
-            };
             let g = MemoryGroup {
-                name: dir.name,
-                cgroup_v2: dir.v2,
-                own,
+                name: found.dir.name,
+                cgroup_v2: found.dir.v2,
+                own: found.own,
                 processes,
             };
             (Some(g), None)

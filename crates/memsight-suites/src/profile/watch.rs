@@ -40,7 +40,7 @@ pub(super) fn watch_target(
             _ => Ok(m),
         });
         let acct = Accounting {
-            memory: group_of_pid(pid),
+            memory: group_of_pid(&live, pid),
             mon,
         };
         let limit = Duration::from_secs_f64(a.watch_s);
@@ -61,7 +61,10 @@ pub(super) fn watch_target(
     }
     let (child, acct) = match cmd.spawn() {
         Ok(c) => {
-            let memory = own.as_ref().map(|g| Found::Own(g.group.clone()));
+            let memory = own.as_ref().map(|g| Found {
+                dir: g.group.clone(),
+                own: true,
+            });
             (
                 c,
                 Accounting {
@@ -80,12 +83,7 @@ pub(super) fn watch_target(
             };
             (spawn(a)?, acct)
         }
-        Err(e) => {
-            return Err(Error::input(format!(
-                "profile: cannot start {}: {e}",
-                a.command[0]
-            )));
-        }
+        Err(e) => return Err(cannot_start(a, e)),
     };
     let limit = Duration::from_secs_f64(a.timeout_s);
     let w = sample(
@@ -121,27 +119,29 @@ fn command(a: &Config) -> Command {
 }
 
 fn spawn(a: &Config) -> Result<std::process::Child> {
-    command(a)
-        .spawn()
-        .map_err(|e| Error::input(format!("profile: cannot start {}: {e}", a.command[0])))
+    command(a).spawn().map_err(|e| cannot_start(a, e))
+}
+
+fn cannot_start(a: &Config, e: std::io::Error) -> Error {
+    Error::input(format!("profile: cannot start {}: {e}", a.command[0]))
 }
 
 /// The memory cgroup whose page cache and swap are read.
 #[derive(Debug, Clone)]
-pub(super) enum Found {
-    /// Made for the program by memsight.
-    Own(memcg::GroupDir),
-    /// The group a watched process is in (other processes may share it).
-    Shared(memcg::GroupDir),
+pub(super) struct Found {
+    pub(super) dir: memcg::GroupDir,
+    /// Made for the program by memsight (else the group a watched process is in, which other
+    /// processes may share).
+    pub(super) own: bool,
 }
 
 /// A running process's memory cgroup, unless it is a hierarchy's root (the whole machine).
-fn group_of_pid(pid: u32) -> std::result::Result<Found, String> {
-    match memcg::group_of(&FsRoot::live(), Some(pid)) {
+fn group_of_pid(fs: &FsRoot, pid: u32) -> std::result::Result<Found, String> {
+    match memcg::group_of(fs, Some(pid)) {
         Some(g) if g.is_root() => Err(format!(
             "page cache charged to pid {pid} is not separable: it is in the root memory cgroup, whose figures are the whole machine's (run it under systemd-run --scope, Slurm or a container to give it a group)"
         )),
-        Some(g) => Ok(Found::Shared(g)),
+        Some(dir) => Ok(Found { dir, own: false }),
         None => Err(format!(
             "no memory cgroup readable for pid {pid} (no memory controller mounted): page cache it brought in is not counted"
         )),
@@ -179,10 +179,7 @@ fn sample(
     let (mut timeline, mut cpus, mut arena_samples) = (Vec::new(), BTreeMap::new(), Vec::new());
     let mut next_arenas = Duration::ZERO;
     let mut numa = procfs::NumaMaps::default();
-    let dir = match &acct.memory {
-        Ok(Found::Own(d) | Found::Shared(d)) => Some(d.clone()),
-        Err(_) => None,
-    };
+    let dir = acct.memory.as_ref().ok().map(|f| &f.dir);
     let mon = acct.mon.as_ref().ok();
     let mut unreadable = None;
     let mut members = 0usize;
@@ -193,7 +190,7 @@ fn sample(
         }
         match procfs::snapshot(pid, since(t), &mut numa) {
             Some(mut s) => {
-                if let Some(d) = &dir {
+                if let Some(d) = dir {
                     s.group = d.memory();
                     members = members.max(d.processes().len());
                 }
@@ -253,17 +250,16 @@ fn sample(
         ending,
         seconds: started.elapsed().as_secs_f64(),
         group: acct.memory.clone().map(|g| (g, members)),
-        monitored: monitored(mon, &acct.mon, unreadable),
+        monitored: monitored(&acct.mon, unreadable),
     }
 }
 
 /// The traffic the monitoring group counted from its making to now, or why there is none.
 fn monitored(
-    mon: Option<&resctrl::ProgramMon>,
     made: &std::result::Result<resctrl::ProgramMon, String>,
     unreadable: Option<String>,
 ) -> std::result::Result<super::MonitoredTraffic, String> {
-    let m = mon.ok_or_else(|| made.as_ref().err().cloned().unwrap_or_default())?;
+    let m = made.as_ref().map_err(Clone::clone)?;
     if let Some(why) = unreadable {
         return Err(why);
     }
