@@ -147,11 +147,15 @@ pub fn run(
     env: &Environment,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(BandwidthResults, bool)> {
-    let spec = cfg
-        .tests
-        .first()
-        .ok_or_else(|| Error::input("--rate holds one test: give it with --test"))?;
+    let [spec] = cfg.tests.as_slice() else {
+        return Err(Error::input("--rate holds one test: give one with --test"));
+    };
     holdable(spec)?;
+    if seconds.is_nan() || seconds < 1.0 {
+        return Err(Error::input(
+            "--seconds must be at least 1 s: the held rate is reported per whole second",
+        ));
+    }
     if target_gbs <= 0.0 || !target_gbs.is_finite() {
         return Err(Error::input(
             "--rate must be a positive bandwidth, e.g. 10GB/s",
