@@ -21,6 +21,14 @@ step() {
   "$@"
   echo "memsight: test step '$*' took $((SECONDS - t0)) s" >&2
 }
+# The whole run writes about 3.5 GB under target/ (the test build 2.1 GB, the portable builds and
+# hwloc 0.8 GB, the Debian 11 root 0.2 GB). A full disk shows up late and obscurely (a linker killed
+# by SIGBUS), so a short one is said first.
+need_mb=4000
+free_mb=$(mkdir -p "${CARGO_TARGET_DIR:-target}" && df -Pm "${CARGO_TARGET_DIR:-target}" | awk 'NR == 2 {print $4}')
+if [[ $free_mb =~ ^[0-9]+$ ]] && ((free_mb < need_mb)); then
+  echo "memsight: only ${free_mb} MB free under ${CARGO_TARGET_DIR:-target}; the test run writes about ${need_mb} MB there and may fail for want of space" >&2
+fi
 # What the release checks need first and mostly waits for (zig from PyPI, hwloc built for each
 # architecture, a Debian 11 root from Debian's mirror) is made in the background meanwhile.
 prep_log=${CARGO_TARGET_DIR:-target}/release-prepare.log
