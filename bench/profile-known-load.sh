@@ -8,17 +8,24 @@
 #                                                                 per average time)
 #   held-R            `memsight bandwidth --rate R --seconds 8 --cpus LOAD_CPU` for each R of RATES
 #                     (GB/s, default "4 8 12 16"): reads held at a set rate (its median second)
+#   heldw-R           the same with writes, for each R of WRITE_RATES (program GB/s, default none;
+#                     its figure is in DRAM bytes, read-for-ownership counted: about 2R): where the
+#                     write curves rise well before the read curve does, these reach the rising part
 # The curves are measured once first (loaded-latency, all reads, 2:1 and all writes) with the
 # chase on PROBE_CPU and the load on LOAD_CPU. For each load the record gives the load's own
 # figure, the interval the profile inferred from the median probe latency, and whether it holds
-# the figure. A benchmark, not a test: machine-dependent figures.
-# Usage: [ROUNDS=3] [PROBE_CPU=1] [LOAD_CPU=0] [RATES="4 8 12 16"] [OUT=FILE] bench/profile-known-load.sh
+# the figure; then the cache-line ping-pong between the two CPUs (`memsight c2c`), which tells a
+# guest whose host moved its two virtual CPUs (apart, or onto one core complex) during the run.
+# A benchmark, not a test: machine-dependent figures.
+# Usage: [ROUNDS=3] [PROBE_CPU=1] [LOAD_CPU=0] [RATES="4 8 12 16"] [WRITE_RATES="14 18 22"]
+#        [OUT=FILE] bench/profile-known-load.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-3}
 probe=${PROBE_CPU:-1}
 load=${LOAD_CPU:-0}
 read -r -a rates <<<"${RATES:-4 8 12 16}"
+read -r -a write_rates <<<"${WRITE_RATES:-}"
 cargo build --release --locked -q -p memsight
 ms=$PWD/target/release/memsight
 model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
@@ -81,14 +88,16 @@ commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates || echo "+
   echo "|---|---|---|---|---|---|"
   python3 "$work/family.py" "$curves"
   echo
-  echo "| round | load | known GB/s (DRAM est.) | inferred | probe ns (scaled) | idle ns | dropped | holds |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| round | load | known GB/s (DRAM est.) | inferred | probe ns (scaled) | idle ns | dropped | holds | c2c ns |"
+  echo "|---|---|---|---|---|---|---|---|---|"
 } >"$out"
 for ((r = 1; r <= rounds; r++)); do
-  for kind in idle read copy write stream "${rates[@]/#/held-}"; do
+  for kind in idle read copy write stream "${rates[@]/#/held-}" "${write_rates[@]/#/heldw-}"; do
     case $kind in
       idle) cmd=(sleep 6) ;;
       held-*) cmd=("$ms" --no-progress bandwidth --rate "${kind#held-}GB/s" --seconds 8 --test read
+        --cpus "$load" --size 512M -o "$work/load.json") ;;
+      heldw-*) cmd=("$ms" --no-progress bandwidth --rate "${kind#heldw-}GB/s" --seconds 8 --test write
         --cpus "$load" --size 512M -o "$work/load.json") ;;
       stream) cmd=("$ms" --no-progress stream --cpus "$load" -o "$work/load.json") ;;
       *) cmd=("$ms" --no-progress bandwidth --test "$kind" --cpus "$load" --size 512M
@@ -100,8 +109,10 @@ for ((r = 1; r <= rounds; r++)); do
     [[ $kind == idle ]] || known=$(python3 "$work/known.py" "$work/load.json" "$kind")
     read -r what lo hi ns idle dropped samples < <(python3 "$work/inferred.py" "$work/p.json")
     holds=$(python3 -c "k=$known; lo=float('$lo'); hi=float('$hi'); print('yes' if lo <= k <= hi else 'no')")
-    printf '| %s | %s | %.1f | %s %s–%s | %.0f | %.0f | %s/%s | %s |\n' "$r" "$kind" "$known" \
-      "$what" "$lo" "$hi" "$ns" "$idle" "$dropped" "$samples" "$holds" | tee -a "$out"
+    c2c=$("$ms" --json --no-progress c2c --cpus "$probe,$load" --modified-only --point-budget 0.3 \
+      | python3 -c 'import json, sys; p = json.load(sys.stdin)["results"]["pairs"][0]; print(round(p["modified_ns"]["median"]))')
+    printf '| %s | %s | %.1f | %s %s–%s | %.0f | %.0f | %s/%s | %s | %s |\n' "$r" "$kind" "$known" \
+      "$what" "$lo" "$hi" "$ns" "$idle" "$dropped" "$samples" "$holds" "$c2c" | tee -a "$out"
   done
 done
 echo >>"$out"
