@@ -144,9 +144,29 @@ fn pressure_finding(p: &PressureTrace) -> Option<String> {
         ),
     };
     Some(format!(
-        "{head}: {body}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}",
-        p.family_source
+        "{head}: {body}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}{}",
+        p.family_source,
+        guest_caveat(p, &what)
     ))
+}
+
+/// Under a hypervisor, an interval that claims traffic needs a second profile: the host's own
+/// state (where it keeps the guest's memory, who else uses those channels) can change how much
+/// latency the same traffic raises, between runs minutes apart, and one run cannot see it
+/// (docs/methods/profile.md, "Checked against loads of known bandwidth").
+fn guest_caveat(p: &PressureTrace, what: &pressure::Pressure) -> String {
+    let claims = matches!(
+        what,
+        pressure::Pressure::Within { .. }
+            | pressure::Pressure::Above { .. }
+            | pressure::Pressure::Saturated { .. }
+    );
+    match &p.hypervisor {
+        Some(h) if claims => format!(
+            ". Under a hypervisor ({h}) the same traffic can raise latency by different amounts from one run to the next, as the host's state changes: compare two profiles before trusting the interval"
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The controllers' count, against the probe's interval where there is one.
@@ -288,7 +308,29 @@ mod tests {
             saturation_gbs: 40.0,
             dropped: 2,
             samples: 50,
+            hypervisor: None,
         }
+    }
+
+    #[test]
+    fn under_a_hypervisor_an_interval_that_claims_traffic_asks_for_a_second_profile() {
+        let within = pressure::Pressure::Within {
+            low_gbs: 25.0,
+            high_gbs: 32.0,
+        };
+        let mut t = trace(within, 160.0);
+        let bare = pressure_finding(&t).unwrap();
+        assert!(!bare.contains("hypervisor"), "{bare}");
+        t.hypervisor = Some("KVM".into());
+        let f = pressure_finding(&t).unwrap();
+        assert!(
+            f.contains("Under a hypervisor (KVM)") && f.contains("compare two profiles"),
+            "{f}"
+        );
+        // A flat reading claims no traffic: nothing to check twice.
+        let mut t = trace(pressure::Pressure::Flat { below_gbs: 20.0 }, 101.0);
+        t.hypervisor = Some("KVM".into());
+        assert!(!pressure_finding(&t).unwrap().contains("hypervisor"));
     }
 
     #[test]

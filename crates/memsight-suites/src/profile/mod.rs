@@ -74,6 +74,10 @@ pub struct PressureTrace {
     /// Probe samples dropped because the probe lost its CPU, of all taken.
     pub dropped: usize,
     pub samples: usize,
+    /// The hypervisor this ran under, if any: its host can change how much latency the same
+    /// traffic raises from one run to the next, which one profile cannot see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hypervisor: Option<String>,
 }
 
 /// DRAM traffic counted by the memory controllers over the program's run (the whole socket's:
@@ -260,11 +264,13 @@ pub fn run(
     let pressure = probe.map(|(p, setup)| {
         let windows = p.take();
         drop(p);
-        trace(
+        let mut t = trace(
             setup,
             &windows,
             a.family.as_ref().expect("a probe has a family"),
-        )
+        );
+        t.hypervisor = env.cpu.hypervisor.clone();
+        t
     });
     let peak = timeline.iter().max_by_key(|s| s.held.rss).cloned();
     let cpu_samples: Vec<(usize, u64)> = cpus.into_iter().collect();
@@ -401,6 +407,7 @@ fn trace(setup: ProbeSetup, windows: &[probe::Window], family: &Family) -> Press
         dropped: setup.dropped_idle + windows.iter().map(|w| w.dropped).sum::<usize>(),
         samples: windows.iter().map(|w| w.dropped + w.clean).sum(),
         readings,
+        hypervisor: None,
     }
 }
 
