@@ -39,6 +39,8 @@ host=$(hostname -s)
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 day=$(date -u +%F)
 out=bench/results/$day-test-under-load-$host.md
+# A second run the same day gets its own file (the time added) rather than replacing the first.
+[[ ! -e $out ]] || out=${out%.md}-$(date -u +%H%M).md
 logs=${CARGO_TARGET_DIR:-target}
 mkdir -p bench/results "$logs"
 {
@@ -46,6 +48,7 @@ mkdir -p bench/results "$logs"
   echo
   echo "- CPU: $cpu ($(nproc) CPUs), $(free -g | awk '/Mem:/ {print $2}') GiB"
   echo "- command: \`${cmd[*]}\`, with a CPU-bound loop and a 256 MiB memory-copy loop running"
+  echo "- memsight at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- crates 2>/dev/null || echo "+changes")"
   echo
   echo "| round | started (UTC) | load before | seconds | outcome |"
   echo "|---|---|---|---|---|"
