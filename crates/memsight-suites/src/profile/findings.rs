@@ -144,10 +144,50 @@ fn pressure_finding(p: &PressureTrace) -> Option<String> {
         ),
     };
     Some(format!(
-        "{head}: {body}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}{}",
+        "{head}: {body}{}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}{}",
+        spread_note(p),
         p.family_source,
         guest_caveat(p, &what)
     ))
+}
+
+/// Readings whose middle half spans more than this ratio moved beyond the curves' flat band
+/// (5% either side): one interval from their median hides that.
+const MOVED: f64 = 1.10;
+
+/// How far the readings moved over the run, when the middle half of them spans more than
+/// [`MOVED`]: each end with what the curves make of it. A program's phases move it, and so does
+/// other work (on a guest, the host): one median interval would hide either.
+fn spread_note(p: &PressureTrace) -> String {
+    let mut v: Vec<(f64, Option<pressure::Pressure>)> = p
+        .readings
+        .iter()
+        .filter_map(|r| r.latency_ns.map(|ns| (ns, r.pressure)))
+        .collect();
+    if v.len() < 8 {
+        return String::new();
+    }
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let ((lo_ns, lo), (hi_ns, hi)) = (v[v.len() / 4], v[3 * v.len() / 4]);
+    if hi_ns < lo_ns * MOVED {
+        return String::new();
+    }
+    let says = |x: Option<pressure::Pressure>| x.map_or_else(|| "nothing".into(), |x| span(&x));
+    format!(
+        "; its readings moved: their middle half lay at {lo_ns:.0}–{hi_ns:.0} ns, which the curves read as {} and {} (its traffic changed over the run, or other work's did; the timeline shows when)",
+        says(lo),
+        says(hi)
+    )
+}
+
+/// An interval in a few words.
+fn span(x: &pressure::Pressure) -> String {
+    match x.bounds() {
+        (lo, hi) if hi.is_finite() && lo > 0.0 => format!("{lo:.1}–{hi:.1} GB/s"),
+        (_, hi) if hi.is_finite() => format!("below {hi:.1} GB/s"),
+        (lo, _) if lo > 0.0 => format!("above {lo:.1} GB/s"),
+        _ => "no bound".into(),
+    }
 }
 
 /// Under a hypervisor, an interval that claims traffic needs a second profile: the host's own
@@ -331,6 +371,35 @@ mod tests {
         let mut t = trace(pressure::Pressure::Flat { below_gbs: 20.0 }, 101.0);
         t.hypervisor = Some("KVM".into());
         assert!(!pressure_finding(&t).unwrap().contains("hypervisor"));
+    }
+
+    #[test]
+    fn readings_that_moved_are_said_with_what_each_end_reads_as() {
+        let within = pressure::Pressure::Within {
+            low_gbs: 33.0,
+            high_gbs: 55.0,
+        };
+        let flat = pressure::Pressure::Flat { below_gbs: 40.0 };
+        let reading = |i: usize, ns: f64, p| super::super::PressureReading {
+            seconds: i as f64 * 0.1,
+            latency_ns: Some(ns),
+            pressure: Some(p),
+        };
+        let mut t = trace(within, 150.0);
+        // Half the readings near idle, half far above it.
+        t.readings = (0..8)
+            .map(|i| reading(i, 135.0 + i as f64, flat))
+            .chain((8..16).map(|i| reading(i, 180.0 + i as f64, within)))
+            .collect();
+        let f = pressure_finding(&t).unwrap();
+        assert!(
+            f.contains("middle half lay at 139–192 ns")
+                && f.contains("read as below 40.0 GB/s and 33.0–55.0 GB/s"),
+            "{f}"
+        );
+        // Steady readings: nothing added.
+        t.readings = (0..16).map(|i| reading(i, 150.0, within)).collect();
+        assert!(!pressure_finding(&t).unwrap().contains("moved"));
     }
 
     #[test]
