@@ -264,13 +264,12 @@ pub fn run(
     let pressure = probe.map(|(p, setup)| {
         let windows = p.take();
         drop(p);
-        let mut t = trace(
+        trace(
             setup,
             &windows,
             a.family.as_ref().expect("a probe has a family"),
-        );
-        t.hypervisor = env.cpu.hypervisor.clone();
-        t
+            env.cpu.hypervisor.clone(),
+        )
     });
     let peak = timeline.iter().max_by_key(|s| s.held.rss).cloned();
     let cpu_samples: Vec<(usize, u64)> = cpus.into_iter().collect();
@@ -369,7 +368,12 @@ fn start_probe(
 }
 
 /// The probe's windows read against the family.
-fn trace(setup: ProbeSetup, windows: &[probe::Window], family: &Family) -> PressureTrace {
+fn trace(
+    setup: ProbeSetup,
+    windows: &[probe::Window],
+    family: &Family,
+    hypervisor: Option<String>,
+) -> PressureTrace {
     let family_idle = pressure::idle_ns(&family.curves).unwrap_or(f64::NAN);
     // The probe's own idle latency stands for the machine's state now; the family's curves
     // are moved by the ratio, so that a machine that is a little slower or faster than when the
@@ -407,7 +411,7 @@ fn trace(setup: ProbeSetup, windows: &[probe::Window], family: &Family) -> Press
         dropped: setup.dropped_idle + windows.iter().map(|w| w.dropped).sum::<usize>(),
         samples: windows.iter().map(|w| w.dropped + w.clean).sum(),
         readings,
-        hypervisor: None,
+        hypervisor,
     }
 }
 
