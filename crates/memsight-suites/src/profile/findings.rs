@@ -209,18 +209,21 @@ fn guest_caveat(p: &PressureTrace, what: &pressure::Pressure) -> String {
     }
 }
 
+/// An interval's bounds as `lo–hi` in GB/s, `∞` for no upper bound (set beside a counted figure).
+fn bounds_text(o: &pressure::Pressure) -> String {
+    match o.bounds() {
+        (lo, hi) if hi.is_finite() => format!("{lo:.1}–{hi:.1}"),
+        (lo, _) => format!("{lo:.1}–∞"),
+    }
+}
+
 /// The controllers' count, against the probe's interval where there is one.
 fn counted_finding(c: &super::CountedTraffic, p: Option<&PressureTrace>) -> String {
     let total = c.read_gbs + c.write_gbs;
     let against = p.and_then(|p| p.overall).map_or(String::new(), |o| {
-        let (lo, hi) = o.bounds();
         format!(
-            "; the probe's interval {lo:.1}–{} GB/s {} it",
-            if hi.is_finite() {
-                format!("{hi:.1}")
-            } else {
-                "∞".into()
-            },
+            "; the probe's interval {} GB/s {} it",
+            bounds_text(&o),
             if o.contains(total) { "holds" } else { "misses" }
         )
     });
@@ -237,20 +240,17 @@ fn monitored_finding(m: &super::MonitoredTraffic, p: Option<&PressureTrace>) -> 
         format!(", {:.0}% from the local node", l * 100.0)
     });
     let against = p.and_then(|p| p.overall).map_or(String::new(), |o| {
-        let (lo, hi) = o.bounds();
-        let top = if hi.is_finite() {
-            format!("{hi:.1}")
-        } else {
-            "∞".into()
-        };
         let verdict = if o.contains(m.gbs) {
             "holds it"
-        } else if m.gbs < lo {
+        } else if m.gbs < o.bounds().0 {
             "lies above it: the machine moved more than the program (other work, or the probe's own chase)"
         } else {
             "misses it"
         };
-        format!("; the probe's interval {lo:.1}–{top} GB/s (the whole machine's traffic) {verdict}")
+        format!(
+            "; the probe's interval {} GB/s (the whole machine's traffic) {verdict}",
+            bounds_text(&o)
+        )
     });
     format!(
         "its own memory traffic, counted by resctrl bandwidth monitoring for its tasks: {:.2} GB/s over {:.1} s ({} in all{local}){against}",
