@@ -257,6 +257,7 @@ fn point(
         p90_ns: p90,
         p99_ns: p99,
         round_bandwidths_gbs: Vec::new(),
+        round_latencies_ns: Vec::new(),
         between_rounds: None,
     })
 }

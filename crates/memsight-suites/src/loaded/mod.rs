@@ -103,6 +103,10 @@ pub struct CurvePoint {
     /// Each round's bandwidth at this point, GB/s (empty: one round).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_bandwidths_gbs: Vec<f64>,
+    /// Each round's median chase latency at this point, ns, in the order of
+    /// `round_bandwidths_gbs` (empty: one round, or a file written before rounds were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_latencies_ns: Vec<f64>,
     /// (Highest − lowest round median latency) ÷ the merged median (one round: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub between_rounds: Option<f64>,
@@ -129,6 +133,33 @@ pub struct Curve {
     /// mean (one round: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saturation_between_rounds: Option<f64>,
+}
+
+impl Curve {
+    /// Each round's sweep as (bandwidth GB/s, median latency ns) pairs, in the points' order;
+    /// empty when the points keep no rounds. A round measures one mix's points one after
+    /// another (the mixes alternate between rounds, not within one), so a machine whose
+    /// response changed between rounds gives a sweep of its own rather than a point between
+    /// the two. A round cut short (Ctrl-C) keeps the points it reached.
+    pub fn round_sweeps(&self) -> Vec<Vec<(f64, f64)>> {
+        let rounds = self
+            .points
+            .first()
+            .map_or(0, |p| p.round_latencies_ns.len());
+        (0..rounds)
+            .map(|r| {
+                self.points
+                    .iter()
+                    .filter_map(|p| {
+                        let gbs = *p.round_bandwidths_gbs.get(r)?;
+                        let ns = *p.round_latencies_ns.get(r)?;
+                        (ns.is_finite() && ns > 0.0).then_some((gbs, ns))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .filter(|sweep| sweep.len() >= 2)
+            .collect()
+    }
 }
 
 /// The `loaded-latency` command's results.
@@ -406,6 +437,7 @@ mod tests {
             p90_ns: None,
             p99_ns: None,
             round_bandwidths_gbs: Vec::new(),
+            round_latencies_ns: Vec::new(),
             between_rounds: None,
         }
     }

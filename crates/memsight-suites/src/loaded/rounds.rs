@@ -27,6 +27,7 @@ pub(super) fn merge(mut rounds: Vec<CurvePoint>) -> Option<CurvePoint> {
         p90_ns: of(|p| p.p90_ns),
         p99_ns: of(|p| p.p99_ns),
         round_bandwidths_gbs: bandwidths,
+        round_latencies_ns: latency.iter().map(|l| l.median).collect(),
         between_rounds: Some(spread),
     })
 }
@@ -56,6 +57,7 @@ mod tests {
             p90_ns: None,
             p99_ns: None,
             round_bandwidths_gbs: Vec::new(),
+            round_latencies_ns: Vec::new(),
             between_rounds: None,
         }
     }
@@ -74,6 +76,7 @@ mod tests {
         assert_eq!(p.delay_cycles, Some(40));
         assert!((p.bandwidth_gbs - 26.0).abs() < 1e-9);
         assert_eq!(p.round_bandwidths_gbs, vec![30.0, 18.0, 30.0]);
+        assert_eq!(p.round_latencies_ns, vec![100.0, 130.0, 100.0]);
         let apart = p.bandwidth_between_rounds().unwrap();
         assert!((apart - 12.0 / 26.0).abs() < 1e-9, "{apart}");
         assert!(p.between_rounds.unwrap() > 0.25);

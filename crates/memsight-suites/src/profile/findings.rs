@@ -144,11 +144,23 @@ fn pressure_finding(p: &PressureTrace) -> Option<String> {
         ),
     };
     Some(format!(
-        "{head}: {body}{}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}{}",
+        "{head}: {body}{}{}. This is the traffic of the whole machine's memory while it ran, its own and any other work's, read off the loaded-latency curves ({}){dropped}{}",
+        rounds_note(p),
         spread_note(p),
         p.family_source,
         guest_caveat(p, &what)
     ))
+}
+
+/// Where the curves' rounds disagreed and reading each round's sweep widened the interval: what
+/// their merge alone says, so that a wide interval is seen to be the machine's, not the program's.
+fn rounds_note(p: &PressureTrace) -> String {
+    p.overall_merged.map_or_else(String::new, |m| {
+        format!(
+            "; the curves' rounds disagreed (the machine answered the same load at different latencies while they were measured), so each round is read and the interval spans them: their merge alone reads {}",
+            span(&m)
+        )
+    })
 }
 
 /// Readings whose middle half spans more than this ratio moved beyond the curves' flat band
@@ -344,6 +356,7 @@ mod tests {
             scale: 1.0,
             readings: Vec::new(),
             overall: Some(overall),
+            overall_merged: None,
             overall_ns: Some(ns),
             saturation_gbs: 40.0,
             dropped: 2,
@@ -400,6 +413,29 @@ mod tests {
         // Steady readings: nothing added.
         t.readings = (0..16).map(|i| reading(i, 150.0, within)).collect();
         assert!(!pressure_finding(&t).unwrap().contains("moved"));
+    }
+
+    #[test]
+    fn an_interval_the_rounds_widened_says_what_their_merge_reads() {
+        let mut t = trace(
+            pressure::Pressure::Within {
+                low_gbs: 12.0,
+                high_gbs: 60.0,
+            },
+            160.0,
+        );
+        assert!(!pressure_finding(&t).unwrap().contains("rounds disagreed"));
+        t.overall_merged = Some(pressure::Pressure::Within {
+            low_gbs: 34.0,
+            high_gbs: 59.0,
+        });
+        let f = pressure_finding(&t).unwrap();
+        assert!(
+            f.contains("12.0–60.0 GB/s")
+                && f.contains("rounds disagreed")
+                && f.contains("their merge alone reads 34.0–59.0 GB/s"),
+            "{f}"
+        );
     }
 
     #[test]

@@ -69,7 +69,13 @@ pub struct PressureTrace {
     pub overall: Option<pressure::Pressure>,
     /// That median latency (scaled), ns.
     pub overall_ns: Option<f64>,
-    /// The highest saturation bandwidth of the family, GB/s.
+    /// What the curves' merged points alone make of it, where reading each round's sweep too
+    /// widened the interval (the machine answered one load at different latencies while the
+    /// curves were measured); none where the rounds change nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overall_merged: Option<pressure::Pressure>,
+    /// The highest bandwidth the family reached, GB/s (one round's, where its rounds differ:
+    /// an interval read off that round reaches it).
     pub saturation_gbs: f64,
     /// Probe samples dropped because the probe lost its CPU, of all taken.
     pub dropped: usize,
@@ -402,12 +408,9 @@ fn trace(
         probe_idle_ns: setup.idle_ns,
         scale,
         overall: overall_ns.and_then(|n| pressure::infer(n, &family.curves)),
+        overall_merged: overall_ns.and_then(|n| pressure::infer_merged(n, &family.curves)),
         overall_ns,
-        saturation_gbs: family
-            .curves
-            .iter()
-            .map(|c| c.saturation_gbs)
-            .fold(0.0, f64::max),
+        saturation_gbs: pressure::highest_gbs(&family.curves),
         dropped: setup.dropped_idle + windows.iter().map(|w| w.dropped).sum::<usize>(),
         samples: windows.iter().map(|w| w.dropped + w.clean).sum(),
         readings,
@@ -418,7 +421,7 @@ fn trace(
 fn method(a: &Config) -> String {
     let pressure = if a.family.is_some() {
         format!(
-            " Bandwidth pressure: a probe thread pinned on its own CPU chases a DRAM-sized chain (128 B stride, random within 256 KiB windows) in samples of about 2 ms, dropping those in which it lost its CPU, and keeps the median of every {} ms; before the program starts it reads the idle latency for {} ms, and every latency is scaled by (the curves' idle ÷ that idle) and read off each loaded-latency curve as a rise over that curve's own idle point (latency → the bandwidth that produces it, between measured points by linear interpolation, a curve read as its running maximum): the interval spans the mixes; where a latency lies within the idle point's noise (5% or its CI) the curve only bounds the bandwidth from above, and a curve that never leaves that noise bounds nothing.",
+            " Bandwidth pressure: a probe thread pinned on its own CPU chases a DRAM-sized chain (128 B stride, random within 256 KiB windows) in samples of about 2 ms, dropping those in which it lost its CPU, and keeps the median of every {} ms; before the program starts it reads the idle latency for {} ms, and every latency is scaled by (the curves' idle ÷ that idle) and read off each loaded-latency curve as a rise over that curve's own idle point (latency → the bandwidth that produces it, between measured points by linear interpolation, a curve read as its running maximum), and likewise off each round's sweep of a curve measured in rounds: the interval spans the mixes and the rounds; where a latency lies within the idle point's noise (5% or its CI) the curve only bounds the bandwidth from above, and a curve that never leaves that noise bounds nothing.",
             PROBE_WINDOW.as_millis(),
             PROBE_IDLE.as_millis()
         )

@@ -1,8 +1,10 @@
 //! Bandwidth pressure without counters: a latency read by a probe chase while the program runs,
 //! mapped back through the machine's loaded-latency curve family to the memory bandwidth that
 //! produces that latency. The program's mix is unknown, so every curve of the family gives a
-//! bandwidth and the answer is the interval they span; where the curves are flat (latency within
-//! the idle point's noise) the answer is only an upper bound.
+//! bandwidth and the answer is the interval they span; a curve measured in rounds gives one from
+//! each round's sweep too, since a machine can answer one load at different latencies from minute
+//! to minute. Where the curves are flat (latency within the idle point's noise) the answer is only
+//! an upper bound.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,7 +21,7 @@ pub enum Pressure {
     /// load threads never loaded memory enough to raise latency (too few CPUs to saturate it),
     /// so latency bounds nothing; the family is flat at least to this bandwidth, GB/s.
     Unbounded { flat_to_gbs: f64 },
-    /// Between these bandwidths, GB/s (the lowest and highest the family's mixes give).
+    /// Between these bandwidths, GB/s (the lowest and highest the family's mixes and rounds give).
     Within { low_gbs: f64, high_gbs: f64 },
     /// Latency beyond the last point of a curve that never rose above its idle noise: more
     /// traffic than the curves drew (at least this, GB/s), with no upper bound and no sign that
@@ -68,32 +70,81 @@ struct Answer {
     rose: bool,
 }
 
-fn on_curve(c: &Curve, ns: f64) -> Option<Answer> {
-    let pts: Vec<(f64, f64)> = {
+/// One line a latency is read off: a curve's merged points, or one round's sweep of them.
+struct Line {
+    /// (GB/s, ns), idle first, latency as its running maximum.
+    pts: Vec<(f64, f64)>,
+    /// The share over idle within which a latency is the idle point's noise.
+    noise: f64,
+    /// Whether the curve (merged) left that noise: a round's sweep of a curve that did but which
+    /// stayed flat itself ends where that round's load ended, a bound, not a flat-to-its-end
+    /// curve that bounds nothing.
+    rose: bool,
+}
+
+impl Line {
+    fn new(points: impl Iterator<Item = (f64, f64)>, noise: f64) -> Self {
         // Queueing never makes a miss cheaper: a later point's latency below an earlier one's is
         // noise, so the curve is read as its running maximum (monotone), which inverts.
         let mut top = 0.0f64;
+        let pts: Vec<(f64, f64)> = points
+            .map(|(gbs, ns)| {
+                top = top.max(ns);
+                (gbs, top)
+            })
+            .collect();
+        let rose = pts
+            .first()
+            .is_some_and(|&(_, idle)| pts.iter().any(|p| p.1 > idle * (1.0 + noise)));
+        Line { pts, noise, rose }
+    }
+}
+
+/// The lines of a curve: its merged points and, where it was measured in rounds, each round's
+/// sweep. A machine whose response moves from round to round (another tenant on the memory, a
+/// fabric clock that changed) reads one load at two latencies; the merged curve lies between
+/// them and misses both, each round's sweep holds one of them.
+fn lines(c: &Curve, rounds: bool) -> Vec<Line> {
+    let Some(idle_point) = c.points.first().map(|p| &p.latency_ns) else {
+        return Vec::new();
+    };
+    let noise = FLAT.max((idle_point.ci_high - idle_point.median) / idle_point.median);
+    let merged = Line::new(
         c.points
             .iter()
-            .map(|p| {
-                top = top.max(p.latency_ns.median);
-                (p.bandwidth_gbs, top)
-            })
-            .collect()
-    };
+            .map(|p| (p.bandwidth_gbs, p.latency_ns.median)),
+        noise,
+    );
+    let rose = merged.rose;
+    let sweeps = if rounds { c.round_sweeps() } else { Vec::new() };
+    let sweeps = sweeps.into_iter().map(|sweep| Line {
+        rose,
+        ..Line::new(sweep.into_iter(), noise)
+    });
+    std::iter::once(merged)
+        .chain(sweeps)
+        .filter(|l| l.pts.len() >= 2)
+        .collect()
+}
+
+fn on_line(line: &Line, ns: f64) -> Option<Answer> {
+    let pts = &line.pts;
     let (&(_, idle), &(sat_gbs, sat_ns)) = (pts.first()?, pts.last()?);
-    let idle_point = &c.points[0].latency_ns;
-    let noise = FLAT.max((idle_point.ci_high - idle_point.median) / idle_point.median);
-    let flat_ns = idle * (1.0 + noise);
+    let flat_ns = idle * (1.0 + line.noise);
     // The first point that leaves the flat part. A curve that never leaves it says nothing of a
     // latency within its noise: its last point is where its load threads ran out, not where
-    // memory did, and a program drawing more would read just as flat.
-    let leaves = pts.iter().find(|p| p.1 > flat_ns).map(|p| p.0);
+    // memory did, and a program drawing more would read just as flat. A round's sweep that
+    // stayed flat, of a curve that rose, is flat at least to its last point.
+    let leaves = pts
+        .iter()
+        .find(|p| p.1 > flat_ns)
+        .map(|p| p.0)
+        .or(line.rose.then_some(sat_gbs));
     let answer = |low, high| Answer {
         low,
         high,
         saturation: sat_gbs,
-        rose: leaves.is_some(),
+        rose: line.rose,
     };
     if ns <= flat_ns {
         return Some(answer(0.0, leaves.unwrap_or(f64::INFINITY)));
@@ -109,16 +160,29 @@ fn on_curve(c: &Curve, ns: f64) -> Option<Answer> {
 
 /// The bandwidth interval a probe latency of `ns` (on the scale of the family's idle latency,
 /// [`idle_ns`]) maps to across `family` (curves with fewer than two points are left out); `None`
-/// without any usable curve.
+/// without any usable curve. Every curve is read as its merged points and as each round's sweep:
+/// the interval spans the mixes and the rounds.
 pub fn infer(ns: f64, family: &[Curve]) -> Option<Pressure> {
+    read(ns, family, true)
+}
+
+/// What [`infer`] gives off the curves' merged points alone, where their rounds' sweeps make it
+/// wider (`None` where they change nothing): how much of the interval's width is the machine
+/// answering one load at different latencies while the curves were measured.
+pub fn infer_merged(ns: f64, family: &[Curve]) -> Option<Pressure> {
+    let merged = read(ns, family, false)?;
+    (Some(merged) != read(ns, family, true)).then_some(merged)
+}
+
+fn read(ns: f64, family: &[Curve], rounds: bool) -> Option<Pressure> {
     let family_idle = idle_ns(family)?;
-    // Each curve is read as a rise over its own idle point: curves measured minutes apart start
-    // at different idle latencies on a machine that drifts, and an idle reading read against a
-    // curve that started lower would look like traffic.
+    // Each line is read as a rise over its own idle point: curves measured minutes apart (and
+    // rounds seconds apart) start at different idle latencies on a machine that drifts, and an
+    // idle reading read against a curve that started lower would look like traffic.
     let answers: Vec<Answer> = family
         .iter()
-        .filter(|c| c.points.len() >= 2)
-        .filter_map(|c| on_curve(c, ns * c.points[0].latency_ns.median / family_idle))
+        .flat_map(|c| lines(c, rounds))
+        .filter_map(|l| on_line(&l, ns * l.pts[0].1 / family_idle))
         .collect();
     if answers.is_empty() {
         return None;
@@ -160,6 +224,17 @@ pub fn infer(ns: f64, family: &[Curve]) -> Option<Pressure> {
     })
 }
 
+/// The highest bandwidth any curve of the family reached, its merged points or one round's
+/// sweep, GB/s: the top of every interval [`infer`] can give.
+pub fn highest_gbs(family: &[Curve]) -> f64 {
+    family
+        .iter()
+        .flat_map(|c| lines(c, true))
+        .flat_map(|l| l.pts)
+        .map(|(gbs, _)| gbs)
+        .fold(0.0, f64::max)
+}
+
 /// The family's idle latency: the median of its curves' idle points, ns.
 pub fn idle_ns(family: &[Curve]) -> Option<f64> {
     let mut v: Vec<f64> = family
@@ -187,6 +262,7 @@ mod tests {
                 p90_ns: None,
                 p99_ns: None,
                 round_bandwidths_gbs: Vec::new(),
+                round_latencies_ns: Vec::new(),
                 between_rounds: None,
             })
             .collect();
@@ -197,6 +273,21 @@ mod tests {
             knee_gbs: None,
             saturation_between_rounds: None,
         }
+    }
+
+    /// A curve measured in rounds: each round's sweep as (GB/s, ns) pairs, the same points in
+    /// each; the merged point is their mean bandwidth and the median of their latencies.
+    fn rounds_curve(mix: TrafficMix, rounds: &[&[(f64, f64)]]) -> Curve {
+        let mut c = curve(mix, rounds[0]);
+        for (i, p) in c.points.iter_mut().enumerate() {
+            let bws: Vec<f64> = rounds.iter().map(|r| r[i].0).collect();
+            let ns: Vec<f64> = rounds.iter().map(|r| r[i].1).collect();
+            p.bandwidth_gbs = bws.iter().sum::<f64>() / bws.len() as f64;
+            p.latency_ns = memsight_core::stats::summarize(&ns);
+            p.round_bandwidths_gbs = bws;
+            p.round_latencies_ns = ns;
+        }
+        c
     }
 
     /// Reads flat to 20 GB/s, then rising to 200 ns at 40; writes rise earlier and saturate at 30.
@@ -335,6 +426,60 @@ mod tests {
         assert!(
             (high_gbs - (0.5 + 12.7 / 13.0 * 19.5)).abs() < 1e-6,
             "{high_gbs}"
+        );
+    }
+
+    /// A host whose response flips between rounds: one round reads 16 GB/s at 103 ns, the next
+    /// at 165. The merged curve (the median of two rounds, 134 ns) misses both; each round's
+    /// sweep holds one, so a load of 16 GB/s read in either mode lies in its interval.
+    #[test]
+    fn each_rounds_sweep_is_read_so_a_load_read_in_either_mode_is_held() {
+        let fast: &[(f64, f64)] = &[(0.5, 100.0), (16.0, 103.0), (32.0, 150.0), (48.0, 220.0)];
+        let slow: &[(f64, f64)] = &[(0.5, 100.0), (16.0, 165.0), (32.0, 210.0), (48.0, 300.0)];
+        let family = vec![rounds_curve(TrafficMix::Reads, &[fast, slow])];
+        assert_eq!(family[0].round_sweeps().len(), 2);
+        assert_eq!(highest_gbs(&family), 48.0);
+        // 165 ns: 16 GB/s on the slow sweep, 35.4 on the fast one; 150 ns: 12.4 and 32.
+        for ns in [165.0, 150.0] {
+            let p = infer(ns, &family).unwrap();
+            assert!(p.contains(16.0) && p.contains(32.0), "{ns}: {p:?}");
+        }
+        // Without the rounds (the merged curve alone) the slow mode's 165 ns reads as far more.
+        let mut merged = family.clone();
+        for p in &mut merged[0].points {
+            p.round_latencies_ns.clear();
+        }
+        assert!(merged[0].round_sweeps().is_empty());
+        assert!(!infer(165.0, &merged).unwrap().contains(16.0));
+        assert_eq!(infer_merged(165.0, &merged), None);
+        assert_eq!(infer_merged(165.0, &family), infer(165.0, &merged));
+    }
+
+    /// Where the rounds agree (a machine nobody else loads), reading each round's sweep changes
+    /// the interval by no more than the rounds differ.
+    #[test]
+    fn rounds_that_agree_leave_the_interval_as_the_merge_gives_it() {
+        let a: &[(f64, f64)] = &[(0.5, 100.0), (16.0, 103.0), (32.0, 150.0), (48.0, 220.0)];
+        let b: &[(f64, f64)] = &[(0.5, 100.5), (16.2, 103.5), (32.3, 151.0), (48.4, 221.0)];
+        let c: &[(f64, f64)] = &[(0.5, 99.5), (15.8, 102.5), (31.7, 149.0), (47.6, 219.0)];
+        let family = vec![rounds_curve(TrafficMix::Reads, &[a, b, c])];
+        let (lo, hi) = infer(180.0, &family).unwrap().bounds();
+        let merged = infer_merged(180.0, &family).unwrap_or(infer(180.0, &family).unwrap());
+        let (mlo, mhi) = merged.bounds();
+        assert!(lo <= mlo && hi >= mhi, "{lo}–{hi} vs {mlo}–{mhi}");
+        assert!(hi / lo < 1.03 * mhi / mlo, "{lo}–{hi} vs {mlo}–{mhi}");
+    }
+
+    /// A round's sweep that stayed within the idle noise, of a curve that rose in its other
+    /// rounds, is flat to its own end: a bound, not a curve that bounds nothing.
+    #[test]
+    fn a_flat_round_of_a_rising_curve_bounds_at_its_end() {
+        let rose: &[(f64, f64)] = &[(0.5, 100.0), (20.0, 104.0), (40.0, 160.0)];
+        let flat: &[(f64, f64)] = &[(0.5, 100.0), (20.0, 101.0), (36.0, 103.0)];
+        let family = vec![rounds_curve(TrafficMix::Reads, &[rose, rose, flat])];
+        assert_eq!(
+            infer(102.0, &family),
+            Some(Pressure::Flat { below_gbs: 40.0 })
         );
     }
 }

@@ -113,7 +113,9 @@ impl Args {
         let cfg = loaded::Config {
             mixes: vec![TrafficMix::Reads, TrafficMix::R2W1, TrafficMix::Writes],
             points: 6,
-            rounds: 1,
+            // Each round's sweep is read as well as their merge: a host that answers one load at
+            // two latencies shows both, and a reading in either is held.
+            rounds: 3,
             ..loaded::Config::default()
         };
         let (r, done) = ui.progress(None, |tick| loaded::run(&cfg, env, machine, tick))?;
