@@ -100,11 +100,20 @@ impl Line {
     }
 }
 
+/// Which lines of a curve a latency is read off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    /// The merged points and each round's sweep.
+    MergeAndRounds,
+    /// The merged points alone (as before the rounds were kept).
+    MergeAlone,
+}
+
 /// The lines of a curve: its merged points and, where it was measured in rounds, each round's
 /// sweep. A machine whose response moves from round to round (another tenant on the memory, a
 /// fabric clock that changed) reads one load at two latencies; the merged curve lies between
 /// them and misses both, each round's sweep holds one of them.
-fn lines(c: &Curve, rounds: bool) -> Vec<Line> {
+fn lines(c: &Curve, which: Lines) -> Vec<Line> {
     let Some(idle_point) = c.points.first().map(|p| &p.latency_ns) else {
         return Vec::new();
     };
@@ -116,7 +125,10 @@ fn lines(c: &Curve, rounds: bool) -> Vec<Line> {
         noise,
     );
     let rose = merged.rose;
-    let sweeps = if rounds { c.round_sweeps() } else { Vec::new() };
+    let sweeps = match which {
+        Lines::MergeAndRounds => c.round_sweeps(),
+        Lines::MergeAlone => Vec::new(),
+    };
     let sweeps = sweeps.into_iter().map(|sweep| Line {
         rose,
         ..Line::new(sweep.into_iter(), noise)
@@ -163,25 +175,27 @@ fn on_line(line: &Line, ns: f64) -> Option<Answer> {
 /// without any usable curve. Every curve is read as its merged points and as each round's sweep:
 /// the interval spans the mixes and the rounds.
 pub fn infer(ns: f64, family: &[Curve]) -> Option<Pressure> {
-    read(ns, family, true)
+    read(ns, family, Lines::MergeAndRounds)
 }
 
 /// What [`infer`] gives off the curves' merged points alone, where their rounds' sweeps make it
 /// wider (`None` where they change nothing): how much of the interval's width is the machine
 /// answering one load at different latencies while the curves were measured.
 pub fn infer_merged(ns: f64, family: &[Curve]) -> Option<Pressure> {
-    let merged = read(ns, family, false)?;
-    (Some(merged) != read(ns, family, true)).then_some(merged)
+    let merged = read(ns, family, Lines::MergeAlone)?;
+    let full = read(ns, family, Lines::MergeAndRounds)?;
+    // Bounds, not kinds: two unbounded readings whose flat curves ended apart say the same.
+    (merged.bounds() != full.bounds()).then_some(merged)
 }
 
-fn read(ns: f64, family: &[Curve], rounds: bool) -> Option<Pressure> {
+fn read(ns: f64, family: &[Curve], which: Lines) -> Option<Pressure> {
     let family_idle = idle_ns(family)?;
     // Each line is read as a rise over its own idle point: curves measured minutes apart (and
     // rounds seconds apart) start at different idle latencies on a machine that drifts, and an
     // idle reading read against a curve that started lower would look like traffic.
     let answers: Vec<Answer> = family
         .iter()
-        .flat_map(|c| lines(c, rounds))
+        .flat_map(|c| lines(c, which))
         .filter_map(|l| on_line(&l, ns * l.pts[0].1 / family_idle))
         .collect();
     if answers.is_empty() {
@@ -229,7 +243,7 @@ fn read(ns: f64, family: &[Curve], rounds: bool) -> Option<Pressure> {
 pub fn highest_gbs(family: &[Curve]) -> f64 {
     family
         .iter()
-        .flat_map(|c| lines(c, true))
+        .flat_map(|c| lines(c, Lines::MergeAndRounds))
         .flat_map(|l| l.pts)
         .map(|(gbs, _)| gbs)
         .fold(0.0, f64::max)
@@ -471,7 +485,8 @@ mod tests {
     }
 
     /// A round's sweep that stayed within the idle noise, of a curve that rose in its other
-    /// rounds, is flat to its own end: a bound, not a curve that bounds nothing.
+    /// rounds, is flat to its own end: a bound, not a curve that bounds nothing. A curve flat to
+    /// its end in every round bounds nothing either way, and the merge reads no differently.
     #[test]
     fn a_flat_round_of_a_rising_curve_bounds_at_its_end() {
         let rose: &[(f64, f64)] = &[(0.5, 100.0), (20.0, 104.0), (40.0, 160.0)];
@@ -481,5 +496,12 @@ mod tests {
             infer(102.0, &family),
             Some(Pressure::Flat { below_gbs: 40.0 })
         );
+        let flat2: &[(f64, f64)] = &[(0.5, 100.0), (20.0, 101.0), (44.0, 102.0)];
+        let never = vec![rounds_curve(TrafficMix::Reads, &[flat, flat2])];
+        assert!(matches!(
+            infer(101.0, &never),
+            Some(Pressure::Unbounded { flat_to_gbs }) if flat_to_gbs == 44.0
+        ));
+        assert_eq!(infer_merged(101.0, &never), None);
     }
 }
