@@ -400,6 +400,7 @@ fn trace(
         })
         .collect();
     let overall_ns = probe::median_ns(windows).map(|n| n * scale);
+    let overall = overall_ns.and_then(|n| pressure::infer(n, &family.curves));
     PressureTrace {
         family_source: family.source.clone(),
         probe_cpu: setup.cpu,
@@ -407,8 +408,10 @@ fn trace(
         family_idle_ns: family_idle,
         probe_idle_ns: setup.idle_ns,
         scale,
-        overall: overall_ns.and_then(|n| pressure::infer(n, &family.curves)),
-        overall_merged: overall_ns.and_then(|n| pressure::infer_merged(n, &family.curves)),
+        overall,
+        overall_merged: overall_ns
+            .zip(overall)
+            .and_then(|(n, full)| pressure::infer_merged(n, &family.curves, &full)),
         overall_ns,
         saturation_gbs: pressure::highest_gbs(&family.curves),
         dropped: setup.dropped_idle + windows.iter().map(|w| w.dropped).sum::<usize>(),

@@ -178,12 +178,12 @@ pub fn infer(ns: f64, family: &[Curve]) -> Option<Pressure> {
     read(ns, family, Lines::MergeAndRounds)
 }
 
-/// What [`infer`] gives off the curves' merged points alone, where their rounds' sweeps make it
-/// wider (`None` where they change nothing): how much of the interval's width is the machine
-/// answering one load at different latencies while the curves were measured.
-pub fn infer_merged(ns: f64, family: &[Curve]) -> Option<Pressure> {
+/// What the curves' merged points alone make of `ns`, where that differs from `full`, the
+/// answer [`infer`] gave for it (`None` where the rounds' sweeps change nothing): how much of the
+/// interval's width is the machine answering one load at different latencies while the curves
+/// were measured.
+pub fn infer_merged(ns: f64, family: &[Curve], full: &Pressure) -> Option<Pressure> {
     let merged = read(ns, family, Lines::MergeAlone)?;
-    let full = read(ns, family, Lines::MergeAndRounds)?;
     // Bounds, not kinds: two unbounded readings whose flat curves ended apart say the same.
     (merged.bounds() != full.bounds()).then_some(merged)
 }
@@ -465,8 +465,14 @@ mod tests {
         }
         assert!(merged[0].round_sweeps().is_empty());
         assert!(!infer(165.0, &merged).unwrap().contains(16.0));
-        assert_eq!(infer_merged(165.0, &merged), None);
-        assert_eq!(infer_merged(165.0, &family), infer(165.0, &merged));
+        assert_eq!(
+            infer_merged(165.0, &merged, &infer(165.0, &merged).unwrap()),
+            None
+        );
+        assert_eq!(
+            infer_merged(165.0, &family, &infer(165.0, &family).unwrap()),
+            infer(165.0, &merged)
+        );
     }
 
     /// Where the rounds agree (a machine nobody else loads), reading each round's sweep changes
@@ -478,7 +484,8 @@ mod tests {
         let c: &[(f64, f64)] = &[(0.5, 99.5), (15.8, 102.5), (31.7, 149.0), (47.6, 219.0)];
         let family = vec![rounds_curve(TrafficMix::Reads, &[a, b, c])];
         let (lo, hi) = infer(180.0, &family).unwrap().bounds();
-        let merged = infer_merged(180.0, &family).unwrap_or(infer(180.0, &family).unwrap());
+        let full = infer(180.0, &family).unwrap();
+        let merged = infer_merged(180.0, &family, &full).unwrap_or(full);
         let (mlo, mhi) = merged.bounds();
         assert!(lo <= mlo && hi >= mhi, "{lo}–{hi} vs {mlo}–{mhi}");
         assert!(hi / lo < 1.03 * mhi / mlo, "{lo}–{hi} vs {mlo}–{mhi}");
@@ -502,6 +509,9 @@ mod tests {
             infer(101.0, &never),
             Some(Pressure::Unbounded { flat_to_gbs }) if flat_to_gbs == 44.0
         ));
-        assert_eq!(infer_merged(101.0, &never), None);
+        assert_eq!(
+            infer_merged(101.0, &never, &infer(101.0, &never).unwrap()),
+            None
+        );
     }
 }
