@@ -6,6 +6,7 @@
 //! - [`cpuclock`]: whether a measuring thread kept its CPU, and team spans;
 //! - [`timer`] and [`stats`]: one timing and statistics scheme for every mode;
 //! - [`report`]: the versioned JSON envelope every command writes;
+//! - [`finding`]: a finding with the figures it cites and what they rest on;
 //! - [`perf`]: event counters through perf_event_open, and PMUs as sysfs describes them.
 //!
 //! `unsafe` here: buffer (mmap, mbind, madvise), pin (sched_setaffinity), pagemap, cpuclock
@@ -21,6 +22,7 @@ pub mod cpuset;
 pub mod edac;
 pub mod env;
 pub mod error;
+pub mod finding;
 pub mod groupjoin;
 pub mod hugepool;
 pub mod input;

@@ -1,9 +1,14 @@
 //! Cache-line transfers between two cores.
 //!
-//! **Modified line** (ping-pong): two threads take turns writing a counter in one line; each
-//! write needs the line in Modified state, so every turn moves a dirty line from the other core's
-//! cache. Time per turn = one core-to-core transfer of a modified line plus the waiting core's
-//! reaction, the figure core-to-core latency tools report.
+//! **Modified line, atomic** ([`pingpong_atomic`]): two threads take turns advancing a counter
+//! in one line with a compare-and-swap; the waiting thread's CAS attempts ask for the line in
+//! Modified state, so every turn is one request for ownership of a dirty line that sits in the
+//! other core's cache: one coherence transaction. Time per turn = that transfer, the figure
+//! core-to-core-latency (its CAS bench) and Intel MLC's c2c report.
+//!
+//! **Modified line, load then store** ([`pingpong`]): the waiting thread spins on a load and then
+//! stores, so every turn is a read miss (the line arrives Shared) and then an upgrade to
+//! Modified: two coherence transactions, which across dies costs about twice one.
 //!
 //! **Clean lines**: the measuring core flushes a set of lines, the partner reads them all (they
 //! arrive clean, Exclusive, in the partner's cache), then the measuring core walks them as a
@@ -40,6 +45,23 @@ pub fn pingpong(line: &Line, first: bool, base: u64, rounds: u64) {
             std::hint::spin_loop();
         }
         line.value.store(want + 1, Ordering::Release);
+    }
+}
+
+/// Runs `rounds` turns of the atomic modified-line ping-pong as `first` (true for one thread,
+/// false for its partner): each turn one compare-and-swap from `2k + me` to `2k + me + 1` that
+/// succeeds once the partner's turn has made the line hold `2k + me`. No pause between attempts
+/// (as core-to-core-latency): each failed attempt is itself the request for the line, and a
+/// pause would add its own delay (up to ~140 cycles on Intel cores) to every turn.
+pub fn pingpong_atomic(line: &Line, first: bool, base: u64, rounds: u64) {
+    let me = u64::from(!first);
+    for k in base..base + rounds {
+        let want = 2 * k + me;
+        while line
+            .value
+            .compare_exchange(want, want + 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {}
     }
 }
 
@@ -130,6 +152,19 @@ mod tests {
             s.spawn(|| pingpong(&line, false, 1000, 10));
         });
         assert_eq!(line.value.load(Ordering::SeqCst), 2020);
+    }
+
+    #[test]
+    fn the_atomic_pingpong_alternates_and_resumes() {
+        let line = Line::default();
+        for base in [0, 500] {
+            std::thread::scope(|s| {
+                s.spawn(|| pingpong_atomic(&line, true, base, 500));
+                s.spawn(|| pingpong_atomic(&line, false, base, 500));
+            });
+            // Every turn advanced the counter by exactly one: 2 × rounds in all.
+            assert_eq!(line.value.load(Ordering::SeqCst), 2 * (base + 500));
+        }
     }
 
     #[test]

@@ -13,10 +13,14 @@
 //! Two figures agree when their ratio is within the tolerance: 10%, or more where the figures
 //! are less certain (their relative 95% CI widths added) and where the run's drift probes saw
 //! the quantity move between probes (their read rate for bandwidth, their idle latency for
-//! latency, highest ÷ lowest − 1), since figures taken at different moments differ by that. Otherwise the figure of the
-//! suite that measures that quantity on its own stands (the bandwidth suite for bandwidth, the
-//! ladder for idle latency: they sample until the median is certain and measure nothing else
-//! at the time), unless the drift probes put it in a slow phase and the other not.
+//! latency, highest ÷ lowest − 1), since figures taken at different moments differ by that;
+//! but never more than ±25% ([`MAX_TOLERANCE`]): a gap wider than that is not agreement
+//! whatever the noise. Past the tolerance, one figure stands when there is a reason to prefer
+//! it: the drift probes put the other in a slow phase, or, failing that, where the noise and
+//! the drift cannot account for the gap, the suite that measures the quantity on its own (the
+//! bandwidth suite's read past the streaming check; the ladder's settled memory plateau, the
+//! median of its last octaves). Where the noise and the drift could account for a gap beyond
+//! ±25% and no slow phase tells the two apart, the run says it cannot tell.
 
 use memsight_suites::drift::DriftSeries;
 use schemars::JsonSchema;
@@ -26,6 +30,32 @@ use crate::figure::Figure;
 
 /// The least tolerance between two figures of one quantity.
 pub const MIN_TOLERANCE: f64 = 0.10;
+/// The most: a wider gap is never called agreement, whatever the figures' CIs and the drift.
+pub const MAX_TOLERANCE: f64 = 0.25;
+
+/// What the pair says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Concord {
+    /// Within the tolerance.
+    Agree,
+    /// Beyond it, and one figure stands for a reason given.
+    Differ,
+    /// Beyond ±25%, within what the noise and the drift allow, and nothing tells the two apart:
+    /// the machine moved too much to tell.
+    CannotTell,
+}
+
+impl Concord {
+    /// How the report's table says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Concord::Agree => "yes",
+            Concord::Differ => "no",
+            Concord::CannotTell => "cannot tell",
+        }
+    }
+}
 
 /// One figure of a pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -47,10 +77,28 @@ pub struct Agreement {
     pub against: Witness,
     /// `against` over `stands`.
     pub ratio: f64,
+    /// The tolerance applied: the noise and the drift, within 10–25%.
     pub tolerance: f64,
+    /// What the figures' CIs and the drift alone would allow, uncapped.
+    #[serde(default)]
+    pub noise: f64,
     pub agree: bool,
-    /// Why the standing figure stands.
+    /// Agree, differ, or cannot tell; absent in files written before it ([`Self::concord`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concord: Option<Concord>,
+    /// Why the standing figure stands (or why no figure can be said to).
     pub why: String,
+}
+
+impl Agreement {
+    /// What the pair says; for a file written before [`Concord`], from `agree`.
+    pub fn concord(&self) -> Concord {
+        self.concord.unwrap_or(if self.agree {
+            Concord::Agree
+        } else {
+            Concord::Differ
+        })
+    }
 }
 
 /// What a quantity's pair needs: the figures, which suite measures it on its own, and the
@@ -62,7 +110,12 @@ struct Pair<'a> {
     /// How far the drift probes saw this quantity move during the run (highest ÷ lowest − 1),
     /// added to the tolerance.
     drift: f64,
+    /// Why `main` stands where the two differ beyond the noise.
+    stands_because: &'static str,
 }
+
+const READ_STANDS: &str = "the bandwidth suite measures the whole team's read on its own, at working sets past the streaming check, sampling until the median is certain";
+const LATENCY_STANDS: &str = "the ladder's memory plateau is where its latency settled: the median of its last octaves, the largest working sets it chased, sampled until the median is certain";
 
 fn witness(f: &Figure) -> Witness {
     let uncertainty = f
@@ -93,22 +146,39 @@ fn judge(p: Pair, drift: Option<&DriftSeries>) -> Option<Agreement> {
         return None;
     }
     let ratio = b.value / a.value;
-    let tolerance = MIN_TOLERANCE.max(a.uncertainty + b.uncertainty + p.drift);
-    let agree = (ratio.ln()).abs() <= (1.0 + tolerance).ln();
+    let noise = MIN_TOLERANCE.max(a.uncertainty + b.uncertainty + p.drift);
+    let tolerance = noise.min(MAX_TOLERANCE);
+    let within = |t: f64| ratio.ln().abs() <= (1.0 + t).ln();
     let slow = |w: &Witness| drift.and_then(|d| d.slow_share(run_name(&w.suite)));
-    let (stands, against, why) = match (slow(&a), slow(&b)) {
+    let (concord, stands, against, why) = match (slow(&a), slow(&b)) {
+        _ if within(tolerance) => (Concord::Agree, a, b, p.stands_because.to_string()),
         (Some(sa), None) => (
+            Concord::Differ,
             b,
             a,
             format!(
                 "measured outside the slow phase the drift probes saw (the other at {sa:.2}× the run's best)"
             ),
         ),
-        _ => (
+        (None, Some(sb)) => (
+            Concord::Differ,
             a,
             b,
-            "the suite that measures this quantity on its own: it samples until the median is certain and measures nothing else meanwhile".to_string(),
+            format!(
+                "measured outside the slow phase the drift probes saw (the other at {sb:.2}× the run's best)"
+            ),
         ),
+        _ if within(noise) => (
+            Concord::CannotTell,
+            a,
+            b,
+            format!(
+                "the machine moved too much to tell: the figures' CIs and the drift probes allow {:.0}%, beyond the ±{:.0}% within which two figures may be said to agree, and no slow phase sets one apart; rerun when the machine is quieter",
+                100.0 * noise,
+                100.0 * MAX_TOLERANCE
+            ),
+        ),
+        _ => (Concord::Differ, a, b, p.stands_because.to_string()),
     };
     Some(Agreement {
         quantity: p.quantity.to_string(),
@@ -116,7 +186,9 @@ fn judge(p: Pair, drift: Option<&DriftSeries>) -> Option<Agreement> {
         stands,
         against,
         tolerance,
-        agree,
+        noise,
+        agree: concord == Concord::Agree,
+        concord: Some(concord),
         why,
     })
 }
@@ -163,6 +235,7 @@ pub fn agreements(figs: &[Figure], drift: Option<&DriftSeries>) -> Vec<Agreement
             main,
             other,
             drift: bw_drift,
+            stands_because: READ_STANDS,
         });
     }
     if let Some(main) = find(&|k| k.starts_with("latency/cpu") && k.ends_with("/level/memory")) {
@@ -173,31 +246,42 @@ pub fn agreements(figs: &[Figure], drift: Option<&DriftSeries>) -> Vec<Agreement
                 main,
                 other,
                 drift: lat_drift,
+                stands_because: LATENCY_STANDS,
             });
         }
     }
     pairs.into_iter().filter_map(|p| judge(p, drift)).collect()
 }
 
-/// One finding per pair that disagrees.
+/// One finding per pair that does not agree.
 pub fn findings(a: &[Agreement]) -> Vec<String> {
     a.iter()
         .filter(|x| !x.agree)
         .map(|x| {
-            format!(
-                "{}: {} ({}) and {} ({}) differ by {:.2}×, more than their {:.0}% tolerance; {} {:.1} {} stands for this machine: {}",
+            let head = format!(
+                "{}: {} ({}, {:.1} {}) and {} ({}, {:.1} {}) differ by {:.2}×",
                 x.quantity,
                 x.stands.key,
                 x.stands.suite,
-                x.against.key,
-                x.against.suite,
-                x.ratio.max(1.0 / x.ratio),
-                100.0 * x.tolerance,
-                x.stands.key,
                 x.stands.value,
                 x.stands.unit,
-                x.why
-            )
+                x.against.key,
+                x.against.suite,
+                x.against.value,
+                x.against.unit,
+                x.ratio.max(1.0 / x.ratio),
+            );
+            match x.concord() {
+                Concord::CannotTell => format!("{head}: cannot tell which stands: {}", x.why),
+                _ => format!(
+                    "{head}, more than their {:.0}% tolerance; {} {:.1} {} stands for this machine: {}",
+                    100.0 * x.tolerance,
+                    x.stands.key,
+                    x.stands.value,
+                    x.stands.unit,
+                    x.why
+                ),
+            }
         })
         .collect()
 }
@@ -233,7 +317,7 @@ mod tests {
         assert!(!bw.agree);
         assert_eq!(bw.stands.suite, "bandwidth");
         let f = findings(&a);
-        assert!(f[0].starts_with("read bandwidth: bandwidth/read/2t (bandwidth) and numa/node0/node0/bandwidth (numa) differ by 1.78×"), "{}", f[0]);
+        assert!(f[0].starts_with("read bandwidth: bandwidth/read/2t (bandwidth, 81.4 GB/s) and numa/node0/node0/bandwidth (numa, 45.8 GB/s) differ by 1.78×"), "{}", f[0]);
         // The latency pairs: 104 vs 110 agrees, 150 vs 110 does not.
         assert!(a[1].agree && !a[2].agree);
     }
@@ -274,8 +358,26 @@ mod tests {
             }),
             findings: Vec::new(),
         };
+        // 1.78× lies within a 1.8× drift, but beyond ±25% it is never agreement: the NUMA
+        // cell was measured in the slow phase, so the bandwidth read stands.
         let a = agreements(&one_node(81.4, 45.8), Some(&d));
-        assert!(a[0].agree, "1.78× is within a 1.8× drift");
+        assert!(!a[0].agree);
+        assert_eq!(a[0].concord(), Concord::Differ);
+        assert_eq!(a[0].stands.suite, "bandwidth");
+        assert!(a[0].why.contains("outside the slow phase"), "{}", a[0].why);
+        assert!(a[0].tolerance <= MAX_TOLERANCE);
+        // Without a slow phase to tell them apart, the run cannot tell.
+        let mut d3 = d.clone();
+        if let Some(v) = &mut d3.verdict {
+            v.slow.clear();
+        }
+        let a = agreements(&one_node(81.4, 45.8), Some(&d3));
+        assert_eq!(a[0].concord(), Concord::CannotTell);
+        assert!(
+            findings(&a)[0].contains("cannot tell which stands"),
+            "{:?}",
+            findings(&a)
+        );
         let mut d2 = d.clone();
         if let Some(v) = &mut d2.verdict {
             v.bandwidth_ratio = 1.3;
@@ -288,6 +390,40 @@ mod tests {
             "the figure outside the slow phase stands"
         );
         assert!(a[0].why.contains("outside the slow phase"));
+    }
+
+    /// The run of the issue: read 55.65 GB/s (bandwidth) vs 34.53 (NUMA cell), ratio 0.62, a
+    /// 73% tolerance from wide CIs and drift, and "agree: yes".
+    #[test]
+    fn a_gap_past_25_percent_is_never_agreement() {
+        let mut f = one_node(55.65, 34.53);
+        for x in f.iter_mut().filter(|x| x.unit == "GB/s") {
+            x.summary = Some(memsight_core::stats::summarize(&[
+                x.value * 0.7,
+                x.value,
+                x.value * 1.3,
+            ]));
+        }
+        let a = agreements(&f, None);
+        assert!(a[0].noise > 0.6, "{}", a[0].noise);
+        assert!(!a[0].agree);
+        assert_eq!(a[0].concord(), Concord::CannotTell);
+        assert!((a[0].tolerance - MAX_TOLERANCE).abs() < 1e-12);
+        // Every ratio said to agree lies within ±25%.
+        for r in [0.5, 0.7, 0.79, 0.81, 1.0, 1.2, 1.26, 1.6] {
+            let a = agreements(&one_node(50.0, 50.0 * r), None);
+            assert!(!a[0].agree || (0.8..=1.25).contains(&r), "{r}");
+        }
+    }
+
+    /// A file written before the concord was kept reads it from `agree`.
+    #[test]
+    fn an_older_agreement_reads_its_concord_from_agree() {
+        let a = &agreements(&one_node(30.9, 28.4), None)[0];
+        let mut v = serde_json::to_value(a).unwrap();
+        v.as_object_mut().unwrap().remove("concord");
+        let back: Agreement = serde_json::from_value(v).unwrap();
+        assert_eq!(back.concord(), Concord::Agree);
     }
 
     /// A thorough run scales threads: the whole team's read is the one compared.

@@ -1,17 +1,21 @@
 //! Core-to-core latency: how long a cache line takes to move between two cores.
 //!
 //! For every pair of chosen CPUs: the **modified-line** ping-pong (one-way transfer time of a
-//! dirty line, median of samples of many turns, via the engine's team sampler) and, on x86_64, the
+//! dirty line, median of samples of many turns, via the engine's team sampler), each turn one
+//! compare-and-swap, so one coherence transaction (as core-to-core-latency and Intel MLC count);
+//! beside it, unless `--modified-only`, the **load-then-store** ping-pong (a read miss and then
+//! an upgrade a turn: two transactions, what a spin-then-store handoff costs) and, on x86_64, the
 //! **clean-line** probe (a dependent walk over 64 lines that sit clean in the partner's cache,
 //! TSC-timed, per line; 200 probes per direction). The
 //! default CPUs are one per last-level-cache domain (CCX, socket), or one per core when there is a
 //! single domain ([`crate::plan::c2c_cpus`]).
 
 use memsight_core::env::Environment;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::{Summary, summarize};
 use memsight_core::team::sample_team;
 use memsight_core::{Error, Result};
-use memsight_kernels::pingpong::{Line, pingpong};
+use memsight_kernels::pingpong::{Line, pingpong, pingpong_atomic};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -53,13 +57,38 @@ const PROBES: usize = 200;
 /// Lines per clean-line probe (walked as a dependent chain).
 const LINES: usize = 64;
 
+/// What a turn of the modified-line figure is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Turn {
+    /// One compare-and-swap: one coherence transaction (schema 4 on).
+    Atomic,
+    /// A spin on a load, then a store: a read miss and an upgrade (files before schema 4).
+    #[default]
+    LoadStore,
+}
+
+impl Turn {
+    /// The quantity's name, for tables and findings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Turn::Atomic => "modified line (atomic: one transfer a turn)",
+            Turn::LoadStore => "modified line (load then store: a read miss and an upgrade a turn)",
+        }
+    }
+}
+
 /// One pair's figures.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Pair {
     pub a: usize,
     pub b: usize,
-    /// One-way transfer of a modified line, ns (symmetric: a→b and b→a alternate).
+    /// One-way transfer of a modified line, ns (symmetric: a→b and b→a alternate); a turn as
+    /// [`C2cResults::turn`] says.
     pub modified_ns: Summary,
+    /// The load-then-store ping-pong's turn, ns: two coherence transactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_store_ns: Option<Summary>,
     /// `a` loads a line clean in `b`'s cache, ns.
     pub clean_a_from_b_ns: Option<Summary>,
     /// `b` loads a line clean in `a`'s cache, ns.
@@ -73,13 +102,16 @@ pub struct C2cResults {
     pub cpus: Vec<usize>,
     /// How the CPUs were chosen.
     pub selection: String,
+    /// What a turn of `modified_ns` is (absent in files before schema 4: load then store).
+    #[serde(default)]
+    pub turn: Turn,
     pub pairs: Vec<Pair>,
     /// `modified[i][j]`: median one-way ns between cpus[i] and cpus[j] (None on the diagonal).
     pub modified: Vec<Vec<Option<f64>>>,
     /// `clean[i][j]`: median ns for cpus[i] to load a line clean in cpus[j].
     pub clean: Vec<Vec<Option<f64>>>,
     pub tsc_ticks_per_ns: Option<f64>,
-    pub findings: Vec<String>,
+    pub findings: Vec<Finding>,
 }
 
 /// Measures the matrix. Returns results and whether every pair was measured.
@@ -116,9 +148,13 @@ pub fn run(
         for j in i + 1..n {
             let (x, y) = (cpus[i], cpus[j]);
             tick(&format!("CPU {x} ↔ CPU {y}"));
-            let Some(modified) = modified_pair(x, y, &rule, sample_ns)? else {
+            let Some(modified) = modified_pair(x, y, &rule, sample_ns, Turn::Atomic)? else {
                 complete = false;
                 break 'outer;
+            };
+            let load_store = match a.modified_only {
+                true => None,
+                false => modified_pair(x, y, &rule, sample_ns, Turn::LoadStore)?,
             };
             let (ab, ba) = match ticks {
                 Some(t) => (clean_probe(x, y, t)?, clean_probe(y, x, t)?),
@@ -128,6 +164,7 @@ pub fn run(
                 a: x,
                 b: y,
                 modified_ns: modified,
+                load_store_ns: load_store,
                 clean_a_from_b_ns: ab,
                 clean_b_from_a_ns: ba,
             });
@@ -153,9 +190,14 @@ pub fn run(
     }
     let findings = findings(env, &pairs);
     let method = format!(
-        "modified line: two pinned threads alternately increment a counter in one 128-byte-aligned line ({TURNS} turns a pass), samples of ≥{:.0} ms until the median's 95% CI is within {:.0}%; figure = time ÷ turns = one-way transfer. {}",
+        "modified line: two pinned threads take turns advancing a counter in one 128-byte-aligned line with a compare-and-swap, retried without a pause until the partner's turn lets it succeed ({TURNS} turns a pass), samples of ≥{:.0} ms until the median's 95% CI is within {:.0}%; figure = time ÷ turns = one-way transfer of a dirty line, one coherence transaction a turn (as core-to-core-latency's CAS bench and Intel MLC count). {}{}",
         sample_ns / 1e6,
         100.0 * rule.target_rel_ci,
+        if a.modified_only {
+            String::new()
+        } else {
+            "load then store: the same turns with a spin on a load and then a plain store, a read miss and then an upgrade to Modified a turn (two transactions; what a spin-then-store handoff costs). ".to_string()
+        },
         if clean_enabled {
             format!(
                 "clean line: the reader flushes {LINES} lines, the partner loads them (clean, in its cache), the reader walks them as a dependent pointer chain timed with the TSC (fenced, calibrated against CLOCK_MONOTONIC); figure = walk time ÷ {LINES} = load-to-use latency of a line clean in the other core; {PROBES} probes per direction."
@@ -169,6 +211,7 @@ pub fn run(
             method,
             cpus,
             selection,
+            turn: Turn::Atomic,
             pairs,
             modified,
             clean,
@@ -184,6 +227,7 @@ fn modified_pair(
     y: usize,
     rule: &memsight_core::stats::StopRule,
     sample_ns: f64,
+    turn: Turn,
 ) -> Result<Option<Summary>> {
     let line = Line::default();
     let out = sample_team(
@@ -193,7 +237,10 @@ fn modified_pair(
         |i, _| Ok((i == 0, 0u64)),
         |state, passes| {
             let turns = passes * TURNS;
-            pingpong(&line, state.0, state.1, turns);
+            match turn {
+                Turn::Atomic => pingpong_atomic(&line, state.0, state.1, turns),
+                Turn::LoadStore => pingpong(&line, state.0, state.1, turns),
+            }
             state.1 += turns;
         },
         |passes, ns| ns / (2 * passes * TURNS) as f64,
@@ -254,54 +301,132 @@ fn clean_probe(_: usize, _: usize, _: f64) -> Result<Option<Summary>> {
     Ok(None)
 }
 
-fn findings(env: &Environment, pairs: &[Pair]) -> Vec<String> {
+/// The findings: transfer times by where the pair sits (within an LLC domain, across domains,
+/// across sockets), each the median over its clean pairs; a group whose every pair rests on
+/// disturbed samples is said to be unmeasured, not given as a time.
+pub fn findings(env: &Environment, pairs: &[Pair]) -> Vec<Finding> {
     let mut out = Vec::new();
-    let domain = |c: usize| {
-        env.topology
-            .cpus
-            .iter()
-            .find(|x| x.os_index == c)
-            .and_then(|x| x.llc_domain)
+    let cpu = |c: usize| env.topology.cpus.iter().find(|x| x.os_index == c);
+    let domain = |c: usize| cpu(c).and_then(|x| x.llc_domain);
+    let package = |c: usize| cpu(c).and_then(|x| x.package);
+    let cite = |p: &Pair| {
+        Cited::of(
+            format!("CPU {} ↔ {} modified line", p.a, p.b),
+            "ns",
+            &p.modified_ns,
+        )
     };
-    let package = |c: usize| {
-        env.topology
-            .cpus
+    let group = |label: &str, same: &dyn Fn(&Pair) -> bool| -> Option<(f64, Finding)> {
+        let all: Vec<&Pair> = pairs.iter().filter(|p| same(p)).collect();
+        let clean: Vec<&Pair> = all
             .iter()
-            .find(|x| x.os_index == c)
-            .and_then(|x| x.package)
-    };
-    let group = |same: &dyn Fn(&Pair) -> bool| -> Option<f64> {
-        let v: Vec<f64> = pairs
-            .iter()
-            .filter(|p| same(p))
-            .map(|p| p.modified_ns.median)
+            .copied()
+            .filter(|p| !p.modified_ns.rests_on_disturbed())
             .collect();
-        (!v.is_empty()).then(|| summarize(&v).median)
-    };
-    let within = group(&|p| domain(p.a) == domain(p.b));
-    let across = group(&|p| domain(p.a) != domain(p.b) && package(p.a) == package(p.b));
-    let sockets = group(&|p| package(p.a) != package(p.b));
-    for (label, v) in [
-        ("within one LLC domain", within),
-        ("across LLC domains of one socket", across),
-        ("across sockets", sockets),
-    ] {
-        if let Some(v) = v {
-            out.push(format!(
-                "modified-line transfer {label}: {v:.0} ns (median over pairs)"
+        if all.is_empty() {
+            return None;
+        }
+        if clean.is_empty() {
+            return Some((
+                f64::NAN,
+                Finding::citing(
+                    format!(
+                        "modified-line transfer {label}: not measured: every sample of its {} pair(s) was disturbed (a measuring thread lost its CPU), so the {:.0} ns they read is mostly time the threads waited for their CPUs, not a transfer; rerun on a quieter machine",
+                        all.len(),
+                        summarize(&all.iter().map(|p| p.modified_ns.median).collect::<Vec<_>>())
+                            .median
+                    ),
+                    all.iter().map(|p| cite(p)).collect(),
+                ),
             ));
         }
+        let v = summarize(
+            &clean
+                .iter()
+                .map(|p| p.modified_ns.median)
+                .collect::<Vec<_>>(),
+        )
+        .median;
+        let left = all.len() - clean.len();
+        let left_out = if left > 0 {
+            format!("; {left} pair(s) resting on disturbed samples left out")
+        } else {
+            String::new()
+        };
+        Some((
+            v,
+            Finding::citing(
+                format!(
+                    "modified-line transfer {label}: {v:.0} ns (median over {} pair(s){left_out})",
+                    clean.len()
+                ),
+                clean.iter().map(|p| cite(p)).collect(),
+            ),
+        ))
+    };
+    let within = group("within one LLC domain", &|p| domain(p.a) == domain(p.b));
+    let across = group("across LLC domains of one socket", &|p| {
+        domain(p.a) != domain(p.b) && package(p.a) == package(p.b)
+    });
+    let sockets = group("across sockets", &|p| package(p.a) != package(p.b));
+    for (_, f) in [&within, &across, &sockets].into_iter().flatten() {
+        out.push(f.clone());
     }
-    if let (Some(w), Some(x)) = (within, across.or(sockets)) {
-        out.push(format!(
-            "crossing an LLC boundary costs {:.1}× a transfer inside one",
-            x / w
+    let far = across.as_ref().or(sockets.as_ref());
+    if let (Some((w, fw)), Some((x, fx))) = (&within, far)
+        && w.is_finite()
+        && x.is_finite()
+    {
+        let mut cites = fw.cites.clone();
+        cites.extend(fx.cites.iter().cloned());
+        out.push(Finding::citing(
+            format!(
+                "crossing an LLC boundary costs {:.1}× a transfer inside one ({x:.0} vs {w:.0} ns)",
+                x / w
+            ),
+            cites,
         ));
     }
+    out.extend(load_store_finding(pairs));
     if let Some(h) = &env.cpu.hypervisor {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "under a hypervisor ({h}) these are transfers between wherever the host placed the vCPUs at the time: the same pair of vCPUs can measure one LLC domain's latency in one run and a cross-die latency (several times higher on chiplet CPUs) in the next; repeat and compare"
-        ));
+        )));
     }
     out
+}
+
+/// What a spin-then-store handoff costs beside one transfer, over the pairs where both are
+/// clean.
+fn load_store_finding(pairs: &[Pair]) -> Option<Finding> {
+    let both: Vec<(&Summary, &Summary)> = pairs
+        .iter()
+        .filter_map(|p| Some((&p.modified_ns, p.load_store_ns.as_ref()?)))
+        .collect();
+    if both.is_empty() {
+        return None;
+    }
+    let ratio = summarize(
+        &both
+            .iter()
+            .map(|(a, l)| l.median / a.median)
+            .collect::<Vec<_>>(),
+    )
+    .median;
+    let cites = both
+        .iter()
+        .flat_map(|(a, l)| {
+            [
+                Cited::of("atomic turn", "ns", a),
+                Cited::of("load-then-store turn", "ns", l),
+            ]
+        })
+        .collect();
+    Some(Finding::citing(
+        format!(
+            "a handoff that spins on a load and then stores takes {ratio:.2}× one atomic transfer (median over {} pair(s)): a read miss and then an upgrade, two coherence transactions a turn",
+            both.len()
+        ),
+        cites,
+    ))
 }

@@ -44,7 +44,8 @@ pub const MIN_WORKING_SET: u64 = 256 * MIB;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum MemoryCheck {
-    /// It held one latency for two octaves after a rise, at or above the memory floor.
+    /// It held one latency for two octaves, at or above the memory floor (after a rise, or from
+    /// a smallest size that was already that slow).
     HeldPlateau,
     /// It lies past twice the largest cache the OS reports.
     PastReportedCaches,
@@ -55,7 +56,7 @@ impl MemoryCheck {
     pub fn describe(self) -> String {
         match self {
             MemoryCheck::HeldPlateau => format!(
-                "latency held within ±{:.0}% for {HOLD_OCTAVES} octaves after a rise, at ≥ {MEMORY_FLOOR_NS:.0} ns (slower than any cache)",
+                "latency held within ±{:.0}% for {HOLD_OCTAVES} octaves at ≥ {MEMORY_FLOOR_NS:.0} ns (slower than any cache), its figure the median of those octaves, where it had stopped rising",
                 100.0 * TOLERANCE
             ),
             MemoryCheck::PastReportedCaches => {
@@ -80,43 +81,104 @@ pub struct MemoryStart {
     pub cache_bytes: u64,
 }
 
+/// Consecutive points passed over inside a run when the point after them comes back into its
+/// band: a sample or two a preempted chase inflated (or a lucky lap deflated) does not end a
+/// plateau, while a real step between levels never comes back.
+pub const MAX_SPIKE: usize = 2;
+/// A memory plateau has settled where its latency lies within this share of the median of its
+/// last [`HOLD_OCTAVES`] octaves: sizes before that still hit a cache on part of every lap.
+pub const SETTLED: f64 = 0.07;
+
+/// A run of values that stay within ±`tol` of the running median of those taken, walked from
+/// index 0: `span` values long, `members` the indices that entered the median (the span less
+/// the spikes passed over, [`MAX_SPIKE`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub span: usize,
+    pub members: Vec<usize>,
+}
+
+/// Grows a [`Run`] from the first of `values`.
+pub fn grow(values: &[f64], tol: f64) -> Run {
+    let inside = |x: f64, r: f64| x <= r * (1.0 + tol) && x >= r / (1.0 + tol);
+    let mut members = vec![0];
+    let mut end = 1;
+    while end < values.len() {
+        let taken: Vec<f64> = members.iter().map(|&i| values[i]).collect();
+        let r = memsight_core::stats::median(&taken);
+        if inside(values[end], r) {
+            members.push(end);
+            end += 1;
+            continue;
+        }
+        // A spike: up to MAX_SPIKE points outside, then one back inside the band.
+        match (1..=MAX_SPIKE).find(|k| values.get(end + k).is_some_and(|&x| inside(x, r))) {
+            Some(k) => {
+                members.push(end + k);
+                end += k + 1;
+            }
+            None => break,
+        }
+    }
+    Run { span: end, members }
+}
+
 /// Finds the memory plateau on a curve of (size, ns) sorted by size; `largest_reported` is the
 /// largest cache the OS reports (per instance), 0 when none.
+///
+/// The trailing run ([`grow`] from the largest size down) is the plateau's extent; its latency
+/// is the median of its last [`HOLD_OCTAVES`] octaves, where latency has stopped rising, and it
+/// starts at the first size from which every later one lies within [`SETTLED`] below that
+/// (earlier sizes still hit a cache on part of every lap). A curve that rose to it (some
+/// smaller size ran at most half its latency) or that starts beyond the caches (its smallest
+/// size already at [`MEMORY_FLOOR_NS`] or slower) is memory when the plateau held for
+/// [`HOLD_OCTAVES`] octaves at or above that floor; a curve past twice every reported cache is
+/// memory whatever its latency.
 pub fn memory_start(curve: &[(u64, f64)], largest_reported: u64) -> Option<MemoryStart> {
     let (last_size, _) = *curve.last()?;
-    // The trailing run: extend backwards while within the band of the run's median.
-    let mut j = curve.len() - 1;
-    let mut members = vec![curve[j].1];
-    while j > 0 {
-        let m = memsight_core::stats::median(&members);
-        let x = curve[j - 1].1;
-        if x > m * (1.0 + TOLERANCE) || x < m / (1.0 + TOLERANCE) {
+    let reversed: Vec<f64> = curve.iter().rev().map(|&(_, x)| x).collect();
+    let run = grow(&reversed, TOLERANCE);
+    let first = curve.len() - run.span;
+    let members: Vec<usize> = run.members.iter().map(|&i| curve.len() - 1 - i).collect();
+    let tail: Vec<f64> = members
+        .iter()
+        .filter(|&&i| curve[i].0 >= last_size >> HOLD_OCTAVES)
+        .map(|&i| curve[i].1)
+        .collect();
+    let ns = memsight_core::stats::median(&tail);
+    // Where it settled: walking down from the end, the last member no more than SETTLED below.
+    let mut from = curve.len() - 1;
+    for &i in &members {
+        if curve[i].1 < ns / (1.0 + SETTLED) {
             break;
         }
-        members.push(x);
-        j -= 1;
+        from = i;
     }
-    let ns = memsight_core::stats::median(&members);
-    let rose = curve[..j].iter().any(|&(_, x)| x <= ns / 2.0);
-    if !rose {
+    let rose = curve[..first].iter().any(|&(_, x)| x <= ns / 2.0);
+    let past_caches = first == 0 && ns >= MEMORY_FLOOR_NS;
+    if !rose && !past_caches {
         return None;
     }
-    let held = last_size >= curve[j].0 << HOLD_OCTAVES;
+    let held = last_size >= curve[from].0 << HOLD_OCTAVES;
     let check = if held && ns >= MEMORY_FLOOR_NS {
         MemoryCheck::HeldPlateau
-    } else if largest_reported > 0 && last_size >= 2 * largest_reported && members.len() >= 2 {
+    } else if rose
+        && largest_reported > 0
+        && last_size >= 2 * largest_reported
+        && members.len() >= 2
+    {
         MemoryCheck::PastReportedCaches
     } else {
         return None;
     };
-    let cache_bytes = curve[..j]
+    let cache_bytes = curve[..first]
         .iter()
         .filter(|&&(_, x)| x <= ns / 2.0)
         .map(|&(s, _)| s)
         .max()
         .unwrap_or(0);
     Some(MemoryStart {
-        from_bytes: curve[j].0,
+        from_bytes: curve[from].0,
         ns,
         check,
         cache_bytes,
@@ -366,9 +428,14 @@ mod tests {
         // Still on the L3 plateau: no memory yet.
         let c = staircase(&[(32 * K, 1.0), (M, 3.8), (u64::MAX, 13.0)], 64 * M);
         assert!(memory_start(&c, 0).is_none());
-        // Flat from the start (no rise): nothing to call memory.
-        let flat: Vec<(u64, f64)> = (0..12).map(|i| (MIB << i, 120.0)).collect();
+        // Flat from the start at a cache's latency: nothing to call memory.
+        let flat: Vec<(u64, f64)> = (0..12).map(|i| (MIB << i, 13.0)).collect();
         assert!(memory_start(&flat, 0).is_none());
+        // Flat from the start at a latency no cache has (a ladder from 4 MiB): memory.
+        let flat: Vec<(u64, f64)> = (0..12).map(|i| ((4 * MIB) << i, 120.0)).collect();
+        let m = memory_start(&flat, 0).expect("memory from the first size");
+        assert_eq!((m.from_bytes, m.cache_bytes), (4 * MIB, 0));
+        assert_eq!(m.check, MemoryCheck::HeldPlateau);
         // A plateau held for less than two octaves: not yet.
         let c = staircase(&[(32 * K, 1.0), (8 * M, 12.0), (u64::MAX, 110.0)], 24 * M);
         assert!(stop_point(&c).is_none());
@@ -403,6 +470,17 @@ mod tests {
         assert_eq!(m.from_bytes, 11571 * K);
         assert_eq!(m.cache_bytes, 8 * M);
         assert!((m.ns - 127.0).abs() < 3.0, "{}", m.ns);
+    }
+
+    #[test]
+    fn a_run_passes_over_one_or_two_spikes_but_not_a_step() {
+        let r = grow(&[1.1, 1.1, 2.2, 2.4, 1.1, 1.1, 3.9], 0.12);
+        assert_eq!(r.span, 6);
+        assert_eq!(r.members, [0, 1, 4, 5]);
+        // Three points out is a step, not a spike.
+        assert_eq!(grow(&[1.1, 1.1, 2.2, 2.4, 2.3, 1.1], 0.12).span, 2);
+        // A step that never comes back ends the run.
+        assert_eq!(grow(&[1.1, 1.1, 3.9, 3.9, 3.9], 0.12).span, 2);
     }
 
     /// A reach from the reported caches (nothing measured: latency NaN) survives JSON and is

@@ -70,32 +70,91 @@ pub struct Levels {
     pub memory: Option<crate::reach::MemoryStart>,
 }
 
-/// Index ranges of plateaus in a curve of (size, latency) sorted by size.
-pub fn segment(latencies: &[f64]) -> Vec<std::ops::Range<usize>> {
+/// A plateau found on the curve: the index range it spans and the indices whose latencies make
+/// its median (the range less isolated spikes, [`crate::reach::MAX_SPIKE`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    pub range: std::ops::Range<usize>,
+    pub members: Vec<usize>,
+}
+
+impl Segment {
+    fn ns(&self, lat: &[f64]) -> f64 {
+        median(&self.members.iter().map(|&i| lat[i]).collect::<Vec<_>>())
+    }
+}
+
+/// Plateaus in a curve of latencies sorted by size: runs of at least [`MIN_POINTS`] members
+/// within the band, one or two outlying points inside a run passed over rather than splitting
+/// it; a short run at the end counts when a plateau came before it.
+pub fn segments(latencies: &[f64]) -> Vec<Segment> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < latencies.len() {
-        let mut end = start + 1;
-        let mut members = vec![latencies[start]];
-        while end < latencies.len() {
-            let r = median(&members);
-            let x = latencies[end];
-            if x > r * (1.0 + TOLERANCE) || x < r / (1.0 + TOLERANCE) {
-                break;
-            }
-            members.push(x);
-            end += 1;
-        }
+        let run = crate::reach::grow(&latencies[start..], TOLERANCE);
+        let end = start + run.span;
+        let n = run.members.len();
         let last_segment = end == latencies.len();
-        if end - start >= MIN_POINTS || (last_segment && end - start >= 2 && !out.is_empty()) {
-            out.push(start..end);
+        if n >= MIN_POINTS || (last_segment && n >= 2 && !out.is_empty()) {
+            out.push(Segment {
+                range: start..end,
+                members: run.members.iter().map(|i| start + i).collect(),
+            });
         }
         start = end;
     }
     out
 }
 
-/// Finds plateaus in the ladder and matches them with the topology's caches.
+/// Index ranges of plateaus in a curve of (size, latency) sorted by size ([`segments`]).
+pub fn segment(latencies: &[f64]) -> Vec<std::ops::Range<usize>> {
+    segments(latencies).into_iter().map(|s| s.range).collect()
+}
+
+/// The cache plateaus before memory: segments of `lat[..end]`, a segment at about the latency
+/// of the one before it (within the band) merged into it, a shoulder (less than
+/// [`NEW_LEVEL_FACTOR`] slower) dropped, and, where memory follows at `memory_ns`, a segment as
+/// slow as memory ([`crate::reach::MEMORY_FLOOR_NS`], or a shoulder of memory's own latency)
+/// dropped as part of the way into it.
+fn cache_segments(lat: &[f64], end: usize, memory_ns: Option<f64>) -> Vec<Segment> {
+    let mut kept: Vec<Segment> = Vec::new();
+    for seg in segments(&lat[..end]) {
+        let ns = seg.ns(lat);
+        if memory_ns
+            .is_some_and(|m| ns >= crate::reach::MEMORY_FLOOR_NS || ns * NEW_LEVEL_FACTOR > m)
+        {
+            continue;
+        }
+        match kept.last_mut() {
+            Some(prev) if ns <= prev.ns(lat) * (1.0 + TOLERANCE) => {
+                prev.range.end = seg.range.end;
+                prev.members.extend(seg.members);
+            }
+            Some(prev) if ns < prev.ns(lat) * NEW_LEVEL_FACTOR => {}
+            _ => kept.push(seg),
+        }
+    }
+    kept
+}
+
+fn plateau(points: &[Point], lat: &[f64], seg: &Segment, ghz: Option<f64>) -> Plateau {
+    let ns = seg.ns(lat);
+    Plateau {
+        name: MemLevel::Unmatched,
+        first_bytes: points[seg.range.start].size_bytes,
+        last_bytes: points[seg.range.end - 1].size_bytes,
+        next_bytes: points.get(seg.range.end).map(|p| p.size_bytes),
+        ns,
+        cycles: ghz.map(|g| ns * g),
+        points: seg.members.len(),
+        reported_bytes: None,
+        memory_check: None,
+    }
+}
+
+/// Finds plateaus in the ladder and matches them with the topology's caches. The memory
+/// plateau is the settled end of the curve ([`crate::reach::memory_start`]); the plateaus
+/// before it are the caches.
 pub fn detect(points: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
     let lat: Vec<f64> = points.iter().map(|p| p.ns.median).collect();
     let caches: Vec<(u32, u64)> = (1..=5)
@@ -103,45 +162,19 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
         .collect();
     let largest = caches.iter().map(|c| c.1).max().unwrap_or(0);
     let memory = crate::reach::memory_start(&super::curve(points), largest);
-
-    let plateaus: Vec<Plateau> = segment(&lat)
-        .into_iter()
-        .map(|r| {
-            let ns = median(&lat[r.clone()]);
-            Plateau {
-                name: MemLevel::Unmatched,
-                first_bytes: points[r.start].size_bytes,
-                last_bytes: points[r.end - 1].size_bytes,
-                next_bytes: points.get(r.end).map(|p| p.size_bytes),
-                ns,
-                cycles: ghz.map(|g| ns * g),
-                points: r.len(),
-                reported_bytes: None,
-                memory_check: None,
-            }
-        })
-        .collect();
-    // Drop shoulders: plateaus barely slower than the level before them.
-    let mut kept: Vec<Plateau> = Vec::new();
-    for p in plateaus {
-        match kept.last() {
-            Some(prev) if p.ns < prev.ns * NEW_LEVEL_FACTOR => {}
-            _ => kept.push(p),
-        }
-    }
-    let mut plateaus = kept;
-    // The last plateau is memory when the curve reached memory (crate::reach says by which
-    // check): it held after a rise at a latency no cache has, or lies past every reported cache.
-    let n = plateaus.len();
-    let memory_idx = memory.filter(|_| n >= 2).map(|_| n - 1);
-    if let (Some(i), Some(m)) = (memory_idx, memory) {
-        plateaus[i].name = MemLevel::Memory;
-        plateaus[i].memory_check = Some(m.check);
-    }
-    let cache_plateaus = n - usize::from(memory_idx.is_some());
-    let ends: Vec<u64> = plateaus[..cache_plateaus]
+    let from = memory.map_or(points.len(), |m| {
+        points
+            .iter()
+            .position(|p| p.size_bytes == m.from_bytes)
+            .unwrap_or(points.len())
+    });
+    let mut plateaus: Vec<Plateau> = cache_segments(&lat, from, memory.map(|m| m.ns))
         .iter()
-        .map(|p| p.last_bytes)
+        .map(|s| plateau(points, &lat, s, ghz))
+        .collect();
+    let ends: Vec<(u64, u64)> = plateaus
+        .iter()
+        .map(|p| (p.first_bytes, p.last_bytes))
         .collect();
     let sizes: Vec<u64> = caches.iter().map(|c| c.1).collect();
     for (p, level) in plateaus.iter_mut().zip(align(&ends, &sizes)) {
@@ -150,11 +183,24 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
             p.reported_bytes = Some(caches[j].1);
         }
     }
+    if let Some(m) = memory.filter(|_| from < points.len()) {
+        plateaus.push(Plateau {
+            name: MemLevel::Memory,
+            first_bytes: m.from_bytes,
+            last_bytes: points[points.len() - 1].size_bytes,
+            next_bytes: None,
+            ns: m.ns,
+            cycles: ghz.map(|g| m.ns * g),
+            points: points.len() - from,
+            reported_bytes: None,
+            memory_check: Some(m.check),
+        });
+    }
     let findings = findings(&plateaus, &caches, points);
     Levels {
         plateaus,
         findings,
-        memory: memory.filter(|_| memory_idx.is_some()),
+        memory: memory.filter(|_| from < points.len()),
     }
 }
 
@@ -163,12 +209,22 @@ pub fn detect(points: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
 /// plateau's end and its level's size, and [`SKIP_OCTAVES`] for each plateau or level left
 /// unpaired. A shoulder or a level split in two leaves one plateau unmatched; a level without a
 /// plateau of its own is skipped; a plateau ending far below its level (a guest told of the
-/// host's 480 MiB L3 whose core sees 8 MiB) still pairs with it. Returns, per plateau, the index
-/// of its level.
-pub fn align(ends: &[u64], levels: &[u64]) -> Vec<Option<usize>> {
+/// host's 480 MiB L3 whose core sees 8 MiB) still pairs with it. A plateau that starts beyond a
+/// level's size never pairs with it while a faster plateau starts within it: the level is the
+/// one that fits. `plateaus` are (first size, last size); returns, per plateau, the index of its
+/// level.
+pub fn align(plateaus: &[(u64, u64)], levels: &[u64]) -> Vec<Option<usize>> {
     const SKIP: f64 = SKIP_OCTAVES;
-    let (p, l) = (ends.len(), levels.len());
-    let dist = |i: usize, j: usize| (ends[i] as f64 / levels[j] as f64).log2().abs();
+    let (p, l) = (plateaus.len(), levels.len());
+    let dist = |i: usize, j: usize| {
+        let (first, last) = plateaus[i];
+        let fits_before = plateaus[..i].iter().any(|&(f, _)| f <= levels[j]);
+        if first > levels[j] && fits_before {
+            f64::INFINITY
+        } else {
+            (last as f64 / levels[j] as f64).log2().abs()
+        }
+    };
     let mut cost = vec![vec![0.0; l + 1]; p + 1];
     for i in 0..=p {
         for j in 0..=l {
@@ -207,9 +263,32 @@ fn findings(plateaus: &[Plateau], caches: &[(u32, u64)], points: &[Point]) -> Ve
             m.memory_check
                 .map_or("it is the last plateau".to_string(), |c| c.describe())
         ));
-    } else if let Some(last) = points.last() {
+    } else if let [only] = points {
+        let slow = if only.ns.median >= crate::reach::MEMORY_FLOOR_NS {
+            format!(
+                "; at ≥ {:.0} ns no cache answers, so it is a memory latency, but one size cannot show that it held",
+                crate::reach::MEMORY_FLOOR_NS
+            )
+        } else {
+            String::new()
+        };
         out.push(format!(
-            "the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; raise --max-size",
+            "one size measured ({}: {:.1} ns): a single size shows no levels, which take sizes on both sides of each cache{slow}",
+            format_bytes(only.size_bytes),
+            only.ns.median
+        ));
+    } else if let Some(last) = points.last() {
+        let advice = if last.ns.median >= crate::reach::MEMORY_FLOOR_NS {
+            format!(
+                "its last sizes are slower than any cache (≥ {:.0} ns) but did not hold one latency for {} octaves; measure a wider range of sizes",
+                crate::reach::MEMORY_FLOOR_NS,
+                crate::reach::HOLD_OCTAVES
+            )
+        } else {
+            "raise --max-size".to_string()
+        };
+        out.push(format!(
+            "the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; {advice}",
             format_bytes(last.size_bytes),
             last.ns.median
         ));
@@ -316,6 +395,11 @@ mod tests {
     #[test]
     fn alignment_pairs_in_order_with_the_least_distance() {
         let k = 1024;
+        // Each plateau starts an octave below where it ends.
+        let align = |ends: &[u64], levels: &[u64]| {
+            let p: Vec<(u64, u64)> = ends.iter().map(|&e| (e / 2, e)).collect();
+            align(&p, levels)
+        };
         // As many plateaus as levels: in order.
         assert_eq!(
             align(
@@ -511,5 +595,151 @@ mod tests {
         // Matched plateaus get no such finding.
         let one = unmatched_findings(&l.plateaus[..1]);
         assert!(one.is_empty());
+    }
+
+    fn names(l: &Levels) -> Vec<String> {
+        l.plateaus.iter().map(|p| p.name.to_string()).collect()
+    }
+
+    fn zen4_guest() -> Topology {
+        let k = 1024;
+        topo(&[(1, 32 * k), (2, 1024 * k), (3, 32768 * k)])
+    }
+
+    /// The default ladder, four points per octave, of a 2-vCPU Zen 4 guest, with two points of
+    /// the L1 plateau inflated by preemption (13.5 and 16 KiB at 2.2 and 2.4 ns): once these
+    /// split the 1.1 ns plateau, left its first part "unmatched" and named the 2.37 ns step
+    /// beyond 32 KiB "L1".
+    fn split_l1_curve() -> Vec<Point> {
+        let k = 1024;
+        let curve = [
+            (4 * k, 1.10),
+            (4871, 1.09),
+            (5793, 1.10),
+            (6889, 1.11),
+            (8 * k, 1.10),
+            (9742, 1.10),
+            (11585, 1.09),
+            (13777, 2.21),
+            (16 * k, 2.41),
+            (19484, 1.10),
+            (23170, 1.11),
+            (27554, 1.12),
+            (32 * k, 1.11),
+            (38968, 2.70),
+            (46341, 2.37),
+            (55109, 2.33),
+            (64 * k, 2.40),
+            (76 * k, 3.86),
+            (128 * k, 3.85),
+            (256 * k, 3.85),
+            (512 * k, 3.91),
+            (1024 * k, 4.24),
+            (2048 * k, 11.6),
+            (3440 * k, 12.8),
+            (4096 * k, 40.0),
+            (8192 * k, 121.0),
+            (16384 * k, 129.0),
+            (32768 * k, 131.0),
+            (65536 * k, 130.0),
+        ];
+        curve.iter().map(|&(s, ns)| point(s, ns)).collect()
+    }
+
+    #[test]
+    fn two_noisy_points_do_not_split_l1() {
+        let l = detect(&split_l1_curve(), &zen4_guest(), Some(3.6));
+        assert_eq!(names(&l)[0], "L1", "{:?}", l.plateaus);
+        let l1 = &l.plateaus[0];
+        assert_eq!((l1.first_bytes, l1.last_bytes), (4096, 32 * 1024));
+        assert!((l1.ns - 1.10).abs() < 0.02, "{}", l1.ns);
+        // The 2.37 ns step beyond 32 KiB is not L1, whatever else it is.
+        assert!(l.plateaus[1..].iter().all(|p| p.name != MemLevel::Cache(1)));
+    }
+
+    #[test]
+    fn a_plateau_beyond_a_level_never_takes_it_from_one_that_fits() {
+        let k = 1024;
+        // 4–11.4 KiB at 1.1 ns, then 45–64 KiB at 2.4 ns: L1 (32 KiB) is the one that fits.
+        let got = align(
+            &[(4 * k, 11 * k), (45 * k, 64 * k), (76 * k, 1024 * k)],
+            &[32 * k, 1024 * k],
+        );
+        assert_eq!(got, [Some(0), None, Some(1)]);
+    }
+
+    /// A quiet default `run` on a Zen 4 guest: 118 ns from 5.66 MiB while the same ladder read
+    /// 131–135 ns from 9.5 to 22.6 MiB (multichase: 128.6 ns at 1 GiB). The memory level is the
+    /// settled end, not the tail of the L3 that part of every lap still hit.
+    #[test]
+    fn memory_is_the_settled_plateau_not_the_l3_tail() {
+        let k = 1024;
+        let curve = [
+            (4 * k, 1.1),
+            (16 * k, 1.1),
+            (32 * k, 1.1),
+            (128 * k, 3.9),
+            (512 * k, 3.9),
+            (1024 * k, 4.2),
+            (2048 * k, 11.9),
+            (3440 * k, 12.8),
+            (4096 * k, 52.0),
+            (4871 * k, 96.0),
+            (5793 * k, 117.6),
+            (6889 * k, 118.4),
+            (8192 * k, 121.9),
+            (9742 * k, 131.2),
+            (11585 * k, 133.0),
+            (13777 * k, 132.1),
+            (16384 * k, 134.6),
+            (19484 * k, 131.8),
+            (23170 * k, 133.4),
+            (27554 * k, 131.5),
+            (32768 * k, 132.9),
+            (38968 * k, 133.0),
+        ];
+        let points: Vec<Point> = curve.iter().map(|&(s, ns)| point(s, ns)).collect();
+        // The ladder now holds memory for two octaves past where it settled, not past where
+        // the L3 tail began: at 22.6 MiB it may not stop yet, at 38 MiB it may.
+        assert!(!crate::latency::may_stop(&points[..points.len() - 3]));
+        assert!(crate::latency::may_stop(&points));
+        let l = detect(&points, &zen4_guest(), Some(3.6));
+        let m = l.plateaus.last().unwrap();
+        assert_eq!(m.name, MemLevel::Memory, "{:?}", names(&l));
+        assert!(m.first_bytes >= 9742 * k, "{}", m.first_bytes);
+        let largest = curve.last().unwrap().1;
+        assert!((m.ns / largest - 1.0).abs() < 0.07, "{} vs {largest}", m.ns);
+        assert_eq!(l.memory.map(|m| m.from_bytes), Some(m.first_bytes));
+        // The L3 tail is no level of its own.
+        assert!(l.plateaus.iter().filter(|p| p.ns > 55.0).count() == 1);
+    }
+
+    /// `latency --min-size 4MiB` on that guest: every size is memory. It is named so by the
+    /// floor-and-flat check, not called "L3 … raise --max-size".
+    #[test]
+    fn a_ladder_that_starts_in_memory_names_memory() {
+        let m = 1024 * 1024;
+        let curve: Vec<Point> = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
+            .iter()
+            .zip([
+                131.0, 133.5, 132.6, 131.9, 134.0, 132.2, 133.1, 132.8, 132.4,
+            ])
+            .map(|(&s, ns)| point(s * m, ns))
+            .collect();
+        let l = detect(&curve, &zen4_guest(), Some(3.6));
+        assert_eq!(names(&l), ["memory"]);
+        assert!((l.plateaus[0].ns - 132.6).abs() < 1.0);
+        assert!(l.findings[0].starts_with("memory: "), "{:?}", l.findings);
+        assert!(!l.findings.iter().any(|f| f.contains("raise --max-size")));
+    }
+
+    #[test]
+    fn a_one_size_ladder_says_so() {
+        let one = [point(1 << 30, 130.2)];
+        let l = detect(&one, &zen4_guest(), Some(3.6));
+        assert!(l.plateaus.is_empty());
+        assert_eq!(l.findings.len(), 1, "{:?}", l.findings);
+        assert!(l.findings[0].starts_with("one size measured (1 GiB: 130.2 ns)"));
+        assert!(l.findings[0].contains("memory latency"));
     }
 }

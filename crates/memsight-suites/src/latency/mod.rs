@@ -403,7 +403,9 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
             }
         }
         let pts = &l.main.points;
-        if let (Some(first), Some(last)) = (pts.first(), pts.last()) {
+        if let (Some(first), Some(last)) = (pts.first(), pts.last())
+            && pts.len() > 1
+        {
             let ratio = last.ns.median / first.ns.median;
             out.push(format!(
                 "{tag}latency rises {ratio:.1}× from {} ({:.2} ns) to {} ({:.1} ns)",
