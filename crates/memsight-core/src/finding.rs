@@ -68,7 +68,7 @@ impl Cited {
 }
 
 /// A finding.
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// The sentence, as the terminal and the report print it (with its ⚠ where it rests on
     /// disturbed samples).
@@ -156,30 +156,48 @@ impl std::fmt::Display for Finding {
     }
 }
 
+/// A finding as files hold it: the object, or a bare string (files before schema 4).
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Stored {
+    /// Files before schema 4: the sentence alone.
+    Text(String),
+    Full(Full),
+}
+
+/// The object form.
+#[derive(Deserialize, JsonSchema)]
+struct Full {
+    /// The sentence, as the terminal and the report print it.
+    text: String,
+    /// The figures it rests on.
+    #[serde(default)]
+    cites: Vec<Cited>,
+    evidence: Evidence,
+}
+
 /// Read from a bare string (files before schema 4) or the object.
 impl<'de> Deserialize<'de> for Finding {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Full {
-            text: String,
-            #[serde(default)]
-            cites: Vec<Cited>,
-            evidence: Evidence,
-        }
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Repr {
-            Text(String),
-            Full(Full),
-        }
-        Ok(match Repr::deserialize(d)? {
-            Repr::Text(text) => Finding::unsampled(text),
-            Repr::Full(f) => Finding {
+        Ok(match Stored::deserialize(d)? {
+            Stored::Text(text) => Finding::unsampled(text),
+            Stored::Full(f) => Finding {
                 text: f.text,
                 cites: f.cites,
                 evidence: f.evidence,
             },
         })
+    }
+}
+
+/// Its schema takes both forms, so that results written before schema 4 stay valid.
+impl JsonSchema for Finding {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Finding".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Stored::json_schema(generator)
     }
 }
 

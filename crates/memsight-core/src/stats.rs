@@ -280,8 +280,8 @@ pub struct SampleTally {
 
 impl SampleTally {
     /// Walks any serialised result and adds up every [`Summary`] in it (an object with `median`,
-    /// `n` and `ci_level`). Scaled copies of one measurement (e.g. program and DRAM bytes) count
-    /// once each, as they are printed.
+    /// `n` and `ci_level`). A scaled copy of a measurement (DRAM bytes beside program bytes,
+    /// [`SCALED_COPIES`]) holds the same samples and is not counted again.
     pub fn of(value: &serde_json::Value) -> Self {
         let mut t = SampleTally::default();
         t.walk(value);
@@ -314,25 +314,30 @@ impl SampleTally {
                     }
                     return;
                 }
-                m.values().for_each(|x| self.walk(x));
+                // A scaled copy of a figure (DRAM bytes from program bytes) holds the same
+                // samples: counted once, under the figure it copies.
+                m.iter()
+                    .filter(|(k, _)| !SCALED_COPIES.contains(&k.as_str()))
+                    .for_each(|(_, x)| self.walk(x));
             }
             Value::Array(a) => a.iter().for_each(|x| self.walk(x)),
             _ => {}
         }
     }
 
-    /// One line for people, e.g. under a command's tables.
+    /// One line for people, e.g. under a command's tables: every sample taken, clean or
+    /// disturbed, and what became of the disturbed ones.
     pub fn describe(&self) -> String {
+        let taken = self.kept + self.dropped;
+        let clean = self.kept - self.disturbed_kept.min(self.kept);
+        let disturbed = self.dropped + self.disturbed_kept;
         let mut s = format!(
-            "{} samples in {} figures; {} disturbed (a measuring thread lost its CPU, or a team did not start together): {} dropped",
-            self.kept,
-            self.figures,
-            self.dropped + self.disturbed_kept,
-            self.dropped
+            "{taken} samples taken for {} figures: {clean} clean, {disturbed} disturbed (a measuring thread lost its CPU, or a team did not start together), of which {} dropped",
+            self.figures, self.dropped
         );
         if self.disturbed_figures > 0 {
             s.push_str(&format!(
-                ", {} kept in the {} figure(s) left with under 3 clean samples (marked ⚠: slower than the machine; compare and fleet do not judge them)",
+                " and {} kept in the {} figure(s) left with under 3 clean samples (marked ⚠: slower than the machine; compare and fleet do not judge them)",
                 self.disturbed_kept, self.disturbed_figures
             ));
         }
@@ -345,6 +350,9 @@ impl SampleTally {
         s
     }
 }
+
+/// Keys under which results keep a scaled copy of a figure they hold beside it.
+const SCALED_COPIES: &[&str] = &["dram_gbs"];
 
 /// When to stop sampling.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
@@ -474,13 +482,7 @@ pub fn sample_until(rule: &StopRule, mut sample: impl FnMut() -> Taken) -> Optio
 /// clean samples or more: disturbed samples stand in a figure only when the whole figure has
 /// too few clean ones, as within one round ([`sample_until`]).
 pub fn merge_rounds(rounds: &[Summary]) -> Option<Summary> {
-    let kept_disturbed = |r: &Summary| r.shortfall.as_ref().is_some_and(|s| s.disturbed_kept > 0);
-    let clean: usize = rounds
-        .iter()
-        .filter(|r| !kept_disturbed(r))
-        .map(|r| r.n)
-        .sum();
-    let use_round = |r: &Summary| clean < 3 || !kept_disturbed(r);
+    let use_round = |r: &Summary| merged_round(rounds, r);
     let values: Vec<f64> = rounds
         .iter()
         .filter(|r| use_round(r))
@@ -511,12 +513,27 @@ pub fn merge_rounds(rounds: &[Summary]) -> Option<Summary> {
     Some(s)
 }
 
-/// The spread between rounds: (highest − lowest round median) ÷ the merged median.
+/// Whether [`merge_rounds`] takes round `r` of `rounds` into the figure: a round that kept
+/// disturbed samples is left out while the others hold 3 clean samples or more.
+pub fn merged_round(rounds: &[Summary], r: &Summary) -> bool {
+    let kept_disturbed = |r: &Summary| r.shortfall.as_ref().is_some_and(|s| s.disturbed_kept > 0);
+    let clean: usize = rounds
+        .iter()
+        .filter(|r| !kept_disturbed(r))
+        .map(|r| r.n)
+        .sum();
+    clean < 3 || !kept_disturbed(r)
+}
+
+/// The spread between the rounds [`merge_rounds`] took: (highest − lowest round median) ÷ the
+/// merged median. A round left out is not in the figure, so it is not in its spread either (a
+/// spread wider than the figure's own min–max would contradict it).
 pub fn between_rounds(rounds: &[Summary], merged: &Summary) -> f64 {
-    let medians = rounds.iter().map(|r| r.median);
+    let used: Vec<&Summary> = rounds.iter().filter(|r| merged_round(rounds, r)).collect();
+    let medians = used.iter().map(|r| r.median);
     let hi = medians.clone().fold(f64::MIN, f64::max);
     let lo = medians.fold(f64::MAX, f64::min);
-    if rounds.len() < 2 || merged.median == 0.0 {
+    if used.len() < 2 || merged.median == 0.0 {
         0.0
     } else {
         (hi - lo) / merged.median

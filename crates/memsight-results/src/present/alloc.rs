@@ -88,7 +88,7 @@ fn configs(r: &AllocResults) -> Table {
             "runs",
             "peak RSS",
             "RSS ÷ live (end)",
-            "peak RSS ÷ peak live",
+            "peak RSS ÷ live set",
             "RSS after free",
             "Mops/s",
             "wall s",
@@ -104,7 +104,13 @@ fn configs(r: &AllocResults) -> Table {
             Cell::Num(c.runs.len().to_string()),
             Cell::Num(bytes(&c.peak_rss)),
             Cell::Num(ratio(&c.rss_over_live)),
-            Cell::Num(ratio(&c.peak_rss_over_peak_live)),
+            Cell::Num(ratio(
+                if c.peak_rss_over_live_set.is_some() {
+                    &c.peak_rss_over_live_set
+                } else {
+                    &c.peak_rss_over_peak_live
+                },
+            )),
             Cell::Num(bytes(&c.after_free_rss)),
             Cell::Num(
                 c.ops_per_s
@@ -251,6 +257,16 @@ impl Present for AllocResults {
                     "alloc",
                     format!("alloc/{name}/peak-rss-over-live"),
                     format!("{name}: peak RSS ÷ peak live heap"),
+                    "×",
+                    Better::Lower,
+                    s,
+                ));
+            }
+            if let Some(s) = &c.peak_rss_over_live_set {
+                out.push(Figure::sampled(
+                    "alloc",
+                    format!("alloc/{name}/peak-rss-over-live-set"),
+                    format!("{name}: peak RSS ÷ the workload's live set"),
                     "×",
                     Better::Lower,
                     s,

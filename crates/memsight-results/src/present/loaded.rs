@@ -149,22 +149,38 @@ impl Present for WithCeilings<'_> {
             }
             blocks.push(Block::Table(t));
         }
+        let mut facts = vec![format!(
+            "chase CPU {}, load CPUs {}, node {}",
+            this.plan.chase_cpu,
+            memsight_core::units::format_list(&this.plan.load_cpus),
+            this.plan
+                .node
+                .map_or("of the chasing CPU".into(), |n| n.to_string())
+        )];
+        facts.extend(tsc_grid(this));
         View {
             id: "loaded",
             title: "Loaded latency".into(),
             method: this.method.clone(),
-            facts: vec![format!(
-                "chase CPU {}, load CPUs {}, node {}",
-                this.plan.chase_cpu,
-                memsight_core::units::format_list(&this.plan.load_cpus),
-                this.plan
-                    .node
-                    .map_or("of the chasing CPU".into(), |n| n.to_string())
-            )],
+            facts,
             blocks,
             findings: this.findings.clone(),
         }
     }
+}
+
+/// Where the TSC the percentiles were timed with steps coarser than 2% of the latencies: the
+/// percentiles lie on its grid, so a p50 may stand up to a step from the median beside it.
+fn tsc_grid(r: &LoadedResults) -> Option<String> {
+    let points = r.curves.iter().flat_map(|c| c.points.iter());
+    let (step, ns) = points
+        .filter_map(|p| Some((p.tsc_step_ns?, p.latency_ns.median)))
+        .max_by(|a, b| (a.0 / a.1).total_cmp(&(b.0 / b.1)))?;
+    (step > 0.02 * ns).then(|| {
+        format!(
+            "the p50/p90/p99 columns time single loads with the TSC, which steps {step:.1} ns here: they lie on that grid, so a p50 can stand up to {step:.0} ns from the median latency beside it (the median times thousands of loads at once and has no such step)"
+        )
+    })
 }
 
 /// One row per curve: idle latency, saturation (and its share of the DRAM peak, where known),

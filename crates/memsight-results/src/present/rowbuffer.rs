@@ -25,9 +25,15 @@ fn sweeps(r: &RowbufferResults) -> Table {
             "max",
             "dips",
             "period",
+            "points ⚠",
         ],
     );
     for c in &r.curves {
+        let disturbed = c
+            .points
+            .iter()
+            .filter(|p| p.gbs.rests_on_disturbed())
+            .count();
         let v: Vec<f64> = c.points.iter().map(|p| p.value(r.config.stat)).collect();
         let (lo, hi) = v
             .iter()
@@ -64,6 +70,11 @@ fn sweeps(r: &RowbufferResults) -> Table {
             Cell::Num(num(hi)),
             Cell::Num(c.detection.dips.len().to_string()),
             Cell::Text(period),
+            Cell::Num(if disturbed > 0 {
+                format!("{disturbed} of {} ⚠", c.points.len())
+            } else {
+                "0".into()
+            }),
         ]);
     }
     t
@@ -71,7 +82,7 @@ fn sweeps(r: &RowbufferResults) -> Table {
 
 fn summaries(r: &RowbufferResults) -> Table {
     let caption = format!(
-        "Over all offsets and repetitions ({} pass per point)",
+        "Over all offsets and repetitions ({} pass per point; points resting on disturbed samples left out while any are clean, and peak and worst without outlying points)",
         r.config.stat.name()
     );
     let mut t = Table::new(
@@ -85,18 +96,27 @@ fn summaries(r: &RowbufferResults) -> Table {
             "CV",
             "points",
             "dips",
+            "disturbed",
         ],
     );
     for x in &r.summaries {
+        // Figures resting on disturbed points only carry the mark; with some disturbed
+        // points they rest on the clean ones, and the column says how many were left out.
+        let mark = if x.disturbed() { " ⚠" } else { "" };
         t.rows.push(vec![
             Cell::Text(x.kernel.name().into()),
             Cell::Text(x.memory.name().into()),
-            Cell::Num(num(x.peak_gbs)),
-            Cell::Num(num(x.median_gbs)),
-            Cell::Num(num(x.worst_gbs)),
+            Cell::Num(format!("{}{mark}", num(x.peak_gbs))),
+            Cell::Num(format!("{}{mark}", num(x.median_gbs))),
+            Cell::Num(format!("{}{mark}", num(x.worst_gbs))),
             Cell::Num(format!("{:.1}%", x.cv * 100.0)),
             Cell::Num(x.points.to_string()),
             Cell::Num(x.dips.to_string()),
+            Cell::Num(if x.disturbed_points > 0 {
+                format!("{} ⚠", x.disturbed_points)
+            } else {
+                "0".into()
+            }),
         ]);
     }
     t
@@ -153,7 +173,7 @@ fn notes(r: &RowbufferResults) -> Vec<String> {
         ));
     }
     notes.extend(r.advice.iter().map(|a| format!("advice: {a}")));
-    notes.extend(r.findings.iter().cloned());
+    notes.extend(r.findings.iter().map(|f| f.text.clone()));
     notes.extend(r.skipped.iter().map(|x| format!("skipped: {x}")));
     notes
 }

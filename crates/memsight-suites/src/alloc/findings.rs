@@ -17,7 +17,10 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<S
         if user {
             c.peak_rss.as_ref().map(|s| s.median)
         } else {
-            c.peak_rss_over_peak_live.as_ref().map(|s| s.median)
+            c.peak_rss_over_live_set
+                .as_ref()
+                .or(c.peak_rss_over_peak_live.as_ref())
+                .map(|s| s.median)
         }
     };
     let speed = |c: &ConfigResult| {
@@ -42,7 +45,7 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<S
         let what = if user {
             "peak RSS"
         } else {
-            "peak RSS ÷ peak live heap"
+            "peak RSS ÷ the workload's live set"
         };
         let show = |c: &ConfigResult| {
             let r = ratio(c).unwrap_or(f64::NAN);

@@ -300,6 +300,10 @@ fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResul
             Some(live) if live > 0 => Some(r.peak_rss_bytes as f64 / live as f64),
             _ => None,
         }),
+        peak_rss_over_live_set: stat(&|r| {
+            let live = r.phases.iter().map(|p| p.live_bytes).max()?;
+            (live > 0).then(|| r.peak_rss_bytes as f64 / live as f64)
+        }),
         after_free_rss: stat(&|r| r.after_free_rss_bytes.map(|b| b as f64)),
         ops_per_s: stat(&|r| r.ops_per_s),
         wall_s: stat(&|r| matches!(r.ending, Ending::Exited(_)).then_some(r.seconds)),

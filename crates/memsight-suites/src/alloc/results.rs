@@ -84,6 +84,12 @@ pub struct ConfigResult {
     pub rss_over_live: Option<Summary>,
     /// Peak RSS ÷ peak live bytes.
     pub peak_rss_over_peak_live: Option<Summary>,
+    /// Peak RSS ÷ the workload's live set (the largest live heap at a phase's end, the same
+    /// for every configuration): what the recommendation compares, since the transient peak
+    /// of live bytes moves with how threads' frees interleave and so differs by
+    /// configuration. Absent before schema 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_over_live_set: Option<Summary>,
     pub after_free_rss: Option<Summary>,
     pub ops_per_s: Option<Summary>,
     pub wall_s: Option<Summary>,

@@ -246,7 +246,7 @@ fn point(
     let ns = t0.elapsed().as_nanos() as f64;
     let dv = traffic.visits() - v0;
     let bandwidth_gbs = (dv * mix.dram_bytes() + 64 * chase_loads) as f64 / ns;
-    let (p50, p90, p99) = percentiles(&mut ch.chains, ch.ticks);
+    let (p50, p90, p99, step) = percentiles(&mut ch.chains, ch.ticks);
     let of = crate::sampling::round_label(round.r, round.n);
     (t.tick)(&format!("{}: {bandwidth_gbs:.1} GB/s{of}", mix.name()));
     Some(CurvePoint {
@@ -256,6 +256,7 @@ fn point(
         p50_ns: p50,
         p90_ns: p90,
         p99_ns: p99,
+        tsc_step_ns: step,
         round_bandwidths_gbs: Vec::new(),
         round_latencies_ns: Vec::new(),
         between_rounds: None,
@@ -321,8 +322,12 @@ fn find_delay(traffic: &Traffic, mix: TrafficMix, target: f64) -> u64 {
     (lo * hi).sqrt() as u64
 }
 
-/// p50/p90/p99 of 2000 single chase steps, ns, each timed with the fenced TSC.
-fn percentiles(chains: &mut Chains, ticks: Option<f64>) -> (Option<f64>, Option<f64>, Option<f64>) {
+/// The four figures [`percentiles`] gives: p50, p90, p99 and the TSC's step, ns.
+type Percentiles = (Option<f64>, Option<f64>, Option<f64>, Option<f64>);
+
+/// p50/p90/p99 of 2000 single chase steps, ns, each timed with the fenced TSC, and the TSC's
+/// step (the smallest difference between two readings of empty pairs that differ).
+fn percentiles(chains: &mut Chains, ticks: Option<f64>) -> Percentiles {
     #[cfg(target_arch = "x86_64")]
     if let Some(t) = ticks {
         use memsight_kernels::pingpong::tsc;
@@ -335,6 +340,12 @@ fn percentiles(chains: &mut Chains, ticks: Option<f64>) -> (Option<f64>, Option<
             .collect();
         empty.sort_unstable();
         let overhead = empty[empty.len() / 2] as f64;
+        let step = empty
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .filter(|&d| d > 0)
+            .min()
+            .map(|d| d as f64 / t);
         let mut v: Vec<f64> = (0..2000)
             .map(|_| {
                 let t0 = tsc::now();
@@ -344,8 +355,8 @@ fn percentiles(chains: &mut Chains, ticks: Option<f64>) -> (Option<f64>, Option<
             .collect();
         v.sort_by(f64::total_cmp);
         let q = |p: f64| Some(v[((v.len() - 1) as f64 * p) as usize]);
-        return (q(0.5), q(0.9), q(0.99));
+        return (q(0.5), q(0.9), q(0.99), step);
     }
     let _ = (chains, ticks);
-    (None, None, None)
+    (None, None, None, None)
 }

@@ -100,6 +100,11 @@ pub struct CurvePoint {
     pub p50_ns: Option<f64>,
     pub p90_ns: Option<f64>,
     pub p99_ns: Option<f64>,
+    /// The step of the TSC those percentiles were timed with, ns: every percentile lies on
+    /// that grid (a guest's TSC may step 10 ns), so a p50 can stand up to a step from the
+    /// median. Absent before schema 4 and off x86_64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tsc_step_ns: Option<f64>,
     /// Each round's bandwidth at this point, GB/s (empty: one round).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub round_bandwidths_gbs: Vec<f64>,
@@ -234,7 +239,7 @@ pub fn run(
     let complete = all_rounds
         && curves.len() == mixes.len()
         && curves.iter().all(|c| c.points.len() >= a.points as usize);
-    let mut findings = findings(&curves, a.knee);
+    let mut findings = findings(&curves, a.knee, env.cpu.vendor.as_deref());
     let mut method = method(a, &mixes, &plan, size) + &format!(" Chase working set: {in_memory}.");
     let memory = a.dax.map(|d| d.probe()).transpose()?;
     if let Some(m) = &memory {
@@ -309,7 +314,7 @@ fn visit_patterns(mixes: &[TrafficMix]) -> String {
 fn method(a: &Config, mixes: &[TrafficMix], plan: &crate::plan::LoadedPlan, size: u64) -> String {
     let rounds = if a.rounds > 1 {
         format!(
-            " The mixes were measured in {} alternating rounds (every mix once a round, delays found in the first), each with its share of the samples; a point's latency merges its rounds' samples and its bandwidth is their mean.",
+            " The mixes were measured in {} alternating rounds (every mix once a round, delays found in the first), each with its share of the samples; a point's latency merges its rounds' samples and its bandwidth is their median.",
             a.rounds
         )
     } else {
@@ -333,7 +338,19 @@ fn method(a: &Config, mixes: &[TrafficMix], plan: &crate::plan::LoadedPlan, size
 /// Rounds whose saturation bandwidth moved this much apart are worth a finding.
 const ROUNDS_APART: f64 = 0.2;
 
-fn findings(curves: &[Curve], knee: f64) -> Vec<String> {
+/// A clock that memory traffic raises and an idle chase may run without, by the vendor whose
+/// cores have it; none named where the vendor is not known.
+fn traffic_clock(vendor: Option<&str>) -> &'static str {
+    match vendor {
+        Some("GenuineIntel") => "Intel's uncore/mesh frequency follows traffic",
+        Some("AuthenticAMD") => {
+            "AMD's Infinity Fabric and memory clocks drop in idle data-fabric power states"
+        }
+        _ => "a fabric or memory clock that rises with traffic",
+    }
+}
+
+fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<String> {
     let mut out: Vec<String> = family_finding(curves).into_iter().collect();
     for c in curves {
         if let Some(apart) = c.saturation_between_rounds.filter(|x| *x >= ROUNDS_APART) {
@@ -379,12 +396,13 @@ fn findings(curves: &[Curve], knee: f64) -> Vec<String> {
                 .filter(|p| p.latency_ns.median < BELOW_IDLE * i.latency_ns.median)
             {
                 out.push(format!(
-                    "{}: at {:.1} GB/s latency was {:.0} ns, {:.2}× the idle {:.0} ns: queueing cannot make a miss cheaper, so either the idle point was disturbed or the traffic raised a clock the idle chase ran without (Intel's uncore frequency follows traffic); the ratios to idle above are not to be acted on: measure again",
+                    "{}: at {:.1} GB/s latency was {:.0} ns, {:.2}× the idle {:.0} ns: queueing cannot make a miss cheaper, so either the idle point was disturbed or the traffic raised a clock the idle chase ran without ({}); the ratios to idle above are not to be acted on: measure again",
                     c.mix.name(),
                     low.bandwidth_gbs,
                     low.latency_ns.median,
                     low.latency_ns.median / i.latency_ns.median,
-                    i.latency_ns.median
+                    i.latency_ns.median,
+                    traffic_clock(vendor)
                 ));
             }
         }
@@ -408,16 +426,47 @@ fn family_finding(curves: &[Curve]) -> Option<String> {
         .collect::<Vec<_>>()
         .join(", ");
     let change = last.saturation_gbs / first.saturation_gbs;
+    // A ratio of two saturations whose rounds lay far apart carries that spread: the rounds are
+    // given with it, and the conclusion is not drawn from it.
+    let moved: Vec<String> = [first, last]
+        .iter()
+        .filter(|c| {
+            c.saturation_between_rounds
+                .is_some_and(|x| x >= ROUNDS_APART)
+        })
+        .filter_map(|c| {
+            let top = c
+                .points
+                .iter()
+                .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs))?;
+            let rounds: Vec<String> = top
+                .round_bandwidths_gbs
+                .iter()
+                .map(|b| format!("{b:.1}"))
+                .collect();
+            Some(format!(
+                "{:.0}% read: rounds at {} GB/s",
+                c.mix.read_share() * 100.0,
+                rounds.join(", ")
+            ))
+        })
+        .collect();
+    let tail = if !moved.is_empty() {
+        format!(
+            "; unconfirmed: the saturations' rounds lay more than {:.0}% apart ({}), so the ratio carries the machine's movement",
+            ROUNDS_APART * 100.0,
+            moved.join("; ")
+        )
+    } else if change < 0.9 {
+        ": a program's attainable bandwidth depends on its write share, so place it on the curve of its own mix".to_string()
+    } else {
+        String::new()
+    };
     Some(format!(
-        "saturation by share of DRAM bytes read (GB/s): {list}; at {:.0}% read the memory serves {:.2}× what it serves at {:.0}%{}",
+        "saturation by share of DRAM bytes read (GB/s, medians of the rounds): {list}; at {:.0}% read the memory serves {:.2}× what it serves at {:.0}%{tail}",
         last.mix.read_share() * 100.0,
         change,
         first.mix.read_share() * 100.0,
-        if change < 0.9 {
-            ": a program's attainable bandwidth depends on its write share, so place it on the curve of its own mix"
-        } else {
-            ""
-        }
     ))
 }
 
@@ -436,6 +485,7 @@ mod tests {
             p50_ns: None,
             p90_ns: None,
             p99_ns: None,
+            tsc_step_ns: None,
             round_bandwidths_gbs: Vec::new(),
             round_latencies_ns: Vec::new(),
             between_rounds: None,
@@ -456,7 +506,7 @@ mod tests {
         assert_eq!(c.points[0].delay_cycles, None, "idle first");
         assert_eq!(c.knee_gbs, Some(35.0));
         assert_eq!(c.saturation_gbs, 40.0);
-        let f = findings(std::slice::from_ref(&c), 2.0);
+        let f = findings(std::slice::from_ref(&c), 2.0, None);
         assert!(
             f[0].contains("idle 100 ns")
                 && f[0].contains("(2.6×)")
@@ -483,7 +533,7 @@ mod tests {
         ];
         let f = family_finding(&curves).unwrap();
         assert!(
-            f.contains("(GB/s): 100% 40.0, 67% 30.0, 50% 24.0; at 50% read the memory serves 0.60× what it serves at 100%: a program"),
+            f.contains("(GB/s, medians of the rounds): 100% 40.0, 67% 30.0, 50% 24.0; at 50% read the memory serves 0.60× what it serves at 100%: a program"),
             "{f}"
         );
         assert!(
@@ -500,7 +550,7 @@ mod tests {
             2.0,
         );
         assert_eq!(c.knee_gbs, None);
-        let f = findings(&[c], 2.0);
+        let f = findings(&[c], 2.0, None);
         assert!(f[0].contains("never reached 2× idle"), "{f:?}");
     }
 
@@ -512,7 +562,7 @@ mod tests {
             vec![point(None, 1.0, 123.0), point(Some(0), 30.4, 97.0)],
             2.0,
         );
-        let f = findings(&[c], 2.0);
+        let f = findings(&[c], 2.0, None);
         assert!(
             f.iter()
                 .any(|x| x.contains("0.79× the idle 123 ns") && x.contains("not to be acted on")),
@@ -524,9 +574,16 @@ mod tests {
             2.0,
         );
         assert_eq!(
-            findings(&[c], 2.0).len(),
+            findings(&[c], 2.0, None).len(),
             1,
             "within the noise: no such finding"
         );
+    }
+
+    #[test]
+    fn the_clock_blamed_is_the_vendors_own() {
+        assert!(!traffic_clock(Some("AuthenticAMD")).contains("Intel"));
+        assert!(traffic_clock(Some("GenuineIntel")).contains("uncore"));
+        assert!(!traffic_clock(None).contains("Intel"));
     }
 }

@@ -5,8 +5,9 @@ use memsight_core::stats::{Summary, between_rounds, median, merge_rounds};
 use super::CurvePoint;
 
 /// One point from its rounds: the latency samples of every clean round together (see
-/// [`merge_rounds`]), the mean of the rounds' bandwidths with each kept, the median of each
-/// percentile. None when no round holds a sample.
+/// [`merge_rounds`]), the median of the rounds' bandwidths with each kept (one round another
+/// tenant slowed or sped does not move it), the median of each percentile. None when no round
+/// holds a sample.
 pub(super) fn merge(mut rounds: Vec<CurvePoint>) -> Option<CurvePoint> {
     if rounds.len() < 2 {
         return rounds.pop();
@@ -21,11 +22,12 @@ pub(super) fn merge(mut rounds: Vec<CurvePoint>) -> Option<CurvePoint> {
     };
     Some(CurvePoint {
         delay_cycles: rounds[0].delay_cycles,
-        bandwidth_gbs: bandwidths.iter().sum::<f64>() / bandwidths.len() as f64,
+        bandwidth_gbs: median(&bandwidths),
         latency_ns: merged,
         p50_ns: of(|p| p.p50_ns),
         p90_ns: of(|p| p.p90_ns),
         p99_ns: of(|p| p.p99_ns),
+        tsc_step_ns: of(|p| p.tsc_step_ns),
         round_bandwidths_gbs: bandwidths,
         round_latencies_ns: latency.iter().map(|l| l.median).collect(),
         between_rounds: Some(spread),
@@ -56,6 +58,7 @@ mod tests {
             p50_ns: Some(ns[0]),
             p90_ns: None,
             p99_ns: None,
+            tsc_step_ns: None,
             round_bandwidths_gbs: Vec::new(),
             round_latencies_ns: Vec::new(),
             between_rounds: None,
@@ -74,7 +77,7 @@ mod tests {
         .unwrap();
         assert_eq!(p.latency_ns.n, 9);
         assert_eq!(p.delay_cycles, Some(40));
-        assert!((p.bandwidth_gbs - 26.0).abs() < 1e-9);
+        assert!((p.bandwidth_gbs - 30.0).abs() < 1e-9, "the median round");
         assert_eq!(p.round_bandwidths_gbs, vec![30.0, 18.0, 30.0]);
         assert_eq!(p.round_latencies_ns, vec![100.0, 130.0, 100.0]);
         let apart = p.bandwidth_between_rounds().unwrap();
@@ -112,7 +115,7 @@ mod tests {
         );
         let apart = c.saturation_between_rounds.unwrap();
         assert!((apart - 15.0 / 32.5).abs() < 1e-9, "{apart}");
-        let f = super::super::findings(&[c], 2.0);
+        let f = super::super::findings(&[c], 2.0, None);
         assert!(
             f.iter()
                 .any(|x| x.contains("moved 46% between rounds (40.0, 25.0 GB/s)")),

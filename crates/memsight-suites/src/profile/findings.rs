@@ -37,7 +37,12 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
         ));
     }
     out.extend(page_cache_finding(r));
-    out.extend(r.pressure.as_ref().and_then(pressure_finding));
+    out.extend(
+        r.pressure
+            .as_ref()
+            .and_then(|p| pressure_text(p, cpus))
+            .map(|t| t + &probe_shared(r).unwrap_or_default()),
+    );
     out.extend(
         r.counted
             .as_ref()
@@ -101,8 +106,30 @@ fn page_cache_finding(r: &ProfileResults) -> Option<String> {
     Some(text)
 }
 
-/// Where the program sat on the curve family, from the probe's median latency while it ran.
+/// Where the probe's CPU was also one the program's threads ran on: said, since the probe's
+/// latency then carries the time it waited for the program (samples that lost the CPU are
+/// dropped, but the program's cache traffic on that core stays).
+fn probe_shared(r: &ProfileResults) -> Option<String> {
+    let p = r.pressure.as_ref()?;
+    let seen: u64 = r.program_cpus.iter().map(|c| c.1).sum();
+    let there = r.program_cpus.iter().find(|c| c.0 == p.probe_cpu)?.1;
+    (there > 0).then(|| {
+        format!(
+            "; the probe ran on CPU {}, where the program's threads were also seen ({there} of {seen} readings): it shared that core with the program (pin the program elsewhere, or give --probe-cpu a CPU it does not use, where the machine has one)",
+            p.probe_cpu
+        )
+    })
+}
+
+/// [`pressure_text`] on a machine with CPUs to spare for more load.
+#[cfg(test)]
 fn pressure_finding(p: &PressureTrace) -> Option<String> {
+    pressure_text(p, usize::MAX)
+}
+
+/// Where the program sat on the curve family, from the probe's median latency while it ran;
+/// `cpus` this process may use (more load CPUs are advised only where there are any).
+fn pressure_text(p: &PressureTrace, cpus: usize) -> Option<String> {
     let (ns, what) = (p.overall_ns?, p.overall?);
     let times = ns / p.family_idle_ns;
     let dropped = if p.dropped > 0 {
@@ -121,7 +148,12 @@ fn pressure_finding(p: &PressureTrace) -> Option<String> {
             "memory traffic below {below_gbs:.1} GB/s: the curves are flat there, so latency says no more than that; memory bandwidth does not hold it up"
         ),
         pressure::Pressure::Unbounded { flat_to_gbs } => format!(
-            "latency cannot bound its memory traffic here: a curve stays flat to its last point ({flat_to_gbs:.1} GB/s, the most its load threads drew), so this machine's curves never show memory loaded; measure them with more load CPUs (loaded-latency --cpus), or read counted traffic"
+            "latency cannot bound its memory traffic here: a curve stays flat to its last point ({flat_to_gbs:.1} GB/s, the most its load threads drew), so this machine's curves never show memory loaded; {}",
+            if cpus > 2 {
+                "measure them with more load CPUs where they had fewer than this machine has (loaded-latency --cpus), or read counted traffic"
+            } else {
+                "this machine has no CPU to spare for more load (one chases, the other loads), so read counted traffic instead (resctrl memory-bandwidth monitoring or the memory controllers' counters, where the machine exposes them)"
+            }
         ),
         pressure::Pressure::Within { low_gbs, high_gbs } => {
             let share = high_gbs / p.saturation_gbs;

@@ -178,6 +178,10 @@ pub struct ProfileResults {
     pub peak: Option<Snapshot>,
     /// Where its pages were at the peak against where its threads ran during the whole run.
     pub placement: Option<Placement>,
+    /// CPUs its threads were seen on, with how many readings saw a thread there (absent before
+    /// schema 4): the probe's CPU among them shares its time with the program.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub program_cpus: Vec<(usize, u64)>,
     /// glibc arenas and threads over time (empty where its memory could not be read).
     pub arenas: Vec<ArenaSample>,
     /// The kernel's THP mode (`always`, `madvise`, `never`).
@@ -291,6 +295,7 @@ pub fn run(
         timeline,
         peak,
         placement,
+        program_cpus: cpu_samples.clone(),
         arenas,
         thp_mode: env.thp_enabled.clone(),
         pressure,

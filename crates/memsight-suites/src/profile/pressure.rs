@@ -275,6 +275,7 @@ mod tests {
                 p50_ns: None,
                 p90_ns: None,
                 p99_ns: None,
+                tsc_step_ns: None,
                 round_bandwidths_gbs: Vec::new(),
                 round_latencies_ns: Vec::new(),
                 between_rounds: None,

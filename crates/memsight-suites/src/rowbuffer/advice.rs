@@ -121,98 +121,173 @@ pub(super) fn predict_hash(hash: &BankHash, curves: &[Curve], cfg: &Config) -> H
     }
 }
 
-pub(super) fn advise(summaries: &[LayoutSummary], curves: &[Curve], cfg: &Config) -> Vec<String> {
+/// The points of `op` on contiguous memory at `offset`, over the repetitions, cited.
+fn cited_at(curves: &[Curve], op: Kernel, offset: u64) -> Vec<Cited> {
+    curves
+        .iter()
+        .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
+        .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == offset))
+        .map(|p| {
+            Cited::of(
+                format!("{} at OFFSET {}", op.name(), format_bytes(offset)),
+                "GB/s",
+                &p.gbs,
+            )
+        })
+        .collect()
+}
+
+/// A layout's summary, cited: disturbed where its figures rest on disturbed points only, and
+/// as disturbed where some of its points were (the dips it counts may be theirs).
+fn cited_layout(s: &LayoutSummary) -> Cited {
+    Cited::value(
+        format!(
+            "{} on {} memory (median over offsets)",
+            s.kernel.name(),
+            s.memory.name()
+        ),
+        s.median_gbs,
+        "GB/s",
+        s.disturbed_points > 0,
+    )
+}
+
+pub(super) fn advise(summaries: &[LayoutSummary], curves: &[Curve], cfg: &Config) -> Vec<Finding> {
     let mut out = Vec::new();
     for &op in &cfg.kernels {
         let get = |m: Memory| summaries.iter().find(|s| s.kernel == op && s.memory == m);
-        // Offsets to avoid: dips that recur at the same offset (± one step) in at least two
-        // repetitions on contiguous memory; a dip seen once is noise until it repeats.
-        let step = cfg.offsets.get(1).map_or(64, |o| o - cfg.offsets[0]);
-        let reps: Vec<Vec<u64>> = curves
-            .iter()
-            .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
-            .map(|c| c.detection.dips.iter().map(|d| d.offset_bytes).collect())
-            .collect();
-        let recurring = recurring_dips(&reps, step);
-        let seen: usize = reps.iter().map(Vec::len).sum();
-        if !recurring.is_empty() {
-            // The safe padding: the offset with the best worst-case over repetitions, away from
-            // every recurring dip.
-            let best = cfg
-                .offsets
-                .iter()
-                .filter(|o| recurring.iter().all(|d| d.abs_diff(**o) > 2 * step))
-                .filter_map(|&o| {
-                    let v: Vec<f64> = curves
-                        .iter()
-                        .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
-                        .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == o))
-                        .map(|p| p.value(cfg.stat))
-                        .collect();
-                    (!v.is_empty()).then(|| (o, summarize(&v).min))
-                })
-                .max_by(|a, b| a.1.total_cmp(&b.1));
-            out.push(format!(
-                "{}: on contiguous memory avoid OFFSET {} (dips in ≥ 2 repetitions){}",
-                op.name(),
-                recurring
-                    .iter()
-                    .take(12)
-                    .map(|&d| format_bytes(d))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                best.map_or(String::new(), |(o, v)| format!(
-                    "; a safe padding is {} ({v:.1} GB/s at worst over the repetitions)",
-                    format_bytes(o)
-                ))
-            ));
-        } else if seen > 0 {
-            out.push(format!(
-                "{}: {seen} dip(s) on contiguous memory, none at the same offset in two repetitions: noise, not row-buffer conflicts{}",
-                op.name(),
-                if cfg.reps < 2 { " (run --reps 2 or more to confirm dips)" } else { "" }
-            ));
-        }
+        out.extend(offset_advice(op, curves, cfg));
         if let (Some(c), Some(p)) = (get(Memory::Contiguous), get(Memory::Paged4k)) {
-            let peak = c.peak_gbs / p.peak_gbs - 1.0;
-            let worst = c.worst_gbs / p.worst_gbs - 1.0;
-            let sign = |x: f64| {
-                if x > 0.02 {
-                    1
-                } else if x < -0.02 {
-                    -1
-                } else {
-                    0
-                }
-            };
-            let verdict = match (sign(peak), sign(worst)) {
-                (0, 0) => "no difference beyond ±2% in the best or the worst case here",
-                (1, -1) => {
-                    "huge pages win the best case but lose the worst case: pick them when you can control array offsets, 4 KiB pages when you cannot"
-                }
-                (-1, 1) => {
-                    "4 KiB pages have the higher peak and huge pages the steadier floor here"
-                }
-                (p, w) if p >= 0 && w >= 0 => {
-                    "huge pages are at least as good in both the best and the worst case here"
-                }
-                _ => "4 KiB pages are at least as good in both the best and the worst case here",
-            };
-            out.push(format!(
-                "{}: huge vs 4 KiB pages: peak {:.1} vs {:.1} GB/s ({:+.0}%), worst {:.1} vs {:.1} GB/s ({:+.0}%), median {:.1} vs {:.1} GB/s: {verdict}",
-                op.name(),
-                c.peak_gbs,
-                p.peak_gbs,
-                peak * 100.0,
-                c.worst_gbs,
-                p.worst_gbs,
-                worst * 100.0,
-                c.median_gbs,
-                p.median_gbs
-            ));
+            out.push(layout_advice(op, c, p));
         }
     }
     out
+}
+
+/// Offsets to avoid: dips that recur at the same offset (± one step) in at least two
+/// repetitions on contiguous memory (a dip seen once is noise until it repeats), and the safe
+/// padding; advice that rests on disturbed points is marked unconfirmed.
+fn offset_advice(op: Kernel, curves: &[Curve], cfg: &Config) -> Option<Finding> {
+    let step = cfg.offsets.get(1).map_or(64, |o| o - cfg.offsets[0]);
+    // Dips at disturbed points are not dips: a lost CPU only slows a pass.
+    let reps: Vec<Vec<u64>> = curves
+        .iter()
+        .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
+        .map(|c| {
+            c.detection
+                .dips
+                .iter()
+                .map(|d| d.offset_bytes)
+                .filter(|&o| {
+                    c.points
+                        .iter()
+                        .find(|p| p.offset_bytes == o)
+                        .is_none_or(|p| !p.gbs.rests_on_disturbed())
+                })
+                .collect()
+        })
+        .collect();
+    let recurring = recurring_dips(&reps, step);
+    let seen: usize = reps.iter().map(Vec::len).sum();
+    if recurring.is_empty() {
+        return (seen > 0).then(|| {
+            Finding::unsampled(format!(
+                "{}: {seen} dip(s) at clean points on contiguous memory, none at the same offset in two repetitions: noise, not row-buffer conflicts{}",
+                op.name(),
+                if cfg.reps < 2 { " (run --reps 2 or more to confirm dips)" } else { "" }
+            ))
+        });
+    }
+    // The safe padding: the offset with the best worst case over repetitions, away from every
+    // recurring dip.
+    let best = cfg
+        .offsets
+        .iter()
+        .filter(|o| recurring.iter().all(|d| d.abs_diff(**o) > 2 * step))
+        .filter_map(|&o| {
+            let v: Vec<f64> = curves
+                .iter()
+                .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
+                .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == o))
+                .map(|p| p.value(cfg.stat))
+                .collect();
+            (!v.is_empty()).then(|| (o, summarize(&v).min))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let mut cites: Vec<Cited> = recurring
+        .iter()
+        .flat_map(|&d| cited_at(curves, op, d))
+        .collect();
+    if let Some((o, _)) = best {
+        cites.extend(cited_at(curves, op, o));
+    }
+    Some(Finding::advice(
+        format!(
+            "{}: on contiguous memory avoid OFFSET {} (dips in ≥ 2 repetitions){}",
+            op.name(),
+            recurring
+                .iter()
+                .take(12)
+                .map(|&d| format_bytes(d))
+                .collect::<Vec<_>>()
+                .join(", "),
+            best.map_or(String::new(), |(o, v)| format!(
+                "; a safe padding is {} ({v:.1} GB/s at worst over the repetitions)",
+                format_bytes(o)
+            ))
+        ),
+        cites,
+    ))
+}
+
+/// Huge against 4 KiB pages: by their medians over offsets first, then their best and worst
+/// cases (outliers left out), each change computed from the figures printed beside it.
+fn layout_advice(op: Kernel, c: &LayoutSummary, p: &LayoutSummary) -> Finding {
+    let change = |a: f64, b: f64| a / b - 1.0;
+    let (median, peak, worst) = (
+        change(c.median_gbs, p.median_gbs),
+        change(c.peak_gbs, p.peak_gbs),
+        change(c.worst_gbs, p.worst_gbs),
+    );
+    let sign = |x: f64| {
+        if x > 0.02 {
+            1
+        } else if x < -0.02 {
+            -1
+        } else {
+            0
+        }
+    };
+    let verdict = match (sign(median), sign(peak), sign(worst)) {
+        (0, 0, 0) => "no difference beyond ±2% in the median, the best or the worst case here",
+        (_, 1, -1) => {
+            "huge pages win the best case but lose the worst case: pick them when you can control array offsets, 4 KiB pages when you cannot"
+        }
+        (_, -1, 1) => "4 KiB pages have the higher peak and huge pages the steadier floor here",
+        (m, p, w) if m >= 0 && p >= 0 && w >= 0 => {
+            "huge pages are at least as good in the median, the best and the worst case here"
+        }
+        (m, p, w) if m <= 0 && p <= 0 && w <= 0 => {
+            "4 KiB pages are at least as good in the median, the best and the worst case here"
+        }
+        _ => "the median, the best and the worst case do not agree on a winner here",
+    };
+    Finding::advice(
+        format!(
+            "{}: huge vs 4 KiB pages: median {:.1} vs {:.1} GB/s ({:+.0}%), peak {:.1} vs {:.1} GB/s ({:+.0}%), worst {:.1} vs {:.1} GB/s ({:+.0}%) (outlying points left out): {verdict}",
+            op.name(),
+            c.median_gbs,
+            p.median_gbs,
+            median * 100.0,
+            c.peak_gbs,
+            p.peak_gbs,
+            peak * 100.0,
+            c.worst_gbs,
+            p.worst_gbs,
+            worst * 100.0,
+        ),
+        vec![cited_layout(c), cited_layout(p)],
+    )
 }
 
 /// Offsets where dips appear in at least two repetitions (within one step).
@@ -233,7 +308,7 @@ pub fn recurring_dips(reps: &[Vec<u64>], step: u64) -> Vec<u64> {
     out
 }
 
-pub(super) fn variance_findings(summaries: &[LayoutSummary]) -> Vec<String> {
+pub(super) fn variance_findings(summaries: &[LayoutSummary]) -> Vec<Finding> {
     let mut out = Vec::new();
     for s in summaries
         .iter()
@@ -243,14 +318,14 @@ pub(super) fn variance_findings(summaries: &[LayoutSummary]) -> Vec<String> {
             .iter()
             .find(|x| x.kernel == s.kernel && x.memory == Memory::Paged4k)
         {
-            out.push(format!(
+            out.push(Finding::citing(format!(
                 "{}: fragmenting free memory first changed the spread over offsets and repetitions from CV {:.1}% to {:.1}% and the worst case from {:.1} to {:.1} GB/s (the Catamount paper, Ferreira et al., CUG 2008, saw more variance long after boot)",
                 s.kernel.name(),
                 fresh.cv * 100.0,
                 s.cv * 100.0,
                 fresh.worst_gbs,
                 s.worst_gbs
-            ));
+            ), vec![cited_layout(fresh), cited_layout(s)]));
         }
     }
     out

@@ -28,6 +28,7 @@ pub mod sweep;
 
 use memsight_core::buffer::{Buffer, BufferReport, BufferRequest, PageKind};
 use memsight_core::env::Environment;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::hugepool::Reservation;
 use memsight_core::stats::summarize;
 use memsight_core::units::format_bytes;
@@ -148,10 +149,10 @@ pub struct Curve {
 
 /// Where the three arrays together fall short of the size from which one core streams from
 /// memory: part of each pass may come from a cache, which flattens the dips.
-fn streaming_finding(cfg: &Config) -> Option<String> {
+fn streaming_finding(cfg: &Config) -> Option<Finding> {
     let s = cfg.streaming?;
     (3 * cfg.array_bytes < s.from_bytes).then(|| {
-        format!(
+        let text = format!(
             "the arrays ({} together) are smaller than the {} from which streams come from memory ({}): part of each pass may be served from a cache, which makes dips shallower (not elsewhere); --array-size {} puts them in memory and takes about {:.1}× as long",
             format_bytes(3 * cfg.array_bytes),
             format_bytes(s.from_bytes),
@@ -160,6 +161,16 @@ fn streaming_finding(cfg: &Config) -> Option<String> {
                 .div_ceil(3)
                 .next_multiple_of(256 * cfg.cpus.len().max(1) as u64),
             s.from_bytes as f64 / (3 * cfg.array_bytes) as f64
+        );
+        // Advice on a check whose readings contradict a cache is not given as fact.
+        Finding::advice(
+            text,
+            vec![Cited::value(
+                "the streaming check's rates",
+                s.gbs,
+                "GB/s",
+                !s.coherent(),
+            )],
         )
     })
 }
@@ -177,6 +188,20 @@ pub struct LayoutSummary {
     pub cv: f64,
     pub points: usize,
     pub dips: usize,
+    /// Points resting on disturbed samples: left out of peak, median and worst while any point
+    /// is clean (absent in files before schema 4).
+    #[serde(default)]
+    pub disturbed_points: usize,
+    /// Clean points left out of peak and worst as outliers (modified Z-score above 3.5).
+    #[serde(default)]
+    pub outlying_points: usize,
+}
+
+impl LayoutSummary {
+    /// Whether its figures rest on disturbed points only.
+    pub fn disturbed(&self) -> bool {
+        self.disturbed_points >= self.points && self.points > 0
+    }
 }
 
 /// What the DIMM model predicts.
@@ -224,8 +249,8 @@ pub struct RowbufferResults {
     pub hash_prediction: Option<HashPrediction>,
     pub probe: Option<probe::ProbeResults>,
     pub fragmentation: Option<Fragmentation>,
-    pub advice: Vec<String>,
-    pub findings: Vec<String>,
+    pub advice: Vec<Finding>,
+    pub findings: Vec<Finding>,
     /// What could not run here, with the reason.
     pub skipped: Vec<String>,
 }
@@ -419,7 +444,10 @@ pub fn run(
 ) -> Result<(RowbufferResults, bool)> {
     let mut skipped = Vec::new();
     let controllers = controllers(cfg, &mut skipped);
-    let mut findings: Vec<String> = hypervisor_finding(env).into_iter().collect();
+    let mut findings: Vec<Finding> = hypervisor_finding(env)
+        .into_iter()
+        .map(Finding::from)
+        .collect();
     let _reservation = if cfg.reserve_huge {
         reserve(cfg, &mut skipped)
     } else {
@@ -489,8 +517,12 @@ pub fn run(
     drop(fragmenter);
     let complete = !cancel::requested();
     findings.extend(streaming_finding(cfg));
-    findings.extend(contiguity_findings(&curves));
-    findings.extend(counter_findings(&curves, cfg.stat));
+    findings.extend(contiguity_findings(&curves).into_iter().map(Finding::from));
+    findings.extend(
+        counter_findings(&curves, cfg.stat)
+            .into_iter()
+            .map(Finding::from),
+    );
     findings.extend(hpccg::time_findings(&curves, cfg.stat));
     let summaries = summarise(&curves, cfg);
     let prediction = cfg.model.as_ref().map(|m| advice::predict(m, &curves, cfg));
@@ -566,23 +598,43 @@ fn summarise(curves: &[Curve], cfg: &Config) -> Vec<LayoutSummary> {
                 .iter()
                 .filter(|c| c.kernel == op && c.memory == memory)
                 .collect();
-            let values: Vec<f64> = set
-                .iter()
-                .flat_map(|c| c.points.iter().map(|p| p.value(cfg.stat)))
-                .collect();
-            if values.is_empty() {
+            let points: Vec<&sweep::Point> = set.iter().flat_map(|c| c.points.iter()).collect();
+            if points.is_empty() {
                 continue;
             }
+            let disturbed = points.iter().filter(|p| p.gbs.rests_on_disturbed()).count();
+            // Clean points only, while there are any: a disturbed pass only loses bandwidth,
+            // so it reads as a dip that is not there.
+            let values: Vec<f64> = points
+                .iter()
+                .filter(|p| disturbed == points.len() || !p.gbs.rests_on_disturbed())
+                .map(|p| p.value(cfg.stat))
+                .collect();
             let s = summarize(&values);
+            // Peak and worst over the points that are not outliers: one lucky or unlucky point
+            // is not the layout's best or worst case.
+            let sigma = memsight_core::stats::mad_sigma(&values);
+            let typical: Vec<f64> = values
+                .iter()
+                .copied()
+                .filter(|v| sigma <= 0.0 || (v - s.median).abs() <= 3.5 * sigma)
+                .collect();
+            let (lo, hi) = typical
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                    (l.min(*v), h.max(*v))
+                });
             out.push(LayoutSummary {
                 kernel: op,
                 memory,
-                peak_gbs: s.max,
+                peak_gbs: hi,
                 median_gbs: s.median,
-                worst_gbs: s.min,
+                worst_gbs: lo,
                 cv: s.cv,
-                points: values.len(),
+                points: points.len(),
                 dips: set.iter().map(|c| c.detection.dips.len()).sum(),
+                disturbed_points: disturbed,
+                outlying_points: values.len() - typical.len(),
             });
         }
     }

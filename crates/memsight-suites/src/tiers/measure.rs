@@ -353,8 +353,8 @@ fn granularity_sweep(
             .filter(|p| p.access == acc && p.threads == max)
             .collect()
     };
-    f.read_granule = granularity::effective_granule(&curve(Access::Read));
-    f.write_granule = granularity::effective_granule(&curve(Access::Write));
+    f.read_granule = agreed_granule(&f.granularity, Access::Read);
+    f.write_granule = agreed_granule(&f.granularity, Access::Write);
     let at64 = |acc: Access| {
         curve(acc)
             .iter()
@@ -366,4 +366,30 @@ fn granularity_sweep(
         _ => None,
     };
     Ok(true)
+}
+
+/// The effective granule of `acc`, where every thread count measured gives the same one from
+/// its clean points: one team's curve alone (a 2-thread point on a 2-CPU machine is the one most
+/// often disturbed) says nothing the other counts contradict. None where they disagree or no
+/// count has a clean curve.
+fn agreed_granule(points: &[GranPoint], acc: Access) -> Option<usize> {
+    let mut counts: Vec<usize> = points
+        .iter()
+        .filter(|p| p.access == acc)
+        .map(|p| p.threads)
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let granules: Vec<Option<usize>> = counts
+        .iter()
+        .map(|&n| {
+            let curve: Vec<&GranPoint> = points
+                .iter()
+                .filter(|p| p.access == acc && p.threads == n && !p.gbs.rests_on_disturbed())
+                .collect();
+            granularity::effective_granule(&curve)
+        })
+        .collect();
+    let first = (*granules.first()?)?;
+    granules.iter().all(|g| *g == Some(first)).then_some(first)
 }
