@@ -573,6 +573,7 @@ mod tests {
             timeline: vec![reading(100 << 20), reading(2 << 30), reading(1 << 30)],
             peak: Some(reading(1 << 30)),
             placement: None,
+            program_cpus: Vec::new(),
             arenas: Vec::new(),
             thp_mode: None,
             pressure: None,
