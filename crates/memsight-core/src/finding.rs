@@ -150,6 +150,15 @@ impl From<&str> for Finding {
     }
 }
 
+/// A finding reads as its sentence wherever text is wanted (`contains`, `starts_with`, `len`).
+impl std::ops::Deref for Finding {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)

@@ -202,6 +202,11 @@ pub struct Bars {
 
 // ---- figure formats shared by every view ----
 
+/// The sentences of findings, as views print them (a doubtful one starts with its ⚠).
+pub fn texts(findings: &[memsight_core::finding::Finding]) -> Vec<String> {
+    findings.iter().map(|f| f.text.clone()).collect()
+}
+
 /// A figure with adaptive precision.
 pub fn num(x: f64) -> String {
     let a = x.abs();

@@ -96,7 +96,7 @@ impl Present for C2cResults {
                 self.selection
             )],
             blocks,
-            findings: self.findings.iter().map(|f| f.text.clone()).collect(),
+            findings: crate::view::texts(&self.findings),
         }
     }
 

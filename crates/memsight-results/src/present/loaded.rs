@@ -164,7 +164,7 @@ impl Present for WithCeilings<'_> {
             method: this.method.clone(),
             facts,
             blocks,
-            findings: this.findings.clone(),
+            findings: crate::view::texts(&this.findings),
         }
     }
 }

@@ -147,7 +147,7 @@ impl Present for NumaResults {
                 vec![format!("memory columns: {}", columns.join("; "))]
             },
             blocks,
-            findings: self.findings.clone(),
+            findings: crate::view::texts(&self.findings),
         }
     }
 

@@ -152,7 +152,7 @@ impl Present for ProfileResults {
                 },
             ],
             blocks,
-            findings: self.findings.clone(),
+            findings: crate::view::texts(&self.findings),
         }
     }
 

@@ -168,7 +168,7 @@ impl Present for ScanResults {
             method: self.method.clone(),
             facts: vec![format!("DIMM and channel per address: {}", self.dimm_mapping)],
             blocks,
-            findings: self.findings.clone(),
+            findings: crate::view::texts(&self.findings),
         }
     }
 

@@ -123,11 +123,18 @@ fn granularity(t: &TargetFigures) -> Vec<Block> {
             .find(|p| p.access == a && p.block_bytes == b && p.threads == n)
             .map(|p| p.gbs.median)
     };
+    // Table cells carry the ⚠ of a point resting on disturbed samples, as the footer counts.
+    let cell = |a: Access, b: usize, n: usize| {
+        t.granularity
+            .iter()
+            .find(|p| p.access == a && p.block_bytes == b && p.threads == n)
+            .map(|p| format!("{}{}", num(p.gbs.median), p.gbs.mark()))
+    };
     for &b in &blocks {
         let mut cells = vec![Cell::Text(format!("{b} B"))];
         for a in Access::ALL {
-            let one = at(a, b, 1).map_or("-".into(), num);
-            let all = at(a, b, max).map_or("-".into(), num);
+            let one = cell(a, b, 1).unwrap_or_else(|| "-".into());
+            let all = cell(a, b, max).unwrap_or_else(|| "-".into());
             cells.push(Cell::Num(if max > 1 {
                 format!("{one} / {all}")
             } else {
@@ -504,7 +511,7 @@ impl Present for TiersResults {
             method: self.method.clone(),
             facts,
             blocks,
-            findings: self.findings.clone(),
+            findings: crate::view::texts(&self.findings),
         }
     }
 

@@ -118,7 +118,26 @@ pub fn log_sizes(min: u64, max: u64, per_octave: u32, align: u64) -> Vec<u64> {
 
 /// A ladder's (size, median ns) curve.
 pub fn curve(points: &[Point]) -> Vec<(u64, f64)> {
-    points.iter().map(|p| (p.size_bytes, p.ns.median)).collect()
+    clean(points)
+        .iter()
+        .map(|p| (p.size_bytes, p.ns.median))
+        .collect()
+}
+
+/// The points levels are read from: those resting on clean samples, while they are at least
+/// half the ladder (a point resting on disturbed samples is slower than the machine, so it
+/// reads as a step or lifts a plateau that is not there); all of them otherwise.
+pub fn clean(points: &[Point]) -> Vec<Point> {
+    let kept: Vec<Point> = points
+        .iter()
+        .filter(|p| !p.ns.rests_on_disturbed())
+        .cloned()
+        .collect();
+    if 2 * kept.len() >= points.len() {
+        kept
+    } else {
+        points.to_vec()
+    }
 }
 
 /// Whether a ladder may end after these points: memory has held on its own evidence.

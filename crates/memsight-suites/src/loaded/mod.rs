@@ -26,6 +26,7 @@ mod chase;
 mod rounds;
 
 use memsight_core::env::Environment;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::Summary;
 use memsight_core::units::MIB;
 use memsight_core::{Error, Result};
@@ -180,7 +181,7 @@ pub struct LoadedResults {
     /// The DAX device or file the buffers were mapped from (`--dax`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<memsight_core::buffer::FileBacking>,
-    pub findings: Vec<String>,
+    pub findings: Vec<Finding>,
 }
 
 /// The traffic mixes by default: the read-share family (100% to 50% of DRAM bytes read, in the
@@ -244,7 +245,7 @@ pub fn run(
     let memory = a.dax.map(|d| d.probe()).transpose()?;
     if let Some(m) = &memory {
         method += &format!(" Memory: {}.", m.describe());
-        findings.extend(crate::dax_finding(m));
+        findings.extend(crate::dax_finding(m).map(Finding::from));
     }
     Ok((
         LoadedResults {
@@ -350,15 +351,27 @@ fn traffic_clock(vendor: Option<&str>) -> &'static str {
     }
 }
 
-fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<String> {
-    let mut out: Vec<String> = family_finding(curves).into_iter().collect();
+/// A point's chase latency, cited.
+fn cite(c: &Curve, p: &CurvePoint) -> Cited {
+    let at = p
+        .delay_cycles
+        .map_or("idle".to_string(), |d| format!("delay {d}"));
+    Cited::of(
+        format!("{} latency, {at}", c.mix.name()),
+        "ns",
+        &p.latency_ns,
+    )
+}
+
+fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = family_finding(curves).into_iter().collect();
     for c in curves {
         if let Some(apart) = c.saturation_between_rounds.filter(|x| *x >= ROUNDS_APART) {
             let top = c
                 .points
                 .iter()
                 .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs));
-            out.push(format!(
+            out.push(Finding::unsampled(format!(
                 "{}: the saturation bandwidth moved {:.0}% between rounds ({} GB/s): the memory was shared with other work while the curves were measured; every mix was measured in each round, so the curves compare with one another, but their absolute bandwidths carry that spread",
                 c.mix.name(),
                 apart * 100.0,
@@ -368,12 +381,12 @@ fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<String> {
                     .map(|b| format!("{b:.1}"))
                     .collect::<Vec<_>>()
                     .join(", "))
-            ));
+            )));
         }
         let idle = c.points.iter().find(|p| p.delay_cycles.is_none());
         let top = c.points.last();
         if let (Some(i), Some(t)) = (idle, top) {
-            out.push(format!(
+            out.push(Finding::citing(format!(
                 "{}: idle {:.0} ns; at {:.1} GB/s (saturation) {:.0} ns ({:.1}×){}",
                 c.mix.name(),
                 i.latency_ns.median,
@@ -384,7 +397,7 @@ fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<String> {
                     Some(k) => format!("; latency reaches {knee}× idle at {k:.1} GB/s (the knee)"),
                     None => format!("; latency never reached {knee}× idle: the load threads cannot saturate memory"),
                 }
-            ));
+            ), vec![cite(c, i), cite(c, t)]));
             // Queueing never makes a miss cheaper: a loaded point clearly below idle means the
             // idle point was disturbed, or ran while a clock the traffic raises was low (Intel's
             // uncore/mesh frequency follows traffic), so the curve's ratios to idle mislead.
@@ -395,7 +408,7 @@ fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<String> {
                 .min_by(|a, b| a.latency_ns.median.total_cmp(&b.latency_ns.median))
                 .filter(|p| p.latency_ns.median < BELOW_IDLE * i.latency_ns.median)
             {
-                out.push(format!(
+                out.push(Finding::citing(format!(
                     "{}: at {:.1} GB/s latency was {:.0} ns, {:.2}× the idle {:.0} ns: queueing cannot make a miss cheaper, so either the idle point was disturbed or the traffic raised a clock the idle chase ran without ({}); the ratios to idle above are not to be acted on: measure again",
                     c.mix.name(),
                     low.bandwidth_gbs,
@@ -403,7 +416,7 @@ fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<String> {
                     low.latency_ns.median / i.latency_ns.median,
                     i.latency_ns.median,
                     traffic_clock(vendor)
-                ));
+                ), vec![cite(c, low), cite(c, i)]));
             }
         }
     }
@@ -413,7 +426,7 @@ fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<String> {
 /// How the saturation bandwidth falls as the write share grows, over the regular-store curves of
 /// the read-share family (three or more): writes cost a memory controller bus turnarounds and
 /// their reads for ownership, so a program's attainable bandwidth depends on its mix.
-fn family_finding(curves: &[Curve]) -> Option<String> {
+fn family_finding(curves: &[Curve]) -> Option<Finding> {
     let mut family: Vec<&Curve> = curves.iter().filter(|c| !c.mix.non_temporal()).collect();
     if family.len() < 3 {
         return None;
@@ -462,11 +475,25 @@ fn family_finding(curves: &[Curve]) -> Option<String> {
     } else {
         String::new()
     };
-    Some(format!(
-        "saturation by share of DRAM bytes read (GB/s, medians of the rounds): {list}; at {:.0}% read the memory serves {:.2}× what it serves at {:.0}%{tail}",
-        last.mix.read_share() * 100.0,
-        change,
-        first.mix.read_share() * 100.0,
+    // The saturation points' latencies carry their samples' state (a bandwidth has none).
+    let cites = family
+        .iter()
+        .filter_map(|c| {
+            let top = c
+                .points
+                .iter()
+                .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs))?;
+            Some(cite(c, top))
+        })
+        .collect();
+    Some(Finding::citing(
+        format!(
+            "saturation by share of DRAM bytes read (GB/s, medians of the rounds): {list}; at {:.0}% read the memory serves {:.2}× what it serves at {:.0}%{tail}",
+            last.mix.read_share() * 100.0,
+            change,
+            first.mix.read_share() * 100.0,
+        ),
+        cites,
     ))
 }
 

@@ -10,6 +10,7 @@
 
 use crate::plan::{NumaPlan, numa_plan};
 use memsight_core::env::Environment;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::Summary;
 use memsight_core::sysfs::FsRoot;
 use memsight_core::{Error, Result};
@@ -149,7 +150,7 @@ pub struct NumaResults {
     /// The firmware's node distances (ACPI SLIT, `/sys/devices/system/node/nodeN/distance`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distances: Option<Distances>,
-    pub findings: Vec<String>,
+    pub findings: Vec<Finding>,
 }
 
 /// ACPI SLIT node distances: 10 is a node to itself; 20 claims twice as far.
@@ -313,8 +314,8 @@ pub fn run(
 
     let claims = claims(&plan, &columns, &cells);
     let mut findings = findings(&plan, &columns, &cells, &claims);
-    findings.extend(rounds::finding(&plan, &columns, &cells));
-    findings.extend(skipped);
+    findings.extend(rounds::finding(&plan, &columns, &cells).map(Finding::from));
+    findings.extend(skipped.into_iter().map(Finding::from));
     let method = rounds::method(n)
         + &format!(
             "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {}, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
@@ -478,78 +479,116 @@ fn claims(plan: &NumaPlan, columns: &[Column], cells: &[Vec<Cell>]) -> Vec<Claim
     claims
 }
 
+/// A cell's latency, cited.
+fn cited_latency(what: String, s: &Summary) -> Cited {
+    Cited::of(what, "ns", s)
+}
+
 fn findings(
     plan: &NumaPlan,
     columns: &[Column],
     cells: &[Vec<Cell>],
     claims: &[Claim],
-) -> Vec<String> {
+) -> Vec<Finding> {
     let mut out = Vec::new();
     if plan.targets.len() == 1 && plan.initiators.len() == 1 {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "this machine has one NUMA node with memory (node {}): the matrix is one cell, and interleaving changes nothing",
             plan.targets[0].node
-        ));
+        )));
     }
     // Local vs remote vs interleaved, per row.
     for (r, init) in plan.initiators.iter().enumerate() {
         let Some(row) = cells.get(r) else { continue };
-        let lat = |c: usize| {
-            row.get(c)
-                .and_then(|x| x.latency_ns.as_ref())
-                .map(|s| s.median)
-        };
-        let local = columns
-            .iter()
-            .position(|c| c.node == Some(init.node))
-            .and_then(lat);
-        let inter = lat(columns.len() - 1);
+        let lat = |c: usize| row.get(c).and_then(|x| x.latency_ns.as_ref());
+        let local = columns.iter().position(|c| c.node == Some(init.node));
+        let inter = columns.len() - 1;
         let worst = (0..columns.len() - 1)
-            .filter_map(lat)
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-        if let (Some(l), Some(i)) = (local, inter)
+            .filter(|&c| lat(c).is_some())
+            .max_by(|&a, &b| lat(a).unwrap().median.total_cmp(&lat(b).unwrap().median));
+        if let (Some(lc), Some(i)) = (local, lat(inter))
+            && let Some(l) = lat(lc)
             && plan.targets.len() > 1
         {
-            out.push(format!(
-                "CPU node {}: local {l:.1} ns, interleaved (NUMA-unaware) {i:.1} ns (+{:.0}%), farthest node {:.1} ns",
-                init.node,
-                100.0 * (i / l - 1.0),
-                worst.unwrap_or(l)
+            let far = worst.and_then(lat).unwrap_or(l);
+            let name = |c: usize| format!("CPU node {} → {} latency", init.node, columns[c].label);
+            let mut cites = vec![cited_latency(name(lc), l), cited_latency(name(inter), i)];
+            if let Some(w) = worst {
+                cites.push(cited_latency(name(w), far));
+            }
+            out.push(Finding::citing(
+                format!(
+                    "CPU node {}: local {:.1} ns, interleaved (NUMA-unaware) {:.1} ns ({:+.0}%), farthest node {:.1} ns",
+                    init.node,
+                    l.median,
+                    i.median,
+                    100.0 * (i.median / l.median - 1.0),
+                    far.median
+                ),
+                cites,
             ));
         }
     }
     for c in columns.iter().filter(|c| c.cpu_less) {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "{} is CPU-less memory ({}): it appears only as a column",
             c.label,
             c.kind.as_deref().unwrap_or("kind not reported")
-        ));
+        )));
     }
     for c in claims {
+        // The measured side of a claim: the cells of the claim's node's column.
+        let col = columns.iter().position(|x| x.node == Some(c.node));
+        let cites = |latency: bool| -> Vec<Cited> {
+            cells
+                .iter()
+                .filter_map(|row| row.get(col?))
+                .filter_map(|cell| {
+                    if latency {
+                        cell.latency_ns
+                            .as_ref()
+                            .map(|s| Cited::of(format!("node {} latency", c.node), "ns", s))
+                    } else {
+                        cell.bandwidth_gbs
+                            .as_ref()
+                            .map(|s| Cited::of(format!("node {} bandwidth", c.node), "GB/s", s))
+                    }
+                })
+                .collect()
+        };
         if let Some(r) = c.latency_ratio {
-            out.push(format!(
-                "node {}: measured latency is {r:.2}× what the firmware claims ({} ns)",
-                c.node,
-                c.read_latency_ns.unwrap_or(0)
+            out.push(Finding::citing(
+                format!(
+                    "node {}: measured latency is {r:.2}× what the firmware claims ({} ns)",
+                    c.node,
+                    c.read_latency_ns.unwrap_or(0)
+                ),
+                cites(true),
             ));
         }
         if let Some(r) = c.bandwidth_ratio {
-            out.push(format!(
-                "node {}: measured read bandwidth is {r:.2}× the firmware's claim ({} MB/s)",
-                c.node,
-                c.read_bandwidth_mbs.unwrap_or(0)
+            out.push(Finding::citing(
+                format!(
+                    "node {}: measured read bandwidth is {r:.2}× the firmware's claim ({} MB/s)",
+                    c.node,
+                    c.read_bandwidth_mbs.unwrap_or(0)
+                ),
+                cites(false),
             ));
         }
         if let Some(r) = c.write_bandwidth_ratio {
-            out.push(format!(
-                "node {}: measured NT-write bandwidth is {r:.2}× the firmware's write claim ({} MB/s)",
-                c.node,
-                c.write_bandwidth_mbs.unwrap_or(0)
+            out.push(Finding::citing(
+                format!(
+                    "node {}: measured NT-write bandwidth is {r:.2}× the firmware's write claim ({} MB/s)",
+                    c.node,
+                    c.write_bandwidth_mbs.unwrap_or(0)
+                ),
+                cites(false),
             ));
         }
     }
     if claims.is_empty() {
-        out.push("the firmware publishes no latency/bandwidth claims here (no ACPI HMAT access0 attributes in sysfs)".to_string());
+        out.push(Finding::unsampled("the firmware publishes no latency/bandwidth claims here (no ACPI HMAT access0 attributes in sysfs)"));
     }
     out
 }

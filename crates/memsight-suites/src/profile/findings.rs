@@ -1,6 +1,7 @@
 //! The profile in words: memory held, bandwidth pressure, huge pages, placement and arenas, each
 //! with the change to make.
 
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::units::format_bytes;
 
 use super::procfs::Snapshot;
@@ -10,15 +11,16 @@ use super::{Ending, PressureTrace, ProfileResults, placement, pressure};
 const LARGE_ANON: u64 = 256 << 20;
 
 /// Memory held, huge-page coverage, placement, arenas: each with the change to make.
-pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
+pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(peak) = &r.peak else {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "no reading of pid {} was taken: it ended before the first one (or its /proc files could not be read)",
             r.pid
-        ));
+        )));
         return out;
     };
+    let mut out: Vec<String> = Vec::new();
     let h = peak.held;
     out.push(format!(
         "memory held at the peak: RSS {} (anonymous {}, file {}, shared {}), swap {}, {} thread{}",
@@ -37,12 +39,23 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
         ));
     }
     out.extend(page_cache_finding(r));
-    out.extend(
-        r.pressure
-            .as_ref()
-            .and_then(|p| pressure_text(p, cpus))
-            .map(|t| t + &probe_shared(r).unwrap_or_default()),
-    );
+    let mut all: Vec<Finding> = out.into_iter().map(Finding::from).collect();
+    // The pressure reading rests on the probe's clean samples: under 3 left, it is slower than
+    // the machine and is marked.
+    all.extend(r.pressure.as_ref().and_then(|p| {
+        let text = pressure_text(p, cpus)? + &probe_shared(r).unwrap_or_default();
+        let clean = p.samples.saturating_sub(p.dropped);
+        Some(Finding::citing(
+            text,
+            vec![Cited::value(
+                format!("probe latency on CPU {}", p.probe_cpu),
+                p.overall_ns?,
+                "ns",
+                clean < 3,
+            )],
+        ))
+    }));
+    let mut out: Vec<String> = Vec::new();
     out.extend(
         r.counted
             .as_ref()
@@ -69,7 +82,8 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<String> {
             r.seconds
         ));
     }
-    out
+    all.extend(out.into_iter().map(Finding::from));
+    all
 }
 
 /// Page cache above this, and above the program's anonymous memory, is worth a change.

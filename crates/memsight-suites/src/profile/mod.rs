@@ -207,7 +207,7 @@ pub struct ProfileResults {
     /// Why no cgroup was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_memory_group: Option<String>,
-    pub findings: Vec<String>,
+    pub findings: Vec<memsight_core::finding::Finding>,
 }
 
 /// Profiles the program of `a`. Returns the results and whether the profile is complete (not

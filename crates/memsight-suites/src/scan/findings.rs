@@ -1,6 +1,7 @@
 //! Which ranges stand out within their node, and what to do about them.
 
 use memsight_core::edac::Controller;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::units::format_bytes;
 
 use super::RangeFigures;
@@ -62,12 +63,14 @@ pub fn score(ranges: &mut [RangeFigures]) {
             ranges[i].flagged = false;
         }
         for latency in [false, true] {
+            // A figure resting on disturbed samples is slower than the range: not scored.
             let get = |r: &RangeFigures| {
-                if latency {
-                    r.latency_ns.as_ref().map(|s| s.median)
+                let s = if latency {
+                    r.latency_ns.as_ref()
                 } else {
-                    r.read_gbs.as_ref().map(|s| s.median)
-                }
+                    r.read_gbs.as_ref()
+                };
+                s.filter(|s| !s.rests_on_disturbed()).map(|s| s.median)
             };
             let have: Vec<(usize, f64)> = idx
                 .iter()
@@ -99,31 +102,37 @@ pub fn findings(
     physical: bool,
     errors: &[Controller],
     dimm_mapping: &str,
-) -> Vec<String> {
-    let mut out = Vec::new();
+) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
     if !physical {
-        out.push("frame numbers are hidden without root: ranges are virtual, so a slow range points at a node or at the moment, not at a part; run as root to scan by physical address".to_string());
+        out.push("frame numbers are hidden without root: ranges are virtual, so a slow range points at a node or at the moment, not at a part; run as root to scan by physical address".into());
     }
     for r in ranges.iter().filter(|r| r.flagged) {
-        out.push(describe(r, physical, dimm_mapping));
+        out.push(Finding::citing(
+            describe(r, physical, dimm_mapping),
+            cites(r),
+        ));
     }
     let scored = ranges.iter().filter(|r| r.read_score.is_some()).count();
     let unjudged = ranges.iter().filter(|r| !judged(r)).count();
     if unjudged > 0 {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "{unjudged} of {} ranges held less than an eighth of their span of the scan (the rest is the kernel's or other programs'): too little to judge, partly read from the caches",
             ranges.len()
-        ));
+        )));
     }
     let fast = fast_ranges(ranges);
     for r in &fast {
-        out.push(format!(
-            "{}: reads faster than its node's other ranges: part of it served from a cache (too little of it mapped to this scan), or not the node's memory; not a fault, but not a figure of the node either",
-            describe(r, physical, dimm_mapping)
+        out.push(Finding::citing(
+            format!(
+                "{}: reads faster than its node's other ranges: part of it served from a cache (too little of it mapped to this scan), or not the node's memory; not a fault, but not a figure of the node either",
+                describe(r, physical, dimm_mapping)
+            ),
+            cites(r),
         ));
     }
     if ranges.iter().all(|r| !r.flagged) && fast.is_empty() {
-        out.push(if scored > 0 {
+        out.push(Finding::unsampled(if scored > 0 {
             format!(
                 "no range stands out: {scored} of the {} ranges judged, each within {:.0}% of its node's median read bandwidth or inside its spread, in either direction",
                 ranges.len(),
@@ -134,9 +143,26 @@ pub fn findings(
                 "{} range(s): too few judged per node (4 or more) to judge one against the others; scan more memory or use a smaller --granule",
                 ranges.len()
             )
-        });
+        }));
     }
-    out.extend(memsight_core::edac::describe(errors));
+    out.extend(
+        memsight_core::edac::describe(errors)
+            .into_iter()
+            .map(Finding::from),
+    );
+    out
+}
+
+/// A range's figures, cited.
+fn cites(r: &RangeFigures) -> Vec<Cited> {
+    let at = format!("range {:#x}", r.start);
+    let mut out = Vec::new();
+    if let Some(s) = &r.read_gbs {
+        out.push(Cited::of(format!("{at} read"), "GB/s", s));
+    }
+    if let Some(s) = &r.latency_ns {
+        out.push(Cited::of(format!("{at} latency"), "ns", s));
+    }
     out
 }
 

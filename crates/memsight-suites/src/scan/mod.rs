@@ -109,7 +109,7 @@ pub struct ScanResults {
     pub memory_errors: Vec<Controller>,
     /// Where DIMM and channel come from, or why they do not.
     pub dimm_mapping: String,
-    pub findings: Vec<String>,
+    pub findings: Vec<memsight_core::finding::Finding>,
 }
 
 impl Config {

@@ -1,5 +1,7 @@
 //! The tier study's findings, in words with their evidence.
 
+use memsight_core::finding::{Cited, Finding};
+
 use super::measure::{MemTarget, TargetFigures};
 use super::plan::TierPlan;
 use super::sweeps::{NearSweep, WeightedSweep};
@@ -8,13 +10,50 @@ fn med(s: &Option<memsight_core::stats::Summary>) -> Option<f64> {
     s.as_ref().map(|s| s.median)
 }
 
+/// The figures a target's findings rest on: every sampled figure of the target (a finding about
+/// a target is marked where any of them rests on disturbed samples, which errs on the side of
+/// doubt).
+fn target_cites(t: &TargetFigures) -> Vec<Cited> {
+    let label = t.target.label();
+    let mut out: Vec<Cited> = [
+        ("read latency", "ns", &t.read_latency_ns),
+        ("write latency", "ns", &t.write_latency_ns),
+        ("read bandwidth", "GB/s", &t.read_gbs),
+        ("write bandwidth", "GB/s", &t.write_gbs),
+        ("NT-write bandwidth", "GB/s", &t.write_nt_gbs),
+    ]
+    .into_iter()
+    .filter_map(|(what, unit, s)| Some(Cited::of(format!("{label} {what}"), unit, s.as_ref()?)))
+    .collect();
+    out.extend(t.block_latency.iter().map(|b| {
+        Cited::of(
+            format!("{label} {} B block latency", b.block_bytes),
+            "ns",
+            &b.ns,
+        )
+    }));
+    out.extend(t.granularity.iter().map(|p| {
+        Cited::of(
+            format!(
+                "{label} {} {} B random blocks, {} thread(s)",
+                p.access.name(),
+                p.block_bytes,
+                p.threads
+            ),
+            "GB/s",
+            &p.gbs,
+        )
+    }));
+    out
+}
+
 /// Everything worth saying about the figures.
 pub fn findings(
     plan: &TierPlan,
     targets: &[TargetFigures],
     near: Option<&NearSweep>,
     weighted: Option<&WeightedSweep>,
-) -> Vec<String> {
+) -> Vec<Finding> {
     let mut out = Vec::new();
     if plan.tiers.len() == 1 {
         let nodes: Vec<String> = plan.tiers[0]
@@ -22,34 +61,42 @@ pub fn findings(
             .iter()
             .map(|n| n.node.to_string())
             .collect();
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "one memory tier here ({}; node {}): nothing slower to compare with; CXL, persistent-memory and HBM nodes would appear as further tiers",
             plan.tiers[0].label,
             nodes.join(", ")
-        ));
+        )));
     }
     let base = targets.iter().find(|t| t.tier == Some(0));
     for t in targets {
-        out.extend(asymmetry(t));
+        let mut said: Vec<String> = asymmetry(t);
+        let mut cites = target_cites(t);
         if let Some(b) = base
             && !std::ptr::eq(b, t)
+            && let Some(f) = against_fastest(b, t)
         {
-            out.extend(against_fastest(b, t));
+            said.push(f);
+            cites.extend(target_cites(b));
         }
-        out.extend(claims(plan, t));
-        out.extend(dax(plan, t));
+        out.extend(said.into_iter().map(|f| Finding::citing(f, cites.clone())));
+        out.extend(
+            claims(plan, t)
+                .into_iter()
+                .map(|f| Finding::citing(f, target_cites(t))),
+        );
+        out.extend(dax(plan, t).into_iter().map(Finding::from));
     }
-    out.extend(plan.notes.iter().cloned());
+    out.extend(plan.notes.iter().cloned().map(Finding::from));
     if let Some(n) = near {
         out.extend(
             n.analysis
                 .findings
                 .iter()
-                .map(|f| format!("near memory (node {}): {f}", n.node)),
+                .map(|f| Finding::from(format!("near memory (node {}): {f}", n.node))),
         );
     }
     if let Some(w) = weighted {
-        out.extend(weighted_findings(w));
+        out.extend(weighted_findings(w).into_iter().map(Finding::from));
     }
     out
 }

@@ -150,7 +150,7 @@ pub struct TiersResults {
     pub targets: Vec<TargetFigures>,
     pub near: Option<NearSweep>,
     pub weighted: Option<WeightedSweep>,
-    pub findings: Vec<String>,
+    pub findings: Vec<memsight_core::finding::Finding>,
 }
 
 /// Builds the plan: tiers, near memory, weighted pair, and the notes on what does not apply.
@@ -438,7 +438,7 @@ pub fn run(
         complete &= !cancel::requested();
     }
     let mut findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
-    findings.extend(weighted_error);
+    findings.extend(weighted_error.map(memsight_core::finding::Finding::from));
     let method = method(a, lat, &in_memory);
     Ok((
         TiersResults {
