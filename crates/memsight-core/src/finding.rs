@@ -165,6 +165,30 @@ impl std::fmt::Display for Finding {
     }
 }
 
+/// How `value` stands against `reference`, computed from the two, for a sentence that prints
+/// both: "within 5% of" where they lie within `band` (a share, 0.05) of each other, else "16%
+/// below" or "20% above" (rounded, never "0% below"), or "2.3× above"/"0.41× of" past a factor
+/// of two. One helper so that no sentence can say "within 5%" beside figures 16% apart.
+pub fn relation(value: f64, reference: f64, band: f64) -> String {
+    let change = value / reference - 1.0;
+    if !change.is_finite() {
+        return "against".to_string();
+    }
+    if change.abs() <= band {
+        return format!("within {:.0}% of", 100.0 * band);
+    }
+    let ratio = value / reference;
+    if ratio >= 2.0 {
+        format!("{ratio:.1}× above")
+    } else if ratio <= 0.5 {
+        format!("{ratio:.2}× of")
+    } else if change < 0.0 {
+        format!("{:.0}% below", (-100.0 * change).max(1.0))
+    } else {
+        format!("{:.0}% above", (100.0 * change).max(1.0))
+    }
+}
+
 /// A finding as files hold it: the object, or a bare string (files before schema 4).
 #[derive(Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -253,6 +277,15 @@ mod tests {
         );
         let a = Finding::advice("pad by 448 KiB", vec![clean]);
         assert_eq!(a.text, "pad by 448 KiB");
+    }
+
+    #[test]
+    fn a_relation_is_computed_from_its_figures() {
+        assert_eq!(relation(20.8, 24.8, 0.05), "16% below");
+        assert_eq!(relation(24.0, 24.8, 0.05), "within 5% of");
+        assert_eq!(relation(29.8, 24.8, 0.05), "20% above");
+        assert_eq!(relation(58.4, 16.9, 0.05), "3.5× above");
+        assert_eq!(relation(16.9, 58.4, 0.05), "0.29× of");
     }
 
     #[test]

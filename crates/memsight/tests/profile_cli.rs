@@ -64,7 +64,7 @@ fn a_started_program_is_seen_holding_what_it_wrote() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| f.as_str().unwrap())
+        .map(common::text)
         .collect();
     assert!(
         findings
@@ -198,7 +198,7 @@ fn recorded_curves_give_a_pressure_reading() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|f| f.as_str().unwrap().starts_with("bandwidth pressure:")),
+            .any(|f| common::text(f).starts_with("bandwidth pressure:")),
         "{}",
         doc["results"]["findings"]
     );

@@ -354,7 +354,7 @@ fn fragmentation_adds_a_scattered_layout() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|f| f.as_str().unwrap().contains("fragmenting")),
+            .any(|f| common::text(f).contains("fragmenting")),
         "the variance change is reported"
     );
 }

@@ -53,7 +53,7 @@ fn findings(r: &Value) -> String {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| f.as_str().unwrap())
+        .map(common::text)
         .collect::<Vec<_>>()
         .join("\n")
 }

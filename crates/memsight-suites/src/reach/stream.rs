@@ -80,16 +80,12 @@ impl StreamCheck {
         } else {
             // Computed from the two rates printed: a settled size may read slower than the
             // reference (the rule is one-sided), and then it is not "within" anything.
-            let change = self.gbs / self.reference_gbs - 1.0;
-            let (relation, why) = if change.abs() <= STREAM_TOLERANCE {
-                (format!("within {:.0}% of", 100.0 * STREAM_TOLERANCE), "")
-            } else if change < 0.0 {
-                (
-                    format!("{:.0}% below", -100.0 * change),
-                    " (slower than memory itself: the machine slowed that reading, and a size no faster than memory is not cached)",
-                )
+            let relation =
+                memsight_core::finding::relation(self.gbs, self.reference_gbs, STREAM_TOLERANCE);
+            let why = if self.gbs < self.reference_gbs * (1.0 - STREAM_TOLERANCE) {
+                " (slower than memory itself: the machine slowed that reading, and a size no faster than memory is not cached)"
             } else {
-                (format!("{:.0}% above", 100.0 * change), "")
+                ""
             };
             format!(
                 "one core streaming reads {} at {:.1} GB/s, {relation} the {:.1} GB/s it reads over {} (past every cache the OS reports){why}, so teams stream from memory from {} on",

@@ -260,3 +260,11 @@ pub fn pipe(cmd: &str, args: &[&str], input: &str) -> Option<(bool, String, Stri
         String::from_utf8_lossy(&out.stderr).into_owned(),
     ))
 }
+
+/// A finding's sentence, whether the result keeps it as an object (schema 4) or a string.
+#[allow(dead_code)]
+pub fn text(f: &serde_json::Value) -> &str {
+    f.as_str()
+        .or_else(|| f["text"].as_str())
+        .expect("a finding is a sentence or an object with its text")
+}
