@@ -40,7 +40,7 @@ studies=(
   "loaded-latency|loaded-latency --points 3 --min-samples 3 --point-budget 0.2"
   "numa|numa --min-samples 3 --point-budget 0.2"
   "tiers|tiers --min-samples 3 --point-budget 0.2"
-  "scan|scan --size 512M"
+  "scan|scan --size 1G --granule 64M --min-samples 3 --point-budget 0.2"
   "run|run --quick"
 )
 for r in $(seq 1 "$rounds"); do

@@ -430,3 +430,57 @@ fn load_store_finding(pairs: &[Pair]) -> Option<Finding> {
         cites,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memsight_core::finding::Evidence;
+    use memsight_core::stats::Shortfall;
+    use memsight_core::sysfs::FsRoot;
+    use memsight_core::topology::Topology;
+
+    fn pair(a: usize, b: usize, ns: f64, disturbed: bool) -> Pair {
+        let mut s = summarize(&[ns, ns, ns]);
+        if disturbed {
+            s.shortfall = Some(Shortfall {
+                clean: 0,
+                wanted: 7,
+                disturbed_kept: 9,
+                cause: memsight_core::stats::Disturbance::LostCpu,
+            });
+        }
+        Pair {
+            a,
+            b,
+            modified_ns: s,
+            load_store_ns: Some(summarize(&[1.2 * ns])),
+            clean_a_from_b_ns: None,
+            clean_b_from_a_ns: None,
+        }
+    }
+
+    /// A busy guest: "modified-line transfer within one LLC domain: 3899 ns" from zero clean
+    /// samples, unmarked. It is said to be unmeasured now, with its ⚠.
+    #[test]
+    fn a_group_of_disturbed_pairs_is_not_given_as_a_transfer_time() {
+        let env = Environment::collect(&FsRoot::live(), Topology::load().unwrap(), false);
+        let f = findings(&env, &[pair(0, 1, 3899.0, true)]);
+        let group = &f[0];
+        assert_eq!(group.evidence, Evidence::Disturbed);
+        assert!(
+            group.starts_with("⚠ modified-line transfer"),
+            "{}",
+            group.text
+        );
+        assert!(group.contains("not measured"), "{}", group.text);
+        // Clean pairs are given as they are, and the handoff beside them.
+        let f = findings(&env, &[pair(0, 1, 30.0, false)]);
+        assert_eq!(f[0].evidence, Evidence::Clean);
+        assert!(
+            f[0].contains(": 30 ns (median over 1 pair(s))"),
+            "{}",
+            f[0].text
+        );
+        assert!(f.iter().any(|x| x.contains("1.20× one atomic transfer")));
+    }
+}

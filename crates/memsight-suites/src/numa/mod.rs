@@ -556,34 +556,34 @@ fn findings(
                 })
                 .collect()
         };
-        if let Some(r) = c.latency_ratio {
+        let sides = [
+            (
+                c.latency_ratio,
+                "latency is {r}× what the firmware claims ({v} ns)",
+                c.read_latency_ns,
+                true,
+            ),
+            (
+                c.bandwidth_ratio,
+                "read bandwidth is {r}× the firmware's claim ({v} MB/s)",
+                c.read_bandwidth_mbs,
+                false,
+            ),
+            (
+                c.write_bandwidth_ratio,
+                "NT-write bandwidth is {r}× the firmware's write claim ({v} MB/s)",
+                c.write_bandwidth_mbs,
+                false,
+            ),
+        ];
+        for (ratio, words, claimed, latency) in sides {
+            let Some(r) = ratio else { continue };
+            let said = words
+                .replace("{r}", &format!("{r:.2}"))
+                .replace("{v}", &claimed.unwrap_or(0).to_string());
             out.push(Finding::citing(
-                format!(
-                    "node {}: measured latency is {r:.2}× what the firmware claims ({} ns)",
-                    c.node,
-                    c.read_latency_ns.unwrap_or(0)
-                ),
-                cites(true),
-            ));
-        }
-        if let Some(r) = c.bandwidth_ratio {
-            out.push(Finding::citing(
-                format!(
-                    "node {}: measured read bandwidth is {r:.2}× the firmware's claim ({} MB/s)",
-                    c.node,
-                    c.read_bandwidth_mbs.unwrap_or(0)
-                ),
-                cites(false),
-            ));
-        }
-        if let Some(r) = c.write_bandwidth_ratio {
-            out.push(Finding::citing(
-                format!(
-                    "node {}: measured NT-write bandwidth is {r:.2}× the firmware's write claim ({} MB/s)",
-                    c.node,
-                    c.write_bandwidth_mbs.unwrap_or(0)
-                ),
-                cites(false),
+                format!("node {}: measured {said}", c.node),
+                cites(latency),
             ));
         }
     }
