@@ -12,6 +12,11 @@
 //! - Validation replays the recurrence on scalars and fails when the average absolute error of
 //!   any array, relative to the expected value, exceeds 1e-13.
 //!
+//! - Before the timed iterations, Triad runs at every vector width the CPU has, alternating,
+//!   three passes each, on the same arrays (Triad leaves the initial values as they are): where
+//!   a narrower width moves clearly more than the one used (the widest, as STREAM compiled with
+//!   `-march=native` uses), a finding gives both figures.
+//!
 //! These are STREAM-compatible kernels run by memsight, not STREAM benchmark results.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -155,6 +160,17 @@ pub struct Validation {
     pub message: String,
 }
 
+/// Triad at one vector width on the run's own arrays, before the timed iterations.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct WidthReading {
+    pub isa: Isa,
+    /// GB/s of STREAM's Triad bytes over the passes, alternating with the other widths.
+    pub triad_gbs: Summary,
+}
+
+/// Passes of Triad per vector width in the width check, alternating A B C A B C …
+const WIDTH_ROUNDS: usize = 3;
+
 /// The `stream` command's results.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct StreamResults {
@@ -166,6 +182,12 @@ pub struct StreamResults {
     pub kernels: Vec<KernelResult>,
     pub validation: Option<Validation>,
     pub warnings: Vec<String>,
+    /// Triad at every vector width the CPU has, alternating, on the same arrays before the
+    /// timed iterations (absent before schema 4, and where one width is all there is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub widths: Vec<WidthReading>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<memsight_core::finding::Finding>,
 }
 
 /// STREAM's expected values after `n` iterations, starting from a = 1 (doubled once), b = 2, c = 0.
@@ -234,6 +256,18 @@ pub fn run(
     let clocks: Vec<TeamClock> = (0..cfg.ntimes * 4)
         .map(|_| TeamClock::new(threads))
         .collect();
+    // The width check: every vector width the CPU has (and the store kind allows), Triad on
+    // these arrays, alternating. Triad is idempotent on the initial values (a = b + s·c = 2 + 0
+    // = 2, as a holds after STREAM's doubling), so the check leaves STREAM's recurrence as it
+    // was.
+    let widths: Vec<Isa> = Isa::available()
+        .into_iter()
+        .filter(|&w| w != Isa::Scalar && k::supports(w, cfg.store).is_ok())
+        .collect();
+    let widths = if widths.len() > 1 { widths } else { Vec::new() };
+    let width_clocks: Vec<TeamClock> = (0..widths.len() * WIDTH_ROUNDS)
+        .map(|_| TeamClock::new(threads))
+        .collect();
     let start = SpinBarrier::new(threads);
     let done = AtomicU64::new(0);
     {
@@ -257,6 +291,13 @@ pub fn run(
             c.fill(0.0);
             for x in a.iter_mut() {
                 *x *= 2.0;
+            }
+            for (j, clock) in width_clocks.iter().enumerate() {
+                let w = widths[j % widths.len()];
+                start.wait();
+                clock.time(i, || {
+                    k::stream(w, cfg.store, StreamOp::Triad, a, b, c, SCALAR)
+                });
             }
             for it in 0..cfg.ntimes {
                 for (kk, op) in StreamOp::ALL.iter().enumerate() {
@@ -290,6 +331,8 @@ pub fn run(
             warnings.extend(warning);
         }
     }
+    let widths = width_readings(&widths, &width_clocks, n);
+    let findings = width_finding(&widths, cfg.isa).into_iter().collect();
     let validation = complete.then(|| {
         let all = buf.as_f64_mut();
         let (a, rest) = all.split_at(stride);
@@ -306,8 +349,66 @@ pub fn run(
         kernels,
         validation,
         warnings,
+        widths,
+        findings,
     };
     Ok((results, complete))
+}
+
+/// Each width's Triad rates from its passes of the width check.
+fn width_readings(widths: &[Isa], clocks: &[TeamClock], n: usize) -> Vec<WidthReading> {
+    let bytes = (StreamOp::Triad.arrays() * 8 * n) as f64;
+    widths
+        .iter()
+        .enumerate()
+        .map(|(w, &isa)| {
+            let rates: Vec<Taken> = clocks
+                .iter()
+                .skip(w)
+                .step_by(widths.len())
+                .map(|c| {
+                    let span = c.span();
+                    Taken::spanned(bytes / span.ns, &span)
+                })
+                .collect();
+            WidthReading {
+                isa,
+                triad_gbs: summarize_taken(&rates, rates.len()),
+            }
+        })
+        .collect()
+}
+
+/// Where another vector width moved clearly more than the one the run used (its lowest pass
+/// above the used width's highest, by more than 5% of medians): said, with both figures, since
+/// STREAM compiled for the machine uses the widest and its figure is then not the most the
+/// memory gives.
+fn width_finding(widths: &[WidthReading], used: Isa) -> Option<memsight_core::finding::Finding> {
+    use memsight_core::finding::{Cited, Finding};
+    let this = widths.iter().find(|w| w.isa == used)?;
+    let best = widths
+        .iter()
+        .filter(|w| w.isa != used)
+        .max_by(|a, b| a.triad_gbs.median.total_cmp(&b.triad_gbs.median))?;
+    let (b, t) = (&best.triad_gbs, &this.triad_gbs);
+    (b.median > 1.05 * t.median && b.min > t.max).then(|| {
+        Finding::citing(
+            format!(
+                "a {} loop moved {:.1} GB/s in Triad against {:.1} GB/s at {} ({:.2}×; {WIDTH_ROUNDS} alternating passes each on these arrays): on this machine narrower vectors draw more from memory, so the {} figures here, like STREAM's compiled with -march=native, are not the most this memory gives; --isa {} measures the higher one",
+                best.isa.name(),
+                b.median,
+                t.median,
+                used.name(),
+                b.median / t.median,
+                used.name(),
+                best.isa.name()
+            ),
+            vec![
+                Cited::of(format!("Triad at {}", best.isa.name()), "GB/s", b),
+                Cited::of(format!("Triad at {}", used.name()), "GB/s", t),
+            ],
+        )
+    })
 }
 
 /// One kernel's STREAM figures from its timed iterations (the first already left out).

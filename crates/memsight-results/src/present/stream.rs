@@ -44,6 +44,29 @@ impl Present for StreamResults {
             Some(v) => v.message.clone(),
             None => "not validated: the run was interrupted".into(),
         });
+        findings.extend(crate::view::texts(&self.findings));
+        let mut blocks = vec![Block::Table(t)];
+        if !self.widths.is_empty() {
+            let mut w = Table::new(
+                "Triad by vector width on these arrays, before the timed runs (alternating passes)",
+                &["width", "GB/s median", "95% CI", "min–max", "n"],
+            );
+            for r in &self.widths {
+                let s = &r.triad_gbs;
+                w.rows.push(vec![
+                    Cell::Text(format!(
+                        "{}{}",
+                        r.isa.name(),
+                        if r.isa == c.isa { " (used)" } else { "" }
+                    )),
+                    Cell::Num(med(s)),
+                    Cell::Num(ci(s)),
+                    Cell::Num(format!("{}–{}", num(s.min), num(s.max))),
+                    Cell::Num(count(s)),
+                ]);
+            }
+            blocks.push(Block::Table(w));
+        }
         View {
             id: "stream",
             title: "STREAM-compatible kernels".into(),
@@ -66,7 +89,7 @@ impl Present for StreamResults {
                     c.page_kind
                 ),
             ],
-            blocks: vec![Block::Table(t)],
+            blocks,
             findings,
         }
     }
