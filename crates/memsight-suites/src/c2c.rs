@@ -331,7 +331,7 @@ pub fn findings(env: &Environment, pairs: &[Pair]) -> Vec<Finding> {
                 f64::NAN,
                 Finding::citing(
                     format!(
-                        "modified-line transfer {label}: not measured: every sample of its {} pair(s) was disturbed (a measuring thread lost its CPU), so the {:.0} ns they read is mostly time the threads waited for their CPUs, not a transfer; rerun on a quieter machine",
+                        "modified-line transfer {label}: not measured: every sample of its {} pair(s) was disturbed (a measuring thread lost its CPU), so the {:.0} ns they read includes time the threads waited for their CPUs and is no transfer time; rerun on a quieter machine",
                         all.len(),
                         summarize(&all.iter().map(|p| p.modified_ns.median).collect::<Vec<_>>())
                             .median

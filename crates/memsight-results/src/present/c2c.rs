@@ -14,11 +14,10 @@ impl Present for C2cResults {
             .first()
             .map(|p| {
                 format!(
-                    "core-to-core: CPU {} ↔ {} {} ns{} (modified line{})",
+                    "core-to-core: CPU {} ↔ {} {} ns (modified line{})",
                     p.a,
                     p.b,
                     crate::view::med_to(&p.modified_ns, 0),
-                    p.modified_ns.mark(),
                     match self.turn {
                         memsight_suites::c2c::Turn::Atomic => "",
                         memsight_suites::c2c::Turn::LoadStore => ", load then store",
@@ -70,14 +69,15 @@ impl Present for C2cResults {
             ],
         );
         let clean = |s: &Option<memsight_core::stats::Summary>| {
-            Cell::Num(s.as_ref().map_or("-".into(), |s| {
-                format!("{}{} ({})", med(s), s.mark(), ci(s))
-            }))
+            Cell::Num(
+                s.as_ref()
+                    .map_or("-".into(), |s| format!("{} ({})", med(s), ci(s))),
+            )
         };
         for p in &self.pairs {
             pairs.rows.push(vec![
                 Cell::Text(format!("{} ↔ {}", p.a, p.b)),
-                Cell::Num(format!("{}{}", med(&p.modified_ns), p.modified_ns.mark())),
+                Cell::Num(med(&p.modified_ns)),
                 Cell::Num(ci(&p.modified_ns)),
                 Cell::Num(count(&p.modified_ns)),
                 clean(&p.load_store_ns),
