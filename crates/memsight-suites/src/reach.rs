@@ -185,6 +185,28 @@ pub fn memory_start(curve: &[(u64, f64)], largest_reported: u64) -> Option<Memor
     })
 }
 
+/// Whether the curve's latency has stopped rising at its end: the median of its last octave lies
+/// within [`SETTLED`] of the median of the octave before (a ladder that ends while latency still
+/// climbs, or on a point the host slowed, would call a latency on the way the memory's).
+pub fn settled(curve: &[(u64, f64)]) -> bool {
+    let Some(&(last, _)) = curve.last() else {
+        return false;
+    };
+    let octave = |lo: u64, hi: u64| -> Vec<f64> {
+        curve
+            .iter()
+            .filter(|&&(s, _)| s > lo && s <= hi)
+            .map(|&(_, x)| x)
+            .collect()
+    };
+    let (end, before) = (octave(last / 2, last), octave(last / 4, last / 2));
+    if end.is_empty() || before.is_empty() {
+        return false;
+    }
+    let ratio = memsight_core::stats::median(&end) / memsight_core::stats::median(&before);
+    (ratio - 1.0).abs() <= SETTLED
+}
+
 /// Where the curve came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -481,6 +503,20 @@ mod tests {
         assert_eq!(grow(&[1.1, 1.1, 2.2, 2.4, 2.3, 1.1], 0.12).span, 2);
         // A step that never comes back ends the run.
         assert_eq!(grow(&[1.1, 1.1, 3.9, 3.9, 3.9], 0.12).span, 2);
+    }
+
+    /// A ladder whose memory latency still climbed over its last octave (131 → 167 ns on a
+    /// guest the host slowed) has not settled; a flat one has.
+    #[test]
+    fn a_curve_still_climbing_at_its_end_has_not_settled() {
+        let flat = staircase(&[(32 * K, 1.0), (4 * M, 13.0), (u64::MAX, 131.0)], 64 * M);
+        assert!(settled(&flat));
+        let climbing: Vec<(u64, f64)> = flat
+            .iter()
+            .map(|&(s, x)| (s, if s > 32 * M { 167.0 } else { x }))
+            .collect();
+        assert!(!settled(&climbing));
+        assert!(!settled(&[]));
     }
 
     /// A reach from the reported caches (nothing measured: latency NaN) survives JSON and is

@@ -140,10 +140,13 @@ pub fn clean(points: &[Point]) -> Vec<Point> {
     }
 }
 
-/// Whether a ladder may end after these points: memory has held on its own evidence.
+/// Whether a ladder may end after these points: memory has held on its own evidence, and its
+/// latency has stopped rising ([`crate::reach::settled`]).
 pub fn may_stop(points: &[Point]) -> bool {
-    crate::reach::memory_start(&curve(points), 0)
+    let c = curve(points);
+    crate::reach::memory_start(&c, 0)
         .is_some_and(|m| m.check == crate::reach::MemoryCheck::HeldPlateau)
+        && crate::reach::settled(&c)
 }
 
 /// One measured point.
