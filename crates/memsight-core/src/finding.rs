@@ -132,6 +132,22 @@ impl Finding {
         }
     }
 
+    /// Advice given as unconfirmed for a reason of its own (`why`), not disturbed samples: the
+    /// evidence it rests on contradicts itself.
+    pub fn unconfirmed(text: impl Into<String>, cites: Vec<Cited>, why: &str) -> Self {
+        Finding {
+            text: format!("{MARK}unconfirmed: {} ({why})", text.into()),
+            cites: cites
+                .into_iter()
+                .map(|c| Cited {
+                    disturbed: true,
+                    ..c
+                })
+                .collect(),
+            evidence: Evidence::Disturbed,
+        }
+    }
+
     /// Whether it rests on disturbed samples.
     pub fn doubtful(&self) -> bool {
         self.evidence.doubtful()

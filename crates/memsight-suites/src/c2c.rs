@@ -372,7 +372,10 @@ pub fn findings(env: &Environment, pairs: &[Pair]) -> Vec<Finding> {
     for (_, f) in [&within, &across, &sockets].into_iter().flatten() {
         out.push(f.clone());
     }
-    let far = across.as_ref().or(sockets.as_ref());
+    let far = [&across, &sockets]
+        .into_iter()
+        .flatten()
+        .find(|(x, _)| x.is_finite());
     if let (Some((w, fw)), Some((x, fx))) = (&within, far)
         && w.is_finite()
         && x.is_finite()
@@ -402,6 +405,7 @@ fn load_store_finding(pairs: &[Pair]) -> Option<Finding> {
     let both: Vec<(&Summary, &Summary)> = pairs
         .iter()
         .filter_map(|p| Some((&p.modified_ns, p.load_store_ns.as_ref()?)))
+        .filter(|(a, l)| !a.rests_on_disturbed() && !l.rests_on_disturbed())
         .collect();
     if both.is_empty() {
         return None;

@@ -8,11 +8,16 @@
 //! from a rule of thumb would sit inside it. So the curve decides:
 //!
 //! - **The memory plateau.** Walking the latency curve from its largest size down, the trailing
-//!   sizes whose latency stays within ±12% of their running median form the last plateau. It is
-//!   memory when it has held for [`HOLD_OCTAVES`] octaves after a rise (some smaller size ran at
-//!   most half its latency) at a latency no cache answers at ([`MEMORY_FLOOR_NS`]): the check
-//!   [`MemoryCheck::HeldPlateau`]. Where the curve runs past twice every cache the OS reports,
-//!   its last plateau is memory whatever its latency ([`MemoryCheck::PastReportedCaches`]).
+//!   sizes whose latency stays within ±12% of their running median (one or two spikes passed
+//!   over, [`grow`]) form the last plateau. Its latency is the median of its last
+//!   [`HOLD_OCTAVES`] octaves, where latency has stopped rising, and it starts where every later
+//!   size lies within [`SETTLED`] below that. It is memory when it has held for
+//!   [`HOLD_OCTAVES`] octaves at a latency no cache answers at ([`MEMORY_FLOOR_NS`]), after a
+//!   rise (some smaller size ran at most half its latency) or with nothing faster before it (a
+//!   ladder that started past the caches): the check [`MemoryCheck::HeldPlateau`]. Where the
+//!   curve rose and runs past twice every cache the OS reports, its last plateau is memory
+//!   whatever its latency ([`MemoryCheck::PastReportedCaches`]). A ladder ends only once the
+//!   plateau has held and its last octave lies within [`SETTLED`] of the one before ([`settled`]).
 //! - **The reach.** The largest size that ran at most half the memory latency is what the core
 //!   keeps in its caches; suites size their memory working sets from it ([`MemoryReach`]).
 //!
@@ -146,16 +151,31 @@ pub fn memory_start(curve: &[(u64, f64)], largest_reported: u64) -> Option<Memor
         .map(|&i| curve[i].1)
         .collect();
     let ns = memsight_core::stats::median(&tail);
-    // Where it settled: walking down from the end, the last member no more than SETTLED below.
+    // Where it settled: walking down from the end, the last member no more than SETTLED below,
+    // one or two low members passed over when a member after them is back (a lap the host
+    // sped is no cache).
+    let low = |i: usize| curve[i].1 < ns / (1.0 + SETTLED);
     let mut from = curve.len() - 1;
-    for &i in &members {
-        if curve[i].1 < ns / (1.0 + SETTLED) {
-            break;
+    let mut k = 0;
+    while k < members.len() {
+        let i = members[k];
+        if low(i) {
+            match (1..=MAX_SPIKE).find(|d| members.get(k + d).is_some_and(|&j| !low(j))) {
+                Some(d) => {
+                    k += d;
+                    continue;
+                }
+                None => break,
+            }
         }
         from = i;
+        k += 1;
     }
     let rose = curve[..first].iter().any(|&(_, x)| x <= ns / 2.0);
-    let past_caches = first == 0 && ns >= MEMORY_FLOOR_NS;
+    // A ladder that starts past the caches: everything before the plateau is as slow as memory
+    // too (the tail of the last-level cache at most), so nothing it measured was a cache.
+    let past_caches =
+        ns >= MEMORY_FLOOR_NS && curve[..first].iter().all(|&(_, x)| x >= MEMORY_FLOOR_NS);
     if !rose && !past_caches {
         return None;
     }
@@ -272,13 +292,20 @@ impl MemoryReach {
     /// One sentence for methods: which size was chosen and why it is memory.
     pub fn describe(&self, chosen: u64) -> String {
         let measured = |whose: &str| {
+            let kept = if self.memory.cache_bytes > 0 {
+                format!(
+                    "keeps about {} in caches",
+                    format_bytes(self.memory.cache_bytes)
+                )
+            } else {
+                "measured no size a cache served (it started past the caches)".to_string()
+            };
             format!(
-                "{} is in memory: CPU {}'s latency curve ({whose}) reaches its memory plateau ({:.0} ns) at {} and keeps about {} in caches; {}",
+                "{} is in memory: CPU {}'s latency curve ({whose}) reaches its memory plateau ({:.0} ns) at {} and {kept}; {}",
                 format_bytes(chosen),
                 self.cpu,
                 self.memory.ns,
                 format_bytes(self.memory.from_bytes),
-                format_bytes(self.memory.cache_bytes),
                 self.memory.check.describe()
             )
         };

@@ -385,6 +385,11 @@ fn width_readings(widths: &[Isa], clocks: &[TeamClock], n: usize) -> Vec<WidthRe
 /// memory gives.
 fn width_finding(widths: &[WidthReading], used: Isa) -> Option<memsight_core::finding::Finding> {
     use memsight_core::finding::{Cited, Finding};
+    // The sentence compares the widest (what STREAM compiled for the machine uses) with a
+    // narrower one; with --isa forcing another width it does not apply.
+    if widths.last().is_some_and(|w| w.isa != used) {
+        return None;
+    }
     let this = widths.iter().find(|w| w.isa == used)?;
     let best = widths
         .iter()

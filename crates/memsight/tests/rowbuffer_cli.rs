@@ -225,15 +225,17 @@ fn the_hpccg_kernel_is_swept_validated_and_advised() {
     assert!(r["method"].as_str().unwrap().contains("CG iterations"));
     assert_eq!(r["config"]["stat"], "best");
     assert!(r["method"].as_str().unwrap().contains("best pass"));
-    // The summaries rest on each point's best pass: the peak is the highest maximum.
-    let best = r["curves"]
+    // The summaries rest on each point's best pass: the peak is one point's maximum, the
+    // highest unless an outlying or disturbed point was left out.
+    let maxima: Vec<f64> = r["curves"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|c| c["memory"] == "contiguous")
         .flat_map(|c| c["points"].as_array().unwrap())
         .map(|p| p["gbs"]["max"].as_f64().unwrap())
-        .fold(0.0, f64::max);
+        .collect();
+    let best = maxima.iter().copied().fold(0.0, f64::max);
     let peak = r["summaries"]
         .as_array()
         .unwrap()
@@ -242,7 +244,10 @@ fn the_hpccg_kernel_is_swept_validated_and_advised() {
         .unwrap()["peak_gbs"]
         .as_f64()
         .unwrap();
-    assert_eq!(peak, best);
+    assert!(
+        peak <= best && maxima.contains(&peak),
+        "{peak} of {maxima:?}"
+    );
     // Time per solve: the pass's bytes over its rate, stated for each layout.
     let findings = r["findings"].to_string();
     assert!(

@@ -125,8 +125,17 @@ fn cache_segments(lat: &[f64], end: usize, memory_ns: Option<f64>) -> Vec<Segmen
         {
             continue;
         }
+        // A segment faster than the one before it (beyond the band): that one was a bump above
+        // the curve (latency does not fall as the working set grows), not a level.
+        if kept
+            .last()
+            .is_some_and(|prev| ns * (1.0 + TOLERANCE) < prev.ns(lat))
+        {
+            kept.pop();
+        }
+        let within = |prev: &Segment| (ns / prev.ns(lat)).ln().abs() <= (1.0 + TOLERANCE).ln();
         match kept.last_mut() {
-            Some(prev) if ns <= prev.ns(lat) * (1.0 + TOLERANCE) => {
+            Some(prev) if within(prev) => {
                 prev.range.end = seg.range.end;
                 prev.members.extend(seg.members);
             }
@@ -203,7 +212,7 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
             memory_check: Some(m.check),
         });
     }
-    let mut findings = findings(&plateaus, &caches, points);
+    let mut findings = findings(&plateaus, &caches, points, all.len());
     let left = all.len() - points.len();
     if left > 0 {
         findings.push(format!(
@@ -266,7 +275,13 @@ pub fn align(plateaus: &[(u64, u64)], levels: &[u64]) -> Vec<Option<usize>> {
     out
 }
 
-fn findings(plateaus: &[Plateau], caches: &[(u32, u64)], points: &[Point]) -> Vec<String> {
+/// `measured` counts every size of the ladder, `points` only those levels were read from.
+fn findings(
+    plateaus: &[Plateau],
+    caches: &[(u32, u64)],
+    points: &[Point],
+    measured: usize,
+) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(m) = plateaus.iter().find(|p| p.name == MemLevel::Memory) {
         out.push(format!(
@@ -277,7 +292,7 @@ fn findings(plateaus: &[Plateau], caches: &[(u32, u64)], points: &[Point]) -> Ve
             m.memory_check
                 .map_or("it is the last plateau".to_string(), |c| c.describe())
         ));
-    } else if let [only] = points {
+    } else if let ([only], 1) = (points, measured) {
         let slow = if only.ns.median >= crate::reach::MEMORY_FLOOR_NS {
             format!(
                 "; at ≥ {:.0} ns no cache answers, so it is a memory latency, but one size cannot show that it held",

@@ -339,7 +339,7 @@ pub fn run(
             measured,
             if cfg.stop_at_memory && measured < cfg.sizes.len() {
                 format!(
-                    "; the ladder ended once its memory plateau had held for {} octaves, before the cap of {}",
+                    "; the ladder ended once its memory plateau had held for {} octaves and its latency had stopped rising (its last octave within 7% of the one before), before the cap of {}",
                     crate::reach::HOLD_OCTAVES,
                     memsight_core::units::format_bytes(*cfg.sizes.last().expect("sizes"))
                 )

@@ -537,23 +537,24 @@ fn findings(
         )));
     }
     for c in claims {
-        // The measured side of a claim: the cells of the claim's node's column.
+        // The measured side of a claim: the one cell its ratio came from (the first initiator
+        // row the claim names, the claim's node's column), and the figure of that cell it used.
+        let row = plan
+            .initiators
+            .iter()
+            .position(|i| c.initiators.contains(&i.node));
         let col = columns.iter().position(|x| x.node == Some(c.node));
-        let cites = |latency: bool| -> Vec<Cited> {
-            cells
-                .iter()
-                .filter_map(|row| row.get(col?))
-                .filter_map(|cell| {
-                    if latency {
-                        cell.latency_ns
-                            .as_ref()
-                            .map(|s| Cited::of(format!("node {} latency", c.node), "ns", s))
-                    } else {
-                        cell.bandwidth_gbs
-                            .as_ref()
-                            .map(|s| Cited::of(format!("node {} bandwidth", c.node), "GB/s", s))
-                    }
-                })
+        let cell = row.zip(col).and_then(|(r, k)| cells.get(r)?.get(k));
+        let cites = |side: usize| -> Vec<Cited> {
+            let Some(cell) = cell else { return Vec::new() };
+            let (figure, what, unit) = match side {
+                0 => (cell.latency_ns.as_ref(), "latency", "ns"),
+                1 => (cell.bandwidth_gbs.as_ref(), "read bandwidth", "GB/s"),
+                _ => (cell.gbs("write-nt"), "NT-write bandwidth", "GB/s"),
+            };
+            figure
+                .map(|s| Cited::of(format!("node {} {what}", c.node), unit, s))
+                .into_iter()
                 .collect()
         };
         let sides = [
@@ -561,29 +562,29 @@ fn findings(
                 c.latency_ratio,
                 "latency is {r}× what the firmware claims ({v} ns)",
                 c.read_latency_ns,
-                true,
+                0,
             ),
             (
                 c.bandwidth_ratio,
                 "read bandwidth is {r}× the firmware's claim ({v} MB/s)",
                 c.read_bandwidth_mbs,
-                false,
+                1,
             ),
             (
                 c.write_bandwidth_ratio,
                 "NT-write bandwidth is {r}× the firmware's write claim ({v} MB/s)",
                 c.write_bandwidth_mbs,
-                false,
+                2,
             ),
         ];
-        for (ratio, words, claimed, latency) in sides {
+        for (ratio, words, claimed, side) in sides {
             let Some(r) = ratio else { continue };
             let said = words
                 .replace("{r}", &format!("{r:.2}"))
                 .replace("{v}", &claimed.unwrap_or(0).to_string());
             out.push(Finding::citing(
                 format!("node {}: measured {said}", c.node),
-                cites(latency),
+                cites(side),
             ));
         }
     }

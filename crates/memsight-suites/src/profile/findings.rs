@@ -40,18 +40,17 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<Finding> {
     }
     out.extend(page_cache_finding(r));
     let mut all: Vec<Finding> = out.into_iter().map(Finding::from).collect();
-    // The pressure reading rests on the probe's clean samples: under 3 left, it is slower than
-    // the machine and is marked.
+    // The pressure reading is the median of the probe's clean samples (those that lost the CPU
+    // are dropped): unbiased however many were dropped, and said with the count in its text.
     all.extend(r.pressure.as_ref().and_then(|p| {
         let text = pressure_text(p, cpus)? + &probe_shared(r).unwrap_or_default();
-        let clean = p.samples.saturating_sub(p.dropped);
         Some(Finding::citing(
             text,
             vec![Cited::value(
                 format!("probe latency on CPU {}", p.probe_cpu),
                 p.overall_ns?,
                 "ns",
-                clean < 3,
+                false,
             )],
         ))
     }));

@@ -137,8 +137,8 @@ fn cited_at(curves: &[Curve], op: Kernel, offset: u64) -> Vec<Cited> {
         .collect()
 }
 
-/// A layout's summary, cited: disturbed where its figures rest on disturbed points only, and
-/// as disturbed where some of its points were (the dips it counts may be theirs).
+/// A layout's summary, cited: disturbed where its figures rest on disturbed points (all of its
+/// points were; otherwise they rest on its clean points).
 fn cited_layout(s: &LayoutSummary) -> Cited {
     Cited::value(
         format!(
@@ -148,7 +148,7 @@ fn cited_layout(s: &LayoutSummary) -> Cited {
         ),
         s.median_gbs,
         "GB/s",
-        s.disturbed_points > 0,
+        s.disturbed(),
     )
 }
 

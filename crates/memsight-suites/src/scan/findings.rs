@@ -125,8 +125,8 @@ pub fn findings(
     for r in &fast {
         out.push(Finding::citing(
             format!(
-                "{}: reads faster than its node's other ranges: part of it served from a cache (too little of it mapped to this scan), or not the node's memory; not a fault, but not a figure of the node either",
-                describe(r, physical, dimm_mapping)
+                "{} reads faster than its node's other ranges: part of it served from a cache (too little of it mapped to this scan), or not the node's memory; not a fault, but not a figure of the node either",
+                located(r, physical)
             ),
             cites(r),
         ));
@@ -177,7 +177,8 @@ fn fast_ranges(ranges: &[RangeFigures]) -> Vec<&RangeFigures> {
         let peers: Vec<f64> = ranges
             .iter()
             .filter(|q| q.node == r.node && judged(q))
-            .filter_map(|q| q.read_gbs.as_ref().map(|s| s.median))
+            .filter_map(|q| q.read_gbs.as_ref().filter(|s| !s.rests_on_disturbed()))
+            .map(|s| s.median)
             .collect();
         let med = median(&peers);
         if r.read_gbs
@@ -190,7 +191,8 @@ fn fast_ranges(ranges: &[RangeFigures]) -> Vec<&RangeFigures> {
     out
 }
 
-fn describe(r: &RangeFigures, physical: bool, dimm_mapping: &str) -> String {
+/// The range and its scored figures, without any advice.
+fn located(r: &RangeFigures, physical: bool) -> String {
     let what = format!(
         "{} range {:#x}–{:#x}{}{}{}",
         if physical { "physical" } else { "virtual" },
@@ -220,6 +222,14 @@ fn describe(r: &RangeFigures, physical: bool, dimm_mapping: &str) -> String {
             .map(|(s, z)| format!("latency {:.0} ns (score {z:.1})", s.median)),
     ];
     let figs: Vec<String> = figs.into_iter().flatten().collect();
+    format!(
+        "{what}: {} ({} scanned)",
+        figs.join(", "),
+        format_bytes(r.bytes)
+    )
+}
+
+fn describe(r: &RangeFigures, physical: bool, dimm_mapping: &str) -> String {
     let todo = if let Some(c) = &r.cxl_region {
         format!(
             "the range is CXL memory ({c}): check the device's link width and speed (`cxl list`, `lspci -vv`) and whether it sits behind a switch"
@@ -234,11 +244,10 @@ fn describe(r: &RangeFigures, physical: bool, dimm_mapping: &str) -> String {
         "the pages came from wherever the kernel placed them: repeat the scan as root to tell a slow part from a disturbance".to_string()
     };
     format!(
-        "{what}: {} ({} scanned{}) stands out within its node: {todo}",
-        figs.join(", "),
-        format_bytes(r.bytes),
+        "{}{} stands out within its node: {todo}",
+        located(r, physical),
         if r.remeasured {
-            ", slow when measured again"
+            ", slow when measured again,"
         } else {
             ""
         }
