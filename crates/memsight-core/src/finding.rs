@@ -147,11 +147,6 @@ impl Finding {
             evidence: Evidence::Disturbed,
         }
     }
-
-    /// Whether it rests on disturbed samples.
-    pub fn doubtful(&self) -> bool {
-        self.evidence.doubtful()
-    }
 }
 
 impl From<String> for Finding {

@@ -482,11 +482,12 @@ pub fn sample_until(rule: &StopRule, mut sample: impl FnMut() -> Taken) -> Optio
 /// clean samples or more: disturbed samples stand in a figure only when the whole figure has
 /// too few clean ones, as within one round ([`sample_until`]).
 pub fn merge_rounds(rounds: &[Summary]) -> Option<Summary> {
-    let use_round = |r: &Summary| merged_round(rounds, r);
+    let used = merged_rounds(rounds);
     let values: Vec<f64> = rounds
         .iter()
-        .filter(|r| use_round(r))
-        .flat_map(|r| r.samples.iter().copied())
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .flat_map(|(r, _)| r.samples.iter().copied())
         .collect();
     if values.is_empty() {
         return None;
@@ -494,15 +495,17 @@ pub fn merge_rounds(rounds: &[Summary]) -> Option<Summary> {
     let mut s = summarize(&values);
     s.dropped = rounds
         .iter()
-        .map(|r| match &r.shortfall {
-            Some(sf) if !use_round(r) => r.dropped + sf.disturbed_kept,
+        .zip(&used)
+        .map(|(r, u)| match &r.shortfall {
+            Some(sf) if !u => r.dropped + sf.disturbed_kept,
             _ => r.dropped,
         })
         .sum();
     let short: Vec<&Shortfall> = rounds
         .iter()
-        .filter(|r| use_round(r))
-        .filter_map(|r| r.shortfall.as_ref())
+        .zip(&used)
+        .filter(|(_, u)| **u)
+        .filter_map(|(r, _)| r.shortfall.as_ref())
         .collect();
     s.shortfall = short.first().map(|first| Shortfall {
         clean: short.iter().map(|x| x.clean).sum(),
@@ -513,23 +516,30 @@ pub fn merge_rounds(rounds: &[Summary]) -> Option<Summary> {
     Some(s)
 }
 
-/// Whether [`merge_rounds`] takes round `r` of `rounds` into the figure: a round that kept
-/// disturbed samples is left out while the others hold 3 clean samples or more.
-pub fn merged_round(rounds: &[Summary], r: &Summary) -> bool {
+/// Which of `rounds` [`merge_rounds`] takes into the figure: a round that kept disturbed
+/// samples is left out while the others hold 3 clean samples or more.
+pub fn merged_rounds(rounds: &[Summary]) -> Vec<bool> {
     let kept_disturbed = |r: &Summary| r.shortfall.as_ref().is_some_and(|s| s.disturbed_kept > 0);
     let clean: usize = rounds
         .iter()
         .filter(|r| !kept_disturbed(r))
         .map(|r| r.n)
         .sum();
-    clean < 3 || !kept_disturbed(r)
+    rounds
+        .iter()
+        .map(|r| clean < 3 || !kept_disturbed(r))
+        .collect()
 }
 
 /// The spread between the rounds [`merge_rounds`] took: (highest − lowest round median) ÷ the
 /// merged median. A round left out is not in the figure, so it is not in its spread either (a
 /// spread wider than the figure's own min–max would contradict it).
 pub fn between_rounds(rounds: &[Summary], merged: &Summary) -> f64 {
-    let used: Vec<&Summary> = rounds.iter().filter(|r| merged_round(rounds, r)).collect();
+    let used: Vec<&Summary> = rounds
+        .iter()
+        .zip(merged_rounds(rounds))
+        .filter_map(|(r, u)| u.then_some(r))
+        .collect();
     let medians = used.iter().map(|r| r.median);
     let hi = medians.clone().fold(f64::MIN, f64::max);
     let lo = medians.fold(f64::MAX, f64::min);

@@ -12,7 +12,7 @@
 
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
-use memsight_core::stats::{Summary, summarize};
+use memsight_core::stats::{Summary, median, summarize};
 use memsight_core::team::sample_team;
 use memsight_core::{Error, Result};
 use memsight_kernels::pingpong::{Line, pingpong, pingpong_atomic};
@@ -301,6 +301,59 @@ fn clean_probe(_: usize, _: usize, _: f64) -> Result<Option<Summary>> {
     Ok(None)
 }
 
+/// A pair's modified-line figure, cited.
+fn cite(p: &Pair) -> Cited {
+    Cited::of(
+        format!("CPU {} ↔ {} modified line", p.a, p.b),
+        "ns",
+        &p.modified_ns,
+    )
+}
+
+/// One group of pairs (`label`: where they sit): the median of its clean pairs' transfers, or,
+/// where every pair rests on disturbed samples, NaN and a finding that says it was not measured.
+fn group(label: &str, all: &[&Pair]) -> Option<(f64, Finding)> {
+    if all.is_empty() {
+        return None;
+    }
+    let medians = |ps: &[&Pair]| ps.iter().map(|p| p.modified_ns.median).collect::<Vec<_>>();
+    let clean: Vec<&Pair> = all
+        .iter()
+        .copied()
+        .filter(|p| !p.modified_ns.rests_on_disturbed())
+        .collect();
+    if clean.is_empty() {
+        return Some((
+            f64::NAN,
+            Finding::citing(
+                format!(
+                    "modified-line transfer {label}: not measured: every sample of its {} pair(s) was disturbed (a measuring thread lost its CPU), so the {:.0} ns they read includes time the threads waited for their CPUs and is no transfer time; rerun on a quieter machine",
+                    all.len(),
+                    median(&medians(all))
+                ),
+                all.iter().map(|p| cite(p)).collect(),
+            ),
+        ));
+    }
+    let v = median(&medians(&clean));
+    let left = all.len() - clean.len();
+    let left_out = if left > 0 {
+        format!("; {left} pair(s) resting on disturbed samples left out")
+    } else {
+        String::new()
+    };
+    Some((
+        v,
+        Finding::citing(
+            format!(
+                "modified-line transfer {label}: {v:.0} ns (median over {} pair(s){left_out})",
+                clean.len()
+            ),
+            clean.iter().map(|p| cite(p)).collect(),
+        ),
+    ))
+}
+
 /// The findings: transfer times by where the pair sits (within an LLC domain, across domains,
 /// across sockets), each the median over its clean pairs; a group whose every pair rests on
 /// disturbed samples is said to be unmeasured, not given as a time.
@@ -309,66 +362,14 @@ pub fn findings(env: &Environment, pairs: &[Pair]) -> Vec<Finding> {
     let cpu = |c: usize| env.topology.cpus.iter().find(|x| x.os_index == c);
     let domain = |c: usize| cpu(c).and_then(|x| x.llc_domain);
     let package = |c: usize| cpu(c).and_then(|x| x.package);
-    let cite = |p: &Pair| {
-        Cited::of(
-            format!("CPU {} ↔ {} modified line", p.a, p.b),
-            "ns",
-            &p.modified_ns,
-        )
+    let of = |label: &str, same: &dyn Fn(&Pair) -> bool| {
+        group(label, &pairs.iter().filter(|p| same(p)).collect::<Vec<_>>())
     };
-    let group = |label: &str, same: &dyn Fn(&Pair) -> bool| -> Option<(f64, Finding)> {
-        let all: Vec<&Pair> = pairs.iter().filter(|p| same(p)).collect();
-        let clean: Vec<&Pair> = all
-            .iter()
-            .copied()
-            .filter(|p| !p.modified_ns.rests_on_disturbed())
-            .collect();
-        if all.is_empty() {
-            return None;
-        }
-        if clean.is_empty() {
-            return Some((
-                f64::NAN,
-                Finding::citing(
-                    format!(
-                        "modified-line transfer {label}: not measured: every sample of its {} pair(s) was disturbed (a measuring thread lost its CPU), so the {:.0} ns they read includes time the threads waited for their CPUs and is no transfer time; rerun on a quieter machine",
-                        all.len(),
-                        summarize(&all.iter().map(|p| p.modified_ns.median).collect::<Vec<_>>())
-                            .median
-                    ),
-                    all.iter().map(|p| cite(p)).collect(),
-                ),
-            ));
-        }
-        let v = summarize(
-            &clean
-                .iter()
-                .map(|p| p.modified_ns.median)
-                .collect::<Vec<_>>(),
-        )
-        .median;
-        let left = all.len() - clean.len();
-        let left_out = if left > 0 {
-            format!("; {left} pair(s) resting on disturbed samples left out")
-        } else {
-            String::new()
-        };
-        Some((
-            v,
-            Finding::citing(
-                format!(
-                    "modified-line transfer {label}: {v:.0} ns (median over {} pair(s){left_out})",
-                    clean.len()
-                ),
-                clean.iter().map(|p| cite(p)).collect(),
-            ),
-        ))
-    };
-    let within = group("within one LLC domain", &|p| domain(p.a) == domain(p.b));
-    let across = group("across LLC domains of one socket", &|p| {
+    let within = of("within one LLC domain", &|p| domain(p.a) == domain(p.b));
+    let across = of("across LLC domains of one socket", &|p| {
         domain(p.a) != domain(p.b) && package(p.a) == package(p.b)
     });
-    let sockets = group("across sockets", &|p| package(p.a) != package(p.b));
+    let sockets = of("across sockets", &|p| package(p.a) != package(p.b));
     for (_, f) in [&within, &across, &sockets].into_iter().flatten() {
         out.push(f.clone());
     }
@@ -378,7 +379,6 @@ pub fn findings(env: &Environment, pairs: &[Pair]) -> Vec<Finding> {
         .find(|(x, _)| x.is_finite());
     if let (Some((w, fw)), Some((x, fx))) = (&within, far)
         && w.is_finite()
-        && x.is_finite()
     {
         let mut cites = fw.cites.clone();
         cites.extend(fx.cites.iter().cloned());
@@ -410,13 +410,12 @@ fn load_store_finding(pairs: &[Pair]) -> Option<Finding> {
     if both.is_empty() {
         return None;
     }
-    let ratio = summarize(
+    let ratio = median(
         &both
             .iter()
             .map(|(a, l)| l.median / a.median)
             .collect::<Vec<_>>(),
-    )
-    .median;
+    );
     let cites = both
         .iter()
         .flat_map(|(a, l)| {

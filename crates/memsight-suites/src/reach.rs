@@ -103,21 +103,19 @@ pub struct Run {
     pub members: Vec<usize>,
 }
 
-/// Grows a [`Run`] from the first of `values`.
-pub fn grow(values: &[f64], tol: f64) -> Run {
-    let inside = |x: f64, r: f64| x <= r * (1.0 + tol) && x >= r / (1.0 + tol);
-    let mut members = vec![0];
-    let mut end = 1;
-    while end < values.len() {
-        let taken: Vec<f64> = members.iter().map(|&i| values[i]).collect();
-        let r = memsight_core::stats::median(&taken);
-        if inside(values[end], r) {
+/// Walks indices `0..n`, taking each that `accept` (given those taken so far) admits; one or
+/// two refused in a row ([`MAX_SPIKE`]) are passed over when an index after them is admitted,
+/// and the walk ends at a refusal no admitted index follows that closely.
+fn walk(n: usize, accept: impl Fn(&[usize], usize) -> bool) -> Run {
+    let mut members = Vec::new();
+    let mut end = 0;
+    while end < n {
+        if accept(&members, end) {
             members.push(end);
             end += 1;
             continue;
         }
-        // A spike: up to MAX_SPIKE points outside, then one back inside the band.
-        match (1..=MAX_SPIKE).find(|k| values.get(end + k).is_some_and(|&x| inside(x, r))) {
+        match (1..=MAX_SPIKE).find(|k| end + k < n && accept(&members, end + k)) {
             Some(k) => {
                 members.push(end + k);
                 end += k + 1;
@@ -126,6 +124,17 @@ pub fn grow(values: &[f64], tol: f64) -> Run {
         }
     }
     Run { span: end, members }
+}
+
+/// Grows a [`Run`] from the first of `values`.
+pub fn grow(values: &[f64], tol: f64) -> Run {
+    walk(values.len(), |taken, i| {
+        if taken.is_empty() {
+            return true;
+        }
+        let r = memsight_core::stats::median(&taken.iter().map(|&j| values[j]).collect::<Vec<_>>());
+        values[i] <= r * (1.0 + tol) && values[i] >= r / (1.0 + tol)
+    })
 }
 
 /// Finds the memory plateau on a curve of (size, ns) sorted by size; `largest_reported` is the
@@ -154,23 +163,13 @@ pub fn memory_start(curve: &[(u64, f64)], largest_reported: u64) -> Option<Memor
     // Where it settled: walking down from the end, the last member no more than SETTLED below,
     // one or two low members passed over when a member after them is back (a lap the host
     // sped is no cache).
-    let low = |i: usize| curve[i].1 < ns / (1.0 + SETTLED);
-    let mut from = curve.len() - 1;
-    let mut k = 0;
-    while k < members.len() {
-        let i = members[k];
-        if low(i) {
-            match (1..=MAX_SPIKE).find(|d| members.get(k + d).is_some_and(|&j| !low(j))) {
-                Some(d) => {
-                    k += d;
-                    continue;
-                }
-                None => break,
-            }
-        }
-        from = i;
-        k += 1;
-    }
+    let steady = walk(members.len(), |_, k| {
+        curve[members[k]].1 >= ns / (1.0 + SETTLED)
+    });
+    let from = steady
+        .members
+        .last()
+        .map_or(curve.len() - 1, |&k| members[k]);
     let rose = curve[..first].iter().any(|&(_, x)| x <= ns / 2.0);
     // A ladder that starts past the caches: everything before the plateau is as slow as memory
     // too (the tail of the last-level cache at most), so nothing it measured was a cache.

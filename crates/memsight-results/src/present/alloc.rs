@@ -28,8 +28,8 @@ fn bytes(s: &Option<Summary>) -> String {
 }
 
 /// A ratio, with the range over runs when there were several.
-fn ratio(s: &Option<Summary>) -> String {
-    s.as_ref().map_or("-".into(), |s| {
+fn ratio(s: Option<&Summary>) -> String {
+    s.map_or("-".into(), |s| {
         if s.n > 1 {
             format!("{:.2}× ({:.2}–{:.2})", s.median, s.min, s.max)
         } else {
@@ -103,14 +103,8 @@ fn configs(r: &AllocResults) -> Table {
             Cell::Text(seen.unwrap_or_else(|| "-".into())),
             Cell::Num(c.runs.len().to_string()),
             Cell::Num(bytes(&c.peak_rss)),
-            Cell::Num(ratio(&c.rss_over_live)),
-            Cell::Num(ratio(
-                if c.peak_rss_over_live_set.is_some() {
-                    &c.peak_rss_over_live_set
-                } else {
-                    &c.peak_rss_over_peak_live
-                },
-            )),
+            Cell::Num(ratio(c.rss_over_live.as_ref())),
+            Cell::Num(ratio(c.live_set_ratio())),
             Cell::Num(bytes(&c.after_free_rss)),
             Cell::Num(
                 c.ops_per_s

@@ -17,10 +17,7 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<S
         if user {
             c.peak_rss.as_ref().map(|s| s.median)
         } else {
-            c.peak_rss_over_live_set
-                .as_ref()
-                .or(c.peak_rss_over_peak_live.as_ref())
-                .map(|s| s.median)
+            c.live_set_ratio().map(|s| s.median)
         }
     };
     let speed = |c: &ConfigResult| {

@@ -103,6 +103,16 @@ pub struct ConfigResult {
     pub problems: Vec<String>,
 }
 
+impl ConfigResult {
+    /// Peak RSS ÷ the workload's live set, or, in files before schema 4, ÷ the peak of live
+    /// bytes: what the recommendation and the table compare.
+    pub fn live_set_ratio(&self) -> Option<&Summary> {
+        self.peak_rss_over_live_set
+            .as_ref()
+            .or(self.peak_rss_over_peak_live.as_ref())
+    }
+}
+
 /// The command's results.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct AllocResults {

@@ -142,6 +142,11 @@ pub struct Curve {
 }
 
 impl Curve {
+    /// The point of highest bandwidth: where the curve saturates.
+    pub fn saturation_point(&self) -> Option<&CurvePoint> {
+        saturation_point(&self.points)
+    }
+
     /// Each round's sweep as (bandwidth GB/s, median latency ns) pairs, in the points' order;
     /// empty when the points keep no rounds. A round measures one mix's points one after
     /// another (the mixes alternate between rounds, not within one), so a machine whose
@@ -273,9 +278,7 @@ fn curve(mix: TrafficMix, mut points: Vec<CurvePoint>, knee: f64) -> Curve {
         .iter()
         .find(|p| p.latency_ns.median >= knee * idle_ns)
         .map(|p| p.bandwidth_gbs);
-    let top = points
-        .iter()
-        .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs));
+    let top = saturation_point(&points);
     let saturation_gbs = top.map_or(0.0, |p| p.bandwidth_gbs);
     let saturation_between_rounds = top.and_then(CurvePoint::bandwidth_between_rounds);
     Curve {
@@ -285,6 +288,13 @@ fn curve(mix: TrafficMix, mut points: Vec<CurvePoint>, knee: f64) -> Curve {
         saturation_gbs,
         saturation_between_rounds,
     }
+}
+
+/// The point of highest bandwidth among `points`.
+fn saturation_point(points: &[CurvePoint]) -> Option<&CurvePoint> {
+    points
+        .iter()
+        .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs))
 }
 
 /// What a visit of each mix does: "all reads 1 load; 9:1 8 loads + 1 store; …".
@@ -367,10 +377,7 @@ fn findings(curves: &[Curve], knee: f64, vendor: Option<&str>) -> Vec<Finding> {
     let mut out: Vec<Finding> = family_finding(curves).into_iter().collect();
     for c in curves {
         if let Some(apart) = c.saturation_between_rounds.filter(|x| *x >= ROUNDS_APART) {
-            let top = c
-                .points
-                .iter()
-                .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs));
+            let top = c.saturation_point();
             out.push(Finding::unsampled(format!(
                 "{}: the saturation bandwidth moved {:.0}% between rounds ({} GB/s): the memory was shared with other work while the curves were measured; every mix was measured in each round, so the curves compare with one another, but their absolute bandwidths carry that spread",
                 c.mix.name(),
@@ -448,10 +455,7 @@ fn family_finding(curves: &[Curve]) -> Option<Finding> {
                 .is_some_and(|x| x >= ROUNDS_APART)
         })
         .filter_map(|c| {
-            let top = c
-                .points
-                .iter()
-                .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs))?;
+            let top = c.saturation_point()?;
             let rounds: Vec<String> = top
                 .round_bandwidths_gbs
                 .iter()
@@ -478,13 +482,7 @@ fn family_finding(curves: &[Curve]) -> Option<Finding> {
     // The saturation points' latencies carry their samples' state (a bandwidth has none).
     let cites = family
         .iter()
-        .filter_map(|c| {
-            let top = c
-                .points
-                .iter()
-                .max_by(|x, y| x.bandwidth_gbs.total_cmp(&y.bandwidth_gbs))?;
-            Some(cite(c, top))
-        })
+        .filter_map(|c| Some(cite(c, c.saturation_point()?)))
         .collect();
     Some(Finding::citing(
         format!(

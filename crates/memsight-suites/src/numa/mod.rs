@@ -442,6 +442,22 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
 }
 
 /// The firmware's claims (HMAT) per target node, with measured ÷ claimed where both exist.
+/// The cell a claim is set against: the first initiator row the claim names, the claim's
+/// node's column.
+fn claim_cell<'a>(
+    plan: &NumaPlan,
+    columns: &[Column],
+    cells: &'a [Vec<Cell>],
+    c: &Claim,
+) -> Option<&'a Cell> {
+    let row = plan
+        .initiators
+        .iter()
+        .position(|i| c.initiators.contains(&i.node))?;
+    let col = columns.iter().position(|x| x.node == Some(c.node))?;
+    cells.get(row)?.get(col)
+}
+
 fn claims(plan: &NumaPlan, columns: &[Column], cells: &[Vec<Cell>]) -> Vec<Claim> {
     let fs = FsRoot::from_env();
     let mut claims: Vec<Claim> = plan
@@ -450,17 +466,7 @@ fn claims(plan: &NumaPlan, columns: &[Column], cells: &[Vec<Cell>]) -> Vec<Claim
         .filter_map(|t| read_claim(&fs, t.node))
         .collect();
     for c in &mut claims {
-        let Some(ri) = plan
-            .initiators
-            .iter()
-            .position(|i| c.initiators.contains(&i.node))
-        else {
-            continue;
-        };
-        let Some(ci) = columns.iter().position(|col| col.node == Some(c.node)) else {
-            continue;
-        };
-        let Some(cell) = cells.get(ri).and_then(|r| r.get(ci)) else {
+        let Some(cell) = claim_cell(plan, columns, cells, c) else {
             continue;
         };
         c.latency_ratio = match (&cell.latency_ns, c.read_latency_ns) {
@@ -477,11 +483,6 @@ fn claims(plan: &NumaPlan, columns: &[Column], cells: &[Vec<Cell>]) -> Vec<Claim
         };
     }
     claims
-}
-
-/// A cell's latency, cited.
-fn cited_latency(what: String, s: &Summary) -> Cited {
-    Cited::of(what, "ns", s)
 }
 
 fn findings(
@@ -512,9 +513,12 @@ fn findings(
         {
             let far = worst.and_then(lat).unwrap_or(l);
             let name = |c: usize| format!("CPU node {} → {} latency", init.node, columns[c].label);
-            let mut cites = vec![cited_latency(name(lc), l), cited_latency(name(inter), i)];
+            let mut cites = vec![
+                Cited::of(name(lc), "ns", l),
+                Cited::of(name(inter), "ns", i),
+            ];
             if let Some(w) = worst {
-                cites.push(cited_latency(name(w), far));
+                cites.push(Cited::of(name(w), "ns", far));
             }
             out.push(Finding::citing(
                 format!(
@@ -537,54 +541,49 @@ fn findings(
         )));
     }
     for c in claims {
-        // The measured side of a claim: the one cell its ratio came from (the first initiator
-        // row the claim names, the claim's node's column), and the figure of that cell it used.
-        let row = plan
-            .initiators
-            .iter()
-            .position(|i| c.initiators.contains(&i.node));
-        let col = columns.iter().position(|x| x.node == Some(c.node));
-        let cell = row.zip(col).and_then(|(r, k)| cells.get(r)?.get(k));
-        let cites = |side: usize| -> Vec<Cited> {
-            let Some(cell) = cell else { return Vec::new() };
-            let (figure, what, unit) = match side {
-                0 => (cell.latency_ns.as_ref(), "latency", "ns"),
-                1 => (cell.bandwidth_gbs.as_ref(), "read bandwidth", "GB/s"),
-                _ => (cell.gbs("write-nt"), "NT-write bandwidth", "GB/s"),
-            };
-            figure
-                .map(|s| Cited::of(format!("node {} {what}", c.node), unit, s))
-                .into_iter()
-                .collect()
-        };
+        // The measured side of a claim: the figure of the one cell its ratio came from.
+        let cell = claim_cell(plan, columns, cells, c);
         let sides = [
             (
                 c.latency_ratio,
-                "latency is {r}× what the firmware claims ({v} ns)",
-                c.read_latency_ns,
-                0,
+                cell.and_then(|x| x.latency_ns.as_ref()),
+                "latency",
+                "ns",
+                format!(
+                    "what the firmware claims ({} ns)",
+                    c.read_latency_ns.unwrap_or(0)
+                ),
             ),
             (
                 c.bandwidth_ratio,
-                "read bandwidth is {r}× the firmware's claim ({v} MB/s)",
-                c.read_bandwidth_mbs,
-                1,
+                cell.and_then(|x| x.bandwidth_gbs.as_ref()),
+                "read bandwidth",
+                "GB/s",
+                format!(
+                    "the firmware's claim ({} MB/s)",
+                    c.read_bandwidth_mbs.unwrap_or(0)
+                ),
             ),
             (
                 c.write_bandwidth_ratio,
-                "NT-write bandwidth is {r}× the firmware's write claim ({v} MB/s)",
-                c.write_bandwidth_mbs,
-                2,
+                cell.and_then(|x| x.gbs("write-nt")),
+                "NT-write bandwidth",
+                "GB/s",
+                format!(
+                    "the firmware's write claim ({} MB/s)",
+                    c.write_bandwidth_mbs.unwrap_or(0)
+                ),
             ),
         ];
-        for (ratio, words, claimed, side) in sides {
+        for (ratio, figure, what, unit, claim) in sides {
             let Some(r) = ratio else { continue };
-            let said = words
-                .replace("{r}", &format!("{r:.2}"))
-                .replace("{v}", &claimed.unwrap_or(0).to_string());
+            let cites = figure
+                .map(|s| Cited::of(format!("node {} {what}", c.node), unit, s))
+                .into_iter()
+                .collect();
             out.push(Finding::citing(
-                format!("node {}: measured {said}", c.node),
-                cites(side),
+                format!("node {}: measured {what} is {r:.2}× {claim}", c.node),
+                cites,
             ));
         }
     }

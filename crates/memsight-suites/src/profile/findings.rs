@@ -12,7 +12,7 @@ const LARGE_ANON: u64 = 256 << 20;
 
 /// Memory held, huge-page coverage, placement, arenas: each with the change to make.
 pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let mut out: Vec<Finding> = Vec::new();
     let Some(peak) = &r.peak else {
         out.push(Finding::unsampled(format!(
             "no reading of pid {} was taken: it ended before the first one (or its /proc files could not be read)",
@@ -20,9 +20,8 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<Finding> {
         )));
         return out;
     };
-    let mut out: Vec<String> = Vec::new();
     let h = peak.held;
-    out.push(format!(
+    out.push(Finding::unsampled(format!(
         "memory held at the peak: RSS {} (anonymous {}, file {}, shared {}), swap {}, {} thread{}",
         format_bytes(h.rss),
         format_bytes(h.anon),
@@ -31,18 +30,17 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<Finding> {
         format_bytes(h.swap),
         h.threads,
         if h.threads == 1 { "" } else { "s" }
-    ));
+    )));
     if h.swap > 0 {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "{} of it was in swap: every touch of a swapped page waits for the disk; give it memory (or a larger cgroup limit) before tuning anything else",
             format_bytes(h.swap)
-        ));
+        )));
     }
-    out.extend(page_cache_finding(r));
-    let mut all: Vec<Finding> = out.into_iter().map(Finding::from).collect();
+    out.extend(page_cache_finding(r).map(Finding::from));
     // The pressure reading is the median of the probe's clean samples (those that lost the CPU
     // are dropped): unbiased however many were dropped, and said with the count in its text.
-    all.extend(r.pressure.as_ref().and_then(|p| {
+    out.extend(r.pressure.as_ref().and_then(|p| {
         let text = pressure_text(p, cpus)? + &probe_shared(r).unwrap_or_default();
         Some(Finding::citing(
             text,
@@ -54,24 +52,24 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<Finding> {
             )],
         ))
     }));
-    let mut out: Vec<String> = Vec::new();
-    out.extend(
-        r.counted
-            .as_ref()
-            .map(|c| counted_finding(c, r.pressure.as_ref())),
-    );
-    out.extend(
-        r.monitored
-            .as_ref()
-            .map(|m| monitored_finding(m, r.pressure.as_ref())),
-    );
-    out.extend(huge_finding(peak, r.thp_mode.as_deref()));
-    if let Some(p) = &r.placement {
-        out.extend(placement::findings(p));
-    }
-    out.extend(crate::alloc::attach::arena_finding(&r.arenas, cpus));
+    let counted = r
+        .counted
+        .as_ref()
+        .map(|c| counted_finding(c, r.pressure.as_ref()));
+    let monitored = r
+        .monitored
+        .as_ref()
+        .map(|m| monitored_finding(m, r.pressure.as_ref()));
+    let placed = r.placement.as_ref().map(placement::findings);
+    let rest = counted
+        .into_iter()
+        .chain(monitored)
+        .chain(huge_finding(peak, r.thp_mode.as_deref()))
+        .chain(placed.into_iter().flatten())
+        .chain(crate::alloc::attach::arena_finding(&r.arenas, cpus));
+    out.extend(rest.map(Finding::from));
     if matches!(r.ending, Ending::Interrupted | Ending::TimedOut) {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "the profile was stopped ({}) after {:.1} s: the readings up to then are kept",
             if r.ending == Ending::Interrupted {
                 "Ctrl-C"
@@ -79,10 +77,9 @@ pub(super) fn findings(r: &ProfileResults, cpus: usize) -> Vec<Finding> {
                 "time limit"
             },
             r.seconds
-        ));
+        )));
     }
-    all.extend(out.into_iter().map(Finding::from));
-    all
+    out
 }
 
 /// Page cache above this, and above the program's anonymous memory, is worth a change.

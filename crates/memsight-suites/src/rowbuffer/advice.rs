@@ -121,12 +121,17 @@ pub(super) fn predict_hash(hash: &BankHash, curves: &[Curve], cfg: &Config) -> H
     }
 }
 
-/// The points of `op` on contiguous memory at `offset`, over the repetitions, cited.
-fn cited_at(curves: &[Curve], op: Kernel, offset: u64) -> Vec<Cited> {
+/// The points of `op` on contiguous memory at `offset`, one a repetition.
+fn points_at(curves: &[Curve], op: Kernel, offset: u64) -> impl Iterator<Item = &sweep::Point> {
     curves
         .iter()
-        .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
-        .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == offset))
+        .filter(move |c| c.kernel == op && c.memory == Memory::Contiguous)
+        .filter_map(move |c| c.points.iter().find(|p| p.offset_bytes == offset))
+}
+
+/// The points of `op` on contiguous memory at `offset`, over the repetitions, cited.
+fn cited_at(curves: &[Curve], op: Kernel, offset: u64) -> Vec<Cited> {
+    points_at(curves, op, offset)
         .map(|p| {
             Cited::of(
                 format!("{} at OFFSET {}", op.name(), format_bytes(offset)),
@@ -205,10 +210,7 @@ fn offset_advice(op: Kernel, curves: &[Curve], cfg: &Config) -> Option<Finding> 
         .iter()
         .filter(|o| recurring.iter().all(|d| d.abs_diff(**o) > 2 * step))
         .filter_map(|&o| {
-            let v: Vec<f64> = curves
-                .iter()
-                .filter(|c| c.kernel == op && c.memory == Memory::Contiguous)
-                .filter_map(|c| c.points.iter().find(|p| p.offset_bytes == o))
+            let v: Vec<f64> = points_at(curves, op, o)
                 .map(|p| p.value(cfg.stat))
                 .collect();
             (!v.is_empty()).then(|| (o, summarize(&v).min))
