@@ -12,7 +12,7 @@
 
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
-use memsight_core::stats::{Summary, median, summarize};
+use memsight_core::stats::{Summary, median};
 use memsight_core::team::sample_team;
 use memsight_core::{Error, Result};
 use memsight_kernels::pingpong::{Line, pingpong, pingpong_atomic};
@@ -280,7 +280,11 @@ fn clean_probe(reader: usize, owner: usize, ticks_per_ns: f64) -> Result<Option<
             None
         }
     })?;
-    Ok(out.into_iter().flatten().next().map(|v| summarize(&v)))
+    Ok(out
+        .into_iter()
+        .flatten()
+        .next()
+        .map(|v| memsight_core::stats::summarize(&v)))
 }
 
 /// Spins until the probe's flag holds `value` (untimed), leaving if the partner panicked.
@@ -438,7 +442,7 @@ fn load_store_finding(pairs: &[Pair]) -> Option<Finding> {
 mod tests {
     use super::*;
     use memsight_core::finding::Evidence;
-    use memsight_core::stats::Shortfall;
+    use memsight_core::stats::{Shortfall, summarize};
     use memsight_core::sysfs::FsRoot;
     use memsight_core::topology::Topology;
 
