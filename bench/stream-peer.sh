@@ -29,7 +29,7 @@ widest=${isas%% *}
 cpus=$(seq -s, 0 $((threads - 1)))
 echo "# STREAM 5.10 against memsight stream, Triad and Copy (best rates), $threads thread(s)"
 echo "host $(hostname), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD)"
-echo "STREAM's Triad loop: $(objdump -d --no-show-raw-insn "$build/stream" | grep -m1 -oE 'vfmadd[0-9]+pd +[^,]*,%[xyz]mm[0-9]+' || echo '?')"
+echo "STREAM's Triad loop: $(objdump -d --no-show-raw-insn "$build/stream" | grep -m1 -oE 'vfmadd[0-9]+pd .*%[yz]mm[0-9]+' || echo '?')"
 out=$build/rows
 for r in $(seq 1 "$rounds"); do
   load=$(cut -d' ' -f1 /proc/loadavg)
