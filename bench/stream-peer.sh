@@ -29,7 +29,8 @@ widest=${isas%% *}
 cpus=$(seq -s, 0 $((threads - 1)))
 echo "# STREAM 5.10 against memsight stream, Triad and Copy (best rates), $threads thread(s)"
 echo "host $(hostname), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD)"
-echo "STREAM's Triad loop: $(objdump -d --no-show-raw-insn "$build/stream" | grep -m1 -oE 'vfmadd[0-9]+pd .*%[yz]mm[0-9]+' || echo '?')"
+loop=$(objdump -d --no-show-raw-insn "$build/stream" | grep -oE 'vfmadd[0-9]+pd .*%[yz]mm[0-9]+' | head -1)
+echo "STREAM's Triad loop: ${loop:-?}"
 out=$build/rows
 for r in $(seq 1 "$rounds"); do
   load=$(cut -d' ' -f1 /proc/loadavg)
@@ -54,17 +55,23 @@ python3 - "$out" <<'EOF'
 import collections, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 by = collections.defaultdict(list)
+at = {}
 for r, load, who, kernel, mbs in rows:
     by[(who, kernel.rstrip(":"))].append(float(mbs) / 1000)
+    at[(r, who, kernel.rstrip(":"))] = float(mbs)
 print()
-print("| variant | Copy GB/s (median, min–max) | ratio | Triad GB/s (median, min–max) | ratio |")
-print("|---|---|---|---|---|")
+# Two ratios: of the medians, and the median of each round's ratio to the STREAM run just
+# before it (the host's slow and fast phases move both tools of one round alike).
+print("| variant | Copy GB/s (median, min–max) | ratio | round ratio | Triad GB/s (median, min–max) | ratio | round ratio |")
+print("|---|---|---|---|---|---|---|")
 ref = {k: statistics.median(by[("STREAM", k)]) for k in ("Copy", "Triad")}
+rounds = sorted({r for r, _, _ in at}, key=int)
 for who in sorted({w for w, _ in by}, key=lambda w: (w != "STREAM", w)):
     cells = []
     for k in ("Copy", "Triad"):
         v = by[(who, k)]
-        cells.append(f"{statistics.median(v):.1f} ({min(v):.1f}–{max(v):.1f}) | {statistics.median(v) / ref[k]:.2f}")
+        per = [at[(r, who, k)] / at[(r, "STREAM", k)] for r in rounds if (r, who, k) in at]
+        cells.append(f"{statistics.median(v):.1f} ({min(v):.1f}–{max(v):.1f}) | {statistics.median(v) / ref[k]:.2f} | {statistics.median(per):.2f}")
     print(f"| {who} | " + " | ".join(cells) + " |")
 print()
 print("rounds (round, 1-min load, who, kernel, MB/s):")
