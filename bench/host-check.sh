@@ -39,7 +39,7 @@ l = json.load(sys.stdin)["results"]["ladders"][0]
 c = l.get("core_clock")
 l1 = next((p for p in l["levels"]["plateaus"] if p["name"] == "L1"), None)
 if c is None:
-    print("no clock printed (its methods disagreed):", "; ".join(l["levels"]["findings"]))
+    print("no clock printed (its methods disagreed):", "; ".join(f if isinstance(f, str) else f["text"] for f in l["levels"]["findings"]))
 else:
     est = "  ".join(f"{e['method']} {e['ghz']:.3f} GHz (n={e['samples']})" for e in c.get("estimates", []))
     cyc = f"{l1['cycles']:.2f}" if l1 and l1.get("cycles") else "-"
@@ -50,7 +50,7 @@ cat >"$work/l1.py" <<'PY'
 import json, sys
 r = json.load(sys.stdin)["results"]
 p = r["points"][0]
-line = next((f for f in r["findings"] if "per core cycle" in f), "no bytes-per-cycle finding")
+line = next((t for t in (f if isinstance(f, str) else f["text"] for f in r["findings"]) if "per core cycle" in t), "no bytes-per-cycle finding")
 print(f"{p['program_gbs']['median']:.1f} GB/s   {line}")
 PY
 

@@ -4,6 +4,11 @@ import json
 import sys
 
 
+def texts(findings):
+    """Each finding's sentence: results of schema 4 keep findings as objects with their text."""
+    return [f if isinstance(f, str) else f["text"] for f in findings]
+
+
 def plan(r):
     for p in r["plans"]:
         x = p["parts"][0]
@@ -24,7 +29,7 @@ def bandwidth(r):
             print(f"  {p['test']['name']:>18} ({p['isa']}, data {data}): {p['program_gbs']['median']:.1f} GB/s program, "
                   f"{p['dram_gbs']['median']:.1f} GB/s est. DRAM ({p['threads']} threads, "
                   f"{p['bytes_per_thread'] >> 20} MiB each)")
-    for f in r["findings"]:
+    for f in texts(r["findings"]):
         if "CLZERO" in f or f.startswith("skipped"):
             print(f"  {f}")
 
@@ -69,7 +74,7 @@ def latency(r):
         t = l["tlb"][-1]
         line += f"; at {t['size_bytes'] >> 20} MiB {t['small_ns']:.1f} ns vs {t['huge_ns']:.1f} ns on huge pages"
     print(line)
-    for f in r["findings"]:
+    for f in texts(r["findings"]):
         if "memory-level parallelism" in f:
             print("  " + f)
 
@@ -81,7 +86,7 @@ def tiers(r):
         print(f"  {json.dumps(t['target'])[:60]}: read {med(t.get('read_latency_ns'))} ns, write "
               f"{med(t.get('write_latency_ns'))} ns; by access size {blocks} ns; granules read "
               f"{t.get('read_granule')} B, write {t.get('write_granule')} B")
-    for f in r["findings"]:
+    for f in texts(r["findings"]):
         if "access size" in f or "persisting" in f:
             print("  " + f[:300])
 

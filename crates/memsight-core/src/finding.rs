@@ -149,6 +149,21 @@ impl Finding {
     }
 }
 
+impl Finding {
+    /// The same finding for one of several subjects (`CPU 3: `): the tag goes after the ⚠ mark
+    /// so a doubtful finding still starts with it.
+    pub fn tagged(&self, tag: &str) -> Finding {
+        let text = match self.text.strip_prefix(MARK) {
+            Some(rest) => format!("{MARK}{tag}{rest}"),
+            None => format!("{tag}{}", self.text),
+        };
+        Finding {
+            text,
+            ..self.clone()
+        }
+    }
+}
+
 impl From<String> for Finding {
     fn from(text: String) -> Self {
         Finding::unsampled(text)

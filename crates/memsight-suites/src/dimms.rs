@@ -1,6 +1,7 @@
 //! DIMM inventory from SMBIOS type 16/17 records: from a `dmidecode` text file, or by running
 //! `dmidecode --type 16,17` here (root). Parsing is `memsight_model::dmidecode`.
 
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
 use memsight_model::ddr::{Device, Module, Timings, timings};
@@ -53,7 +54,9 @@ pub struct DimmsResults {
     /// `/sys/bus/nd`, when the inventory is this machine's.
     #[serde(default)]
     pub persistence: Vec<memsight_core::nvdimm::Region>,
-    pub findings: Vec<String>,
+    /// Findings: facts of the inventory and model cite nothing sampled; the efficiency cites the
+    /// measured figure (bare strings before schema 4).
+    pub findings: Vec<Finding>,
 }
 
 /// A populated DIMM seen through its part number and the DRAM model.
@@ -261,13 +264,13 @@ pub fn run(a: &Config) -> Result<DimmsResults> {
                     .as_deref()
                     .is_some_and(|t| t.contains("Cache"))
         });
-    let mut findings = inventory_findings(&inventory, memory_mode);
+    let mut findings = facts(inventory_findings(&inventory, memory_mode));
     let modules: Vec<ModuleView> = inventory
         .populated()
         .filter(|d| !d.non_volatile)
         .map(view)
         .collect();
-    findings.extend(module_findings(&modules));
+    findings.extend(facts(module_findings(&modules)));
     let fclk = a.fclk.or_else(|| {
         a.ccds?;
         inventory
@@ -277,7 +280,7 @@ pub fn run(a: &Config) -> Result<DimmsResults> {
             .map(|m| m / 2)
     });
     let ceilings = memsight_model::platform::ceilings(&inventory, a.ccds, fclk);
-    findings.extend(diagnose(&ceilings));
+    findings.extend(facts(diagnose(&ceilings)));
     let efficiency = match &a.bandwidth {
         Some(path) => efficiency(path, &ceilings)?,
         None => Vec::new(),
@@ -291,9 +294,11 @@ pub fn run(a: &Config) -> Result<DimmsResults> {
     } else {
         Vec::new()
     };
-    findings.extend(persistence.iter().map(memsight_core::nvdimm::describe));
+    findings.extend(facts(
+        persistence.iter().map(memsight_core::nvdimm::describe),
+    ));
     if persistent_bytes > 0 && persistence.is_empty() && a.dmidecode.is_none() {
-        findings.push("persistent DIMMs are installed but no region is published under /sys/bus/nd: in Memory Mode they are not persistent; in App Direct, `ndctl list -R` shows whether the nfit driver is loaded".to_string());
+        findings.push(Finding::unsampled("persistent DIMMs are installed but no region is published under /sys/bus/nd: in Memory Mode they are not persistent; in App Direct, `ndctl list -R` shows whether the nfit driver is loaded"));
     }
     Ok(DimmsResults {
         persistence,
@@ -425,11 +430,18 @@ fn module_findings(modules: &[ModuleView]) -> Vec<String> {
 }
 
 /// The best measured efficiency against the ceiling, judged against tuned STREAM.
-fn efficiency_finding(efficiency: &[Efficiency]) -> Option<String> {
+fn efficiency_finding(efficiency: &[Efficiency]) -> Option<Finding> {
     let best = efficiency
         .iter()
         .max_by(|x, y| x.efficiency.total_cmp(&y.efficiency))?;
-    Some(format!(
+    let cites = vec![Cited::value(
+        format!("{} estimated DRAM bandwidth", best.test),
+        best.measured_mbs,
+        "MB/s",
+        best.disturbed,
+    )];
+    let below = best.efficiency < TUNED_BAND.0;
+    let text = format!(
         "best measured efficiency: {} at {:.0}% of the {} MB/s ceiling{}",
         best.test,
         100.0 * best.efficiency,
@@ -443,7 +455,19 @@ fn efficiency_finding(efficiency: &[Efficiency]) -> Option<String> {
         } else {
             " — within or above the band of tuned systems".to_string()
         }
-    ))
+    );
+    // Below the band it advises a check; a figure resting on disturbed samples reads slower
+    // than the memory, so that advice is then unconfirmed.
+    Some(if below {
+        Finding::advice(text, cites)
+    } else {
+        Finding::citing(text, cites)
+    })
+}
+
+/// Facts of the inventory and the model: they cite no sampled figure.
+fn facts(texts: impl IntoIterator<Item = String>) -> Vec<Finding> {
+    texts.into_iter().map(Finding::unsampled).collect()
 }
 
 /// How close a measured bandwidth came to the ceiling.
@@ -456,6 +480,9 @@ pub struct Efficiency {
     /// The ceiling it is compared with (system DRAM peak, or the fabric when it binds), MB/s.
     pub ceiling_mbs: u64,
     pub efficiency: f64,
+    /// The measured figure rests on disturbed samples (it reads slower than the memory).
+    #[serde(default)]
+    pub disturbed: bool,
 }
 
 /// Tuned STREAM Triad on balanced 1DPC servers reaches 78–85% of the DRAM peak (platform-limits.md §3).
@@ -521,6 +548,7 @@ fn efficiency(
                 measured_mbs: p.dram_gbs.median * 1000.0,
                 ceiling_mbs: ceiling,
                 efficiency: p.dram_gbs.median * 1000.0 / ceiling as f64,
+                disturbed: p.dram_gbs.rests_on_disturbed(),
             })
         })
         .collect())
@@ -618,4 +646,42 @@ fn socket_findings(
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memsight_core::finding::Evidence;
+
+    fn eff(gbs: f64, disturbed: bool) -> Efficiency {
+        Efficiency {
+            test: "read".into(),
+            threads: 8,
+            measured_mbs: gbs * 1000.0,
+            ceiling_mbs: 100_000,
+            efficiency: gbs * 1000.0 / 100_000.0,
+            disturbed,
+        }
+    }
+
+    /// Below the tuned band the finding advises a check; on a figure resting on disturbed
+    /// samples (slower than the memory) that advice is unconfirmed.
+    #[test]
+    fn efficiency_advice_on_disturbed_figures_is_unconfirmed() {
+        let f = efficiency_finding(&[eff(50.0, true)]).unwrap();
+        assert!(
+            f.starts_with("⚠ unconfirmed: best measured efficiency: read at 50%"),
+            "{f}"
+        );
+        assert_eq!(f.evidence, Evidence::Disturbed);
+        let f = efficiency_finding(&[eff(50.0, false)]).unwrap();
+        assert!(
+            f.starts_with("best measured efficiency") && f.contains("check population"),
+            "{f}"
+        );
+        assert_eq!(f.evidence, Evidence::Clean);
+        assert_eq!(f.cites[0].value, 50_000.0);
+        let f = efficiency_finding(&[eff(80.0, false)]).unwrap();
+        assert!(f.contains("within or above the band"), "{f}");
+    }
 }

@@ -103,7 +103,7 @@ fn fills_say_what_they_wrote() {
     assert!(
         findings
             .iter()
-            .any(|x| x.as_str().unwrap().starts_with("write-nt: writing zeros"))
+            .any(|x| common::text(x).starts_with("write-nt: writing zeros"))
     );
 }
 

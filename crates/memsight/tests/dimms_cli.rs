@@ -105,7 +105,7 @@ fn fabric_limit_and_channel_findings() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| x.as_str().unwrap())
+        .map(common::text)
         .collect();
     assert!(
         findings.iter().any(|f| f.contains("4 of 8 channels")),
@@ -220,7 +220,7 @@ fn optane_mode_and_timings() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|x| x.as_str().unwrap().to_string())
+            .map(|x| common::text(x).to_string())
             .collect()
     };
     let mm = findings("dell-precision-7920-xeon-platinum8280-ddr4-rdimm-optane-memory-mode.txt");

@@ -216,7 +216,7 @@ impl Present for AllocResults {
             .iter()
             .map(|x| format!("recommendation: {x}"))
             .collect();
-        findings.extend(self.findings.iter().cloned());
+        findings.extend(crate::view::texts(&self.findings));
         findings.extend(self.skipped.iter().map(|x| format!("skipped: {x}")));
         View {
             id: "alloc",

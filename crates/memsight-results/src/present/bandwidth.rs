@@ -351,7 +351,7 @@ impl Present for WithCeilings<'_> {
             method: b.method.clone(),
             facts: Vec::new(),
             blocks,
-            findings: b.findings.clone(),
+            findings: crate::view::texts(&b.findings),
         }
     }
 

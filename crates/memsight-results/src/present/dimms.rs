@@ -261,7 +261,11 @@ fn efficiency(r: &DimmsResults) -> Option<Table> {
     );
     for e in &r.efficiency {
         t.rows.push(vec![
-            Cell::Text(e.test.clone()),
+            Cell::Text(if e.disturbed {
+                format!("⚠ {}", e.test)
+            } else {
+                e.test.clone()
+            }),
             Cell::Num(e.threads.to_string()),
             Cell::Num(format!("{:.0}", e.measured_mbs)),
             Cell::Num(e.ceiling_mbs.to_string()),
@@ -326,7 +330,7 @@ impl Present for DimmsResults {
             ),
             facts: Vec::new(),
             blocks,
-            findings: self.findings.clone(),
+            findings: crate::view::texts(&self.findings),
         }
     }
 

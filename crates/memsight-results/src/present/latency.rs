@@ -453,7 +453,7 @@ impl Present for WithCaches<'_> {
                 m.sample_ns / 1e6
             )],
             blocks,
-            findings: r.findings.clone(),
+            findings: crate::view::texts(&r.findings),
         }
     }
 

@@ -245,7 +245,7 @@ impl Present for PmemResults {
         if !self.volume.is_empty() {
             blocks.push(Block::Table(volume(self)));
         }
-        findings.extend(self.findings.iter().cloned());
+        findings.extend(crate::view::texts(&self.findings));
         View {
             id: "pmem",
             title: if self.fills.is_empty() && !self.classes.is_empty() {

@@ -1,5 +1,7 @@
 //! What an allocator comparison says: the recommendation and the findings.
 
+use memsight_core::finding::{Cited, Finding};
+use memsight_core::stats::Summary;
 use memsight_core::units::format_bytes;
 
 use super::ConfigResult;
@@ -10,7 +12,7 @@ const RECOMMEND_GAIN: f64 = 1.10;
 
 /// The recommendation and the findings of a comparison; `user` when the workload was the user's
 /// command (no live-heap figures, so peak RSS is compared).
-pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<String>) {
+pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<Finding>, Vec<Finding>) {
     let mut rec = Vec::new();
     let mut findings = Vec::new();
     let ratio = |c: &ConfigResult| {
@@ -57,7 +59,21 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<S
         let gain = glibc
             .filter(|g| g.config.name != b.config.name)
             .and_then(|g| Some(ratio(g)? / ratio(b)?));
-        rec.push(match (gain, glibc) {
+        let cites: Vec<Cited> = [
+            Some(*b),
+            glibc.copied().filter(|g| g.config.name != b.config.name),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            Some(Cited::of(
+                format!("{} {what}", c.config.name),
+                unit(user),
+                figure(c, user)?,
+            ))
+        })
+        .collect();
+        let text = match (gain, glibc) {
             (Some(x), Some(g)) if x < RECOMMEND_GAIN => format!(
                 "keep glibc's defaults: no configuration holds clearly less ({what}: {} with {} vs {} with glibc defaults, within {:.0}%)",
                 show(b),
@@ -70,36 +86,62 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<String>, Vec<S
                 b.config.name,
                 b.config.description,
                 show(b),
-                glibc
-                    .filter(|g| g.config.name != b.config.name)
-                    .map_or(String::new(), |g| format!(" vs {} with glibc defaults", show(g)))
+                glibc.filter(|g| g.config.name != b.config.name).map_or(
+                    String::new(),
+                    |g| format!(" vs {} with glibc defaults", show(g))
+                )
             ),
-        });
+        };
+        rec.push(Finding::advice(text, cites));
     }
     if !user {
         for c in &ok {
             if let (Some(r), Some(after)) = (&c.rss_over_live, &c.after_free_rss) {
-                findings.push(format!(
-                    "{}: RSS {:.2}× the live heap at the end of the workload (min–max {:.2}–{:.2}, n = {}); {} still resident after everything was freed",
-                    c.config.name,
-                    r.median,
-                    r.min,
-                    r.max,
-                    r.n,
-                    format_bytes(after.median as u64)
+                findings.push(Finding::citing(
+                    format!(
+                        "{}: RSS {:.2}× the live heap at the end of the workload (min–max {:.2}–{:.2}, n = {}); {} still resident after everything was freed",
+                        c.config.name,
+                        r.median,
+                        r.min,
+                        r.max,
+                        r.n,
+                        format_bytes(after.median as u64)
+                    ),
+                    vec![
+                        Cited::of(format!("{} RSS ÷ live heap", c.config.name), "×", r),
+                        Cited::of(format!("{} RSS after free", c.config.name), "B", after),
+                    ],
                 ));
             }
         }
         if let Some(g) = glibc.and_then(|g| g.rss_over_live.as_ref())
             && g.median >= 2.0
         {
-            findings.push(format!(
-                "glibc's defaults hold {:.1}× the live heap: per-thread arenas keep memory one thread freed where another thread cannot use it (Cloudflare's RocksDB study, Vorobev 2020, saw 2.5–3×)",
-                g.median
+            findings.push(Finding::citing(
+                format!(
+                    "glibc's defaults hold {:.1}× the live heap: per-thread arenas keep memory one thread freed where another thread cannot use it (Cloudflare's RocksDB study, Vorobev 2020, saw 2.5–3×)",
+                    g.median
+                ),
+                vec![Cited::of("glibc RSS ÷ live heap", "×", g)],
             ));
         }
     }
     (rec, findings)
+}
+
+/// The figure the recommendation compares: peak RSS for a user's command, else peak RSS ÷ the
+/// workload's live set. RSS is read from the kernel, not timed, so a busy machine does not
+/// disturb it.
+fn figure(c: &ConfigResult, user: bool) -> Option<&Summary> {
+    if user {
+        c.peak_rss.as_ref()
+    } else {
+        c.live_set_ratio()
+    }
+}
+
+fn unit(user: bool) -> &'static str {
+    if user { "B" } else { "×" }
 }
 
 #[cfg(test)]

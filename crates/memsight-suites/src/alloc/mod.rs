@@ -392,14 +392,17 @@ pub fn run(
                 .first()
                 .and_then(|r| attach::arena_finding(&r.arenas, cpus))
         {
-            findings.push(format!("{} (first run): {f}", c.config.name));
+            findings.push(format!("{} (first run): {f}", c.config.name).into());
         }
         if user.is_some() && c.runs.iter().any(|r| r.ending == Ending::TimedOut) {
-            findings.push(format!(
-                "{}: the command was still running at the time limit ({:.0} s); its figures cover that window",
-                c.config.name,
-                limits.timeout.as_secs_f64()
-            ));
+            findings.push(
+                format!(
+                    "{}: the command was still running at the time limit ({:.0} s); its figures cover that window",
+                    c.config.name,
+                    limits.timeout.as_secs_f64()
+                )
+                .into(),
+            );
         }
     }
     let method = method(a, w.as_ref(), &limits);
@@ -431,7 +434,10 @@ fn watch_process(a: &Config, env: &Environment, pid: u32) -> Result<(AllocResult
     let interval = Duration::from_millis(a.interval_ms.max(1));
     let w = attach::watch(pid, Duration::from_secs_f64(a.watch_s), interval)?;
     let complete = w.ending != attach::WatchEnding::Interrupted;
-    let findings = attach::findings(&w, env.topology.cpus.len());
+    let findings = attach::findings(&w, env.topology.cpus.len())
+        .into_iter()
+        .map(Into::into)
+        .collect();
     Ok((
         AllocResults {
             method: format!(

@@ -122,8 +122,10 @@ pub struct AllocResults {
     pub command: Option<Vec<String>>,
     pub configs: Vec<ConfigResult>,
     pub skipped: Vec<String>,
-    pub recommendation: Vec<String>,
-    pub findings: Vec<String>,
+    /// Advice with the figures it compares (bare strings before schema 4).
+    pub recommendation: Vec<memsight_core::finding::Finding>,
+    /// Findings with the figures they cite (bare strings before schema 4).
+    pub findings: Vec<memsight_core::finding::Finding>,
     /// A running process watched (`--pid`).
     #[serde(default)]
     pub process: Option<attach::ProcessWatch>,

@@ -1,9 +1,9 @@
 //! What a bandwidth run shows, in words.
 
 use super::*;
+use memsight_core::finding::{Cited, Finding};
 
-pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point]) -> Vec<String> {
-    let mut out = Vec::new();
+pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point]) -> Vec<Finding> {
     let full = cfg.cpus.len();
     let at = |name: &str, threads: usize, pattern: Option<u64>| {
         points.iter().find(|p| {
@@ -12,52 +12,47 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
                 && pattern.is_none_or(|pat| p.pattern == Some(Fill(pat)))
         })
     };
-    for p in points.iter().filter(|p| p.threads == full && p.zero_data()) {
-        if let Some(nz) = at(&p.test.name, full, Some(NONZERO)) {
-            let r = p.program_gbs.median / nz.program_gbs.median;
-            out.push(format!(
-                "{}: writing zeros runs at {:.1} GB/s vs {:.1} GB/s for 0xef bytes ({r:.2}×){}",
-                p.test.name,
-                p.program_gbs.median,
-                nz.program_gbs.median,
-                if r > 1.2 { ": zero lines are cheaper here (compressed or elided on the way to memory), so zero-filled buffers overstate write bandwidth" } else { "" }
-            ));
-        }
-    }
+    let mut out = zero_findings(points, &at, full);
     // A working set that fits a cache says nothing of DRAM traffic or read-for-ownership.
     let cached = points
         .iter()
         .filter_map(|p| p.level)
         .find(|&l| l != MemLevel::Memory);
     if let Some(level) = cached {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "{} per thread fits in {level}: these are cache bandwidths, not memory's, and no DRAM traffic is estimated for them",
             format_bytes(cfg.bytes_per_thread)
-        ));
+        )));
     }
     if let (None, Some(w), Some(nt)) = (
         cached,
         at("write", full, Some(NONZERO)),
         at("write-nt", full, Some(NONZERO)),
     ) {
-        out.push(format!(
-            "non-temporal stores: {:.1} GB/s of program writes vs {:.1} GB/s with regular stores ({:.2}×); regular stores also read each line for ownership, an estimated {:.1} GB/s more (none where the core skips that read for full-line stores)",
-            nt.program_gbs.median,
-            w.program_gbs.median,
-            nt.program_gbs.median / w.program_gbs.median,
-            w.dram_gbs.median - w.program_gbs.median
+        out.push(Finding::citing(
+            format!(
+                "non-temporal stores: {:.1} GB/s of program writes vs {:.1} GB/s with regular stores ({:.2}×); regular stores also read each line for ownership, an estimated {:.1} GB/s more (none where the core skips that read for full-line stores)",
+                nt.program_gbs.median,
+                w.program_gbs.median,
+                nt.program_gbs.median / w.program_gbs.median,
+                w.dram_gbs.median - w.program_gbs.median
+            ),
+            vec![cite(nt), cite(w)],
         ));
     }
     out.extend(clzero_finding(&at, full));
     if cfg.thread_counts.len() > 1 {
         for t in &cfg.tests {
             if let (Some(one), Some(all)) = (at(&t.name, 1, None), at(&t.name, full, None)) {
-                out.push(format!(
-                    "{}: {:.1} GB/s on 1 thread, {:.1} GB/s on {full} ({:.0}% of linear)",
-                    t.name,
-                    one.program_gbs.median,
-                    all.program_gbs.median,
-                    100.0 * all.program_gbs.median / (one.program_gbs.median * full as f64)
+                out.push(Finding::citing(
+                    format!(
+                        "{}: {:.1} GB/s on 1 thread, {:.1} GB/s on {full} ({:.0}% of linear)",
+                        t.name,
+                        one.program_gbs.median,
+                        all.program_gbs.median,
+                        100.0 * all.program_gbs.median / (one.program_gbs.median * full as f64)
+                    ),
+                    vec![cite(one), cite(all)],
                 ));
             }
         }
@@ -67,13 +62,66 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
         .filter(|p| p.threads == full && !p.zero_data() && cached.is_none())
         .max_by(|a, b| a.dram_gbs.median.total_cmp(&b.dram_gbs.median))
     {
-        out.push(format!(
-            "highest estimated DRAM traffic with non-zero data: {:.1} GB/s with {} (DRAM read:write {})",
-            best.dram_gbs.median, best.test.name, best.dram_ratio
+        out.push(Finding::citing(
+            format!(
+                "highest estimated DRAM traffic with non-zero data: {:.1} GB/s with {} (DRAM read:write {})",
+                best.dram_gbs.median, best.test.name, best.dram_ratio
+            ),
+            vec![Cited::of(
+                format!("{} estimated DRAM traffic", best.test.name),
+                "GB/s",
+                &best.dram_gbs,
+            )],
         ));
     }
+    out.extend(sweep_findings(sweep));
+    out.extend(
+        cfg.skipped
+            .iter()
+            .map(|s| Finding::unsampled(format!("skipped {s}"))),
+    );
+    out.extend(doubt_findings(points, sweep));
+    out
+}
+
+/// A point's program bandwidth as a finding cites it.
+fn cite(p: &Point) -> Cited {
+    Cited::of(
+        format!("{} on {} thread(s)", p.test.name, p.threads),
+        "GB/s",
+        &p.program_gbs,
+    )
+}
+
+/// Zeros against non-zero data for each fill measured with both, on every thread.
+fn zero_findings<'p>(points: &'p [Point], at: &PointAt<'_, 'p>, full: usize) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for p in points.iter().filter(|p| p.threads == full && p.zero_data()) {
+        if let Some(nz) = at(&p.test.name, full, Some(NONZERO)) {
+            let r = p.program_gbs.median / nz.program_gbs.median;
+            out.push(Finding::citing(
+                format!(
+                    "{}: writing zeros runs at {:.1} GB/s vs {:.1} GB/s for 0xef bytes ({r:.2}×){}",
+                    p.test.name,
+                    p.program_gbs.median,
+                    nz.program_gbs.median,
+                    if r > 1.2 { ": zero lines are cheaper here (compressed or elided on the way to memory), so zero-filled buffers overstate write bandwidth" } else { "" }
+                ),
+                vec![
+                    Cited::of(format!("{} of zeros", p.test.name), "GB/s", &p.program_gbs),
+                    Cited::of(format!("{} of 0xef bytes", nz.test.name), "GB/s", &nz.program_gbs),
+                ],
+            ));
+        }
+    }
+    out
+}
+
+/// The sweep's best read, write and copy per level, each level's best point cited.
+fn sweep_findings(sweep: &[Point]) -> Vec<Finding> {
+    let mut out = Vec::new();
     for name in ["read", "write", "copy"] {
-        let by_level: Vec<String> = [
+        let best: Vec<(MemLevel, &Point)> = [
             MemLevel::Cache(1),
             MemLevel::Cache(2),
             MemLevel::Cache(3),
@@ -81,25 +129,38 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
         ]
         .iter()
         .filter_map(|lvl| {
-            let v: Vec<f64> = sweep
+            let p = sweep
                 .iter()
                 .filter(|p| p.test.name == name && p.level == Some(*lvl))
-                .map(|p| p.program_gbs.median)
-                .collect();
-            (!v.is_empty())
-                .then(|| format!("{lvl} {:.1}", v.iter().cloned().fold(f64::MIN, f64::max)))
+                .max_by(|a, b| a.program_gbs.median.total_cmp(&b.program_gbs.median))?;
+            Some((*lvl, p))
         })
         .collect();
-        if !by_level.is_empty() {
-            out.push(format!(
-                "sweep, {name}, best GB/s per level (1 thread): {}",
-                by_level.join(", ")
+        if !best.is_empty() {
+            let text: Vec<String> = best
+                .iter()
+                .map(|(lvl, p)| format!("{lvl} {:.1}", p.program_gbs.median))
+                .collect();
+            let cites = best
+                .iter()
+                .map(|(lvl, p)| Cited::of(format!("{name} in {lvl}"), "GB/s", &p.program_gbs))
+                .collect();
+            out.push(Finding::citing(
+                format!(
+                    "sweep, {name}, best GB/s per level (1 thread): {}",
+                    text.join(", ")
+                ),
+                cites,
             ));
         }
     }
-    for s in &cfg.skipped {
-        out.push(format!("skipped {s}"));
-    }
+    out
+}
+
+/// Which figures rest on disturbed samples and which did not converge: a count of the run's
+/// doubt, not a conclusion, so it cites nothing.
+fn doubt_findings(points: &[Point], sweep: &[Point]) -> Vec<Finding> {
+    let mut out = Vec::new();
     let short: Vec<String> = points
         .iter()
         .chain(sweep)
@@ -119,10 +180,10 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
         })
         .collect();
     if !short.is_empty() {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "resting on disturbed samples (marked ⚠; slower than the machine, not to be acted on): {}",
             short.join("; ")
-        ));
+        )));
     }
     let noisy: Vec<&str> = points
         .iter()
@@ -130,10 +191,10 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
         .map(|p| p.test.name.as_str())
         .collect();
     if !noisy.is_empty() {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "did not converge (CI wider than ±5%): {}; other load interfered",
             noisy.join(", ")
-        ));
+        )));
     }
     out
 }
@@ -144,12 +205,12 @@ type PointAt<'f, 'p> = dyn Fn(&str, usize, Option<u64>) -> Option<&'p Point> + '
 /// CLZERO against non-temporal stores of the same data: CLZERO writes only zeros, and zero
 /// lines can travel cheaper than others whatever wrote them, so NT stores of zeros are the
 /// like-for-like point; NT stores of other data beside it show the data's own effect.
-fn clzero_finding<'p>(at: &PointAt<'_, 'p>, full: usize) -> Option<String> {
+fn clzero_finding<'p>(at: &PointAt<'_, 'p>, full: usize) -> Option<Finding> {
     let z = at("write-clzero", full, None)?;
     let nonzero = at("write-nt", full, Some(NONZERO));
     let Some(nt0) = at("write-nt", full, Some(0)) else {
         return nonzero.map(|_| {
-            "CLZERO is not compared with NT stores here: CLZERO writes only zeros and the NT stores wrote 0xef bytes, so a difference would include the data's own effect; run both with --pattern both".to_string()
+            Finding::unsampled("CLZERO is not compared with NT stores here: CLZERO writes only zeros and the NT stores wrote 0xef bytes, so a difference would include the data's own effect; run both with --pattern both")
         });
     };
     let r = z.program_gbs.median / nt0.program_gbs.median;
@@ -164,6 +225,10 @@ fn clzero_finding<'p>(at: &PointAt<'_, 'p>, full: usize) -> Option<String> {
         "CLZERO fills at {:.1} GB/s vs {:.1} GB/s for NT stores of zeros ({r:.2}×, same data, same program bytes): {verdict}",
         z.program_gbs.median, nt0.program_gbs.median
     );
+    let mut cites = vec![
+        Cited::of("CLZERO", "GB/s", &z.program_gbs),
+        Cited::of("NT stores of zeros", "GB/s", &nt0.program_gbs),
+    ];
     if let Some(nz) = nonzero {
         let d = nt0.program_gbs.median / nz.program_gbs.median;
         if d > 1.2 {
@@ -171,9 +236,14 @@ fn clzero_finding<'p>(at: &PointAt<'_, 'p>, full: usize) -> Option<String> {
                 "; NT stores of 0xef bytes run at {:.1} GB/s ({d:.2}× slower than zeros): that gap is the data (zero lines are cheaper on the way to memory), not the instruction",
                 nz.program_gbs.median
             ));
+            cites.push(Cited::of(
+                "NT stores of 0xef bytes",
+                "GB/s",
+                &nz.program_gbs,
+            ));
         }
     }
-    Some(s)
+    Some(Finding::citing(s, cites))
 }
 
 #[cfg(test)]
@@ -269,7 +339,8 @@ mod tests {
         let f = findings(&cfg, &[], &[l1, mem, mem2]);
         assert!(
             f.iter()
-                .any(|x| x == "sweep, read, best GB/s per level (1 thread): L1 200.0, memory 22.0"),
+                .any(|x| x.text
+                    == "sweep, read, best GB/s per level (1 thread): L1 200.0, memory 22.0"),
             "{f:?}"
         );
     }
@@ -330,6 +401,48 @@ mod tests {
             .find(|x| x.starts_with("CLZERO"))
             .expect("a CLZERO finding");
         assert!(c.contains("not compared") && !c.contains("GB/s"), "{c}");
+    }
+
+    /// A comparison citing a point that rests on disturbed samples says so (⚠, evidence in
+    /// JSON); one on clean points carries no mark; the run's doubt list cites nothing.
+    #[test]
+    fn findings_on_disturbed_points_are_marked() {
+        let cfg = config(4);
+        let mut nt = point(Named::WriteNt, 4, Some(NONZERO), 30.0);
+        nt.program_gbs.shortfall = Some(memsight_core::stats::Shortfall {
+            clean: 1,
+            wanted: 7,
+            disturbed_kept: 6,
+            cause: memsight_core::stats::Disturbance::LostCpu,
+        });
+        let points = vec![point(Named::Write, 4, Some(NONZERO), 20.0), nt];
+        let f = findings(&cfg, &points, &[]);
+        let nt = f
+            .iter()
+            .find(|x| x.contains("non-temporal stores: 30.0 GB/s"))
+            .expect("the NT finding");
+        assert!(nt.starts_with("⚠ "), "{nt}");
+        assert_eq!(nt.evidence, memsight_core::finding::Evidence::Mixed);
+        assert_eq!(nt.cites.len(), 2);
+        let listed = f
+            .iter()
+            .find(|x| x.contains("resting on disturbed samples"))
+            .expect("the doubt list");
+        assert_eq!(listed.evidence, memsight_core::finding::Evidence::Unsampled);
+        let clean = findings(
+            &cfg,
+            &[
+                point(Named::Write, 4, Some(NONZERO), 20.0),
+                point(Named::WriteNt, 4, Some(NONZERO), 30.0),
+            ],
+            &[],
+        );
+        let nt = clean
+            .iter()
+            .find(|x| x.contains("non-temporal stores"))
+            .expect("the NT finding");
+        assert!(!nt.starts_with("⚠"), "{nt}");
+        assert_eq!(nt.evidence, memsight_core::finding::Evidence::Clean);
     }
 
     /// Beside CLZERO, NT fills are also measured with zeros.

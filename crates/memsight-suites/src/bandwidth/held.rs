@@ -253,7 +253,7 @@ fn results(cfg: &BandwidthConfig, spec: &TestSpec, h: Held) -> BandwidthResults 
         memory: None,
         dram: None,
         held: Some(h),
-        findings: vec![finding],
+        findings: vec![finding.into()],
     }
 }
 

@@ -22,6 +22,7 @@ pub mod spec;
 use crate::memlevel::MemLevel;
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::{StopReason, StopRule, Summary};
 use memsight_core::team::sample_team_bracketed;
 use memsight_core::units::format_bytes;
@@ -206,7 +207,9 @@ pub struct BandwidthResults {
     /// A load held at a set rate (`--rate`) instead of measured points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held: Option<held::Held>,
-    pub findings: Vec<String>,
+    /// What the run shows, each finding with the figures it cites (bare strings in files
+    /// before schema 4).
+    pub findings: Vec<Finding>,
 }
 
 /// An L1-resident read in bytes per core cycle.
@@ -241,12 +244,13 @@ fn load_limit(isa: Isa, env: &Environment, core_type: Option<&str>) -> Option<f6
 }
 
 /// Measures the core clock on the CPU of the first single-thread L1-resident read point and
-/// gives that read in bytes per cycle; when the clock is disputed, the reason instead.
+/// gives that read in bytes per cycle with its finding; when the clock is disputed, the reason
+/// instead.
 fn l1_read(
     points: &[Point],
     sweep: &[Point],
     env: &Environment,
-) -> Result<(Option<L1Read>, Option<String>)> {
+) -> Result<(Option<L1Read>, Option<Finding>)> {
     let Some(l1) = env.topology.cache(1).map(|c| c.size_bytes) else {
         return Ok((None, None));
     };
@@ -261,23 +265,26 @@ fn l1_read(
     let clock =
         memsight_core::pin::run_team(&[cpu], |_, cpu, _| crate::clock::measure(cpu))?.remove(0);
     let Some(core_ghz) = clock.ghz else {
-        return Ok((None, clock.disputed));
+        return Ok((None, clock.disputed.map(Finding::unsampled)));
     };
     let limit = load_limit(p.isa, env, clock.core_type.as_deref());
     let per_cycle = p.program_gbs.median / core_ghz.median;
-    Ok((
-        Some(L1Read {
-            cpu,
-            bytes: p.bytes_per_thread,
-            gbs: p.program_gbs.median,
-            core_ghz,
-            bytes_per_cycle: per_cycle,
-            limit_bytes_per_cycle: limit,
-            fraction: limit.map(|l| per_cycle / l),
-            core: env.cpu.core_class,
-        }),
-        None,
-    ))
+    let read = L1Read {
+        cpu,
+        bytes: p.bytes_per_thread,
+        gbs: p.program_gbs.median,
+        core_ghz,
+        bytes_per_cycle: per_cycle,
+        limit_bytes_per_cycle: limit,
+        fraction: limit.map(|l| per_cycle / l),
+        core: env.cpu.core_class,
+    };
+    let cites = vec![
+        Cited::of("L1 read", "GB/s", &p.program_gbs),
+        Cited::of("core clock", "GHz", &read.core_ghz),
+    ];
+    let finding = Finding::citing(l1_finding(&read), cites);
+    Ok((Some(read), Some(finding)))
 }
 
 fn scale(s: &Summary, k: f64) -> Summary {
@@ -625,15 +632,21 @@ pub fn run(
         .iter()
         .chain(&sweep)
         .any(|p| p.counted_dram.is_some());
-    findings.extend(counting.refused.lock().ok().and_then(|mut r| r.take()));
-    findings.extend(counted::evasion_finding(env, counted_any));
-    let (l1_read, disputed) = if complete {
+    findings.extend(
+        counting
+            .refused
+            .lock()
+            .ok()
+            .and_then(|mut r| r.take())
+            .map(Finding::unsampled),
+    );
+    findings.extend(counted::evasion_finding(env, counted_any).map(Finding::unsampled));
+    let (l1_read, l1_note) = if complete {
         l1_read(&points, &sweep, env)?
     } else {
         (None, None)
     };
-    findings.extend(disputed);
-    findings.extend(l1_read.as_ref().map(l1_finding));
+    findings.extend(l1_note);
     let memory = cfg.dax.map(|d| d.probe()).transpose()?;
     let mut method = method::describe(cfg);
     if let Some(m) = &memory {
@@ -641,7 +654,7 @@ pub fn run(
             " Memory: {} (the page kind is the mapping's, not the flag's).",
             m.describe()
         );
-        findings.extend(crate::dax_finding(m));
+        findings.extend(crate::dax_finding(m).map(Finding::unsampled));
     }
     Ok((
         BandwidthResults {

@@ -15,6 +15,7 @@
 //! core's latency climbs past ~6–8 MiB. That is a finding, not an error.
 
 use crate::memlevel::MemLevel;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::median;
 use memsight_core::topology::Topology;
 use memsight_core::units::format_bytes;
@@ -64,7 +65,8 @@ pub struct Plateau {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Levels {
     pub plateaus: Vec<Plateau>,
-    pub findings: Vec<String>,
+    /// Each finding with the plateaus or points it cites (bare strings before schema 4).
+    pub findings: Vec<Finding>,
     /// Where memory begins on this curve, when it reached memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<crate::reach::MemoryStart>,
@@ -215,10 +217,10 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
     let mut findings = findings(&plateaus, &caches, points, all.len());
     let left = all.len() - points.len();
     if left > 0 {
-        findings.push(format!(
+        findings.push(Finding::unsampled(format!(
             "{left} of {} sizes rest on disturbed samples (⚠: a measuring thread lost its CPU so often that too few clean samples were left) and were left out of the levels: they read slower than the machine",
             all.len()
-        ));
+        )));
     }
     Levels {
         plateaus,
@@ -281,16 +283,19 @@ fn findings(
     caches: &[(u32, u64)],
     points: &[Point],
     measured: usize,
-) -> Vec<String> {
+) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(m) = plateaus.iter().find(|p| p.name == MemLevel::Memory) {
-        out.push(format!(
-            "memory: {:.1} ns from {} on ({} points); it is memory because {}",
-            m.ns,
-            format_bytes(m.first_bytes),
-            m.points,
-            m.memory_check
-                .map_or("it is the last plateau".to_string(), |c| c.describe())
+        out.push(Finding::citing(
+            format!(
+                "memory: {:.1} ns from {} on ({} points); it is memory because {}",
+                m.ns,
+                format_bytes(m.first_bytes),
+                m.points,
+                m.memory_check
+                    .map_or("it is the last plateau".to_string(), |c| c.describe())
+            ),
+            vec![cite(m)],
         ));
     } else if let ([only], 1) = (points, measured) {
         let slow = if only.ns.median >= crate::reach::MEMORY_FLOOR_NS {
@@ -301,10 +306,13 @@ fn findings(
         } else {
             String::new()
         };
-        out.push(format!(
-            "one size measured ({}: {:.1} ns): a single size shows no levels, which take sizes on both sides of each cache{slow}",
-            format_bytes(only.size_bytes),
-            only.ns.median
+        out.push(Finding::citing(
+            format!(
+                "one size measured ({}: {:.1} ns): a single size shows no levels, which take sizes on both sides of each cache{slow}",
+                format_bytes(only.size_bytes),
+                only.ns.median
+            ),
+            vec![cite_point(only)],
         ));
     } else if let Some(last) = points.last() {
         let advice = if last.ns.median >= crate::reach::MEMORY_FLOOR_NS {
@@ -316,10 +324,13 @@ fn findings(
         } else {
             "raise --max-size".to_string()
         };
-        out.push(format!(
-            "the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; {advice}",
-            format_bytes(last.size_bytes),
-            last.ns.median
+        out.push(Finding::citing(
+            format!(
+                "the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; {advice}",
+                format_bytes(last.size_bytes),
+                last.ns.median
+            ),
+            vec![cite_point(last)],
         ));
     }
     for p in plateaus {
@@ -328,7 +339,7 @@ fn findings(
         };
         let ratio = p.last_bytes as f64 / rep as f64;
         if ratio < 0.5 {
-            out.push(format!(
+            out.push(Finding::citing(format!(
                 "{}: the OS reports {} per instance, but the {:.1} ns plateau ends at {}{}: one core uses about {} of it at that latency (shared with other cores or tenants, set conflicts between physical pages, or the replacement policy)",
                 p.name,
                 format_bytes(rep),
@@ -336,15 +347,15 @@ fn findings(
                 format_bytes(p.last_bytes),
                 p.next_bytes.map(|n| format!(" ({} is slower)", format_bytes(n))).unwrap_or_default(),
                 format_bytes(p.last_bytes)
-            ));
+            ), vec![cite(p)]));
         } else if ratio > 2.0 {
-            out.push(format!(
+            out.push(Finding::citing(format!(
                 "{}: latency stays at {:.1} ns up to {}, beyond the {} the OS reports (prefetching, or a larger neighbouring cache level)",
                 p.name,
                 p.ns,
                 format_bytes(p.last_bytes),
                 format_bytes(rep)
-            ));
+            ), vec![cite(p)]));
         }
     }
     out.extend(unmatched_findings(plateaus));
@@ -354,10 +365,10 @@ fn findings(
             && points.first().is_some_and(|f| f.size_bytes <= *size)
             && points.last().is_some_and(|l| l.size_bytes >= *size)
         {
-            out.push(format!(
+            out.push(Finding::unsampled(format!(
                 "{name} ({}) shows no plateau of its own: latency changes gradually through that range (non-LRU replacement, a cache shared with other tenants, or too few points per octave)",
                 format_bytes(*size)
-            ));
+            )));
         }
     }
     out
@@ -365,7 +376,7 @@ fn findings(
 
 /// What a plateau that pairs with no reported level is, for each such plateau: named by the
 /// levels around it, so a reader of the table is not left guessing.
-fn unmatched_findings(plateaus: &[Plateau]) -> Vec<String> {
+fn unmatched_findings(plateaus: &[Plateau]) -> Vec<Finding> {
     let range = |p: &Plateau| {
         format!(
             "{} – {}",
@@ -385,6 +396,8 @@ fn unmatched_findings(plateaus: &[Plateau]) -> Vec<String> {
         let after = plateaus[i + 1..]
             .iter()
             .find(|q| q.name != MemLevel::Unmatched);
+        let mut cites = vec![cite(p)];
+        cites.extend(before.into_iter().chain(after).map(cite));
         let text = match (before, after) {
             (Some(b), Some(a)) => format!(
                 "unmatched plateau {} at {:.2} ns, between {} ({:.2} ns) and {} ({:.2} ns), ends where no cache level the OS reports does: most likely a step on the way out of {} (the chase no longer fits in it, but part of every lap still hits it because its replacement is not strict LRU), otherwise a structure the OS does not list; it is not counted as a level",
@@ -402,9 +415,20 @@ fn unmatched_findings(plateaus: &[Plateau]) -> Vec<String> {
                 p.ns
             ),
         };
-        out.push(text);
+        out.push(Finding::citing(text, cites));
     }
     out
+}
+
+/// A plateau as a finding cites it: its median over clean sizes (sizes resting on disturbed
+/// samples are left out of the levels, so a plateau rests on clean ones).
+fn cite(p: &Plateau) -> Cited {
+    Cited::value(format!("{} plateau", p.name), p.ns, "ns", false)
+}
+
+/// One size of the ladder as a finding cites it.
+fn cite_point(p: &Point) -> Cited {
+    Cited::of(format!("{} chase", format_bytes(p.size_bytes)), "ns", &p.ns)
 }
 
 #[cfg(test)]

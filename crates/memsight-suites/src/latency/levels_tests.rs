@@ -201,7 +201,7 @@ fn an_unmatched_step_is_explained_by_its_neighbours() {
     );
     let names: Vec<String> = l.plateaus.iter().map(|p| p.name.to_string()).collect();
     assert_eq!(names, ["L1", "unmatched", "L2", "L3", "memory"]);
-    let f: Vec<&String> = l
+    let f: Vec<&memsight_core::finding::Finding> = l
         .findings
         .iter()
         .filter(|f| f.starts_with("unmatched plateau"))

@@ -20,6 +20,7 @@ pub use settings::{LatencySettings, Order};
 
 use memsight_core::buffer::{BufferReport, PageKind};
 use memsight_core::env::Environment;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::{Sampled, StopRule, Summary};
 use memsight_core::timer::ClockInfo;
 
@@ -223,26 +224,36 @@ impl Mlp {
     }
 
     /// The finding: the best overlap measured, or why none is reported.
-    pub fn finding(&self) -> Option<String> {
+    pub fn finding(&self) -> Option<Finding> {
         let Some(one) = self.points.first() else {
-            return Some(format!("memory-level parallelism {}", self.basis));
+            return Some(Finding::unsampled(format!(
+                "memory-level parallelism {}",
+                self.basis
+            )));
         };
+        let round = |p: &MlpPoint| Cited::of(format!("{} chain(s) round", p.k), "ns", &p.round_ns);
         if let Some(bad) = self.points.iter().find(|p| p.impossible) {
-            return Some(format!(
-                "memory-level parallelism not reported: with {} chains a round took {:.1} ns, less than one miss ({:.1} ns), so the chains were served by a cache, not memory (a measurement error; rerun with a larger set, e.g. on a quieter machine)",
-                bad.k, bad.round_ns.median, one.round_ns.median
+            return Some(Finding::citing(
+                format!(
+                    "memory-level parallelism not reported: with {} chains a round took {:.1} ns, less than one miss ({:.1} ns), so the chains were served by a cache, not memory (a measurement error; rerun with a larger set, e.g. on a quieter machine)",
+                    bad.k, bad.round_ns.median, one.round_ns.median
+                ),
+                vec![round(bad), round(one)],
             ));
         }
         let best = self
             .valid()
             .max_by(|a, b| a.overlap.total_cmp(&b.overlap))?;
-        Some(format!(
-            "memory-level parallelism: with {} independent chains over {} the core overlaps {:.1} misses ({:.1} ns per load instead of {:.1})",
-            best.k,
-            memsight_core::units::format_bytes(self.size_bytes),
-            best.overlap,
-            best.ns_per_load,
-            one.ns_per_load
+        Some(Finding::citing(
+            format!(
+                "memory-level parallelism: with {} independent chains over {} the core overlaps {:.1} misses ({:.1} ns per load instead of {:.1})",
+                best.k,
+                memsight_core::units::format_bytes(self.size_bytes),
+                best.overlap,
+                best.ns_per_load,
+                one.ns_per_load
+            ),
+            vec![round(best), round(one)],
         ))
     }
 }
@@ -283,8 +294,8 @@ pub struct Method {
 pub struct LatencyResults {
     pub method: Method,
     pub ladders: Vec<CpuLadder>,
-    /// Plain-language findings with their evidence.
-    pub findings: Vec<String>,
+    /// Plain-language findings, each with the figures it cites (bare strings before schema 4).
+    pub findings: Vec<Finding>,
 }
 
 impl Point {
@@ -324,7 +335,7 @@ pub fn run(
     }
     let mut findings = findings(&ladders);
     if cfg.pattern == Pattern::Stride {
-        findings.push("the sequential stride order lets hardware prefetchers run ahead of the chase: these figures (like lmbench lat_mem_rd's) understate latency beyond L1 and their plateaus do not mark cache sizes; use the default window order for latency".to_string());
+        findings.push(Finding::unsampled("the sequential stride order lets hardware prefetchers run ahead of the chase: these figures (like lmbench lat_mem_rd's) understate latency beyond L1 and their plateaus do not mark cache sizes; use the default window order for latency"));
     }
     let measured = ladders.first().map_or(0, |l| l.main.points.len());
     let last = ladders
@@ -376,7 +387,7 @@ pub fn run(
     }
     if let Some(f) = ladders.first().and_then(|l| l.main.buffer.file.as_ref()) {
         method.description += &format!(" Memory: {}.", f.describe());
-        findings.extend(crate::dax_finding(f));
+        findings.extend(crate::dax_finding(f).map(Finding::unsampled));
     }
     Ok((
         LatencyResults {
@@ -388,7 +399,7 @@ pub fn run(
     ))
 }
 
-fn findings(ladders: &[CpuLadder]) -> Vec<String> {
+fn findings(ladders: &[CpuLadder]) -> Vec<Finding> {
     use memsight_core::units::format_bytes;
     let mut out = Vec::new();
     for l in ladders {
@@ -397,7 +408,7 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
         } else {
             String::new()
         };
-        out.extend(l.levels.findings.iter().map(|f| format!("{tag}{f}")));
+        out.extend(l.levels.findings.iter().map(|f| f.tagged(&tag)));
         // Where huge pages hold a level's latency over larger sizes, part of the small-page loss
         // is set conflicts between scattered 4 KiB frames (the cache is physically indexed).
         if let Some(hl) = &l.huge_levels {
@@ -414,12 +425,20 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
                     continue;
                 };
                 if h.last_bytes as f64 >= 1.5 * p.last_bytes as f64 {
-                    out.push(format!(
-                        "{tag}{}: on huge pages the {:.1} ns plateau reaches {} instead of {}: part of the loss on 4 KiB pages is set conflicts between scattered physical frames",
-                        p.name,
-                        h.ns,
-                        format_bytes(h.last_bytes),
-                        format_bytes(p.last_bytes)
+                    // Plateaus are read from clean sizes only.
+                    let cites = vec![
+                        Cited::value(format!("{} on 4 KiB pages", p.name), p.ns, "ns", false),
+                        Cited::value(format!("{} on huge pages", h.name), h.ns, "ns", false),
+                    ];
+                    out.push(Finding::citing(
+                        format!(
+                            "{tag}{}: on huge pages the {:.1} ns plateau reaches {} instead of {}: part of the loss on 4 KiB pages is set conflicts between scattered physical frames",
+                            p.name,
+                            h.ns,
+                            format_bytes(h.last_bytes),
+                            format_bytes(p.last_bytes)
+                        ),
+                        cites,
                     ));
                 }
             }
@@ -429,12 +448,15 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
             && pts.len() > 1
         {
             let ratio = last.ns.median / first.ns.median;
-            out.push(format!(
-                "{tag}latency rises {ratio:.1}× from {} ({:.2} ns) to {} ({:.1} ns)",
-                format_bytes(first.size_bytes),
-                first.ns.median,
-                format_bytes(last.size_bytes),
-                last.ns.median
+            out.push(Finding::citing(
+                format!(
+                    "{tag}latency rises {ratio:.1}× from {} ({:.2} ns) to {} ({:.1} ns)",
+                    format_bytes(first.size_bytes),
+                    first.ns.median,
+                    format_bytes(last.size_bytes),
+                    last.ns.median
+                ),
+                vec![chase(first), chase(last)],
             ));
         }
         let noisy: Vec<String> = pts
@@ -443,16 +465,26 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
             .map(|p| format_bytes(p.size_bytes))
             .collect();
         if !noisy.is_empty() {
-            out.push(format!(
+            out.push(Finding::unsampled(format!(
                 "{tag}{} point(s) did not converge and stayed wider than ±5% ({}): noise from other load; rerun when the machine is quieter",
                 noisy.len(),
                 noisy.join(", ")
-            ));
+            )));
         }
         if let Some(t) = l.tlb.last()
             && let Some(h) = &l.huge
         {
-            out.push(format!(
+            let at = |pts: &[Point]| {
+                pts.iter()
+                    .find(|p| p.size_bytes == t.size_bytes)
+                    .map(|p| p.ns.rests_on_disturbed())
+                    .unwrap_or(false)
+            };
+            let cites = vec![
+                Cited::value("4 KiB pages chase", t.small_ns, "ns", at(pts)),
+                Cited::value("huge pages chase", t.huge_ns, "ns", at(&h.points)),
+            ];
+            out.push(Finding::citing(format!(
                     "{tag}TLB cost at {}: {:.1} ns per load on 4 KiB pages vs {:.1} ns on {} ({:+.1} ns, {:+.0}%){}",
                     format_bytes(t.size_bytes),
                     t.small_ns,
@@ -461,13 +493,22 @@ fn findings(ladders: &[CpuLadder]) -> Vec<String> {
                     t.cost_ns,
                     100.0 * t.cost_ns / t.huge_ns,
                     if t.significant { "" } else { "; within the noise" }
-                ));
+                ), cites));
         }
         if let Some(f) = l.mlp.as_ref().and_then(Mlp::finding) {
-            out.push(format!("{tag}{f}"));
+            out.push(f.tagged(&tag));
         }
     }
     out
+}
+
+/// One size of a ladder as a finding cites it.
+fn chase(p: &Point) -> Cited {
+    Cited::of(
+        format!("{} chase", memsight_core::units::format_bytes(p.size_bytes)),
+        "ns",
+        &p.ns,
+    )
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! What a pool study's figures say: stranded chunks, a class given by hand against PMDK's own,
 //! and the findings of the whole study.
 
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::units::format_bytes;
 
 use super::{Class, Fill, SearchResult, StrategyResult};
@@ -51,13 +52,17 @@ fn custom_reason(c: &Fill, class: &Class, own: &Fill) -> String {
 
 /// The class given by hand against PMDK's own, size by size: where it pays and where it wastes
 /// (MemVerge's 1 MiB class reached 95% for 1 MiB objects and very little for small ones).
-pub(super) fn custom_findings(fills: &[Fill], custom: &[Fill]) -> Vec<String> {
+pub(super) fn custom_findings(fills: &[Fill], custom: &[Fill]) -> Vec<Finding> {
     custom
         .iter()
         .filter_map(|c| {
             let own = fills.iter().find(|f| f.object_bytes == c.object_bytes)?;
             let class = c.class.as_ref()?;
-            Some(format!(
+            let cites = vec![
+                used("custom class", c.utilisation),
+                used("PMDK's class", own.utilisation),
+            ];
+            let text = format!(
                 "custom class ({} B units, {} per run, {} header, alignment {} B): {} objects fill {:.1}% of the pool, against {:.1}% with PMDK's class{}",
                 class.unit_size,
                 class.units_per_block,
@@ -67,9 +72,21 @@ pub(super) fn custom_findings(fills: &[Fill], custom: &[Fill]) -> Vec<String> {
                 c.utilisation * 100.0,
                 own.utilisation * 100.0,
                 custom_reason(c, class, own)
-            ))
+            );
+            Some(Finding::citing(text, cites))
         })
         .collect()
+}
+
+/// A pool's utilisation as a finding cites it: counted from the pool, not timed, so no
+/// disturbance reaches it.
+fn used(what: &str, utilisation: f64) -> Cited {
+    Cited::value(
+        format!("{what} utilisation"),
+        100.0 * utilisation,
+        "%",
+        false,
+    )
 }
 
 /// What the fills, the class search and the concurrent runs say together.
@@ -77,31 +94,41 @@ pub(super) fn judge(
     fills: &[Fill],
     searches: &[SearchResult],
     conc: &[StrategyResult],
-) -> Vec<String> {
+) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(worst) = fills
         .iter()
         .min_by(|a, b| a.utilisation.total_cmp(&b.utilisation))
     {
-        out.push(format!(
-            "lowest utilisation: {} objects fill {:.1}% of the pool{}",
-            format_bytes(worst.object_bytes),
-            worst.utilisation * 100.0,
-            worst.class.as_ref().map_or(String::new(), |c| format!(
-                " (class {}: {} B units, {} per run, {} header)",
-                c.id, c.unit_size, c.units_per_block, c.header
-            ))
+        let cite = used(&format_bytes(worst.object_bytes), worst.utilisation);
+        out.push(Finding::citing(
+            format!(
+                "lowest utilisation: {} objects fill {:.1}% of the pool{}",
+                format_bytes(worst.object_bytes),
+                worst.utilisation * 100.0,
+                worst.class.as_ref().map_or(String::new(), |c| format!(
+                    " (class {}: {} B units, {} per run, {} header)",
+                    c.id, c.unit_size, c.units_per_block, c.header
+                ))
+            ),
+            vec![cite],
         ));
     }
     for s in searches {
         if let (Some(d), Some(b)) = (s.default_utilisation, &s.best)
             && b.utilisation > d + 0.005
         {
-            out.push(format!(
-                "{}: a custom class raises utilisation from {:.1}% to {:.1}%",
-                format_bytes(s.object_bytes),
-                d * 100.0,
-                b.utilisation * 100.0
+            out.push(Finding::citing(
+                format!(
+                    "{}: a custom class raises utilisation from {:.1}% to {:.1}%",
+                    format_bytes(s.object_bytes),
+                    d * 100.0,
+                    b.utilisation * 100.0
+                ),
+                vec![
+                    used("PMDK's class", d),
+                    used("the best custom class", b.utilisation),
+                ],
             ));
         }
     }
@@ -110,7 +137,15 @@ pub(super) fn judge(
         .find(|c| c.strategy == "default" && c.error.is_none());
     for c in conc.iter().filter(|c| c.error.is_none()) {
         if c.failures > 0 || base.is_some_and(|b| b.failures > 0) {
-            out.push(strategy_finding(c));
+            out.push(Finding::citing(
+                strategy_finding(c),
+                vec![Cited::value(
+                    format!("{} failed allocations", c.strategy),
+                    100.0 * c.failure_rate,
+                    "%",
+                    false,
+                )],
+            ));
         }
     }
     out

@@ -470,11 +470,14 @@ pub fn run(
     if a.classes {
         tick("allocation classes");
         r.classes = class_table(&path, pool, timeout)?;
-        r.findings.push(format!(
-            "{} allocation classes in a fresh pool of {}",
-            r.classes.len(),
-            format_bytes(pool)
-        ));
+        r.findings.push(
+            format!(
+                "{} allocation classes in a fresh pool of {}",
+                r.classes.len(),
+                format_bytes(pool)
+            )
+            .into(),
+        );
         return Ok((r, true));
     }
     let mut complete = each(&a.sizes, &mut r.fills, |&s| {

@@ -147,7 +147,8 @@ pub struct PmemResults {
     /// The volume workload per strategy (`--volume`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volume: Vec<volume::VolumeResult>,
-    pub findings: Vec<String>,
+    /// Findings with the figures they cite (bare strings before schema 4).
+    pub findings: Vec<memsight_core::finding::Finding>,
 }
 
 #[cfg(test)]

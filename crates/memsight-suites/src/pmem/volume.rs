@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::units::format_bytes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -134,16 +135,30 @@ pub fn run(path: &Path, a: &Config, strategy: &str) -> VolumeResult {
 }
 
 /// The study's table in words: time to finish per strategy against the fastest, failures.
-pub fn findings(results: &[VolumeResult]) -> Vec<String> {
+pub fn findings(results: &[VolumeResult]) -> Vec<Finding> {
     let mut out = Vec::new();
     let done: Vec<&VolumeResult> = results.iter().filter(|r| r.finished).collect();
     let fastest = done.iter().map(|r| r.seconds).fold(f64::INFINITY, f64::min);
     for r in results {
         if let Some(e) = &r.error {
-            out.push(format!("volume workload, {}: {e}", r.strategy));
+            out.push(Finding::unsampled(format!(
+                "volume workload, {}: {e}",
+                r.strategy
+            )));
             continue;
         }
-        out.push(format!(
+        // Strategies alternate within each round, so a neighbour's burst falls on all of them;
+        // the time is the workload's own wall time, with no disturbance count of its own.
+        let mut cites = vec![Cited::value(
+            format!("{} time", r.strategy),
+            r.seconds,
+            "s",
+            false,
+        )];
+        if r.finished && done.len() > 1 && r.seconds > fastest {
+            cites.push(Cited::value("fastest time", fastest, "s", false));
+        }
+        let text = format!(
             "volume workload, {}: {} in {:.3} s{} ({}{} allocations, {} refused{}, {} freeing transactions aborted)",
             r.strategy,
             format_bytes(r.allocated_bytes),
@@ -167,17 +182,18 @@ pub fn findings(results: &[VolumeResult]) -> Vec<String> {
                 String::new()
             },
             r.free_failures
-        ));
+        );
+        out.push(Finding::citing(text, cites));
     }
     if let Some(r) = results.iter().find(|r| !r.classes_refused.is_empty()) {
-        out.push(format!(
+        out.push(Finding::unsampled(format!(
             "PMDK refused a class of its own for {} objects: they came from its built-in classes",
             r.classes_refused
                 .iter()
                 .map(|&s| format_bytes(s))
                 .collect::<Vec<_>>()
                 .join(", ")
-        ));
+        )));
     }
     out
 }
