@@ -41,6 +41,8 @@ studies=(
   "numa|numa --min-samples 3 --point-budget 0.2"
   "tiers|tiers --min-samples 3 --point-budget 0.2"
   "scan|scan --size 1G --granule 64M --min-samples 3 --point-budget 0.2"
+  "latency|latency --max-size 256M --min-samples 3 --point-budget 0.2"
+  "stream|stream --elements 20000000 --ntimes 5"
   "run|run --quick"
 )
 for r in $(seq 1 "$rounds"); do

@@ -306,13 +306,9 @@ fn findings(
         } else {
             String::new()
         };
-        out.push(Finding::citing(
-            format!(
-                "one size measured ({}: {:.1} ns): a single size shows no levels, which take sizes on both sides of each cache{slow}",
-                format_bytes(only.size_bytes),
-                only.ns.median
-            ),
-            vec![cite_point(only)],
+        out.push(at_point(
+            only,
+            format!("one size measured ({}: {:.1} ns): a single size shows no levels, which take sizes on both sides of each cache{slow}", format_bytes(only.size_bytes), only.ns.median),
         ));
     } else if let Some(last) = points.last() {
         let advice = if last.ns.median >= crate::reach::MEMORY_FLOOR_NS {
@@ -324,13 +320,9 @@ fn findings(
         } else {
             "raise --max-size".to_string()
         };
-        out.push(Finding::citing(
-            format!(
-                "the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; {advice}",
-                format_bytes(last.size_bytes),
-                last.ns.median
-            ),
-            vec![cite_point(last)],
+        out.push(at_point(
+            last,
+            format!("the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; {advice}", format_bytes(last.size_bytes), last.ns.median),
         ));
     }
     for p in plateaus {
@@ -426,9 +418,10 @@ fn cite(p: &Plateau) -> Cited {
     Cited::value(format!("{} plateau", p.name), p.ns, "ns", false)
 }
 
-/// One size of the ladder as a finding cites it.
-fn cite_point(p: &Point) -> Cited {
-    Cited::of(format!("{} chase", format_bytes(p.size_bytes)), "ns", &p.ns)
+/// A finding about one size of the ladder, citing it.
+fn at_point(p: &Point, text: String) -> Finding {
+    let cite = Cited::of(format!("{} chase", format_bytes(p.size_bytes)), "ns", &p.ns);
+    Finding::citing(text, vec![cite])
 }
 
 #[cfg(test)]
