@@ -41,7 +41,7 @@ def alloc(r):
         a = c.get("arenas") or {}
         print(f"  {c['config']['name']:>15}: peak RSS / peak live {s.get('median', float('nan')):.2f}x, "
               f"RSS / live at the end {e.get('median', float('nan')):.2f}x, arenas {a.get('median', '-')}")
-    print("  " + "; ".join(r["recommendation"]))
+    print("  " + "; ".join(texts(r["recommendation"])))
 
 
 def rowbuffer(r):

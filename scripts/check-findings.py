@@ -5,7 +5,7 @@ Usage: scripts/check-findings.py RESULT.json...
 
 A finding object (`text`, `cites`, `evidence`) that cites a figure resting on disturbed samples
 must say so: its evidence is `mixed` or `disturbed` and its text starts with the ⚠ mark. One whose
-cited figures are all clean carries no mark. Advice (a finding under an `advice` key) on doubtful
+cited figures are all clean carries no mark. Advice (a finding under an `advice` or `recommendation` key) on doubtful
 evidence must read "unconfirmed". Findings kept as bare sentences (suites whose findings cite no
 sampled figure, or files before schema 4) are counted, not judged. Prints one line per failure,
 then a count per file and the closing line `N passed, M failed`; exits 1 on any failure.
@@ -24,7 +24,7 @@ def findings(value, under=None):
             yield under, value
             return
         for key, v in value.items():
-            if key in ("findings", "advice") and isinstance(v, list):
+            if key in ("findings", "advice", "recommendation") and isinstance(v, list):
                 for f in v:
                     if isinstance(f, str):
                         yield key, f
@@ -48,7 +48,7 @@ def judge(under, f):
         return "cites disturbed figures but its text carries no ⚠"
     if not disturbed and text.startswith(MARK + " ") and f["evidence"] == "clean":
         return "rests on clean figures but carries ⚠"
-    if under == "advice" and doubtful and "unconfirmed" not in text:
+    if under in ("advice", "recommendation") and doubtful and "unconfirmed" not in text:
         return "advice on disturbed evidence not marked unconfirmed"
     return None
 

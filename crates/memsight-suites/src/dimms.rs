@@ -434,12 +434,15 @@ fn efficiency_finding(efficiency: &[Efficiency]) -> Option<Finding> {
     let best = efficiency
         .iter()
         .max_by(|x, y| x.efficiency.total_cmp(&y.efficiency))?;
-    let cites = vec![Cited::value(
-        format!("{} estimated DRAM bandwidth", best.test),
-        best.measured_mbs,
-        "MB/s",
-        best.disturbed,
-    )];
+    let cites = vec![
+        Cited::value(
+            format!("{} efficiency", best.test),
+            100.0 * best.efficiency,
+            "%",
+            best.disturbed,
+        ),
+        Cited::value("ceiling (model)", best.ceiling_mbs as f64, "MB/s", false),
+    ];
     let below = best.efficiency < TUNED_BAND.0;
     let text = format!(
         "best measured efficiency: {} at {:.0}% of the {} MB/s ceiling{}",
@@ -680,7 +683,7 @@ mod tests {
             "{f}"
         );
         assert_eq!(f.evidence, Evidence::Clean);
-        assert_eq!(f.cites[0].value, 50_000.0);
+        assert_eq!(f.cites[0].value, 50.0);
         let f = efficiency_finding(&[eff(80.0, false)]).unwrap();
         assert!(f.contains("within or above the band"), "{f}");
     }

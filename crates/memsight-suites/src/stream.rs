@@ -287,9 +287,9 @@ pub fn run(
                 .expect("one part per thread");
             // First touch by the thread that uses the chunk, element by element across the
             // three arrays as STREAM's OpenMP initialisation, so the three arrays' pages are
-            // faulted in turn as in STREAM. Filling one array after the other read 3–16% below
-            // STREAM's Triad on 4 KiB pages of a Zen 4 guest, where this order reads level
-            // with it (bench/stream-peer.sh).
+            // faulted in turn as in STREAM. Filling one array after the other read a median
+            // 0.93× STREAM's Triad per round on 4 KiB pages of a Zen 4 guest; this order with
+            // STREAM's loop shape 1.04× (bench/results/2026-11-27-stream-peer-vm-2232.md).
             for ((x, y), z) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()) {
                 *x = 1.0;
                 *y = 2.0;

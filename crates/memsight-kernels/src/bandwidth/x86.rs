@@ -202,8 +202,9 @@ macro_rules! stream_fn {
             $(let $x = $x.as_ptr();)*
             let mut i = 0;
             // One vector per iteration, as STREAM's compiled loop, and LLVM's own unrolling
-            // (two per pass): a hand-unrolled four-line body read 0.84–0.97× STREAM's Triad on
-            // a Zen 4 guest where this shape reads 0.99–1.13× (bench/stream-peer.sh).
+            // (two per pass): with STREAM's first-touch order this read a median 1.04× STREAM's
+            // Triad per round on a Zen 4 guest, where the hand-unrolled four-line body read
+            // 0.99× (bench/results/2026-11-27-stream-peer-vm-2232.md).
             while i < n {
                 // SAFETY: i + DL ≤ n since n is a multiple of 4·DL.
                 unsafe {

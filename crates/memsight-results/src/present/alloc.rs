@@ -214,7 +214,7 @@ impl Present for AllocResults {
         let mut findings: Vec<String> = self
             .recommendation
             .iter()
-            .map(|x| format!("recommendation: {x}"))
+            .map(|x| x.tagged("recommendation: ").text)
             .collect();
         findings.extend(crate::view::texts(&self.findings));
         findings.extend(self.skipped.iter().map(|x| format!("skipped: {x}")));

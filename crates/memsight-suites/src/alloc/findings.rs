@@ -59,7 +59,7 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<Finding>, Vec<
         let gain = glibc
             .filter(|g| g.config.name != b.config.name)
             .and_then(|g| Some(ratio(g)? / ratio(b)?));
-        let cites: Vec<Cited> = [
+        let mut cites: Vec<Cited> = [
             Some(*b),
             glibc.copied().filter(|g| g.config.name != b.config.name),
         ]
@@ -73,6 +73,16 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<Finding>, Vec<
             ))
         })
         .collect();
+        // The speed that let it be chosen (at least half the fastest's): a whole workload's
+        // wall time, which memsight does not check for disturbance.
+        cites.extend(speed(b).map(|s| {
+            Cited::value(
+                format!("{} speed", b.config.name),
+                s,
+                speed_unit(user),
+                false,
+            )
+        }));
         let text = match (gain, glibc) {
             (Some(x), Some(g)) if x < RECOMMEND_GAIN => format!(
                 "keep glibc's defaults: no configuration holds clearly less ({what}: {} with {} vs {} with glibc defaults, within {:.0}%)",
@@ -142,6 +152,12 @@ fn figure(c: &ConfigResult, user: bool) -> Option<&Summary> {
 
 fn unit(user: bool) -> &'static str {
     if user { "B" } else { "×" }
+}
+
+/// The unit of the speed `judge` compares: runs per second of a user's command, else the
+/// workload's operations per second.
+fn speed_unit(user: bool) -> &'static str {
+    if user { "runs/s" } else { "ops/s" }
 }
 
 #[cfg(test)]

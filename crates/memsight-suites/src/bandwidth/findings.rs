@@ -37,7 +37,11 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
                 nt.program_gbs.median / w.program_gbs.median,
                 w.dram_gbs.median - w.program_gbs.median
             ),
-            vec![cite(nt), cite(w)],
+            vec![
+                cite(nt),
+                cite(w),
+                Cited::of("write's estimated DRAM traffic", "GB/s", &w.dram_gbs),
+            ],
         ));
     }
     out.extend(clzero_finding(&at, full));

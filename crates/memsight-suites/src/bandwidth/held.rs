@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use memsight_core::env::Environment;
+use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::{Summary, summarize};
 use memsight_core::{Error, Result, cancel};
 use memsight_kernels::bandwidth::{self as k, Isa};
@@ -233,6 +234,11 @@ fn results(cfg: &BandwidthConfig, spec: &TestSpec, h: Held) -> BandwidthResults 
             cfg.cpus.len()
         )
     };
+    // Each second's program bytes, counted, not sampled against a disturbance check.
+    let cites = vec![
+        Cited::of("held program bytes per second", "GB/s", &h.program_gbs),
+        Cited::value("estimated DRAM bytes per second", h.dram_gbs, "GB/s", false),
+    ];
     let method = format!(
         "Held load: {} ({} vectors) on CPUs {:?}, {} per thread, paced to {:.2} GB/s of program bytes for the team ({:.2} per thread): each thread works through its arrays in {} KiB steps and waits until its share of the rate makes the next step due (sleeping when more than 200 µs early, spinning otherwise); a thread more than {} ms behind restarts its schedule instead of catching up in a burst. Reported: the program bytes of each whole second, all threads together, and the median second in estimated DRAM bytes.",
         spec.name,
@@ -253,7 +259,7 @@ fn results(cfg: &BandwidthConfig, spec: &TestSpec, h: Held) -> BandwidthResults 
         memory: None,
         dram: None,
         held: Some(h),
-        findings: vec![finding.into()],
+        findings: vec![Finding::citing(finding, cites)],
     }
 }
 

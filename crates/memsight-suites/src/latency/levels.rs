@@ -190,15 +190,21 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
         .iter()
         .map(|s| plateau(points, &lat, s, ghz))
         .collect();
-    let ends: Vec<(u64, u64)> = plateaus
+    // A plateau no cache could answer at (≥ 55 ns) is never named for one, even where the
+    // curve had not settled into memory by its end (a ladder that stopped inside memory, or
+    // whose last sizes a busy machine slowed): it stays unmatched and says why.
+    let cached: Vec<usize> = (0..plateaus.len())
+        .filter(|&i| plateaus[i].ns < crate::reach::MEMORY_FLOOR_NS)
+        .collect();
+    let ends: Vec<(u64, u64)> = cached
         .iter()
-        .map(|p| (p.first_bytes, p.last_bytes))
+        .map(|&i| (plateaus[i].first_bytes, plateaus[i].last_bytes))
         .collect();
     let sizes: Vec<u64> = caches.iter().map(|c| c.1).collect();
-    for (p, level) in plateaus.iter_mut().zip(align(&ends, &sizes)) {
+    for (&i, level) in cached.iter().zip(align(&ends, &sizes)) {
         if let Some(j) = level {
-            p.name = MemLevel::Cache(caches[j].0 as u8);
-            p.reported_bytes = Some(caches[j].1);
+            plateaus[i].name = MemLevel::Cache(caches[j].0 as u8);
+            plateaus[i].reported_bytes = Some(caches[j].1);
         }
     }
     if let Some(m) = memory.filter(|_| from < points.len()) {
@@ -389,18 +395,32 @@ fn unmatched_findings(plateaus: &[Plateau]) -> Vec<Finding> {
             .iter()
             .find(|q| q.name != MemLevel::Unmatched);
         let mut cites = vec![cite(p)];
-        cites.extend(before.into_iter().chain(after).map(cite));
+        if p.ns >= crate::reach::MEMORY_FLOOR_NS {
+            out.push(Finding::citing(
+                format!(
+                    "plateau {} at {:.1} ns is slower than any cache (≥ {:.0} ns), so it is memory, but latency had not settled there by the ladder's last sizes; it is not given as the memory level",
+                    range(p),
+                    p.ns,
+                    crate::reach::MEMORY_FLOOR_NS
+                ),
+                cites,
+            ));
+            continue;
+        }
         let text = match (before, after) {
-            (Some(b), Some(a)) => format!(
-                "unmatched plateau {} at {:.2} ns, between {} ({:.2} ns) and {} ({:.2} ns), ends where no cache level the OS reports does: most likely a step on the way out of {} (the chase no longer fits in it, but part of every lap still hits it because its replacement is not strict LRU), otherwise a structure the OS does not list; it is not counted as a level",
-                range(p),
-                p.ns,
-                b.name,
-                b.ns,
-                a.name,
-                a.ns,
-                b.name
-            ),
+            (Some(b), Some(a)) => {
+                cites.extend([cite(b), cite(a)]);
+                format!(
+                    "unmatched plateau {} at {:.2} ns, between {} ({:.2} ns) and {} ({:.2} ns), ends where no cache level the OS reports does: most likely a step on the way out of {} (the chase no longer fits in it, but part of every lap still hits it because its replacement is not strict LRU), otherwise a structure the OS does not list; it is not counted as a level",
+                    range(p),
+                    p.ns,
+                    b.name,
+                    b.ns,
+                    a.name,
+                    a.ns,
+                    b.name
+                )
+            }
             _ => format!(
                 "unmatched plateau {} at {:.2} ns: no cache level the OS reports pairs with it (the OS may report fewer levels than the curve shows); it is not counted as a level",
                 range(p),

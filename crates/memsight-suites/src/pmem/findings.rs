@@ -139,12 +139,22 @@ pub(super) fn judge(
         if c.failures > 0 || base.is_some_and(|b| b.failures > 0) {
             out.push(Finding::citing(
                 strategy_finding(c),
-                vec![Cited::value(
-                    format!("{} failed allocations", c.strategy),
-                    100.0 * c.failure_rate,
-                    "%",
-                    false,
-                )],
+                // Allocations per second is a whole run's wall time, which memsight does not
+                // check for disturbance (docs/trust.md): cited as read.
+                vec![
+                    Cited::value(
+                        format!("{} failed allocations", c.strategy),
+                        100.0 * c.failure_rate,
+                        "%",
+                        false,
+                    ),
+                    Cited::value(
+                        format!("{} allocations per second", c.strategy),
+                        c.allocations_per_s,
+                        "/s",
+                        false,
+                    ),
+                ],
             ));
         }
     }
