@@ -198,10 +198,20 @@ hc() {
   cat >"$s/healthcheck.sh" <<EOF
 #!/bin/sh
 PATH="$(dirname "$ms"):$(dirname "$(command -v scontrol)"):/usr/bin:/bin"
-export PATH SLURM_CONF="$SLURM_CONF" MEMSIGHT_REFERENCE="$1" MEMSIGHT_RESULT="$result"
+export PATH SLURM_CONF="$SLURM_CONF" MEMSIGHT_REFERENCE="$1" MEMSIGHT_RESULT="${2:-$result}"
 exec "$PWD/packaging/examples/slurm-healthcheck.sh"
 EOF
   chmod 755 "$s/healthcheck.sh"
+}
+# Waits until the node's state and reason match a pattern (the health check runs every 5 s).
+wait_state() {
+  for _ in $(seq 90); do
+    state=$(sinfo -h -N -o '%T|%E' 2>/dev/null | head -n 1)
+    # shellcheck disable=SC2053
+    if [[ $state == $1 ]]; then return 0; fi
+    sleep 1
+  done
+  return 1
 }
 hc "$s/good.json"
 "$s/healthcheck.sh" >"$work/hc-good.out" 2>&1 || { cat "$work/hc-good.out"; fail "a passing check exited non-zero"; }
@@ -213,13 +223,23 @@ HealthCheckInterval=5
 HealthCheckNodeState=ANY
 EOF
 scontrol reconfigure >/dev/null 2>&1 || fail "scontrol reconfigure"
-drained=
-for _ in $(seq 90); do
-  state=$(sinfo -h -N -o '%T|%E' 2>/dev/null | head -n 1)
-  if [[ $state == drain*"|memsight: FAIL "* ]]; then drained=$state; break; fi
-  sleep 1
-done
-[[ -n $drained ]] || fail "the node was not drained by the health check (state: $state; $(tail -3 "$s/log/slurmd.log" | tr '\n' ' '))"
-echo "  drained: ${drained:0:120}"
+wait_state 'drain*|memsight: FAIL *' ||
+  fail "the node was not drained by the health check (state: $state; $(tail -3 "$s/log/slurmd.log" | tr '\n' ' '))"
+echo "  drained: ${state:0:120}"
+# It passes again: the health check resumes the node it drained.
+hc "$s/good.json"
+wait_state 'idle*' || fail "a passing check did not resume the node memsight drained (state: $state)"
+echo "  resumed: $state"
+# An interrupted result never passes: INCOMPLETE drains the node too, with an ASCII reason.
+python3 - "$result" "$s/partial.json" <<'PY' || fail "writing the interrupted result"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["complete"] = False
+json.dump(d, open(sys.argv[2], "w"))
+PY
+hc "$s/good.json" "$s/partial.json"
+wait_state 'drain*|memsight: INCOMPLETE*' || fail "an interrupted result did not drain the node (state: $state)"
+LC_ALL=C grep -q '[^ -~]' <<<"$state" && fail "the drain reason is not ASCII: $state"
+echo "  drained: ${state:0:120}"
 scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
 echo "test-launchers: passed"

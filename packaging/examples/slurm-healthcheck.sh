@@ -1,16 +1,34 @@
 #!/bin/sh
-# Slurm HealthCheckProgram: judge this node with memsight and drain it, with memsight's one line
-# as the reason, when a check fails. In slurm.conf:
+# Slurm HealthCheckProgram: judge this node with memsight; drain it on FAIL or INCOMPLETE, with
+# memsight's one line (ASCII) as the reason, and resume it when it passes again, if memsight was
+# what drained it. In slurm.conf:
 #   HealthCheckProgram=/usr/share/doc/memsight/examples/slurm-healthcheck.sh
 #   HealthCheckInterval=21600
 #   HealthCheckNodeState=IDLE      # measure only on idle nodes: jobs would disturb it and it them
 # MEMSIGHT_REFERENCE overrides the reference (default /etc/memsight/node-reference.toml);
 # MEMSIGHT_RESULT judges a stored result instead of measuring.
+# Exit status: memsight check's (0 PASS, 1 FAIL, 3 INCOMPLETE); 2 (a reference or result that
+# cannot be read) is reported and drains nothing: it is the configuration that is wrong.
 reference=${MEMSIGHT_REFERENCE:-/etc/memsight/node-reference.toml}
 node=${SLURMD_NODENAME:-$(hostname -s)}
 line=$(memsight check --quiet --no-progress --reference "$reference" --format line ${MEMSIGHT_RESULT:+"$MEMSIGHT_RESULT"} 2>&1)
 status=$?
-if [ "$status" -ne 0 ]; then
-    scontrol update NodeName="$node" State=DRAIN Reason="$(printf '%s' "$line" | head -c 200)"
-fi
+case $status in
+    0)
+        # Resume only a node memsight drained (its reason starts with "memsight:"), never one an
+        # administrator or another check drained.
+        info=$(scontrol show node "$node" 2>/dev/null)
+        case $info in
+            *State=*DRAIN*) case $info in
+                *"Reason=memsight:"*) scontrol update NodeName="$node" State=RESUME ;;
+            esac ;;
+        esac
+        ;;
+    1|3)
+        scontrol update NodeName="$node" State=DRAIN Reason="$(printf '%s' "$line" | LC_ALL=C tr -cd '\11\12\15\40-\176' | head -c 200)"
+        ;;
+    *)
+        printf '%s\n' "$line" >&2
+        ;;
+esac
 exit "$status"

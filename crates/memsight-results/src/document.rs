@@ -246,6 +246,20 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
     out
 }
 
+/// The suites a run measured while its drift probes read the machine slow (none for a
+/// single command's result, which has no drift series).
+pub fn slow_suites(doc: &Document) -> Vec<String> {
+    match &doc.results {
+        Results::Run(run) => run
+            .drift
+            .as_ref()
+            .and_then(|d| d.verdict.as_ref())
+            .map(|v| v.slow.iter().map(|a| a.suite.clone()).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 /// The result file a path names: the path itself, or `run.json` inside a directory.
 pub fn resolve(path: &Path) -> PathBuf {
     if path.is_dir() {

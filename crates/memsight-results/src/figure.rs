@@ -25,6 +25,20 @@ impl Better {
     }
 }
 
+/// What a figure is to a reader: one of the figures people mean (a plateau's latency, a
+/// test's bandwidth on a team, a STREAM kernel, a NUMA cell, a saturation point), or a point of
+/// a curve (one working set of a ladder or sweep, one access size, one physical range). Gates
+/// (`compare --fail-on-regression`) and the Prometheus export hold the summary figures unless
+/// asked for every figure: curve points at cache transitions move with any noise, and their
+/// keys change from run to run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    #[default]
+    Summary,
+    Curve,
+}
+
 /// One figure of a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Figure {
@@ -44,6 +58,9 @@ pub struct Figure {
     /// `compare` judges two figures of one key only when these agree.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub conditions: String,
+    /// A summary figure or a curve point.
+    #[serde(default)]
+    pub scope: Scope,
 }
 
 impl Figure {
@@ -59,6 +76,12 @@ impl Figure {
             summary: Some(s.clone()),
             ..Self::scalar(suite, key, label, unit, better, s.median)
         }
+    }
+
+    /// The same figure, as a point of a curve ([`Scope::Curve`]).
+    pub fn on_curve(mut self) -> Self {
+        self.scope = Scope::Curve;
+        self
     }
 
     /// The same figure, measured under `conditions`.
@@ -84,6 +107,38 @@ impl Figure {
             value,
             summary: None,
             conditions: String::new(),
+            scope: Scope::Summary,
+        }
+    }
+}
+
+/// What a figure's value may not say of the machine, as the terminal marks it: exports carry
+/// it beside the value so that dashboards and alerts can discount it as `check` does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Doubt {
+    /// It rests on disturbed samples (slower than the machine).
+    pub disturbed: bool,
+    /// Its suite measured while the run's drift probes read the machine slow.
+    pub slow_phase: bool,
+    /// Its confidence interval stayed wider than ±[`CONVERGED`] of the median.
+    pub not_converged: bool,
+}
+
+/// The half-width of a median's confidence interval, as a share of it, past which a figure
+/// did not converge (the bandwidth suite's own limit).
+pub const CONVERGED: f64 = 0.05;
+
+impl Figure {
+    /// What this figure's value may not say, given the suites its run measured in a slow
+    /// phase.
+    pub fn doubt(&self, slow_suites: &[String]) -> Doubt {
+        let s = self.summary.as_ref();
+        Doubt {
+            disturbed: s.is_some_and(|s| s.rests_on_disturbed()),
+            slow_phase: slow_suites.iter().any(|x| *x == self.suite),
+            not_converged: s.is_some_and(|s| {
+                s.median != 0.0 && (s.ci_high - s.ci_low) / 2.0 > CONVERGED * s.median.abs()
+            }),
         }
     }
 }

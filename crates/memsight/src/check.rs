@@ -1,5 +1,6 @@
 //! `memsight check`: a verdict of this machine (or a stored result) against a reference, and
-//! references made from good runs. Exit 0 when every check passed, 1 when one failed.
+//! references made from good runs. Exit 0 on PASS, 1 on FAIL, 3 on INCOMPLETE (with
+//! `--format nagios`, the Monitoring Plugins codes 0, 2 and 3).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -8,7 +9,7 @@ use std::time::SystemTime;
 use clap::Parser;
 use memsight_core::Error;
 use memsight_core::error::Exit;
-use memsight_results::check::{self, CheckReport, Reference, Status};
+use memsight_results::check::{self, CheckReport, Reference, Status, Verdict};
 use memsight_results::document::Document;
 use memsight_results::history;
 
@@ -52,7 +53,7 @@ pub fn judge_stored(
         return Err(Error::input("give one result to judge (or none, to measure now)").into());
     };
     let doc = history::resolve(one, &a.db.path())?;
-    verdict(a, g, &check::judge::judge(reference, &doc), doc.complete)
+    verdict(a, g, &check::judge::judge(reference, &doc))
 }
 
 /// `memsight check --reference FILE`: measures what the reference needs with `memsight run`
@@ -81,7 +82,7 @@ pub fn judge_live(
     if a.out.is_some() {
         crate::run::save(&doc, &dir, None, true)?;
     }
-    verdict(a, g, &check::judge::judge(reference, &doc), doc.complete)
+    verdict(a, g, &check::judge::judge(reference, &doc))
 }
 
 /// The `memsight run` flags for the reference's measurement, parsed as if typed.
@@ -115,32 +116,29 @@ fn run_args(a: &CheckArgs, r: &Reference) -> anyhow::Result<crate::cli::RunArgs>
     }
 }
 
-/// Prints the verdict as asked; exit 1 when a check failed, 130 when the result is partial
-/// and nothing failed.
-fn verdict(
-    a: &CheckArgs,
-    g: &GlobalArgs,
-    report: &CheckReport,
-    complete: bool,
-) -> anyhow::Result<ExitCode> {
+/// Prints the verdict as asked; exit 0 on PASS, 1 on FAIL, 3 on INCOMPLETE (a result that is
+/// not whole never passes), or the Monitoring Plugins codes with `--format nagios`.
+fn verdict(a: &CheckArgs, g: &GlobalArgs, report: &CheckReport) -> anyhow::Result<ExitCode> {
     let format = if g.json { CheckFormat::Json } else { a.format };
     match format {
         CheckFormat::Table => table(report),
         CheckFormat::Json => println!("{}", serde_json::to_string_pretty(report)?),
         CheckFormat::Junit => check::junit::write(report, std::io::stdout().lock())?,
         CheckFormat::Line => println!("{}", report.line()),
+        CheckFormat::Nagios => println!("{}", check::nagios::line(report)),
     }
     if let Some(path) = &g.output {
         let text = serde_json::to_string_pretty(report)? + "\n";
         std::fs::write(path, text).map_err(|e| Error::io("write", path, e))?;
     }
     std::io::stdout().flush()?;
-    let code = if !report.passed() {
-        Exit::Failed
-    } else if !complete {
-        Exit::Interrupted
-    } else {
-        Exit::Ok
+    if format == CheckFormat::Nagios {
+        return Ok(ExitCode::from(check::nagios::status(report.verdict)));
+    }
+    let code = match report.verdict {
+        Verdict::Pass => Exit::Ok,
+        Verdict::Fail => Exit::Failed,
+        Verdict::Incomplete => Exit::System,
     };
     Ok(ExitCode::from(code.code()))
 }

@@ -79,6 +79,15 @@ pub fn measure(
     dir: &Path,
     quiet: bool,
 ) -> anyhow::Result<Document> {
+    let chosen = |n: &&str| {
+        (a.only.is_empty() || a.only.iter().any(|s| s == n)) && !a.skip.iter().any(|s| s == n)
+    };
+    if !crate::cli::RUN_SUITES.iter().any(|n| chosen(&n)) {
+        return Err(memsight_core::Error::input(
+            "--only and --skip leave no suite to run: nothing would be measured",
+        )
+        .into());
+    }
     if !quiet {
         output::env::print(&env);
     }
@@ -132,6 +141,13 @@ pub fn measure(
             anyhow::Ok((run, complete))
         })
     })?;
+    if done && results.suites().is_empty() {
+        return Err(memsight_core::Error::input(format!(
+            "nothing was measured, every suite was skipped ({}): choose suites this run level and machine run with --only",
+            results.skipped.join("; ")
+        ))
+        .into());
+    }
     results.summary = results.headlines();
     results.directory = Some(dir.display().to_string());
     if !quiet {

@@ -93,7 +93,7 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
             .into());
         }
     };
-    let c = compare::compare(&a.a, &run_a, &a.b, &run_b, floor)?;
+    let c = compare::compare(&a.a, &run_a, &a.b, &run_b, floor, a.all_figures)?;
     if let Some(path) = &a.html {
         std::fs::write(path, report::render_comparison(&c))
             .map_err(|e| Error::io("write", path, e))?;
@@ -155,29 +155,76 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `--fail-on-regression PCT`: exit 1, with one line naming the worst, when B made a figure
-/// worse beyond the noise by at least PCT percent.
+/// `--fail-on-regression PCT`, a gate: FAIL (exit 1, naming the worst) when B made a figure
+/// worse beyond the noise, the runs' drift and PCT percent; else INCOMPLETE (exit 3) when a
+/// result was interrupted or a figure could not be judged because it rests on disturbed
+/// samples (a gate must not pass what it could not see); else PASS. One ASCII line on stderr.
 fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
+    use memsight_core::error::Exit;
     let worse = c.regressions(pct / 100.0);
-    let Some(worst) = worse.iter().max_by(|x, y| {
+    let by = if pct > 0.0 {
+        format!(" and by >= {pct}%")
+    } else {
+        String::new()
+    };
+    if let Some(worst) = worse.iter().max_by(|x, y| {
         let m = |r: &&compare::Row| r.change.map_or(0.0, f64::abs);
         m(x).total_cmp(&m(y))
-    }) else {
-        return ExitCode::SUCCESS;
-    };
-    eprintln!(
-        "memsight: regression: {} figure(s) worse beyond the noise{}; worst {} ({}) {:+.1}%",
-        worse.len(),
-        if pct > 0.0 {
-            format!(" and by ≥ {pct}%")
-        } else {
-            String::new()
-        },
-        worst.key,
-        worst.label,
-        worst.change.unwrap_or(0.0) * 100.0
-    );
-    ExitCode::from(memsight_core::error::Exit::Failed.code())
+    }) {
+        let names: Vec<&str> = worse.iter().take(5).map(|r| r.key.as_str()).collect();
+        eprintln!(
+            "{}",
+            memsight_results::check::ascii(&format!(
+                "memsight: FAIL: {} figure(s) worse beyond the noise{by}: {}{}; worst {} ({}) {:+.1}%",
+                worse.len(),
+                names.join(", "),
+                if worse.len() > names.len() {
+                    ", ..."
+                } else {
+                    ""
+                },
+                worst.key,
+                worst.label,
+                worst.change.unwrap_or(0.0) * 100.0
+            ))
+        );
+        return ExitCode::from(Exit::Failed.code());
+    }
+    let mut unseen: Vec<String> = [&c.a, &c.b]
+        .iter()
+        .filter(|i| !i.complete)
+        .map(|i| format!("{} was interrupted", i.label))
+        .collect();
+    let disturbed: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Disturbed)
+        .map(|r| r.key.as_str())
+        .collect();
+    if !disturbed.is_empty() {
+        unseen.push(format!(
+            "{} figure(s) rest on disturbed samples and could not be judged ({})",
+            disturbed.len(),
+            disturbed.join(", ")
+        ));
+    }
+    if !unseen.is_empty() {
+        eprintln!(
+            "{}",
+            memsight_results::check::ascii(&format!(
+                "memsight: INCOMPLETE: no figure worse beyond the noise{by}, but {}",
+                unseen.join("; ")
+            ))
+        );
+        return ExitCode::from(Exit::System.code());
+    }
+    let judged = c
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse | Verdict::Noise))
+        .count();
+    eprintln!("memsight: PASS: {judged} figure(s) judged, none worse beyond the noise{by}");
+    ExitCode::SUCCESS
 }
 
 /// Where `report` writes by default: beside a result file, else in the current directory.
@@ -241,7 +288,7 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
     let doc = history::resolve(&a.run, &a.db.path())?;
     let Some(path) = &a.to else {
         let mut out = std::io::stdout().lock();
-        write_export(a.format, &doc, &mut out)?;
+        write_export(a, &doc, &mut out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     };
@@ -253,7 +300,7 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         .prefix(".memsight-export-")
         .tempfile_in(dir)
         .map_err(|e| Error::io("write", path, e))?;
-    write_export(a.format, &doc, tmp.as_file_mut())?;
+    write_export(a, &doc, tmp.as_file_mut())?;
     let file = tmp.as_file();
     // Readable by the collector's user, as a file written with the default umask would be.
     use std::os::unix::fs::PermissionsExt;
@@ -266,14 +313,14 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn write_export(
-    format: ExportFormat,
+    a: &ExportArgs,
     doc: &results::Document,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    match format {
+    match a.format {
         ExportFormat::Csv => export::figures_csv(doc, &mut *out)?,
         ExportFormat::SamplesCsv => export::samples_csv(doc, &mut *out)?,
-        ExportFormat::Prometheus => export::prometheus(doc, &mut *out)?,
+        ExportFormat::Prometheus => export::prometheus(doc, a.all_figures, &mut *out)?,
         ExportFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, doc)?;
             writeln!(out)?;

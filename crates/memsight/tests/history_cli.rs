@@ -146,13 +146,35 @@ fn compare_judges_changes_by_the_noise() {
     let html = dir.path().join("cmp.html");
     let c = common::json(
         memsight()
-            .args(["compare", "1", "2", "--json", "--db"])
+            .args(["compare", "1", "2", "--all-figures", "--json", "--db"])
             .arg(&db)
             .arg("--html")
             .arg(&html),
     );
     let rows = c["rows"].as_array().unwrap();
     assert!(rows.len() > 50);
+    // By default only the summary figures: no ladder or sweep point, and it says so.
+    let summary = common::json(
+        memsight()
+            .args(["compare", "1", "2", "--json", "--db"])
+            .arg(&db),
+    );
+    let keys: Vec<&str> = summary["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert!(
+        keys.len() < rows.len() && keys.contains(&"bandwidth/read/2t"),
+        "{keys:?}"
+    );
+    assert!(
+        keys.iter()
+            .all(|k| !k.starts_with("bandwidth-sweep/") && !k.starts_with("tlb/")),
+        "{keys:?}"
+    );
+    assert!(summary["curve_points_left_out"].as_u64().unwrap() > 0);
     for r in rows {
         let key = r["key"].as_str().unwrap();
         let verdict = r["verdict"].as_str().unwrap();

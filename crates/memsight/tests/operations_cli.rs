@@ -316,9 +316,13 @@ fn compare_fails_on_a_regression_beyond_the_noise() {
     let a = thorough();
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&a).unwrap()).unwrap();
-    // Every latency sample of the ladder twice as slow: a regression no noise explains.
+    // Every latency sample of the ladder twice as slow, and so its plateaus: a regression no
+    // noise explains.
     let ladders = doc["results"]["latency"]["ladders"].as_array_mut().unwrap();
     for l in ladders {
+        for p in l["levels"]["plateaus"].as_array_mut().unwrap() {
+            p["ns"] = (2.0 * p["ns"].as_f64().unwrap()).into();
+        }
         for p in l["main"]["points"].as_array_mut().unwrap() {
             let s = &mut p["ns"];
             for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
@@ -351,9 +355,10 @@ fn compare_fails_on_a_regression_beyond_the_noise() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("regression") && err.contains("latency/cpu0/"),
+        err.contains("FAIL") && err.contains("latency/cpu0/level/"),
         "{err}"
     );
+    assert!(err.is_ascii(), "{err}");
     // Improvements never fail the gate.
     let out = memsight()
         .args(["compare", "--fail-on-regression"])

@@ -21,16 +21,37 @@ pub fn judge(reference: &Reference, doc: &Document) -> CheckReport {
         checks.extend(expectation(e, &figures, &ceiling));
     }
     checks.extend(health(&reference.health, doc));
-    CheckReport {
-        reference: if reference.name.is_empty() {
+    CheckReport::new(
+        if reference.name.is_empty() {
             "the reference".into()
         } else {
             reference.name.clone()
         },
-        host: doc.environment.hostname.clone().unwrap_or_default(),
-        started: doc.started.clone(),
+        doc.environment.hostname.clone().unwrap_or_default(),
+        doc.started.clone(),
+        incomplete(reference, doc),
         checks,
+    )
+}
+
+/// Why the result cannot stand for the node: it was interrupted, or a suite the reference
+/// needs was skipped (a working set that did not fit, a suite that could not run here). Suites
+/// left out on purpose (`--only`, `--skip`) that the reference does not need do not count.
+fn incomplete(reference: &Reference, doc: &Document) -> Vec<String> {
+    let mut out = Vec::new();
+    if !doc.complete {
+        out.push("the result was interrupted (complete: false)".to_string());
     }
+    if let crate::document::Results::Run(run) = &doc.results {
+        let needed = reference.suites_needed();
+        for s in &run.skipped {
+            let suite = s.split(':').next().unwrap_or_default().trim();
+            if needed.iter().any(|n| n == suite) {
+                out.push(format!("suite {s}"));
+            }
+        }
+    }
+    out
 }
 
 /// The ceiling in GB/s, or why there is none.
@@ -282,10 +303,21 @@ fn health(h: &Health, doc: &Document) -> Vec<Check> {
     if let Some(s) = &h.memory_at_least
         && let Ok(min) = parse_size(s)
     {
-        let have = topo.total_memory_bytes;
+        // MemTotal: what the kernel manages. The NUMA nodes' sum can be less (hot-plugged
+        // memory, a guest's balloon), and is said beside it.
+        let nodes = topo.total_memory_bytes;
+        let have = doc.environment.memory.total_bytes.unwrap_or(nodes);
+        let label = if nodes == have {
+            "memory the OS sees (MemTotal)".to_string()
+        } else {
+            format!(
+                "memory the OS sees (MemTotal; its NUMA nodes hold {})",
+                format_bytes(nodes)
+            )
+        };
         out.push(condition(
             "memory",
-            "memory the OS sees",
+            &label,
             have >= min,
             Some(have as f64),
             "B",

@@ -8,6 +8,7 @@
 pub mod judge;
 pub mod junit;
 pub mod make;
+pub mod nagios;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -386,31 +387,101 @@ pub struct Check {
     pub reason: String,
 }
 
+/// The `schema` a check report names.
+pub const CHECK_SCHEMA: &str = "memsight-check";
+/// The version of the check report's format.
+pub const CHECK_VERSION: u32 = 1;
+
+/// The verdict of a whole check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    /// Every check passed on a complete result.
+    Pass,
+    /// A check failed.
+    Fail,
+    /// Nothing failed, but the result is not whole (interrupted, or a suite the reference
+    /// needs did not run): it cannot say the node is good.
+    Incomplete,
+}
+
+impl Verdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Incomplete => "INCOMPLETE",
+        }
+    }
+}
+
 /// The verdict of one result against one reference.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct CheckReport {
+    /// Always `memsight-check`.
+    pub schema: String,
+    /// The format's version (1).
+    pub schema_version: u32,
+    /// PASS, FAIL or INCOMPLETE.
+    pub verdict: Verdict,
     /// The reference's name.
     pub reference: String,
     /// The host the result is of.
     pub host: String,
     /// When the result was measured.
     pub started: String,
+    /// Whether the result was whole; where not, `incomplete` says why.
+    pub complete: bool,
+    /// Why the result is not whole: interrupted, or suites the reference needs that were
+    /// skipped (with their reason).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
     pub checks: Vec<Check>,
 }
 
 impl CheckReport {
+    /// A report of `checks`, its verdict from them and from why the result is not whole
+    /// (`incomplete`, empty for a whole result).
+    pub fn new(
+        reference: String,
+        host: String,
+        started: String,
+        incomplete: Vec<String>,
+        checks: Vec<Check>,
+    ) -> Self {
+        let verdict = if checks.iter().any(|c| c.status == Status::Fail) {
+            Verdict::Fail
+        } else if !incomplete.is_empty() {
+            Verdict::Incomplete
+        } else {
+            Verdict::Pass
+        };
+        CheckReport {
+            schema: CHECK_SCHEMA.into(),
+            schema_version: CHECK_VERSION,
+            verdict,
+            reference,
+            host,
+            started,
+            complete: incomplete.is_empty(),
+            incomplete,
+            checks,
+        }
+    }
+
     /// How many checks ended each way: (pass, fail, skip).
     pub fn counts(&self) -> (usize, usize, usize) {
         let n = |s: Status| self.checks.iter().filter(|c| c.status == s).count();
         (n(Status::Pass), n(Status::Fail), n(Status::Skip))
     }
 
-    /// True when nothing failed.
+    /// True when the verdict is PASS.
     pub fn passed(&self) -> bool {
-        self.counts().1 == 0
+        self.verdict == Verdict::Pass
     }
 
-    /// The summary line: `memsight check: FAIL 2 of 14 (…)` or `… PASS 14 (1 skipped)`.
+    /// The summary line: `FAIL: 2 of 14 check(s) failed …`, `INCOMPLETE: the result was
+    /// interrupted; 10 check(s) passed …` or `PASS: 14 check(s) passed (1 skipped) …`.
     pub fn summary(&self) -> String {
         let (p, f, s) = self.counts();
         let skipped = if s > 0 {
@@ -418,25 +489,35 @@ impl CheckReport {
         } else {
             String::new()
         };
-        if f == 0 {
-            format!(
+        let why = if self.incomplete.is_empty() {
+            String::new()
+        } else {
+            format!("; incomplete: {}", self.incomplete.join("; "))
+        };
+        match self.verdict {
+            Verdict::Pass => format!(
                 "PASS: {p} check(s) passed{skipped} against {}",
                 self.reference
-            )
-        } else {
-            format!(
-                "FAIL: {f} of {} check(s) failed{skipped} against {}",
+            ),
+            Verdict::Fail => format!(
+                "FAIL: {f} of {} check(s) failed{skipped} against {}{why}",
                 p + f,
                 self.reference
-            )
+            ),
+            Verdict::Incomplete => format!(
+                "INCOMPLETE: {}; {p} check(s) passed{skipped} against {}, which does not make the node good",
+                self.incomplete.join("; "),
+                self.reference
+            ),
         }
     }
 
-    /// One line for NHC and Slurm's health check: the verdict and the first failure with its
-    /// figure, value and limit.
+    /// One line for NHC and Slurm's health check, in ASCII (a drain reason travels through
+    /// scontrol and logs that may not be UTF-8): the verdict and the first failure with its
+    /// figure, value and limit, or why the result is not whole.
     pub fn line(&self) -> String {
         let Some(c) = self.checks.iter().find(|c| c.status == Status::Fail) else {
-            return format!("memsight: {}", self.summary());
+            return ascii(&format!("memsight: {}", self.summary()));
         };
         let (_, f, _) = self.counts();
         let more = if f > 1 {
@@ -447,7 +528,7 @@ impl CheckReport {
         let value = c
             .value
             .map_or("missing".to_string(), |v| format!("{v:.4} {}", c.unit));
-        format!(
+        ascii(&format!(
             "memsight: FAIL {} = {value}, expected {}{}{more}",
             c.name,
             c.expected,
@@ -456,8 +537,31 @@ impl CheckReport {
             } else {
                 format!(": {}", c.reason)
             }
-        )
+        ))
     }
+}
+
+/// `text` in ASCII: the signs memsight writes spelled out (`≥` → `>=`, `±` → `+/-`, `×` →
+/// `x`), anything else outside ASCII as `?`.
+pub fn ascii(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '≥' => out.push_str(">="),
+            '≤' => out.push_str("<="),
+            '±' => out.push_str("+/-"),
+            '×' => out.push('x'),
+            '÷' => out.push('/'),
+            '→' => out.push_str("->"),
+            '–' | '—' | '−' => out.push('-'),
+            '…' => out.push_str("..."),
+            '⚠' => out.push('!'),
+            'µ' => out.push('u'),
+            c if c.is_ascii() => out.push(c),
+            _ => out.push('?'),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 use serde::Serialize;
 
 use crate::document::{Document, Results};
-use crate::figure::{Better, Figure};
+use crate::figure::{Better, Figure, Scope};
 use memsight_core::Error;
 
 /// Significance level of the rank test.
@@ -76,6 +76,9 @@ impl Verdict {
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub key: String,
+    /// The suite that measured it (for the drift its run recorded).
+    #[serde(skip)]
+    pub suite: String,
     pub label: String,
     pub unit: String,
     pub a: Option<f64>,
@@ -117,6 +120,9 @@ pub struct Comparison {
     pub b: RunInfo,
     pub warnings: Vec<String>,
     pub rows: Vec<Row>,
+    /// Curve points of A and B (each working set of a ladder or sweep, each access size or
+    /// range) left out: only the summary figures are compared unless every figure is asked for.
+    pub curve_points_left_out: usize,
 }
 
 impl Comparison {
@@ -137,8 +143,16 @@ impl Comparison {
 
     /// The verdicts counted, in one sentence.
     pub fn tally(&self) -> String {
+        let left = if self.curve_points_left_out > 0 {
+            format!(
+                "; {} curve point(s) of A and B not compared (--all-figures compares them)",
+                self.curve_points_left_out
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} on disturbed samples, {} only on one side",
+            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} on disturbed samples, {} only on one side{left}",
             self.rows.len(),
             self.count(Verdict::Better),
             self.count(Verdict::Worse),
@@ -190,18 +204,26 @@ fn comparable(a: &Document, b: &Document) -> Result<(Vec<Figure>, Vec<Figure>), 
     Ok((fa, fb))
 }
 
-/// Compares result `b` against result `a`, figure by figure.
+/// Compares result `b` against result `a`, figure by figure: the summary figures, or every
+/// figure with `all_figures` (curve points too: each working set of a ladder or sweep).
 pub fn compare(
     a_label: &str,
     a: &Document,
     b_label: &str,
     b: &Document,
     floor: Floor,
+    all_figures: bool,
 ) -> Result<Comparison, Error> {
-    let (fa, fb) = comparable(a, b)?;
+    let (mut fa, mut fb) = comparable(a, b)?;
     let ia = info(a_label, a);
     let ib = info(b_label, b);
     let warnings = warnings(&ia, a, &ib, b);
+    let before = fa.len() + fb.len();
+    if !all_figures {
+        fa.retain(|f| f.scope == Scope::Summary);
+        fb.retain(|f| f.scope == Scope::Summary);
+    }
+    let curve_points_left_out = before - fa.len() - fb.len();
     let mut rows: Vec<Row> = fa
         .iter()
         .map(|x| row(Some(x), fb.iter().find(|y| y.key == x.key), floor))
@@ -211,6 +233,7 @@ pub fn compare(
             .filter(|y| !fa.iter().any(|x| x.key == y.key))
             .map(|y| row(None, Some(y), floor)),
     );
+    within_drift(&mut rows, a, b);
     let floor_words = match floor {
         Floor::Samples => format!(
             "at least its noise floor ({FLOOR_SPREADS:.0} × the larger robust spread of the two sample sets, at least {:.0}%; column floor)",
@@ -226,6 +249,7 @@ pub fn compare(
         b: ib,
         warnings,
         rows,
+        curve_points_left_out,
     })
 }
 
@@ -271,6 +295,47 @@ fn warnings(ia: &RunInfo, a: &Document, ib: &RunInfo, b: &Document) -> Vec<Strin
     warnings
 }
 
+/// How much slower than its best the machine was while `suite` measured in `doc`'s run, as the
+/// run's drift probes saw it (1 − the lowest probed read rate ÷ the run's best), where that
+/// suite measured in a slow phase.
+fn slow_by(doc: &Document, suite: &str) -> Option<f64> {
+    let Results::Run(run) = &doc.results else {
+        return None;
+    };
+    let share = run.drift.as_ref()?.slow_share(suite)?;
+    Some((1.0 - share).max(0.0))
+}
+
+/// A change judged beyond the noise whose size the drift of the runs explains is not called:
+/// where the side that reads worse measured its suite in a slow phase of its run (the drift
+/// probes read the machine slower by a share s then), a change of at most s plus the figure's
+/// floor is the host, not the machine. The row becomes noise, with the reason.
+fn within_drift(rows: &mut [Row], a: &Document, b: &Document) {
+    for r in rows
+        .iter_mut()
+        .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse))
+    {
+        let (slow_side, label) = if r.verdict == Verdict::Worse {
+            (b, "B")
+        } else {
+            (a, "A")
+        };
+        let Some(s) = slow_by(slow_side, &r.suite) else {
+            continue;
+        };
+        let change = r.change.map_or(0.0, f64::abs);
+        if change <= s + r.floor.unwrap_or(MIN_FLOOR) {
+            r.verdict = Verdict::Noise;
+            r.note = Some(format!(
+                "{label} measured {} in a slow phase of its run (the drift probes read {:.0}% below the run's best), which covers this {:.1}% change",
+                r.suite,
+                100.0 * s,
+                100.0 * change
+            ));
+        }
+    }
+}
+
 /// The noise floor of one figure measured on both sides.
 fn noise_floor(a: &memsight_core::stats::Summary, b: &memsight_core::stats::Summary) -> f64 {
     (FLOOR_SPREADS * a.robust_cv.max(b.robust_cv)).max(MIN_FLOOR)
@@ -280,6 +345,7 @@ fn row(a: Option<&Figure>, b: Option<&Figure>, floor: Floor) -> Row {
     let f = a.or(b).expect("one side exists");
     let mut r = Row {
         key: f.key.clone(),
+        suite: f.suite.clone(),
         label: f.label.clone(),
         unit: f.unit.clone(),
         a: a.map(|x| x.value),

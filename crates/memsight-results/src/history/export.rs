@@ -7,6 +7,7 @@ use memsight_core::Error;
 
 use crate::dims::{self, Dim};
 use crate::document::Document;
+use crate::figure::Scope;
 
 /// Writes one row per figure: run, key, suite, the key's dimensions as typed columns (test,
 /// cpu, threads, node, working_set_bytes, mix …; empty where a figure has none), label, unit,
@@ -17,13 +18,32 @@ pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
     let mut header = vec!["run_started", "host", "key", "suite"];
     header.extend(Dim::ALL.iter().map(|d| d.name()));
     header.extend([
-        "label", "unit", "better", "value", "ci_low", "ci_high", "ci_level", "n", "min", "max",
+        "label",
+        "unit",
+        "better",
+        "value",
+        "ci_low",
+        "ci_high",
+        "ci_level",
+        "n",
+        "min",
+        "max",
         "cv",
+        "scope",
+        "disturbed",
+        "slow_phase",
+        "not_converged",
     ]);
     w.write_record(&header).map_err(fail)?;
     let host = doc.environment.hostname.clone().unwrap_or_default();
     let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
+    let slow = crate::document::slow_suites(doc);
     for f in crate::document::figures(doc) {
+        let doubt = f.doubt(&slow);
+        let scope = match f.scope {
+            Scope::Summary => "summary",
+            Scope::Curve => "curve",
+        };
         let s = f.summary.as_ref();
         let dims = dims::of(&f);
         let mut row = vec![doc.started.clone(), host.clone(), f.key, f.suite];
@@ -44,6 +64,10 @@ pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
             opt(s.map(|s| s.min)),
             opt(s.map(|s| s.max)),
             opt(s.map(|s| s.cv)),
+            scope.to_string(),
+            doubt.disturbed.to_string(),
+            doubt.slow_phase.to_string(),
+            doubt.not_converged.to_string(),
         ]);
         w.write_record(&row).map_err(fail)?;
     }

@@ -8,7 +8,15 @@
 //! - Bandwidth says which bytes it counts: `bytes="program"`, `"dram_estimated"`,
 //!   `"dram_counted"` or `"theoretical"`.
 //! - No label changes from run to run (a start time as a label would make a new series per run):
-//!   the start is the gauge `memsight_result_timestamp_seconds`.
+//!   the start is the gauge `memsight_result_timestamp_seconds`. By default only the summary
+//!   figures ([`crate::figure::Scope`]) are written: curve points (each working set of a ladder,
+//!   each physical range) have label sets that change with every run; `all_figures` adds them.
+//! - Every sample carries `command`, so textfiles of different commands in one directory never
+//!   write the same series (node_exporter refuses a series two files write). One file per
+//!   command: two results of one command in one directory do collide.
+//! - What the terminal doubts travels too: `memsight_figure_doubt` holds, for every figure, 1 or
+//!   0 for each `reason` (`disturbed`, `slow_phase`, `not_converged`), with the figure's labels
+//!   and its `quantity`, so alerts can leave doubtful figures out.
 //! - No sample timestamps (the textfile collector refuses them).
 
 use std::collections::BTreeMap;
@@ -18,7 +26,7 @@ use memsight_core::Error;
 
 use crate::dims;
 use crate::document::{Document, Results};
-use crate::figure::Figure;
+use crate::figure::{Figure, Scope};
 use crate::fleet_report::FleetResults;
 
 /// A family: its name, type and help.
@@ -39,6 +47,7 @@ enum Family {
     Count,
     OutlierScore,
     Fault,
+    Doubt,
 }
 
 impl Family {
@@ -59,7 +68,16 @@ impl Family {
             Family::Count => "memsight_count",
             Family::OutlierScore => "memsight_fleet_outlier_score",
             Family::Fault => "memsight_fleet_fault",
+            Family::Doubt => "memsight_figure_doubt",
         }
+    }
+
+    /// The quantity a figure family measures, as the doubt series names it.
+    fn quantity(self) -> &'static str {
+        self.name()
+            .trim_start_matches("memsight_")
+            .trim_end_matches("_seconds")
+            .trim_end_matches("_bytes_per_second")
     }
 
     fn help(self) -> &'static str {
@@ -83,6 +101,9 @@ impl Family {
             Family::Count => "A count.",
             Family::OutlierScore => "Robust score of a node's figure within its hardware group.",
             Family::Fault => "A node's result that is missing, partial or failed; always 1.",
+            Family::Doubt => {
+                "1 when the figure with these labels (and this quantity) has this reason for doubt: disturbed (rests on disturbed samples, reads slower than the machine), slow_phase (measured while the run's drift probes read the machine slow), not_converged (CI wider than 5% of the median); else 0."
+            }
         }
     }
 
@@ -191,14 +212,16 @@ fn figure_sample(f: &Figure) -> (Family, Labels, f64) {
 }
 
 /// Writes the result in the Prometheus text exposition format: the result's identity and start,
-/// then every figure (a fleet report: every node's headline figures, outliers and faults).
-pub fn prometheus(doc: &Document, mut out: impl Write) -> Result<(), Error> {
+/// then its summary figures (every figure with `all_figures`) and their doubt (a fleet report:
+/// every node's headline figures, outliers and faults). Every sample carries the command.
+pub fn prometheus(doc: &Document, all_figures: bool, mut out: impl Write) -> Result<(), Error> {
     let mut x = Exposition::default();
     let host = doc.environment.hostname.clone().unwrap_or_default();
+    let command = || ("command", doc.command.clone());
     x.push(
         Family::Info,
         vec![
-            ("command", doc.command.clone()),
+            command(),
             ("version", doc.tool.version.clone()),
             ("host", host),
         ],
@@ -207,14 +230,34 @@ pub fn prometheus(doc: &Document, mut out: impl Write) -> Result<(), Error> {
     if let Ok(t) = humantime::parse_rfc3339_weak(&doc.started)
         && let Ok(since) = t.duration_since(std::time::UNIX_EPOCH)
     {
-        x.push(Family::Timestamp, vec![], since.as_secs_f64());
+        x.push(Family::Timestamp, vec![command()], since.as_secs_f64());
     }
-    x.push(Family::Complete, vec![], f64::from(u8::from(doc.complete)));
+    x.push(
+        Family::Complete,
+        vec![command()],
+        f64::from(u8::from(doc.complete)),
+    );
     if let Results::Fleet(f) = &doc.results {
         fleet_samples(f, &mut x);
     } else {
-        for f in crate::document::figures(doc) {
-            let (family, labels, v) = figure_sample(&f);
+        let slow = crate::document::slow_suites(doc);
+        for f in crate::document::figures(doc)
+            .into_iter()
+            .filter(|f| all_figures || f.scope == Scope::Summary)
+        {
+            let (family, mut labels, v) = figure_sample(&f);
+            labels.insert(0, command());
+            let d = f.doubt(&slow);
+            for (reason, on) in [
+                ("disturbed", d.disturbed),
+                ("slow_phase", d.slow_phase),
+                ("not_converged", d.not_converged),
+            ] {
+                let mut l = labels.clone();
+                l.insert(1, ("quantity", family.quantity().to_string()));
+                l.push(("reason", reason.to_string()));
+                x.push(Family::Doubt, l, f64::from(u8::from(on)));
+            }
             x.push(family, labels, v);
         }
     }
@@ -239,13 +282,17 @@ fn fleet_samples(f: &FleetResults, x: &mut Exposition) {
                 *v,
             );
             let (family, mut labels, v) = figure_sample(&fig);
-            labels.insert(0, ("member", m.name.clone()));
-            labels.insert(1, ("group", m.group.to_string()));
+            labels.insert(0, ("command", "fleet".to_string()));
+            labels.insert(1, ("member", m.name.clone()));
+            labels.insert(2, ("group", m.group.to_string()));
             x.push(family, labels, v);
         }
     }
     for o in &f.outliers {
-        let mut labels = vec![("member", o.member.clone())];
+        let mut labels = vec![
+            ("command", "fleet".to_string()),
+            ("member", o.member.clone()),
+        ];
         labels.extend(key_labels(&o.key));
         labels.push(("direction", snake(&o.direction)));
         x.push(Family::OutlierScore, labels, o.score);
@@ -253,7 +300,11 @@ fn fleet_samples(f: &FleetResults, x: &mut Exposition) {
     for fault in &f.faults {
         x.push(
             Family::Fault,
-            vec![("member", fault.who.clone()), ("kind", snake(&fault.kind))],
+            vec![
+                ("command", "fleet".to_string()),
+                ("member", fault.who.clone()),
+                ("kind", snake(&fault.kind)),
+            ],
             1.0,
         );
     }

@@ -395,7 +395,8 @@ impl Present for WithCeilings<'_> {
                     Better::Higher,
                     &p.program_gbs,
                 )
-                .under(conditions(self.0, p)),
+                .under(conditions(self.0, p))
+                .on_curve(),
             );
         }
         out

@@ -11,6 +11,7 @@ use crate::figure::{Better, Figure, size_key};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count, med};
+use memsight_suites::latency::levels::Plateau;
 use memsight_suites::latency::{CpuLadder, LatencyResults};
 
 /// Ladder results, with the cache sizes the OS reports drawn on the charts.
@@ -74,53 +75,98 @@ impl Present for LatencyResults {
                         Better::Lower,
                         &p.ns,
                     )
-                    .under(conditions.clone()),
+                    .under(conditions.clone())
+                    .on_curve(),
                 );
             }
             for p in &l.levels.plateaus {
-                out.push(Figure::scalar(
-                    "latency",
-                    format!("latency/cpu{}/level/{}", l.cpu, p.name),
-                    format!(
-                        "{} plateau latency, CPU {} (median of {} points)",
-                        p.name, l.cpu, p.points
-                    ),
-                    "ns",
-                    Better::Lower,
-                    p.ns,
-                ));
+                out.push(plateau_figure(l, p));
             }
             for t in &l.tlb {
-                out.push(Figure::scalar(
-                    "latency",
-                    format!("tlb/cpu{}/{}", l.cpu, size_key(t.size_bytes)),
-                    format!(
-                        "TLB cost (small − huge pages), CPU {}, {}",
-                        l.cpu,
-                        format_bytes(t.size_bytes)
-                    ),
-                    "ns",
-                    Better::Lower,
-                    t.cost_ns,
-                ));
+                out.push(
+                    Figure::scalar(
+                        "latency",
+                        format!("tlb/cpu{}/{}", l.cpu, size_key(t.size_bytes)),
+                        format!(
+                            "TLB cost (small − huge pages), CPU {}, {}",
+                            l.cpu,
+                            format_bytes(t.size_bytes)
+                        ),
+                        "ns",
+                        Better::Lower,
+                        t.cost_ns,
+                    )
+                    .on_curve(),
+                );
             }
             if let Some(m) = &l.mlp {
                 // A round shorter than one miss is an error, not a figure to follow.
                 for p in m.valid() {
-                    out.push(Figure::scalar(
-                        "latency",
-                        format!("mlp/cpu{}/k{}", l.cpu, p.k),
-                        format!("misses overlapped with {} chains, CPU {}", p.k, l.cpu),
-                        "misses",
-                        Better::Higher,
-                        p.overlap,
-                    ));
+                    out.push(
+                        Figure::scalar(
+                            "latency",
+                            format!("mlp/cpu{}/k{}", l.cpu, p.k),
+                            format!("misses overlapped with {} chains, CPU {}", p.k, l.cpu),
+                            "misses",
+                            Better::Higher,
+                            p.overlap,
+                        )
+                        .on_curve(),
+                    );
                 }
             }
         }
         out
     }
 }
+
+/// A plateau's latency as a summary figure, with the latencies of the sizes it rests on as its
+/// samples (the clean sizes in its range within the plateau's band; for memory, its last two
+/// octaves, where its figure is read), so that `compare` can judge it. Unmatched plateaus are
+/// curve points: they come and go with noise at a cache transition.
+fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
+    let key = format!("latency/cpu{}/level/{}", l.cpu, p.name);
+    let label = format!(
+        "{} plateau latency, CPU {} (median of {} points)",
+        p.name, l.cpu, p.points
+    );
+    let from = if p.name == MemLevel::Memory {
+        p.first_bytes.max(p.last_bytes / 4)
+    } else {
+        p.first_bytes
+    };
+    let members: Vec<f64> = l
+        .main
+        .points
+        .iter()
+        .filter(|q| q.size_bytes >= from && q.size_bytes <= p.last_bytes)
+        .filter(|q| !q.ns.rests_on_disturbed())
+        .map(|q| q.ns.median)
+        .filter(|ns| (ns / p.ns - 1.0).abs() <= PLATEAU_BAND)
+        .collect();
+    let mut f = if members.len() >= 3 {
+        let mut f = Figure::sampled(
+            "latency",
+            key,
+            label,
+            "ns",
+            Better::Lower,
+            &memsight_core::stats::summarize(&members),
+        );
+        f.value = p.ns;
+        f
+    } else {
+        Figure::scalar("latency", key, label, "ns", Better::Lower, p.ns)
+    };
+    if p.name == MemLevel::Unmatched {
+        f = f.on_curve();
+    }
+    f
+}
+
+/// The band around a plateau's latency within which a size counts as one of its points (the
+/// levels' own tolerance).
+const PLATEAU_BAND: f64 = 0.12;
 
 /// Page kind as verified, and physical contiguity where frames are visible.
 fn describe(b: &BufferReport) -> String {

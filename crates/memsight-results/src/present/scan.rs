@@ -184,14 +184,18 @@ impl Present for ScanResults {
             ];
             for (key, what, unit, better, s) in kinds {
                 if let Some(s) = s {
-                    out.push(Figure::sampled(
-                        "scan",
-                        format!("scan/{at}/{key}"),
-                        format!("{what} of range {:#x}", r.start),
-                        unit,
-                        better,
-                        s,
-                    ));
+                    // One figure per physical range: a map, not a figure to follow by name.
+                    out.push(
+                        Figure::sampled(
+                            "scan",
+                            format!("scan/{at}/{key}"),
+                            format!("{what} of range {:#x}", r.start),
+                            unit,
+                            better,
+                            s,
+                        )
+                        .on_curve(),
+                    );
                 }
             }
         }

@@ -388,7 +388,8 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
                 Better::Lower,
                 &b.ns,
             )
-            .under(cond.clone()),
+            .under(cond.clone())
+            .on_curve(),
         );
     }
     if let Some(v) = t.knee_gbs {
@@ -427,7 +428,8 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
             .under(format!(
                 "{cond}, {} per thread",
                 format_bytes(p.bytes_per_thread)
-            )),
+            ))
+            .on_curve(),
         );
     }
     out
@@ -519,33 +521,39 @@ impl Present for TiersResults {
         let mut out: Vec<Figure> = self.targets.iter().flat_map(target_figures).collect();
         if let Some(n) = &self.near {
             for p in &n.points {
-                out.push(Figure::sampled(
-                    "tiers",
-                    format!("tiers/near/{}/latency", size_key(p.size_bytes)),
-                    format!(
-                        "latency at {} against near memory",
-                        format_bytes(p.size_bytes)
-                    ),
-                    "ns",
-                    Better::Lower,
-                    &p.latency_ns,
-                ));
+                out.push(
+                    Figure::sampled(
+                        "tiers",
+                        format!("tiers/near/{}/latency", size_key(p.size_bytes)),
+                        format!(
+                            "latency at {} against near memory",
+                            format_bytes(p.size_bytes)
+                        ),
+                        "ns",
+                        Better::Lower,
+                        &p.latency_ns,
+                    )
+                    .on_curve(),
+                );
             }
         }
         if let Some(w) = &self.weighted {
             for p in &w.points {
                 if let Some(s) = &p.read_gbs {
-                    out.push(Figure::sampled(
-                        "tiers",
-                        format!("tiers/weighted/{}-{}/read", p.ratio.near, p.ratio.far),
-                        format!(
-                            "read bandwidth, pages {} on nodes {}:{}",
-                            p.ratio, w.fast, w.slow
-                        ),
-                        "GB/s (program bytes)",
-                        Better::Higher,
-                        s,
-                    ));
+                    out.push(
+                        Figure::sampled(
+                            "tiers",
+                            format!("tiers/weighted/{}-{}/read", p.ratio.near, p.ratio.far),
+                            format!(
+                                "read bandwidth, pages {} on nodes {}:{}",
+                                p.ratio, w.fast, w.slow
+                            ),
+                            "GB/s (program bytes)",
+                            Better::Higher,
+                            s,
+                        )
+                        .on_curve(),
+                    );
                 }
             }
         }

@@ -17,6 +17,9 @@ pub enum CheckFormat {
     Junit,
     /// One line, for NHC and Slurm's HealthCheckProgram: the verdict and the first failure.
     Line,
+    /// A Monitoring Plugins (Nagios, Icinga, Naemon) status line with perfdata; the exit status
+    /// follows that convention: 0 OK (PASS), 2 CRITICAL (FAIL), 3 UNKNOWN (INCOMPLETE).
+    Nagios,
 }
 
 /// `memsight check`.

@@ -258,6 +258,11 @@ pub struct CompareArgs {
     /// much): for CI pipelines and regression gates.
     #[arg(long, value_name = "PERCENT", num_args = 0..=1, require_equals = true, default_missing_value = "0", value_parser = percent)]
     pub fail_on_regression: Option<f64>,
+    /// Compare (and gate on) every figure, curve points too: each working set of a latency
+    /// ladder or bandwidth sweep, each access size and range. By default only the summary
+    /// figures (plateaus, team bandwidths, STREAM, saturation, NUMA cells, c2c).
+    #[arg(long)]
+    pub all_figures: bool,
 }
 
 /// A percentage from 0 to 1000.
@@ -317,9 +322,15 @@ pub struct ExportArgs {
     #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
     pub format: ExportFormat,
     /// Write to this file instead of stdout, atomically (a temporary file renamed into place):
-    /// a reader sees the old file or the new one, never part of one.
+    /// a reader sees the old file or the new one, never part of one. For node_exporter's
+    /// textfile directory: one file per command (`memsight-run.prom`, `memsight-latency.prom`);
+    /// two results of one command in one directory write the same series.
     #[arg(long, value_name = "FILE")]
     pub to: Option<PathBuf>,
+    /// Prometheus: every figure, curve points too (each working set of a ladder or sweep, each
+    /// physical range), whose label sets change from run to run. By default the summary figures.
+    #[arg(long)]
+    pub all_figures: bool,
 }
 
 #[derive(Debug, Args)]
