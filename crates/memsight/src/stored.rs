@@ -208,6 +208,19 @@ fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
             disturbed.join(", ")
         ));
     }
+    let moved: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Moved)
+        .map(|r| r.key.as_str())
+        .collect();
+    if !moved.is_empty() {
+        unseen.push(format!(
+            "the machine moved between the runs (its drift probes moved the same way) for {} figure(s) ({}): rerun both to tell a regression from a state change",
+            moved.len(),
+            moved.join(", ")
+        ));
+    }
     if !unseen.is_empty() {
         eprintln!(
             "{}",

@@ -53,6 +53,9 @@ pub enum Verdict {
     Different,
     /// One side rests on disturbed samples (under 3 clean ones were left): shown, not judged.
     Disturbed,
+    /// The whole machine moved between the runs, the drift probes included, the same way as
+    /// this figure: a host's or machine's state change the gate cannot tell from a regression.
+    Moved,
     OnlyA,
     OnlyB,
 }
@@ -66,6 +69,7 @@ impl Verdict {
             Verdict::Unjudged => "not judged (no samples)",
             Verdict::Different => "not judged (measured differently)",
             Verdict::Disturbed => "not judged (rests on disturbed samples)",
+            Verdict::Moved => "not judged (the machine moved between the runs)",
             Verdict::OnlyA => "only in A",
             Verdict::OnlyB => "only in B",
         }
@@ -152,7 +156,7 @@ impl Comparison {
             String::new()
         };
         format!(
-            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} on disturbed samples, {} only on one side{left}",
+            "{} figures: {} better, {} worse, {} within noise, {} not judged (no samples), {} measured differently, {} on disturbed samples, {} where the machine moved between the runs, {} only on one side{left}",
             self.rows.len(),
             self.count(Verdict::Better),
             self.count(Verdict::Worse),
@@ -160,6 +164,7 @@ impl Comparison {
             self.count(Verdict::Unjudged),
             self.count(Verdict::Different),
             self.count(Verdict::Disturbed),
+            self.count(Verdict::Moved),
             self.count(Verdict::OnlyA) + self.count(Verdict::OnlyB)
         )
     }
@@ -234,6 +239,7 @@ pub fn compare(
             .map(|y| row(None, Some(y), floor)),
     );
     within_drift(&mut rows, a, b);
+    moved_between(&mut rows, a, b);
     let floor_words = match floor {
         Floor::Samples => format!(
             "at least its noise floor ({FLOOR_SPREADS:.0} × the larger robust spread of the two sample sets, at least {:.0}%; column floor)",
@@ -331,6 +337,60 @@ fn within_drift(rows: &mut [Row], a: &Document, b: &Document) {
                 r.suite,
                 100.0 * s,
                 100.0 * change
+            ));
+        }
+    }
+}
+
+/// The share by which the drift probes of the two runs read the machine apart, when both are
+/// runs with probes: the median read rate of B's usable probes over A's.
+fn probe_ratio(a: &Document, b: &Document) -> Option<f64> {
+    let level = |d: &Document| {
+        let Results::Run(run) = &d.results else {
+            return None;
+        };
+        let rates: Vec<f64> = run
+            .drift
+            .as_ref()?
+            .probes
+            .iter()
+            .map(|p| p.read_gbs)
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .collect();
+        (!rates.is_empty()).then(|| memsight_core::stats::median(&rates))
+    };
+    Some(level(b)? / level(a)?)
+}
+
+/// The probes' read rate must move by more than this between runs for the machine to have
+/// moved (a probe's own passes spread by a few percent).
+pub const MOVED: f64 = 0.10;
+
+/// Where the drift probes read the whole machine slower (or faster) in B than in A by more
+/// than [`MOVED`], a figure judged worse (or better) the same way is not judged: a host's
+/// state or the machine itself changed between the runs, and a gate cannot tell which from a
+/// regression (a shared host's memory moves 2× within minutes; a failed DIMM moves the probes
+/// too). The gate then reports it as not seen, never as passed.
+fn moved_between(rows: &mut [Row], a: &Document, b: &Document) {
+    let Some(ratio) = probe_ratio(a, b) else {
+        return;
+    };
+    if (ratio - 1.0).abs() <= MOVED {
+        return;
+    }
+    let slower = ratio < 1.0;
+    for r in rows.iter_mut() {
+        let same_way = match r.verdict {
+            Verdict::Worse => slower,
+            Verdict::Better => !slower,
+            _ => false,
+        };
+        if same_way {
+            r.verdict = Verdict::Moved;
+            r.note = Some(format!(
+                "the drift probes read the machine {:.0}% {} in B than in A: its state changed between the runs",
+                100.0 * (ratio - 1.0).abs(),
+                if slower { "slower" } else { "faster" }
             ));
         }
     }

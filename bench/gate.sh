@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The regression gate on real noise and beside a memory hog: PAIRS (default 5) back-to-back
+# pairs of `memsight run --quick` judged with `compare --fail-on-regression=5` on a quiet
+# machine, then a pair whose second run measures beside `stress-ng --stream` on every CPU, and
+# one whose second run measures on CPU 0 while the hog streams on CPU 1 (no CPU shared). Prints
+# each pair's verdict line and exit status as a Markdown record for bench/results.
+#   bench/gate.sh [PAIRS]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+pairs=${1:-5}
+command -v stress-ng >/dev/null || { echo "bench/gate.sh: needs stress-ng (apt install stress-ng)" >&2; exit 2; }
+cargo build --release --locked -q -p memsight || exit 1
+ms=target/release/memsight
+work=$(mktemp -d)
+trap 'rm -rf "$work"; kill $(jobs -p) 2>/dev/null' EXIT
+run() { "$@" run --quick --no-history --quiet --no-progress --out "$work/$run_id" >/dev/null 2>&1; }
+judge() {
+  local line code
+  line=$("$ms" compare "$work/$1" "$work/$2" --fail-on-regression=5 2>&1 >/dev/null | grep '^memsight: \(PASS\|FAIL\|INCOMPLETE\)')
+  code=$?
+  "$ms" compare "$work/$1" "$work/$2" --fail-on-regression=5 >/dev/null 2>&1
+  code=$?
+  echo "| $3 | $code | ${line#memsight: } | $(cut -d' ' -f1 /proc/loadavg) |"
+}
+echo "# Regression gate: compare --fail-on-regression=5 on real noise and beside a memory hog"
+echo
+echo "host $(hostname), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD)"
+echo "uptime before: $(uptime)"
+echo
+echo "| pair | exit | verdict | 1-min load |"
+echo "|---|---|---|---|"
+for i in $(seq 1 "$pairs"); do
+  run_id=q$i-a; run "$ms"
+  run_id=q$i-b; run "$ms"
+  judge "q$i-a" "q$i-b" "quiet $i"
+done
+run_id=h-a; run "$ms"
+stress-ng --stream "$(nproc)" --timeout 120s >/dev/null 2>&1 &
+hog=$!
+sleep 3
+run_id=h-b; run "$ms"
+kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+judge h-a h-b "beside stress-ng --stream on every CPU"
+sleep 10
+run_id=p-a; run taskset -c 0 "$ms"
+stress-ng --stream 1 --taskset 1 --timeout 120s >/dev/null 2>&1 &
+hog=$!
+sleep 3
+run_id=p-b; run taskset -c 0 "$ms"
+kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+judge p-a p-b "on CPU 0, beside stress-ng --stream on CPU 1"
+echo
+echo "uptime after: $(uptime)"
