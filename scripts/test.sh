@@ -12,8 +12,10 @@ cd "$(dirname "$0")/.."
 # the launchers fleet mode runs under (scripts/test-launchers.sh) and the Prometheus text parser
 # the export is checked with (tests/operations_cli.rs, with promtool from prometheus), and the
 # Python JSON Schema validator the schema is checked with; rpm and cpio (rpmbuild, the RPM inspected)
-# and debootstrap (the Debian 11 root the release binary runs in).
-MEMSIGHT_TEST_PACKAGES="rpm cpio debootstrap chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus python3-jsonschema"
+# and debootstrap (the Debian 11 root the release binary runs in); node_exporter, Prometheus and
+# curl (scripts/test-metrics.sh: the textfiles scraped, the alert rules' unit tests, the
+# dashboard's queries).
+MEMSIGHT_TEST_PACKAGES="rpm cpio debootstrap chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus prometheus-node-exporter curl python3-jsonschema"
 . scripts/deps.sh
 # Each step says what it cost (docs/testing.md quotes them).
 step() {
@@ -79,3 +81,5 @@ wait "$prep_root" || { cat "$prep_log.root" >&2; echo "memsight: the Debian 11 r
 step bash scripts/release.sh --check
 # Fleet mode under real launchers: Open MPI's mpirun and a one-node Slurm cluster started here.
 step bash scripts/test-launchers.sh
+# Metrics with the real components on loopback: node_exporter, Prometheus, promtool.
+step bash scripts/test-metrics.sh

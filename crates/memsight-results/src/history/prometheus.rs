@@ -241,10 +241,12 @@ pub fn prometheus(doc: &Document, all_figures: bool, mut out: impl Write) -> Res
         fleet_samples(f, &mut x);
     } else {
         let slow = crate::document::slow_suites(doc);
-        for f in crate::document::figures(doc)
+        let mut figures: Vec<Figure> = crate::document::figures(doc)
             .into_iter()
             .filter(|f| all_figures || f.scope == Scope::Summary)
-        {
+            .collect();
+        figures.extend(unfound_levels(doc, &figures));
+        for f in figures {
             let (family, mut labels, v) = figure_sample(&f);
             labels.insert(0, command());
             let d = f.doubt(&slow);
@@ -263,6 +265,42 @@ pub fn prometheus(doc: &Document, all_figures: bool, mut out: impl Write) -> Res
     }
     x.write(&mut out)
         .map_err(|e| Error::system(format!("cannot write the Prometheus text: {e}")))
+}
+
+/// The cache levels the OS reports, and memory, that a CPU's ladder found no plateau for, as NaN:
+/// a plateau that one run finds and the next does not would otherwise make its series appear and
+/// vanish (and leave a stale value behind in node_exporter's file); NaN says "not found this
+/// time" with the same labels every run.
+fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
+    let mut levels: Vec<String> = (1..=5)
+        .filter(|&l| doc.environment.topology.cache(l).is_some())
+        .map(|l| format!("L{l}"))
+        .collect();
+    levels.push("memory".into());
+    let mut cpus: Vec<&str> = figures
+        .iter()
+        .filter_map(|f| f.key.strip_prefix("latency/cpu")?.split_once("/level/"))
+        .map(|(cpu, _)| cpu)
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let mut out = Vec::new();
+    for cpu in cpus {
+        for level in &levels {
+            let key = format!("latency/cpu{cpu}/level/{level}");
+            if !figures.iter().any(|f| f.key == key) {
+                out.push(Figure::scalar(
+                    "latency",
+                    key,
+                    format!("{level} plateau latency, CPU {cpu}: not found by this ladder"),
+                    "ns",
+                    crate::figure::Better::Lower,
+                    f64::NAN,
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// A fleet report: each node's headline figures (labelled with the node and its hardware group),
