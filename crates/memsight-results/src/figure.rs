@@ -135,7 +135,7 @@ impl Figure {
         let s = self.summary.as_ref();
         Doubt {
             disturbed: s.is_some_and(|s| s.rests_on_disturbed()),
-            slow_phase: slow_suites.iter().any(|x| *x == self.suite),
+            slow_phase: slow_suites.contains(&self.suite),
             not_converged: s.is_some_and(|s| {
                 s.median != 0.0 && (s.ci_high - s.ci_low) / 2.0 > CONVERGED * s.median.abs()
             }),

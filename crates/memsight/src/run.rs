@@ -82,7 +82,7 @@ pub fn measure(
     let chosen = |n: &&str| {
         (a.only.is_empty() || a.only.iter().any(|s| s == n)) && !a.skip.iter().any(|s| s == n)
     };
-    if !crate::cli::RUN_SUITES.iter().any(|n| chosen(&n)) {
+    if !crate::cli::RUN_SUITES.iter().any(chosen) {
         return Err(memsight_core::Error::input(
             "--only and --skip leave no suite to run: nothing would be measured",
         )
