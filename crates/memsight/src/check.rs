@@ -32,7 +32,7 @@ pub fn make_reference(a: &CheckArgs, path: &std::path::Path) -> anyhow::Result<E
             .clone()
             .unwrap_or_else(|| "this kind of node".into())
     });
-    let r = check::make::make(&docs, name)?;
+    let r = check::make::make(&docs, &a.results, name)?;
     std::fs::write(path, r.to_text(path)?).map_err(|e| Error::io("write", path, e))?;
     say!(
         "memsight: wrote {} with {} figure(s) from {} result(s): edit the tolerances to what this kind of node must hold",

@@ -246,6 +246,111 @@ fn a_reference_made_from_a_run_passes_it_and_an_impossible_one_fails_naming_the_
     }
 }
 
+/// A result that is not whole never passes: INCOMPLETE, exit 3, in every form; the line is
+/// ASCII whatever the locale; nagios gives the Monitoring Plugins state and exit codes; JSON
+/// names its schema and verdict; a reference from results of two machines names them.
+#[test]
+fn an_interrupted_result_is_incomplete_in_every_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("node.json");
+    ok(&check(&["--make-reference"], &reference));
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
+    doc["complete"] = false.into();
+    let partial = dir.path().join("partial.json");
+    std::fs::write(&partial, serde_json::to_string(&doc).unwrap()).unwrap();
+    let judge = |flags: &[&str]| {
+        memsight()
+            .env("LC_ALL", "C")
+            .arg("check")
+            .args(flags)
+            .arg("--reference")
+            .arg(&reference)
+            .arg(&partial)
+            .output()
+            .unwrap()
+    };
+    for flags in [
+        &["--format", "table"][..],
+        &["--format", "line"],
+        &["--json"],
+    ] {
+        let out = judge(flags);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(3), "{flags:?}: {text}");
+        assert!(text.contains("INCOMPLETE"), "{flags:?}: {text}");
+    }
+    // The verdict under the table: each check may pass, the whole does not.
+    let table = String::from_utf8(judge(&["--format", "table"]).stdout).unwrap();
+    let last = table.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(last.starts_with("INCOMPLETE: "), "{last}");
+    let line = String::from_utf8(judge(&["--format", "line"]).stdout).unwrap();
+    assert!(
+        line.starts_with("memsight: INCOMPLETE: the result was interrupted"),
+        "{line}"
+    );
+    assert!(line.is_ascii(), "{line}");
+    let v: serde_json::Value = serde_json::from_slice(&judge(&["--json"]).stdout).unwrap();
+    assert_eq!(v["schema"], "memsight-check");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["verdict"], "INCOMPLETE");
+    assert_eq!(v["complete"], false);
+    let out = judge(&["--format", "nagios"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(
+        text.starts_with("MEMSIGHT UNKNOWN - INCOMPLETE") && text.contains(" | '"),
+        "{text}"
+    );
+    // The whole result: OK and 0; an impossible expectation: CRITICAL and 2.
+    let out = memsight()
+        .args(["check", "--format", "nagios", "--reference"])
+        .arg(&reference)
+        .arg(thorough())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("MEMSIGHT OK - PASS"));
+    // Two machines' results make no reference, and the message names them.
+    let mut other = doc.clone();
+    other["complete"] = true.into();
+    other["environment"]["cpu"]["model_name"] = "Other CPU".into();
+    let other_file = dir.path().join("other.json");
+    std::fs::write(&other_file, serde_json::to_string(&other).unwrap()).unwrap();
+    let out = memsight()
+        .args(["check", "--make-reference"])
+        .arg(dir.path().join("mixed.json"))
+        .arg(thorough())
+        .arg(&other_file)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("other.json") && err.contains("Other CPU"),
+        "{err}"
+    );
+}
+
+/// A run whose choices leave nothing to measure is refused before it starts.
+#[test]
+fn a_run_that_measures_nothing_is_refused() {
+    let out = memsight()
+        .args([
+            "run",
+            "--only",
+            "latency",
+            "--skip",
+            "latency",
+            "--no-history",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing would be measured"), "{err}");
+}
+
 /// `check` with no result measures what the reference needs (a quick ladder only, here) and
 /// judges it: the expectation is wide enough that only a missing figure could fail it. The
 /// ladder's first point is judged: it is measured whatever the load, whereas a busy machine may

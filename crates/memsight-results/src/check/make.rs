@@ -32,23 +32,37 @@ fn is_summary(f: &Figure) -> bool {
     ]
     .into_iter()
     .any(|x| d.get(x).is_some());
-    !point && d.get(Dim::Statistic) != Some("sweep") && !f.key.starts_with("fleet/")
+    f.scope == crate::figure::Scope::Summary
+        && !point
+        && d.get(Dim::Statistic) != Some("sweep")
+        && !f.key.starts_with("fleet/")
 }
 
 /// The reference `docs` support: refused when they are of different machines (their hardware
-/// fingerprints differ) or hold no summary figure.
-pub fn make(docs: &[Document], name: String) -> Result<Reference, Error> {
+/// fingerprints differ), naming the two results by `labels` (as the user gave them) and their
+/// machines, or when they hold no summary figure.
+pub fn make(docs: &[Document], labels: &[String], name: String) -> Result<Reference, Error> {
     let first = docs
         .first()
         .ok_or_else(|| Error::input("give at least one result to make a reference from"))?;
     let kind = crate::history::fingerprint(&first.environment);
-    if let Some(other) = docs
+    if let Some(i) = docs
         .iter()
-        .find(|d| crate::history::fingerprint(&d.environment) != kind)
+        .position(|d| crate::history::fingerprint(&d.environment) != kind)
     {
+        let what = |j: usize| {
+            let e = &docs[j].environment;
+            format!(
+                "'{}' (host {}, {})",
+                labels.get(j).map_or("?", String::as_str),
+                e.hostname.as_deref().unwrap_or("?"),
+                e.cpu.model_name.as_deref().unwrap_or("unknown CPU")
+            )
+        };
         return Err(Error::input(format!(
-            "the results are of different kinds of machine ('{kind}' and '{}'): make one reference per kind",
-            crate::history::fingerprint(&other.environment)
+            "{} and {} are of different kinds of machine: make one reference per kind",
+            what(0),
+            what(i)
         )));
     }
     let mut by_key: BTreeMap<String, Vec<Figure>> = BTreeMap::new();
