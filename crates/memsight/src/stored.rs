@@ -195,31 +195,27 @@ fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
         .filter(|i| !i.complete)
         .map(|i| format!("{} was interrupted", i.label))
         .collect();
-    let disturbed: Vec<&str> = c
-        .rows
-        .iter()
-        .filter(|r| r.verdict == Verdict::Disturbed)
-        .map(|r| r.key.as_str())
-        .collect();
-    if !disturbed.is_empty() {
-        unseen.push(format!(
-            "{} figure(s) rest on disturbed samples and could not be judged ({})",
-            disturbed.len(),
-            disturbed.join(", ")
-        ));
-    }
-    let moved: Vec<&str> = c
-        .rows
-        .iter()
-        .filter(|r| r.verdict == Verdict::Moved)
-        .map(|r| r.key.as_str())
-        .collect();
-    if !moved.is_empty() {
-        unseen.push(format!(
-            "the machine moved between the runs (its drift probes moved the same way) for {} figure(s) ({}): rerun both to tell a regression from a state change",
-            moved.len(),
-            moved.join(", ")
-        ));
+    let keys = |v: Verdict| -> Vec<&str> {
+        c.rows
+            .iter()
+            .filter(|r| r.verdict == v)
+            .map(|r| r.key.as_str())
+            .collect()
+    };
+    for (v, why) in [
+        (
+            Verdict::Disturbed,
+            "rest on disturbed samples and could not be judged",
+        ),
+        (
+            Verdict::Moved,
+            "moved with the whole machine between the runs (its drift probes moved the same way): rerun both to tell a regression from a state change",
+        ),
+    ] {
+        let k = keys(v);
+        if !k.is_empty() {
+            unseen.push(format!("{} figure(s) {why} ({})", k.len(), k.join(", ")));
+        }
     }
     if !unseen.is_empty() {
         eprintln!(

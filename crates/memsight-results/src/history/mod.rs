@@ -8,6 +8,7 @@
 
 pub mod compare;
 mod curves;
+mod drift;
 pub mod export;
 pub mod prometheus;
 
