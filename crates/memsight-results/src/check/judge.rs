@@ -14,11 +14,12 @@ pub const DEFAULT_TOLERANCE: Tolerance = Tolerance::Relative(0.10);
 
 /// Judges `doc` against `reference`.
 pub fn judge(reference: &Reference, doc: &Document) -> CheckReport {
+    let slow = crate::document::slow_suites(doc);
     let figures = crate::document::figures(doc);
     let ceiling = ceiling_gbs(reference.ceiling.as_ref(), doc, &figures);
     let mut checks = Vec::new();
     for e in &reference.figures {
-        checks.extend(expectation(e, &figures, &ceiling));
+        checks.extend(expectation(e, &figures, &ceiling, &slow));
     }
     checks.extend(health(&reference.health, doc));
     CheckReport::new(
@@ -29,16 +30,42 @@ pub fn judge(reference: &Reference, doc: &Document) -> CheckReport {
         },
         doc.environment.hostname.clone().unwrap_or_default(),
         doc.started.clone(),
-        incomplete(reference, doc),
+        incomplete(reference, doc, &checks),
         checks,
     )
 }
 
+/// Why a figure failed.
+const OUTSIDE: &str = "outside the expected range";
+/// Why a figure was skipped when its value says less than the machine: it rests on disturbed
+/// samples.
+const DISTURBED: &str = "rests on disturbed samples: measure again on a quieter machine";
+/// … or it fell short while its suite measured in a slow phase of the run.
+const SLOW_PHASE: &str = "outside the expected range, but measured while the run's drift probes read the machine slow: measure again";
+
 /// Why the result cannot stand for the node: it was interrupted, or a suite the reference
 /// needs was skipped (a working set that did not fit, a suite that could not run here). Suites
 /// left out on purpose (`--only`, `--skip`) that the reference does not need do not count.
-fn incomplete(reference: &Reference, doc: &Document) -> Vec<String> {
+fn incomplete(reference: &Reference, doc: &Document, checks: &[Check]) -> Vec<String> {
     let mut out = Vec::new();
+    // A figure skipped for doubt is one the verdict could not see: no PASS over it.
+    for (why, what) in [
+        (DISTURBED, "rest on disturbed samples"),
+        (SLOW_PHASE, "fell short in a slow phase of the run"),
+    ] {
+        let names: Vec<&str> = checks
+            .iter()
+            .filter(|c| c.status == Status::Skip && c.reason == why)
+            .map(|c| c.name.as_str())
+            .collect();
+        if !names.is_empty() {
+            out.push(format!(
+                "{} figure(s) {what} ({})",
+                names.len(),
+                names.join(", ")
+            ));
+        }
+    }
     if !doc.complete {
         out.push("the result was interrupted (complete: false)".to_string());
     }
@@ -100,6 +127,7 @@ fn expectation(
     e: &Expectation,
     figures: &[Figure],
     ceiling: &Result<(f64, String), String>,
+    slow: &[String],
 ) -> Vec<Check> {
     let chosen: Vec<&Figure> = figures
         .iter()
@@ -121,7 +149,23 @@ fn expectation(
             reason: "the result holds no such figure".into(),
         }];
     }
-    chosen.into_iter().map(|f| one(e, f, ceiling)).collect()
+    chosen
+        .into_iter()
+        .map(|f| {
+            let c = one(e, f, ceiling);
+            // A figure that fell short while the machine read slow says the host was slow
+            // then, not that the node is.
+            if c.status == Status::Fail && slow.contains(&f.suite) && c.reason == OUTSIDE {
+                Check {
+                    status: Status::Skip,
+                    reason: SLOW_PHASE.into(),
+                    ..c
+                }
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> Check {
@@ -148,10 +192,7 @@ fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> 
         return c;
     }
     if f.summary.as_ref().is_some_and(|s| s.rests_on_disturbed()) {
-        return skip(
-            c,
-            "rests on disturbed samples: measure again on a quieter machine".into(),
-        );
+        return skip(c, DISTURBED.into());
     }
     if !f.value.is_finite() {
         c.status = Status::Fail;
@@ -219,7 +260,7 @@ fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> 
     c.margin_percent = worst.is_finite().then_some(worst);
     if worst < 0.0 {
         c.status = Status::Fail;
-        c.reason = "outside the expected range".into();
+        c.reason = OUTSIDE.into();
     }
     c
 }
