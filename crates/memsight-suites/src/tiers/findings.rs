@@ -88,15 +88,31 @@ pub fn findings(
     }
     out.extend(plan.notes.iter().cloned().map(Finding::from));
     if let Some(n) = near {
-        out.extend(
-            n.analysis
-                .findings
-                .iter()
-                .map(|f| Finding::from(format!("near memory (node {}): {f}", n.node))),
-        );
+        // The sweep's plateaus and miss rates come from every point of it: each of its
+        // findings cites them all, so that one resting on a disturbed point says so.
+        let cites = near_cites(n);
+        out.extend(n.analysis.findings.iter().map(|f| {
+            Finding::citing(format!("near memory (node {}): {f}", n.node), cites.clone())
+        }));
     }
     if let Some(w) = weighted {
         out.extend(weighted_findings(w).into_iter().map(Finding::from));
+    }
+    out
+}
+
+/// Every sampled figure of the near-memory sweep: each size's latency, read and mix bandwidth.
+fn near_cites(n: &super::sweeps::NearSweep) -> Vec<Cited> {
+    let mut out = Vec::new();
+    for p in &n.points {
+        let size = memsight_core::units::format_bytes(p.size_bytes);
+        out.push(Cited::of(format!("latency at {size}"), "ns", &p.latency_ns));
+        if let Some(s) = &p.read_gbs {
+            out.push(Cited::of(format!("read at {size}"), "GB/s", s));
+        }
+        if let Some(s) = &p.mix_gbs {
+            out.push(Cited::of(format!("2:1 mix at {size}"), "GB/s", s));
+        }
     }
     out
 }
