@@ -7,8 +7,9 @@
 #   HealthCheckNodeState=IDLE      # measure only on idle nodes: jobs would disturb it and it them
 # MEMSIGHT_REFERENCE overrides the reference (default /etc/memsight/node-reference.toml);
 # MEMSIGHT_RESULT judges a stored result instead of measuring.
-# Exit status: memsight check's (0 PASS, 1 FAIL, 3 INCOMPLETE); 2 (a reference or result that
-# cannot be read) is reported and drains nothing: it is the configuration that is wrong.
+# Exit status: memsight check's (0 PASS, 1 FAIL, 3 INCOMPLETE or a system error); 2 (bad input: a
+# reference with an error in it, a file that is not there) is reported and drains nothing: it
+# is the configuration that is wrong.
 reference=${MEMSIGHT_REFERENCE:-/etc/memsight/node-reference.toml}
 node=${SLURMD_NODENAME:-$(hostname -s)}
 line=$(memsight check --quiet --no-progress --reference "$reference" --format line ${MEMSIGHT_RESULT:+"$MEMSIGHT_RESULT"} 2>&1)
@@ -25,7 +26,7 @@ case $status in
         esac
         ;;
     1|3)
-        scontrol update NodeName="$node" State=DRAIN Reason="$(printf '%s' "$line" | LC_ALL=C tr -cd '\11\12\15\40-\176' | head -c 200)"
+        scontrol update NodeName="$node" State=DRAIN Reason="$(printf '%s' "$line" | LC_ALL=C tr -cd '\40-\176' | head -c 200)"
         ;;
     *)
         printf '%s\n' "$line" >&2

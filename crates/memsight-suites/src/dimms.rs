@@ -676,7 +676,7 @@ mod tests {
             f.starts_with("⚠ unconfirmed: best measured efficiency: read at 50%"),
             "{f}"
         );
-        assert_eq!(f.evidence, Evidence::Disturbed);
+        assert_eq!(f.evidence, Evidence::Mixed);
         let f = efficiency_finding(&[eff(50.0, false)]).unwrap();
         assert!(
             f.starts_with("best measured efficiency") && f.contains("check population"),

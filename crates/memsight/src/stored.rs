@@ -209,13 +209,30 @@ fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
         ),
         (
             Verdict::Moved,
-            "moved with the whole machine between the runs (its drift probes moved the same way): rerun both to tell a regression from a state change",
+            "moved with the machine (its drift probes read it slower or faster, in a slow phase of a run or between the runs): rerun both to tell a regression from a state change",
+        ),
+        (Verdict::OnlyA, "of A are missing from B"),
+        (
+            Verdict::Unjudged,
+            "have no samples to judge by (a plateau of fewer than 3 sizes)",
+        ),
+        (
+            Verdict::Different,
+            "were measured under different conditions (pages, working set)",
         ),
     ] {
         let k = keys(v);
         if !k.is_empty() {
             unseen.push(format!("{} figure(s) {why} ({})", k.len(), k.join(", ")));
         }
+    }
+    let judged = c
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse | Verdict::Noise))
+        .count();
+    if judged == 0 {
+        unseen.push("no figure could be judged".into());
     }
     if !unseen.is_empty() {
         eprintln!(
@@ -227,11 +244,6 @@ fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
         );
         return ExitCode::from(Exit::System.code());
     }
-    let judged = c
-        .rows
-        .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse | Verdict::Noise))
-        .count();
     eprintln!("memsight: PASS: {judged} figure(s) judged, none worse beyond the noise{by}");
     ExitCode::SUCCESS
 }

@@ -183,7 +183,16 @@ pub fn step<S: InRun>(
                     .push("every suite after the latency ladder: interrupted".into());
             }
         }
-        Step::Skipped(why) => ctx.run.skipped.push(why),
+        // Each line starts with the suite's command name, so `check` can tell which suite a
+        // reference needs was skipped ("dimms: DIMM inventory: no SMBIOS tables …").
+        Step::Skipped(why) => ctx
+            .run
+            .skipped
+            .push(if why.starts_with(&format!("{name}:")) {
+                why
+            } else {
+                format!("{name}: {why}")
+            }),
     }
     Ok(())
 }

@@ -337,7 +337,7 @@ fn prometheus_export_of_a_run_and_of_a_fleet() {
     common::check_exposition(&text);
     assert!(text.contains("# TYPE memsight_latency_seconds gauge"));
     assert!(text.contains(
-        "memsight_latency_seconds{suite=\"latency\",test=\"latency\",cpu=\"0\",level=\"memory\"}"
+        "memsight_latency_seconds{command=\"run\",suite=\"latency\",test=\"latency\",cpu=\"0\",level=\"memory\"}"
     ));
     assert!(text.contains("memsight_result_info{command=\"run\""));
     let tmp = tempfile::tempdir().unwrap();
@@ -359,14 +359,14 @@ fn prometheus_export_of_a_run_and_of_a_fleet() {
     let text = String::from_utf8(out.stdout).unwrap();
     common::check_exposition(&text);
     assert!(
-        text.contains("memsight_fleet_outlier_score{member=\"node04\""),
+        text.contains("memsight_fleet_outlier_score{command=\"fleet\",member=\"node04\""),
         "{text}"
     );
+    assert!(text.contains(
+        "memsight_fleet_fault{command=\"fleet\",member=\"node07/run.json\",kind=\"unreadable\"} 1"
+    ));
     assert!(
-        text.contains("memsight_fleet_fault{member=\"node07/run.json\",kind=\"unreadable\"} 1")
-    );
-    assert!(
-        text.contains("memsight_latency_seconds{member=\"node01\""),
+        text.contains("memsight_latency_seconds{command=\"fleet\",member=\"node01\""),
         "{text}"
     );
 }

@@ -19,7 +19,9 @@ fn emit(report: &CheckReport, out: impl Write) -> std::io::Result<()> {
     let mut w = Writer::new_with_indent(out, b' ', 2);
     let (_, failed, skipped) = report.counts();
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
-    let tests = report.checks.len().to_string();
+    let errors = usize::from(!report.incomplete.is_empty());
+    let tests = (report.checks.len() + errors).to_string();
+    let errors = errors.to_string();
     let (failures, skips) = (failed.to_string(), skipped.to_string());
     let suite_name = format!("memsight check: {}", report.reference);
     let mut suites = BytesStart::new("testsuites");
@@ -34,7 +36,7 @@ fn emit(report: &CheckReport, out: impl Write) -> std::io::Result<()> {
     suite.push_attribute(("tests", tests.as_str()));
     suite.push_attribute(("failures", failures.as_str()));
     suite.push_attribute(("skipped", skips.as_str()));
-    suite.push_attribute(("errors", "0"));
+    suite.push_attribute(("errors", errors.as_str()));
     w.write_event(Event::Start(suite))?;
     for c in &report.checks {
         let mut case = BytesStart::new("testcase");
@@ -66,6 +68,20 @@ fn emit(report: &CheckReport, out: impl Write) -> std::io::Result<()> {
         w.write_event(Event::Start(out))?;
         w.write_event(Event::Text(BytesText::new(&text)))?;
         w.write_event(Event::End(BytesEnd::new("system-out")))?;
+        w.write_event(Event::End(BytesEnd::new("testcase")))?;
+    }
+    // A result that is not whole: one erroring case, so a CI system never shows it green.
+    if !report.incomplete.is_empty() {
+        let mut case = BytesStart::new("testcase");
+        case.push_attribute(("classname", "memsight.check"));
+        case.push_attribute(("name", "verdict"));
+        w.write_event(Event::Start(case))?;
+        let mut e = BytesStart::new("error");
+        e.push_attribute(("message", "INCOMPLETE"));
+        e.push_attribute(("type", "memsight.incomplete"));
+        w.write_event(Event::Start(e))?;
+        w.write_event(Event::Text(BytesText::new(&report.incomplete.join("; "))))?;
+        w.write_event(Event::End(BytesEnd::new("error")))?;
         w.write_event(Event::End(BytesEnd::new("testcase")))?;
     }
     w.write_event(Event::End(BytesEnd::new("testsuite")))?;

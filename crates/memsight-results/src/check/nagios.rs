@@ -42,12 +42,12 @@ pub fn line(report: &CheckReport) -> String {
             Some(format!("'{}'={v}{uom};;;;", label(&c.name)))
         })
         .collect();
-    let head = format!("MEMSIGHT {} - {}", state(report.verdict), ascii(text));
+    // The text part must not hold the perfdata separator.
+    let head = format!("MEMSIGHT {} - {}", state(report.verdict), ascii(text)).replace('|', "/");
     if perf.is_empty() {
         head
     } else {
-        // The text part must not hold the perfdata separator.
-        format!("{} | {}", head.replace('|', "/"), perf.join(" "))
+        format!("{head} | {}", perf.join(" "))
     }
 }
 

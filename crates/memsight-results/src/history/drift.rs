@@ -2,7 +2,7 @@
 //! one run explains is noise ([`within_drift`]); a change the whole machine made between the
 //! runs, probes included, is not judged ([`moved_between`]).
 
-use super::compare::{MIN_FLOOR, Row, Verdict};
+use super::rows::{MIN_FLOOR, Row, Verdict};
 use crate::document::{Document, Results};
 
 /// How much slower than its best the machine was while `suite` measured in `doc`'s run, as the
@@ -35,7 +35,7 @@ pub(super) fn within_drift(rows: &mut [Row], a: &Document, b: &Document) {
         };
         let change = r.change.map_or(0.0, f64::abs);
         if change <= s + r.floor.unwrap_or(MIN_FLOOR) {
-            r.verdict = Verdict::Noise;
+            r.verdict = Verdict::Moved;
             r.note = Some(format!(
                 "{label} measured {} in a slow phase of its run (the drift probes read {:.0}% below the run's best), which covers this {:.1}% change",
                 r.suite,

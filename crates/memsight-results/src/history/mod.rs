@@ -11,6 +11,7 @@ mod curves;
 mod drift;
 pub mod export;
 pub mod prometheus;
+mod rows;
 
 pub use curves::{curves_of, latest_curves};
 

@@ -79,8 +79,15 @@ impl Present for LatencyResults {
                     .on_curve(),
                 );
             }
-            for p in &l.levels.plateaus {
-                out.push(plateau_figure(l, p));
+            // Unmatched plateaus are not levels (a finding names them), and one CPU can have
+            // several: they have no key of their own.
+            for p in l
+                .levels
+                .plateaus
+                .iter()
+                .filter(|p| p.name != MemLevel::Unmatched)
+            {
+                out.push(plateau_figure(l, p).under(conditions.clone()));
             }
             for t in &l.tlb {
                 out.push(
@@ -122,8 +129,7 @@ impl Present for LatencyResults {
 
 /// A plateau's latency as a summary figure, with the latencies of the sizes it rests on as its
 /// samples (the clean sizes in its range within the plateau's band; for memory, its last two
-/// octaves, where its figure is read), so that `compare` can judge it. Unmatched plateaus are
-/// curve points: they come and go with noise at a cache transition.
+/// octaves, where its figure is read), so that `compare` can judge it.
 fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
     let key = format!("latency/cpu{}/level/{}", l.cpu, p.name);
     let label = format!(
@@ -144,7 +150,7 @@ fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
         .map(|q| q.ns.median)
         .filter(|ns| (ns / p.ns - 1.0).abs() <= PLATEAU_BAND)
         .collect();
-    let mut f = if members.len() >= 3 {
+    if members.len() >= 3 {
         let mut f = Figure::sampled(
             "latency",
             key,
@@ -157,11 +163,7 @@ fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
         f
     } else {
         Figure::scalar("latency", key, label, "ns", Better::Lower, p.ns)
-    };
-    if p.name == MemLevel::Unmatched {
-        f = f.on_curve();
     }
-    f
 }
 
 /// The band around a plateau's latency within which a size counts as one of its points (the

@@ -427,7 +427,7 @@ mod tests {
             .expect("the NT finding");
         assert!(nt.starts_with("⚠ "), "{nt}");
         assert_eq!(nt.evidence, memsight_core::finding::Evidence::Mixed);
-        assert_eq!(nt.cites.len(), 2);
+        assert_eq!(nt.cites.len(), 3);
         let listed = f
             .iter()
             .find(|x| x.contains("resting on disturbed samples"))
