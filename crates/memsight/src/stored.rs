@@ -213,10 +213,6 @@ fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
         ),
         (Verdict::OnlyA, "of A are missing from B"),
         (
-            Verdict::Unjudged,
-            "have no samples to judge by (a plateau of fewer than 3 sizes)",
-        ),
-        (
             Verdict::Different,
             "were measured under different conditions (pages, working set)",
         ),
