@@ -99,7 +99,7 @@ fn every_result_type_reaches_history_compare_export_and_report() {
         // Compare, stored against the file: the same figures, none judged changed.
         let c = json(
             memsight()
-                .args(["--json", "compare", &id])
+                .args(["--json", "compare", "--all-figures", &id])
                 .arg(&path)
                 .arg("--db")
                 .arg(&db),
@@ -189,7 +189,7 @@ fn figures_measured_differently_are_not_judged() {
     std::fs::write(&random, serde_json::to_string(&doc).unwrap()).unwrap();
     let c = json(
         memsight()
-            .args(["--json", "compare"])
+            .args(["--json", "compare", "--all-figures"])
             .arg(&lat)
             .arg(&random),
     );
