@@ -60,9 +60,25 @@ fn main() -> ExitCode {
     }
     output::set_quiet(cli.global.quiet);
     cli.global.no_progress |= cli.global.quiet;
+    // A monitoring plugin answers every time: an error is UNKNOWN (exit 3) with its reason on
+    // the status line, not a bare exit code the monitoring system would read as CRITICAL.
+    let nagios = matches!(&cli.command, Command::Check(a) if a.format == cli::check::CheckFormat::Nagios)
+        && !cli.global.json;
     match run(cli) {
         Ok(code) => code,
-        Err(e) => ExitCode::from(say_error(&e).code()),
+        Err(e) => {
+            let code = say_error(&e);
+            if nagios {
+                println!(
+                    "{}",
+                    memsight_results::check::nagios::unknown(&format!("{e:#}"))
+                );
+                return ExitCode::from(memsight_results::check::nagios::status(
+                    memsight_results::check::Verdict::Incomplete,
+                ));
+            }
+            ExitCode::from(code.code())
+        }
     }
 }
 

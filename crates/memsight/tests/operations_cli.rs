@@ -311,6 +311,24 @@ fn an_interrupted_result_is_incomplete_in_every_form() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("MEMSIGHT OK - PASS"));
+    // A check that cannot be made is UNKNOWN, with the reason, never a bare exit code.
+    let out = memsight()
+        .args([
+            "check",
+            "--format",
+            "nagios",
+            "--reference",
+            "/no/such/reference.toml",
+        ])
+        .arg(thorough())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("MEMSIGHT UNKNOWN - ") && text.contains("reference"),
+        "{text}"
+    );
     // Two machines' results make no reference, and the message names them.
     let mut other = doc.clone();
     other["complete"] = true.into();

@@ -51,6 +51,13 @@ pub fn line(report: &CheckReport) -> String {
     }
 }
 
+/// The status line of a check that could not be made (a reference that does not read, a
+/// measurement the machine refused): UNKNOWN, with the reason on one ASCII line.
+pub fn unknown(why: &str) -> String {
+    let line = why.lines().collect::<Vec<_>>().join("; ");
+    format!("MEMSIGHT UNKNOWN - {}", ascii(&line).replace('|', "/"))
+}
+
 /// A perfdata label: ASCII, no `=`, a quote doubled (the format's escape).
 fn label(name: &str) -> String {
     ascii(name).replace('=', "_").replace('\'', "''")
