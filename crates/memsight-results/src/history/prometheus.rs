@@ -277,10 +277,15 @@ fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
         .map(|l| format!("L{l}"))
         .collect();
     levels.push("memory".into());
-    let mut cpus: Vec<&str> = figures
+    // The CPUs whose ladders named a level, read from the keys as every export reads them.
+    let mut cpus: Vec<String> = figures
         .iter()
-        .filter_map(|f| f.key.strip_prefix("latency/cpu")?.split_once("/level/"))
-        .map(|(cpu, _)| cpu)
+        .filter(|f| f.suite == "latency")
+        .filter_map(|f| {
+            let d = dims::of(f);
+            d.get(dims::Dim::Level)?;
+            Some(d.get(dims::Dim::Cpu)?.to_string())
+        })
         .collect();
     cpus.sort_unstable();
     cpus.dedup();

@@ -11,7 +11,7 @@ use crate::figure::{Better, Figure, size_key};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count, med};
-use memsight_suites::latency::levels::Plateau;
+use memsight_suites::latency::levels::{self, Plateau};
 use memsight_suites::latency::{CpuLadder, LatencyResults};
 
 /// Ladder results, with the cache sizes the OS reports drawn on the charts.
@@ -148,7 +148,7 @@ fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
         .filter(|q| q.size_bytes >= from && q.size_bytes <= p.last_bytes)
         .filter(|q| !q.ns.rests_on_disturbed())
         .map(|q| q.ns.median)
-        .filter(|ns| (ns / p.ns - 1.0).abs() <= PLATEAU_BAND)
+        .filter(|ns| (ns / p.ns - 1.0).abs() <= levels::TOLERANCE)
         .collect();
     if members.len() >= 3 {
         let mut f = Figure::sampled(
@@ -165,10 +165,6 @@ fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
         Figure::scalar("latency", key, label, "ns", Better::Lower, p.ns)
     }
 }
-
-/// The band around a plateau's latency within which a size counts as one of its points (the
-/// levels' own tolerance).
-const PLATEAU_BAND: f64 = 0.12;
 
 /// Page kind as verified, and physical contiguity where frames are visible.
 fn describe(b: &BufferReport) -> String {

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::Point;
 
 /// Relative band around a plateau's running median.
-const TOLERANCE: f64 = 0.12;
+pub const TOLERANCE: f64 = 0.12;
 /// Fewest points that make a plateau.
 const MIN_POINTS: usize = 3;
 /// A plateau less than this factor above the previous one is a shoulder of the same level (the
