@@ -254,7 +254,16 @@ pub fn slow_suites(doc: &Document) -> Vec<String> {
             .drift
             .as_ref()
             .and_then(|d| d.verdict.as_ref())
-            .map(|v| v.slow.iter().map(|a| a.suite.clone()).collect())
+            .map(|v| {
+                // A suite measured while the team could draw less is in doubt too (its
+                // several-thread figures are), whatever one core read.
+                let team = v.team.iter().flat_map(|t| &t.slow);
+                let mut names: Vec<String> =
+                    v.slow.iter().chain(team).map(|a| a.suite.clone()).collect();
+                names.sort();
+                names.dedup();
+                names
+            })
             .unwrap_or_default(),
         _ => Vec::new(),
     }

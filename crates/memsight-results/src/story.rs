@@ -355,6 +355,7 @@ mod tests {
                     share_of_best: 0.56,
                 }],
                 cpu_shared: Vec::new(),
+                team: None,
             }),
             findings: Vec::new(),
         };

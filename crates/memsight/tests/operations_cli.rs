@@ -492,6 +492,86 @@ fn compare_fails_on_a_regression_beyond_the_noise() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// A drift series of three probes reading one core at `core` GB/s and the team at `team`.
+fn probes(core: f64, team: f64) -> serde_json::Value {
+    let probe = |at: f64| {
+        serde_json::json!({"at_s": at, "label": "p", "read_gbs": core, "team_read_gbs": team,
+            "read_spread": 0.02, "latency_ns": 120.0, "dropped": 0})
+    };
+    serde_json::json!({"method": "m", "cpu": 0, "buffer_bytes": 268435456u64,
+        "probes": [probe(0.0), probe(5.0), probe(10.0)], "phases": [], "verdict": null,
+        "findings": []})
+}
+
+#[test]
+fn the_gate_holds_team_figures_against_the_team_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
+    a["results"]["drift"] = probes(30.0, 55.0);
+    // B: every two-thread bandwidth 40% lower, one core's unchanged.
+    let mut b = a.clone();
+    for p in b["results"]["bandwidth"]["points"].as_array_mut().unwrap() {
+        if p["threads"].as_u64() != Some(2) {
+            continue;
+        }
+        let s = &mut p["program_gbs"];
+        for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
+            if let Some(x) = s[k].as_f64() {
+                s[k] = (0.6 * x).into();
+            }
+        }
+        for x in s["samples"].as_array_mut().unwrap() {
+            *x = (0.6 * x.as_f64().unwrap()).into();
+        }
+    }
+    let gate = |b: &serde_json::Value| {
+        let (fa, fb) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&fa, a.to_string()).unwrap();
+        std::fs::write(&fb, b.to_string()).unwrap();
+        memsight()
+            .args(["compare", "--fail-on-regression=5"])
+            .arg(&fa)
+            .arg(&fb)
+            .output()
+            .unwrap()
+    };
+    // The team's probes read the same: the two-thread figures regressed.
+    b["results"]["drift"] = probes(30.0, 55.0);
+    let out = gate(&b);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("FAIL") && err.contains("bandwidth/read/2t"),
+        "{err}"
+    );
+    // The team's probes read 35% slower in B while one core's stayed: the CPUs were placed
+    // differently, which the gate cannot tell from a regression.
+    b["results"]["drift"] = probes(30.0, 36.0);
+    let out = gate(&b);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("INCOMPLETE") && err.contains("moved"), "{err}");
+    let out = memsight()
+        .args(["compare", "--json"])
+        .arg(dir.path().join("a.json"))
+        .arg(dir.path().join("b.json"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let read = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == "bandwidth/read/2t")
+        .unwrap();
+    assert_eq!(read["verdict"], "moved", "{read}");
+    assert!(
+        read["note"].as_str().unwrap().contains("the team's"),
+        "{read}"
+    );
+}
+
 #[test]
 fn tables_are_plain_ascii_off_a_terminal_and_quiet_is_quiet() {
     let out = ok(&memsight().arg("show").arg(thorough()).output().unwrap());

@@ -8,37 +8,50 @@ use crate::document::{Document, Results};
 /// How much slower than its best the machine was while `suite` measured in `doc`'s run, as the
 /// run's drift probes saw it (1 − the lowest probed read rate ÷ the run's best), where that
 /// suite measured in a slow phase.
-fn slow_by(doc: &Document, suite: &str) -> Option<f64> {
+fn slow_by(doc: &Document, suite: &str, rate: Rate) -> Option<f64> {
     let Results::Run(run) = &doc.results else {
         return None;
     };
-    let share = run.drift.as_ref()?.slow_share(suite)?;
+    let d = run.drift.as_ref()?;
+    let share = match rate {
+        Rate::Core => d.slow_share(suite)?,
+        // Where the team drifted, its share; else one core's (old results, one CPU).
+        Rate::Team => d.team_slow_share(suite).or_else(|| d.slow_share(suite))?,
+    };
     Some((1.0 - share).max(0.0))
 }
 
 /// A change judged beyond the noise whose size the drift of the runs explains is not called:
-/// where the side that reads worse measured its suite in a slow phase of its run (the drift
-/// probes read the machine slower by a share s then), a change of at most s plus the figure's
-/// floor is the host, not the machine. The row becomes noise, with the reason.
+/// where either run measured the figure's suite in a slow phase of its run (its drift probes
+/// read the machine slower by a share s then, at some point of the suite), a change of at most
+/// s plus the figure's floor is the host, not the machine. The side that reads worse may be
+/// slow; the side that reads better may have measured partly before or after a slow phase
+/// (the probes bracketing its suite disagree), and then its figure is no baseline for either
+/// state. The row becomes noise of the machine's moving, with the reason.
 pub(super) fn within_drift(rows: &mut [Row], a: &Document, b: &Document) {
     for r in rows
         .iter_mut()
         .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse))
     {
-        let (slow_side, label) = if r.verdict == Verdict::Worse {
-            (b, "B")
-        } else {
-            (a, "A")
-        };
-        let Some(s) = slow_by(slow_side, &r.suite) else {
+        let rate = Rate::for_key(&r.key);
+        let sides = [
+            ("A", slow_by(a, &r.suite, rate)),
+            ("B", slow_by(b, &r.suite, rate)),
+        ];
+        let Some((label, s)) = sides
+            .into_iter()
+            .filter_map(|(l, s)| Some((l, s?)))
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+        else {
             continue;
         };
         let change = r.change.map_or(0.0, f64::abs);
         if change <= s + r.floor.unwrap_or(MIN_FLOOR) {
             r.verdict = Verdict::Moved;
             r.note = Some(format!(
-                "{label} measured {} in a slow phase of its run (the drift probes read {:.0}% below the run's best), which covers this {:.1}% change",
+                "{label} measured {} in a slow phase of its run (the drift probes read {} rate {:.0}% below the run's best), which covers this {:.1}% change",
                 r.suite,
+                rate.word(),
                 100.0 * s,
                 100.0 * change
             ));
@@ -46,9 +59,49 @@ pub(super) fn within_drift(rows: &mut [Row], a: &Document, b: &Document) {
     }
 }
 
+/// Which of a probe's read rates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rate {
+    /// One core's.
+    Core,
+    /// Every CPU of the run at once.
+    Team,
+}
+
+impl Rate {
+    fn of(self, p: &memsight_suites::drift::DriftProbe) -> Option<f64> {
+        match self {
+            Rate::Core => Some(p.read_gbs),
+            Rate::Team => p.team_read_gbs,
+        }
+        .filter(|r| r.is_finite() && *r > 0.0)
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Rate::Core => "one core's",
+            Rate::Team => "the team's",
+        }
+    }
+
+    /// The rate a figure is held against: the team's for a figure several threads measured
+    /// together (the run's CPUs may have been placed on fewer cores or dies in one run than in
+    /// the other, which one core's rate does not see), one core's otherwise.
+    fn for_key(key: &str) -> Rate {
+        let threads = crate::dims::of_key(key)
+            .get(crate::dims::Dim::Threads)
+            .and_then(|t| t.trim_start_matches('t').parse::<usize>().ok());
+        if threads.is_some_and(|t| t > 1) {
+            Rate::Team
+        } else {
+            Rate::Core
+        }
+    }
+}
+
 /// The share by which the drift probes of the two runs read the machine apart, when both are
-/// runs with probes: the median read rate of B's usable probes over A's.
-fn probe_ratio(a: &Document, b: &Document) -> Option<f64> {
+/// runs with probes of that `rate`: the median rate of B's usable probes over A's.
+fn probe_ratio(a: &Document, b: &Document, rate: Rate) -> Option<f64> {
     let level = |d: &Document| {
         let Results::Run(run) = &d.results else {
             return None;
@@ -58,8 +111,7 @@ fn probe_ratio(a: &Document, b: &Document) -> Option<f64> {
             .as_ref()?
             .probes
             .iter()
-            .map(|p| p.read_gbs)
-            .filter(|r| r.is_finite() && *r > 0.0)
+            .filter_map(|p| rate.of(p))
             .collect();
         (!rates.is_empty()).then(|| memsight_core::stats::median(&rates))
     };
@@ -76,14 +128,22 @@ pub const MOVED: f64 = 0.10;
 /// regression (a shared host's memory moves 2× within minutes; a failed DIMM moves the probes
 /// too). The gate then reports it as not seen, never as passed.
 pub(super) fn moved_between(rows: &mut [Row], a: &Document, b: &Document) {
-    let Some(ratio) = probe_ratio(a, b) else {
-        return;
-    };
-    if (ratio - 1.0).abs() <= MOVED {
-        return;
-    }
-    let slower = ratio < 1.0;
+    let core = probe_ratio(a, b, Rate::Core);
+    let team = probe_ratio(a, b, Rate::Team);
     for r in rows.iter_mut() {
+        let want = Rate::for_key(&r.key);
+        // A team figure falls back on one core's rate where the runs probed no team.
+        let (rate, ratio) = match (want, team) {
+            (Rate::Team, Some(t)) => (Rate::Team, t),
+            _ => match core {
+                Some(c) => (Rate::Core, c),
+                None => continue,
+            },
+        };
+        if (ratio - 1.0).abs() <= MOVED {
+            continue;
+        }
+        let slower = ratio < 1.0;
         let same_way = match r.verdict {
             Verdict::Worse => slower,
             Verdict::Better => !slower,
@@ -92,7 +152,8 @@ pub(super) fn moved_between(rows: &mut [Row], a: &Document, b: &Document) {
         if same_way {
             r.verdict = Verdict::Moved;
             r.note = Some(format!(
-                "the drift probes read the machine {:.0}% {} in B than in A: its state changed between the runs",
+                "the drift probes read {} rate {:.0}% {} in B than in A: the machine's state changed between the runs",
+                rate.word(),
                 100.0 * (ratio - 1.0).abs(),
                 if slower { "slower" } else { "faster" }
             ));

@@ -44,7 +44,15 @@ pub fn view(d: &DriftSeries) -> View {
     }
     let mut t = Table::new(
         "Reference probes",
-        &["s", "where", "read GB/s", "spread %", "idle ns", "dropped"],
+        &[
+            "s",
+            "where",
+            "read GB/s",
+            "spread %",
+            "team read GB/s",
+            "idle ns",
+            "dropped",
+        ],
     );
     for p in &d.probes {
         let opt = |x: f64, f: fn(f64) -> String| if x.is_finite() { f(x) } else { "-".into() };
@@ -53,6 +61,7 @@ pub fn view(d: &DriftSeries) -> View {
             Cell::Text(p.label.clone()),
             Cell::Num(opt(p.read_gbs, num)),
             Cell::Num(format!("{:.1}", 100.0 * p.read_spread)),
+            Cell::Num(opt(p.team_read_gbs.unwrap_or(f64::NAN), num)),
             Cell::Num(opt(p.latency_ns, |x| format!("{x:.0}"))),
             Cell::Num(p.dropped.to_string()),
         ]);
@@ -70,6 +79,12 @@ pub fn view(d: &DriftSeries) -> View {
             100.0 * v.noise,
             v.latency_ratio
         ));
+        if let Some(t) = &v.team {
+            facts.push(format!(
+                "the team's read rate highest ÷ lowest {:.2}× ({:.1}–{:.1} GB/s)",
+                t.bandwidth_ratio, t.low_gbs, t.best_gbs
+            ));
+        }
     }
     View {
         id: "drift",
@@ -84,26 +99,37 @@ pub fn view(d: &DriftSeries) -> View {
 /// The summary's line: how far the machine moved, and which suites measured in its slow phase.
 pub fn headline(d: &DriftSeries) -> Option<String> {
     let v = d.verdict.as_ref()?;
+    let team = v.team.as_ref().filter(|t| t.moved).map(|t| {
+        format!(
+            "; the CPUs' bandwidth together moved {:.2}× ({} measured in its slow phase)",
+            t.bandwidth_ratio,
+            names(&t.slow)
+        )
+    });
+    let team = team.unwrap_or_default();
     if !v.moved {
         return Some(format!(
-            "drift: one core's memory bandwidth stayed within {:.0}% over {} reference probes",
+            "drift: one core's memory bandwidth stayed within {:.0}% over {} reference probes{team}",
             100.0 * (v.bandwidth_ratio - 1.0),
             v.usable
         ));
     }
     Some(format!(
-        "drift: one core's memory bandwidth moved {:.2}× during the run (slowest {:.0}–{:.0} s); {} measured in the slow phase",
+        "drift: one core's memory bandwidth moved {:.2}× during the run (slowest {:.0}–{:.0} s); {} measured in the slow phase{team}",
         v.bandwidth_ratio,
         v.slow_from_s.unwrap_or(f64::NAN),
         v.slow_to_s.unwrap_or(f64::NAN),
-        if v.slow.is_empty() {
-            "no suite".to_string()
-        } else {
-            v.slow
-                .iter()
-                .map(|a| a.suite.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
+        names(&v.slow)
     ))
+}
+
+fn names(slow: &[memsight_suites::drift::Affected]) -> String {
+    if slow.is_empty() {
+        "no suite".to_string()
+    } else {
+        slow.iter()
+            .map(|a| a.suite.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }

@@ -45,6 +45,11 @@ pub struct DriftProbe {
     #[serde(with = "crate::nan_as_null")]
     #[schemars(with = "Option<f64>")]
     pub read_gbs: f64,
+    /// Every CPU of the run reading its share of the buffer at once, GB/s of program bytes
+    /// (best of the samples that kept their CPUs); absent with one CPU, when every sample lost
+    /// a CPU, and in results written before it was probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_read_gbs: Option<f64>,
     /// The passes' spread, (best − worst) ÷ best.
     pub read_spread: f64,
     /// Idle latency of a dependent load over the same buffer, ns (median of the samples that
@@ -109,6 +114,26 @@ pub struct DriftVerdict {
     pub slow: Vec<Affected>,
     /// Suites measured while a probe lost its CPU to another process.
     pub cpu_shared: Vec<Affected>,
+    /// How the team's read rate moved (runs on two CPUs or more, probed from this version on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamDrift>,
+}
+
+/// What the team's read rate of the probes says: the CPUs of a run can draw less together
+/// while one core's rate stays (a host that places two vCPUs on SMT siblings of one core, or on
+/// one die, for a while), so figures several threads measured have a drift of their own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TeamDrift {
+    /// Probes with a team rate.
+    pub usable: usize,
+    /// Highest over lowest team read rate.
+    pub bandwidth_ratio: f64,
+    pub best_gbs: f64,
+    pub low_gbs: f64,
+    /// Whether it moved by more than [`MIN_DRIFT`] and three times the probes' own spread.
+    pub moved: bool,
+    /// Suites measured while the team's rate was low (when moved), with its share of the best.
+    pub slow: Vec<Affected>,
 }
 
 /// The drift series of a run.
@@ -130,6 +155,16 @@ impl DriftSeries {
     pub fn slow_share(&self, suite: &str) -> Option<f64> {
         let v = self.verdict.as_ref()?;
         v.slow
+            .iter()
+            .find(|a| a.suite == suite)
+            .map(|a| a.share_of_best)
+    }
+
+    /// As [`Self::slow_share`], for the team's read rate: the share of its best the CPUs
+    /// could draw together while `suite` measured, when that was in a slow phase of theirs.
+    pub fn team_slow_share(&self, suite: &str) -> Option<f64> {
+        let t = self.verdict.as_ref()?.team.as_ref()?;
+        t.slow
             .iter()
             .find(|a| a.suite == suite)
             .map(|a| a.share_of_best)
@@ -185,11 +220,69 @@ pub fn analyse(probes: &[DriftProbe], phases: &[Phase]) -> (Option<DriftVerdict>
         slow_to_s: moved.then(|| slow_probes.last().map(|p| p.at_s)).flatten(),
         slow,
         cpu_shared,
+        team: team_drift(probes, phases, noise),
     };
     let mut findings = Vec::new();
     findings.extend(moved_finding(&v, best, low, &usable));
+    findings.extend(v.team.as_ref().and_then(|t| team_finding(t, &v)));
     findings.extend(cpu_finding(&v.cpu_shared));
     (Some(v), findings)
+}
+
+fn team_rate(p: &DriftProbe) -> Option<f64> {
+    p.team_read_gbs.filter(|r| r.is_finite() && *r > 0.0)
+}
+
+/// The team's drift, by the rule one core's follows (`noise`: the probes' own spread), when
+/// three probes or more have a team rate.
+fn team_drift(probes: &[DriftProbe], phases: &[Phase], noise: f64) -> Option<TeamDrift> {
+    let rates: Vec<f64> = probes.iter().filter_map(team_rate).collect();
+    if rates.len() < 3 {
+        return None;
+    }
+    let best = rates.iter().copied().fold(f64::MIN, f64::max);
+    let low = rates.iter().copied().fold(f64::MAX, f64::min);
+    let ratio = best / low;
+    let moved = ratio >= 1.0 + MIN_DRIFT && ratio - 1.0 >= 3.0 * noise;
+    let is_slow = |p: &DriftProbe| team_rate(p).is_some_and(|r| r * (1.0 + MIN_DRIFT) <= best);
+    let slow = if moved {
+        touched(phases, probes, is_slow, |p| {
+            team_rate(p).map_or(1.0, |r| r / best)
+        })
+    } else {
+        Vec::new()
+    };
+    Some(TeamDrift {
+        usable: rates.len(),
+        bandwidth_ratio: ratio,
+        best_gbs: best,
+        low_gbs: low,
+        moved,
+        slow,
+    })
+}
+
+fn team_finding(t: &TeamDrift, v: &DriftVerdict) -> Option<String> {
+    if !t.moved {
+        return None;
+    }
+    let named = if t.slow.is_empty() {
+        "no suite's span".to_string()
+    } else {
+        span_list(&t.slow, true)
+    };
+    let core = if v.moved {
+        format!("one core's moved {:.2}×", v.bandwidth_ratio)
+    } else {
+        format!(
+            "one core's stayed within {:.0}%",
+            100.0 * (v.bandwidth_ratio - 1.0)
+        )
+    };
+    Some(format!(
+        "the memory bandwidth the run's CPUs draw together moved {:.2}× during the run ({:.1} GB/s at best, {:.1} GB/s at worst) while {core}: the host placed the CPUs on fewer cores or dies for a while, or another tenant shares the memory; figures several threads measured then read low by up to that share: {named}. Compare them only with figures from the same phase, or measure again",
+        t.bandwidth_ratio, t.best_gbs, t.low_gbs
+    ))
 }
 
 /// The suites during which a probe matching `hit` was taken: the probes inside a suite's span,
@@ -292,6 +385,7 @@ mod tests {
             at_s,
             label: format!("at {at_s}"),
             read_gbs,
+            team_read_gbs: None,
             read_spread: 0.02,
             latency_ns,
             dropped: 0,
@@ -342,6 +436,56 @@ mod tests {
             f[0]
         );
         assert!(v.cpu_shared.is_empty());
+    }
+
+    /// The run of the gate's quiet pairs (AMD EPYC Zen 4 guest, 2 vCPUs): one core read
+    /// 30 GB/s throughout while the two CPUs together fell from 54 to 33 GB/s after the start,
+    /// as when the host moves two vCPUs onto one core. The bandwidth suite is named for the
+    /// team, not for one core.
+    #[test]
+    fn the_team_drifts_where_one_core_does_not() {
+        let team = |at, core, t| DriftProbe {
+            team_read_gbs: Some(t),
+            ..probe(at, core, 120.0)
+        };
+        let probes = vec![
+            team(0.0, 30.6, 54.2),
+            team(8.0, 30.6, 33.2),
+            team(20.0, 29.8, 34.4),
+        ];
+        let (v, f) = analyse(&probes, &phases());
+        let v = v.unwrap();
+        assert!(!v.moved, "one core stayed");
+        let t = v.team.as_ref().unwrap();
+        assert!(t.moved);
+        assert!((t.bandwidth_ratio - 54.2 / 33.2).abs() < 1e-9);
+        let names: Vec<&str> = t.slow.iter().map(|a| a.suite.as_str()).collect();
+        assert_eq!(names, ["latency", "bandwidth", "numa", "loaded"]);
+        assert!(
+            f.iter().any(|x| x.contains("draw together moved 1.63×")),
+            "{f:?}"
+        );
+        let series = DriftSeries {
+            method: String::new(),
+            cpu: 0,
+            buffer_bytes: 0,
+            probes,
+            phases: phases(),
+            verdict: Some(v),
+            findings: f,
+        };
+        assert_eq!(series.slow_share("bandwidth"), None);
+        assert!((series.team_slow_share("bandwidth").unwrap() - 33.2 / 54.2).abs() < 1e-9);
+        // Without team rates (one CPU, older results) there is no team drift.
+        let (v, _) = analyse(
+            &[
+                probe(0.0, 30.0, 1.0),
+                probe(1.0, 30.0, 1.0),
+                probe(2.0, 30.0, 1.0),
+            ],
+            &[],
+        );
+        assert!(v.unwrap().team.is_none());
     }
 
     /// A slow probe at a suite's boundary touches both suites it lies between.

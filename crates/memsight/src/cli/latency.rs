@@ -113,6 +113,7 @@ impl Args {
             seed: self.seed,
             write: self.write,
             dax: self.dax.target()?,
+            dense_below_llc: false,
         })
     }
 }
