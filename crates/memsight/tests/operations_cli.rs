@@ -244,6 +244,32 @@ fn a_reference_made_from_a_run_passes_it_and_an_impossible_one_fails_naming_the_
     ) {
         assert!(parsed.trim().parse::<usize>().unwrap() >= 2, "JUnit parses");
     }
+
+    // A figure the result does not hold (a level the ladder did not resolve this time): not
+    // seen, so INCOMPLETE naming it, neither PASS nor FAIL; optional, it is only skipped.
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&reference).unwrap()).unwrap();
+    r["figure"].as_array_mut().unwrap().push(serde_json::json!({
+        "select": "latency/cpu0/level/L4", "expect": 40.0, "unit": "ns"
+    }));
+    let absent = dir.path().join("absent.json");
+    std::fs::write(&absent, serde_json::to_string(&r).unwrap()).unwrap();
+    let out = check(&["--format", "line", "--reference"], &absent);
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{line}");
+    assert!(
+        line.starts_with("memsight: INCOMPLETE") && line.contains("latency/cpu0/level/L4"),
+        "{line}"
+    );
+    r["figure"].as_array_mut().unwrap().last_mut().unwrap()["optional"] = true.into();
+    std::fs::write(&absent, serde_json::to_string(&r).unwrap()).unwrap();
+    let out = check(&["--format", "line", "--reference"], &absent);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 /// A result that is not whole never passes: INCOMPLETE, exit 3, in every form; the line is
