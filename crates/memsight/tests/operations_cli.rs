@@ -49,6 +49,37 @@ fn every_export_is_prometheus_text_its_tools_accept() {
     }
 }
 
+/// A ladder that found no level at all keeps its series, as NaN: a family whose label sets
+/// come and go between runs leaves stale values behind in node_exporter's file.
+#[test]
+fn a_ladder_without_plateaus_keeps_its_series_as_nan() {
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
+    for l in doc["results"]["latency"]["ladders"].as_array_mut().unwrap() {
+        l["levels"]["plateaus"] = serde_json::json!([]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("flat.json");
+    std::fs::write(&f, doc.to_string()).unwrap();
+    let text = ok(&memsight()
+        .args(["export", "--format", "prometheus"])
+        .arg(&f)
+        .output()
+        .unwrap());
+    common::check_exposition(&text);
+    for level in ["L1", "L2", "memory"] {
+        let line = text
+            .lines()
+            .find(|l| {
+                l.starts_with("memsight_latency_seconds{")
+                    && l.contains("cpu=\"0\"")
+                    && l.contains(&format!("level=\"{level}\""))
+            })
+            .unwrap_or_else(|| panic!("no {level} series:\n{text}"));
+        assert!(line.ends_with(" NaN"), "{line}");
+    }
+}
+
 #[test]
 fn csv_has_typed_columns_beside_the_key() {
     let out = ok(&memsight()

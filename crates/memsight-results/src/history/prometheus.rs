@@ -277,7 +277,13 @@ fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
         .map(|l| format!("L{l}"))
         .collect();
     levels.push("memory".into());
-    // The CPUs whose ladders named a level, read from the keys as every export reads them.
+    // The CPUs whose ladders named a level, read from the keys as every export reads them,
+    // and those whose ladder found none at all (their series must not vanish either).
+    let ladders = match &doc.results {
+        crate::document::Results::Run(run) => run.latency.as_ref(),
+        crate::document::Results::Latency(l) => Some(&**l),
+        _ => None,
+    };
     let mut cpus: Vec<String> = figures
         .iter()
         .filter(|f| f.suite == "latency")
@@ -286,6 +292,12 @@ fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
             d.get(dims::Dim::Level)?;
             Some(d.get(dims::Dim::Cpu)?.to_string())
         })
+        .chain(
+            ladders
+                .into_iter()
+                .flat_map(|l| &l.ladders)
+                .map(|l| l.cpu.to_string()),
+        )
         .collect();
     cpus.sort_unstable();
     cpus.dedup();
