@@ -2,7 +2,8 @@
 # The regression gate on real noise and beside a memory hog: PAIRS (default 5) back-to-back
 # pairs of `memsight run --quick` judged with `compare --fail-on-regression=5` on a quiet
 # machine, then a pair whose second run measures beside `stress-ng --stream` on every CPU, and
-# one whose second run measures on CPU 0 while the hog streams on CPU 1 (no CPU shared). Prints
+# one whose second run measures on CPU 0 while the hog streams on CPU 1 (no CPU shared), and one
+# whose second run measures on CPU 0 while `stress-ng --cache` thrashes the caches from CPU 1. Prints
 # each pair's verdict line and exit status as a Markdown record for bench/results.
 #   bench/gate.sh [PAIRS]
 set -uo pipefail
@@ -49,5 +50,13 @@ sleep 3
 run_id=p-b; run taskset -c 0 "$ms"
 kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
 judge p-a p-b "on CPU 0, beside stress-ng --stream on CPU 1"
+sleep 10
+run_id=c-a; run taskset -c 0 "$ms"
+stress-ng --cache 1 --taskset 1 --timeout 120s >/dev/null 2>&1 &
+hog=$!
+sleep 3
+run_id=c-b; run taskset -c 0 "$ms"
+kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+judge c-a c-b "on CPU 0, beside stress-ng --cache (thrashing the shared L3) on CPU 1"
 echo
 echo "uptime after: $(uptime)"

@@ -293,7 +293,7 @@ impl Environment {
                 ),
             );
         }
-        if let Some(b) = self.load.busy_percent.filter(|&b| b > 25.0) {
+        if let Some(b) = self.load.busy_percent.filter(|&b| b > BUSY_PERCENT) {
             add(
                 "busy",
                 format!("the CPUs were {b:.0}% busy just before measuring: results will be noisy"),
@@ -512,6 +512,10 @@ fn damon_active(fs: &FsRoot) -> Option<bool> {
     }
     fs.path(base).exists().then_some(false)
 }
+
+/// Past this share of busy CPU time just before measuring, other work competes with the run
+/// (`LoadState::busy_percent`), percent of all CPUs.
+pub const BUSY_PERCENT: f64 = 25.0;
 
 /// `/proc/stat` first line: user nice system idle iowait irq softirq steal …
 fn cpu_times(fs: &FsRoot) -> Option<Vec<u64>> {

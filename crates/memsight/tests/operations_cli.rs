@@ -627,6 +627,16 @@ fn the_gate_holds_team_figures_against_the_team_probe() {
         read["note"].as_str().unwrap().contains("the team's"),
         "{read}"
     );
+    // The same move with B's CPUs busy with other work as it began (a memory hog on this
+    // node): what the node delivered, so the gate fails naming the bandwidth figures.
+    b["environment"]["load"]["busy_percent"] = 52.0.into();
+    let out = gate(&b);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("FAIL") && err.contains("bandwidth/read/2t"),
+        "{err}"
+    );
 }
 
 #[test]

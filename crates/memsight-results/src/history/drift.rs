@@ -118,6 +118,15 @@ fn probe_ratio(a: &Document, b: &Document, rate: Rate) -> Option<f64> {
     Some(level(b)? / level(a)?)
 }
 
+/// How busy `doc`'s CPUs were with other work just before it measured, percent, when past
+/// [`memsight_core::env::BUSY_PERCENT`].
+fn busy_before(doc: &Document) -> Option<f64> {
+    doc.environment
+        .load
+        .busy_percent
+        .filter(|&b| b > memsight_core::env::BUSY_PERCENT)
+}
+
 /// The probes' read rate must move by more than this between runs for the machine to have
 /// moved (a probe's own passes spread by a few percent).
 pub const MOVED: f64 = 0.10;
@@ -149,7 +158,17 @@ pub(super) fn moved_between(rows: &mut [Row], a: &Document, b: &Document) {
             Verdict::Better => !slower,
             _ => false,
         };
-        if same_way {
+        // Worse where B's own CPUs were busy with other work as it began: a process on this
+        // node competes for its memory (a hog, a job left behind), which is what the node
+        // delivered then and what a gate must fail, not a host state it cannot see.
+        let busy = busy_before(b).filter(|_| slower && r.verdict == Verdict::Worse);
+        if let (true, Some(pct)) = (same_way, busy) {
+            r.note = Some(format!(
+                "the drift probes read {} rate {:.0}% slower in B than in A, and B's CPUs were {pct:.0}% busy with other work as it began: another process on this node competes for its memory",
+                rate.word(),
+                100.0 * (1.0 - ratio)
+            ));
+        } else if same_way {
             r.verdict = Verdict::Moved;
             r.note = Some(format!(
                 "the drift probes read {} rate {:.0}% {} in B than in A: the machine's state changed between the runs",
