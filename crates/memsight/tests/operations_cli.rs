@@ -549,15 +549,83 @@ fn compare_fails_on_a_regression_beyond_the_noise() {
     assert_eq!(out.status.code(), Some(0));
 }
 
-/// A drift series of three probes reading one core at `core` GB/s and the team at `team`.
-fn probes(core: f64, team: f64) -> serde_json::Value {
-    let probe = |at: f64| {
-        serde_json::json!({"at_s": at, "label": "p", "read_gbs": core, "team_read_gbs": team,
-            "read_spread": 0.02, "latency_ns": 120.0, "dropped": 0})
+/// A drift series of probes reading one core at `core` GB/s and the team at each of `team`.
+fn probes(core: f64, team: &[f64]) -> serde_json::Value {
+    let probes: Vec<serde_json::Value> = team
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            serde_json::json!({"at_s": 5.0 * i as f64, "label": "p", "read_gbs": core,
+                "team_read_gbs": t, "read_spread": 0.02, "latency_ns": 120.0, "dropped": 0})
+        })
+        .collect();
+    let series: memsight_suites::drift::DriftSeries = serde_json::from_value(serde_json::json!({
+        "method": "m", "cpu": 0, "buffer_bytes": 268435456u64, "probes": probes, "phases": [],
+        "verdict": null, "findings": []}))
+    .unwrap();
+    let (verdict, findings) = memsight_suites::drift::analyse(&series.probes, &series.phases);
+    serde_json::to_value(memsight_suites::drift::DriftSeries {
+        verdict,
+        findings,
+        ..series
+    })
+    .unwrap()
+}
+
+/// `doc` with every two-thread bandwidth scaled by `factor`.
+fn scale_team_bandwidth(doc: &mut serde_json::Value, factor: f64) {
+    for p in doc["results"]["bandwidth"]["points"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if p["threads"].as_u64() != Some(2) {
+            continue;
+        }
+        let s = &mut p["program_gbs"];
+        for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
+            if let Some(x) = s[k].as_f64() {
+                s[k] = (factor * x).into();
+            }
+        }
+        for x in s["samples"].as_array_mut().unwrap() {
+            *x = (factor * x.as_f64().unwrap()).into();
+        }
+    }
+}
+
+/// A change the drift recorded within the runs covers is noise (PASS); the same change between
+/// steady runs is a regression (FAIL).
+#[test]
+fn the_gate_counts_the_drift_the_runs_recorded_as_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
+    let mut b = a.clone();
+    scale_team_bandwidth(&mut b, 0.90);
+    let gate = |a: &serde_json::Value, b: &serde_json::Value| {
+        let (fa, fb) = (dir.path().join("a.json"), dir.path().join("b.json"));
+        std::fs::write(&fa, a.to_string()).unwrap();
+        std::fs::write(&fb, b.to_string()).unwrap();
+        memsight()
+            .args(["compare", "--fail-on-regression=5"])
+            .arg(&fa)
+            .arg(&fb)
+            .output()
+            .unwrap()
     };
-    serde_json::json!({"method": "m", "cpu": 0, "buffer_bytes": 268435456u64,
-        "probes": [probe(0.0), probe(5.0), probe(10.0)], "phases": [], "verdict": null,
-        "findings": []})
+    // The team's probes ranged 15% within A (below a slow phase), the same level in B.
+    a["results"]["drift"] = probes(30.0, &[55.0, 47.8, 55.0, 52.0]);
+    b["results"]["drift"] = probes(30.0, &[52.0, 54.0, 53.0, 51.0]);
+    let out = gate(&a, &b);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // Steady probes in both: the same 10% is a regression.
+    a["results"]["drift"] = probes(30.0, &[53.0, 53.5, 53.0, 53.2]);
+    b["results"]["drift"] = probes(30.0, &[53.0, 53.5, 53.0, 53.2]);
+    let out = gate(&a, &b);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("bandwidth/read/2t"), "{err}");
 }
 
 #[test]
@@ -565,23 +633,10 @@ fn the_gate_holds_team_figures_against_the_team_probe() {
     let dir = tempfile::tempdir().unwrap();
     let mut a: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
-    a["results"]["drift"] = probes(30.0, 55.0);
+    a["results"]["drift"] = probes(30.0, &[55.0; 3]);
     // B: every two-thread bandwidth 40% lower, one core's unchanged.
     let mut b = a.clone();
-    for p in b["results"]["bandwidth"]["points"].as_array_mut().unwrap() {
-        if p["threads"].as_u64() != Some(2) {
-            continue;
-        }
-        let s = &mut p["program_gbs"];
-        for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
-            if let Some(x) = s[k].as_f64() {
-                s[k] = (0.6 * x).into();
-            }
-        }
-        for x in s["samples"].as_array_mut().unwrap() {
-            *x = (0.6 * x.as_f64().unwrap()).into();
-        }
-    }
+    scale_team_bandwidth(&mut b, 0.6);
     let gate = |b: &serde_json::Value| {
         let (fa, fb) = (dir.path().join("a.json"), dir.path().join("b.json"));
         std::fs::write(&fa, a.to_string()).unwrap();
@@ -594,7 +649,7 @@ fn the_gate_holds_team_figures_against_the_team_probe() {
             .unwrap()
     };
     // The team's probes read the same: the two-thread figures regressed.
-    b["results"]["drift"] = probes(30.0, 55.0);
+    b["results"]["drift"] = probes(30.0, &[55.0; 3]);
     let out = gate(&b);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -604,7 +659,7 @@ fn the_gate_holds_team_figures_against_the_team_probe() {
     );
     // The team's probes read 35% slower in B while one core's stayed: the CPUs were placed
     // differently, which the gate cannot tell from a regression.
-    b["results"]["drift"] = probes(30.0, 36.0);
+    b["results"]["drift"] = probes(30.0, &[36.0; 3]);
     let out = gate(&b);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");

@@ -174,6 +174,7 @@ pub fn compare(
     );
     super::drift::within_drift(&mut rows, a, b);
     super::drift::moved_between(&mut rows, a, b);
+    super::drift::within_recorded_drift(&mut rows, a, b);
     let floor_words = match floor {
         Floor::Samples => format!(
             "at least its noise floor ({FLOOR_SPREADS:.0} × the larger robust spread of the two sample sets, at least {:.0}%; column floor)",

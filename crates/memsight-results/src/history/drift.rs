@@ -59,6 +59,48 @@ pub(super) fn within_drift(rows: &mut [Row], a: &Document, b: &Document) {
     }
 }
 
+/// How far `doc`'s probes of `rate` ranged within its run (highest ÷ lowest − 1), when that
+/// stayed below the drift that marks a slow phase (a larger one names its suites instead).
+fn recorded_drift(doc: &Document, rate: Rate) -> Option<f64> {
+    let Results::Run(run) = &doc.results else {
+        return None;
+    };
+    let v = run.drift.as_ref()?.verdict.as_ref()?;
+    let (ratio, moved) = match rate {
+        Rate::Core => (v.bandwidth_ratio, v.moved),
+        Rate::Team => v.team.as_ref().map(|t| (t.bandwidth_ratio, t.moved))?,
+    };
+    (!moved && ratio.is_finite()).then(|| (ratio - 1.0).max(0.0))
+}
+
+/// A bandwidth change within the drift the two runs recorded is noise: where a run's probes of
+/// the figure's rate ranged by d within it (below a slow phase's threshold), the machine moved
+/// that much while nothing changed, so a change of at most d plus the figure's floor is not
+/// called. Only bandwidth figures: the probes read bandwidth, and a cache's latency does not
+/// move with memory's. Moves between the runs are not counted here ([`moved_between`]): a
+/// slower DIMM setting moves the probes too, and a gate must not pass it as noise.
+pub(super) fn within_recorded_drift(rows: &mut [Row], a: &Document, b: &Document) {
+    for r in rows.iter_mut().filter(|r| {
+        matches!(r.verdict, Verdict::Better | Verdict::Worse) && r.unit.starts_with("GB/s")
+    }) {
+        let rate = Rate::for_key(&r.key);
+        let d = [recorded_drift(a, rate), recorded_drift(b, rate)]
+            .into_iter()
+            .flatten()
+            .fold(0.0, f64::max);
+        let change = r.change.map_or(0.0, f64::abs);
+        if d > 0.0 && change <= d + r.floor.unwrap_or(MIN_FLOOR) {
+            r.verdict = Verdict::Noise;
+            r.note = Some(format!(
+                "within the drift the runs recorded: the probes read {} rate up to {:.0}% apart within a run, which with the floor covers this {:.1}% change",
+                rate.word(),
+                100.0 * d,
+                100.0 * change
+            ));
+        }
+    }
+}
+
 /// Which of a probe's read rates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rate {
