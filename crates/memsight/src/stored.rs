@@ -209,7 +209,7 @@ fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
         ),
         (
             Verdict::Moved,
-            "moved with the machine (its drift probes read it slower or faster, in a slow phase of a run or between the runs): rerun both to tell a regression from a state change",
+            "moved with the machine (its drift probes or core clock read it slower or faster, in a slow phase of a run or between the runs): rerun both to tell a regression from a state change",
         ),
         (Verdict::OnlyA, "of A are missing from B"),
         (

@@ -182,16 +182,10 @@ pub(super) fn moved_between(rows: &mut [Row], a: &Document, b: &Document) {
     let core = probe_ratio(a, b, Rate::Core);
     let team = probe_ratio(a, b, Rate::Team);
     for r in rows.iter_mut() {
-        let want = Rate::for_key(&r.key);
-        // A team figure falls back on one core's rate where the runs probed no team.
-        let (rate, ratio) = match (want, team) {
-            (Rate::Team, Some(t)) => (Rate::Team, t),
-            _ => match core {
-                Some(c) => (Rate::Core, c),
-                None => continue,
-            },
+        let Some((what, ratio, threshold)) = reference(&r.key, a, b, core, team) else {
+            continue;
         };
-        if (ratio - 1.0).abs() <= MOVED {
+        if (ratio - 1.0).abs() <= threshold {
             continue;
         }
         let slower = ratio < 1.0;
@@ -200,24 +194,71 @@ pub(super) fn moved_between(rows: &mut [Row], a: &Document, b: &Document) {
             Verdict::Better => !slower,
             _ => false,
         };
+        // A figure that moved more than twice as far as the machine did moved beyond it.
+        let m = (ratio - 1.0).abs();
+        let within = r.change.map_or(0.0, f64::abs) <= 2.0 * m + r.floor.unwrap_or(MIN_FLOOR);
+        if !(same_way && within) {
+            continue;
+        }
         // Worse where B's own CPUs were busy with other work as it began: a process on this
         // node competes for its memory (a hog, a job left behind), which is what the node
         // delivered then and what a gate must fail, not a host state it cannot see.
         let busy = busy_before(b).filter(|_| slower && r.verdict == Verdict::Worse);
-        if let (true, Some(pct)) = (same_way, busy) {
+        let way = if slower { "slower" } else { "faster" };
+        if let Some(pct) = busy {
             r.note = Some(format!(
-                "the drift probes read {} rate {:.0}% slower in B than in A, and B's CPUs were {pct:.0}% busy with other work as it began: another process on this node competes for its memory",
-                rate.word(),
-                100.0 * (1.0 - ratio)
+                "{what} read {:.0}% {way} in B than in A, and B's CPUs were {pct:.0}% busy with other work as it began: another process on this node competes for its memory",
+                100.0 * m
             ));
-        } else if same_way {
+        } else {
             r.verdict = Verdict::Moved;
             r.note = Some(format!(
-                "the drift probes read {} rate {:.0}% {} in B than in A: the machine's state changed between the runs",
-                rate.word(),
-                100.0 * (ratio - 1.0).abs(),
-                if slower { "slower" } else { "faster" }
+                "{what} read {:.0}% {way} in B than in A: the machine's state changed between the runs",
+                100.0 * m
             ));
         }
     }
 }
+
+/// What a figure is held against between runs: its words, B's value over A's (below 1: the
+/// machine slower), and the move that counts. A cache level's latency follows the core clock
+/// the ladder measured (a vCPU moved to a core with another clock changes it by a few
+/// percent, and the clock is read to well under 1%); a figure several threads measured, the
+/// team's rate; any other, one core's rate.
+fn reference(
+    key: &str,
+    a: &Document,
+    b: &Document,
+    core: Option<f64>,
+    team: Option<f64>,
+) -> Option<(&'static str, f64, f64)> {
+    let d = crate::dims::of_key(key);
+    let level = d.get(crate::dims::Dim::Level);
+    if level.is_some_and(|l| l.starts_with('L')) {
+        let cpu: usize = d.get(crate::dims::Dim::Cpu)?.parse().ok()?;
+        return Some((
+            "the core clock",
+            clock(b, cpu)? / clock(a, cpu)?,
+            CLOCK_MOVED,
+        ));
+    }
+    match (Rate::for_key(key), team) {
+        (Rate::Team, Some(t)) => Some(("the drift probes' team rate", t, MOVED)),
+        // A team figure falls back on one core's rate where the runs probed no team.
+        _ => Some(("the drift probes' one-core rate", core?, MOVED)),
+    }
+}
+
+/// The core clock `doc`'s latency ladder measured on `cpu`, GHz.
+fn clock(doc: &Document, cpu: usize) -> Option<f64> {
+    let latency = match &doc.results {
+        Results::Run(run) => run.latency.as_ref()?,
+        Results::Latency(l) => l,
+        _ => return None,
+    };
+    let l = latency.ladders.iter().find(|l| l.cpu == cpu)?;
+    l.core_clock.ghz.as_ref().map(|s| s.median)
+}
+
+/// The core clock must move by more than this between runs for the machine to have moved.
+pub const CLOCK_MOVED: f64 = 0.02;
