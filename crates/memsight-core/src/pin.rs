@@ -136,6 +136,11 @@ where
                         let pinned = pin_current_thread(cpu);
                         // Everyone reaches the barrier, even on failure, so nobody waits forever.
                         barrier.wait();
+                        if pinned.is_err() {
+                            // The others wait for this thread at their own barriers: break
+                            // the team so they leave (a cpuset that shrank mid-run).
+                            barrier.abort();
+                        }
                         pinned.map(|_| work(i, cpu, barrier))
                     }));
                     if out.is_err() {
@@ -183,6 +188,17 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A member that cannot be pinned (a CPU that left the cpuset mid-run) breaks the team:
+    /// the others, waiting for it at their next barrier, leave and the team fails.
+    #[test]
+    fn a_member_that_cannot_be_pinned_does_not_hang_the_team() {
+        let cpu = current_affinity().unwrap()[0];
+        let out = run_team(&[cpu, 1 << 20], |_, _, barrier| {
+            barrier.wait();
+        });
+        assert!(out.is_err());
+    }
 
     #[test]
     fn affinity_is_nonempty_and_pinning_works() {

@@ -132,8 +132,8 @@ fn ceiling_gbs(
 }
 
 /// The checks of one expectation: one per figure it selects (a figure that rests on disturbed
-/// samples is skipped: its value says less than the machine), or one failure when it selects
-/// none and is not optional.
+/// samples is skipped: its value says less than the machine), or one skip when it selects
+/// none (which makes the verdict INCOMPLETE unless the expectation is optional).
 fn expectation(
     e: &Expectation,
     figures: &[Figure],

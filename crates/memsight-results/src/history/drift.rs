@@ -1,6 +1,9 @@
-//! What the drift probes of two runs say about their comparison: a change the slow phase of
-//! one run explains is noise ([`within_drift`]); a change the whole machine made between the
-//! runs, probes included, is not judged ([`moved_between`]).
+//! What the drift probes (and the ladders' core clocks) of two runs say about their comparison:
+//! a change a slow phase of either run covers is not judged ([`within_drift`]); a change the
+//! whole machine made between the runs, probes included, is not judged either
+//! ([`moved_between`]); a bandwidth change within the drift the runs recorded below a slow
+//! phase is noise ([`within_recorded_drift`]). Not judged makes a gate INCOMPLETE, noise lets
+//! it pass.
 
 use super::rows::{MIN_FLOOR, Row, Verdict};
 use crate::document::{Document, Results};
@@ -15,7 +18,8 @@ fn slow_by(doc: &Document, suite: &str, rate: Rate) -> Option<f64> {
     let d = run.drift.as_ref()?;
     let share = match rate {
         Rate::Core => d.slow_share(suite)?,
-        // Where the team drifted, its share; else one core's (old results, one CPU).
+        // Where the team was slow then, its share; else one core's (which also covers old
+        // results and one CPU, where there is no team series).
         Rate::Team => d.team_slow_share(suite).or_else(|| d.slow_share(suite))?,
     };
     Some((1.0 - share).max(0.0))
@@ -27,13 +31,13 @@ fn slow_by(doc: &Document, suite: &str, rate: Rate) -> Option<f64> {
 /// s plus the figure's floor is the host, not the machine. The side that reads worse may be
 /// slow; the side that reads better may have measured partly before or after a slow phase
 /// (the probes bracketing its suite disagree), and then its figure is no baseline for either
-/// state. The row becomes noise of the machine's moving, with the reason.
+/// state. The row is not judged (the machine moved), with the reason.
 pub(super) fn within_drift(rows: &mut [Row], a: &Document, b: &Document) {
     for r in rows
         .iter_mut()
         .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse))
     {
-        let rate = Rate::for_key(&r.key);
+        let rate = Rate::for_row(r);
         let sides = [
             ("A", slow_by(a, &r.suite, rate)),
             ("B", slow_by(b, &r.suite, rate)),
@@ -80,14 +84,26 @@ fn recorded_drift(doc: &Document, rate: Rate) -> Option<f64> {
 /// move with memory's. Moves between the runs are not counted here ([`moved_between`]): a
 /// slower DIMM setting moves the probes too, and a gate must not pass it as noise.
 pub(super) fn within_recorded_drift(rows: &mut [Row], a: &Document, b: &Document) {
+    let busy = busy_before(b).is_some();
     for r in rows.iter_mut().filter(|r| {
         matches!(r.verdict, Verdict::Better | Verdict::Worse) && r.unit.starts_with("GB/s")
     }) {
-        let rate = Rate::for_key(&r.key);
-        let d = [recorded_drift(a, rate), recorded_drift(b, rate)]
+        // B's own CPUs busy with other work: a worse figure is what the node delivered.
+        if busy && r.verdict == Verdict::Worse {
+            continue;
+        }
+        let rate = Rate::for_row(r);
+        let recorded = [recorded_drift(a, rate), recorded_drift(b, rate)]
             .into_iter()
             .flatten()
             .fold(0.0, f64::max);
+        // The part of the change the probes also made between the runs is no noise (a slower
+        // DIMM setting moves them too): the recorded drift covers only what is left.
+        let between = probe_ratio(a, b, rate).map_or(0.0, |q| {
+            let same_way = (q < 1.0) == (r.change.unwrap_or(0.0) < 0.0);
+            if same_way { (q - 1.0).abs() } else { 0.0 }
+        });
+        let d = (recorded - between).max(0.0);
         let change = r.change.map_or(0.0, f64::abs);
         if d > 0.0 && change <= d + r.floor.unwrap_or(MIN_FLOOR) {
             r.verdict = Verdict::Noise;
@@ -123,6 +139,18 @@ impl Rate {
         match self {
             Rate::Core => "one core's",
             Rate::Team => "the team's",
+        }
+    }
+
+    /// [`Rate::for_key`], and the team's for the bandwidths of suites whose keys name no
+    /// thread count but which measure with a team: STREAM, the NUMA matrix's cells, loaded
+    /// latency's saturation.
+    fn for_row(r: &Row) -> Rate {
+        let team_suite = matches!(r.suite.as_str(), "stream" | "numa" | "loaded-latency");
+        if team_suite && r.unit.starts_with("GB/s") {
+            Rate::Team
+        } else {
+            Rate::for_key(&r.key)
         }
     }
 
@@ -182,7 +210,7 @@ pub(super) fn moved_between(rows: &mut [Row], a: &Document, b: &Document) {
     let core = probe_ratio(a, b, Rate::Core);
     let team = probe_ratio(a, b, Rate::Team);
     for r in rows.iter_mut() {
-        let Some((what, ratio, threshold)) = reference(&r.key, a, b, core, team) else {
+        let Some((what, ratio, threshold)) = reference(r, a, b, core, team) else {
             continue;
         };
         if (ratio - 1.0).abs() <= threshold {
@@ -226,13 +254,13 @@ pub(super) fn moved_between(rows: &mut [Row], a: &Document, b: &Document) {
 /// percent, and the clock is read to well under 1%); a figure several threads measured, the
 /// team's rate; any other, one core's rate.
 fn reference(
-    key: &str,
+    r: &Row,
     a: &Document,
     b: &Document,
     core: Option<f64>,
     team: Option<f64>,
 ) -> Option<(&'static str, f64, f64)> {
-    let d = crate::dims::of_key(key);
+    let d = crate::dims::of_key(&r.key);
     let level = d.get(crate::dims::Dim::Level);
     if level.is_some_and(|l| l.starts_with('L')) {
         let cpu: usize = d.get(crate::dims::Dim::Cpu)?.parse().ok()?;
@@ -242,7 +270,7 @@ fn reference(
             CLOCK_MOVED,
         ));
     }
-    match (Rate::for_key(key), team) {
+    match (Rate::for_row(r), team) {
         (Rate::Team, Some(t)) => Some(("the drift probes' team rate", t, MOVED)),
         // A team figure falls back on one core's rate where the runs probed no team.
         _ => Some(("the drift probes' one-core rate", core?, MOVED)),
@@ -257,7 +285,11 @@ fn clock(doc: &Document, cpu: usize) -> Option<f64> {
         _ => return None,
     };
     let l = latency.ladders.iter().find(|l| l.cpu == cpu)?;
-    l.core_clock.ghz.as_ref().map(|s| s.median)
+    l.core_clock
+        .ghz
+        .as_ref()
+        .map(|s| s.median)
+        .filter(|g| g.is_finite() && *g > 0.0)
 }
 
 /// The core clock must move by more than this between runs for the machine to have moved.

@@ -7,9 +7,9 @@
 //! run competing with itself; within a suite it asks only from the run's own thread between
 //! points (where the suite's team has finished its point). A probe: three read passes over the
 //! whole buffer, then five chase samples of 20 000 loads each, then (with two CPUs or more)
-//! three samples of every allowed CPU reading its share of the buffer at once; a pass or sample in which the
-//! thread lost its CPU (wall time beyond its CPU time, as every suite's samples are judged:
-//! `memsight_core::cpuclock`) is left out and counted. About 0.1 s per probe.
+//! three samples of the allowed CPUs (one per 8 MiB of the buffer at most) reading their shares
+//! of the buffer at once; a pass or sample in which the thread lost its CPU (wall time beyond its CPU time, as every suite's samples are judged:
+//! `memsight_core::cpuclock`) is left out and counted. About 0.1–0.2 s per probe.
 
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -200,7 +200,7 @@ pub fn buffer_bytes(working_set: u64, env: &Environment) -> u64 {
 
 fn method(cpu: usize, bytes: u64, every: Duration) -> String {
     format!(
-        "Reference probes on CPU {cpu} at the run's start, after every suite, at its end and every {} s within a suite (between its points): one core reads a {} buffer ({READ_PASSES} passes, the best counts, GB/s of program bytes), then every CPU of the run reads its share of it at once (the team's rate, timed over the team's span, best of {READ_PASSES}; with two CPUs or more), and one core chases a pointer chain through it ({STRIDE} B stride, {CHASE_SAMPLES} samples of {CHASE_LOADS} loads, median ns per load); passes and samples in which the thread lost its CPU are left out. Drift = highest over lowest read rate; it counts from {:.0}% and three times the probes' own spread.",
+        "Reference probes on CPU {cpu} at the run's start, after every suite, at its end and every {} s within a suite (between its points): one core reads a {} buffer ({READ_PASSES} passes, the best counts, GB/s of program bytes) and chases a pointer chain through it (the chase below), then every CPU of the run (up to one per 8 MiB of the buffer, spread over the allowed list) reads its share of it at once (the team's rate, timed over the team's span, best of {READ_PASSES}; with two CPUs or more). The chase: {STRIDE} B stride, {CHASE_SAMPLES} samples of {CHASE_LOADS} loads, median ns per load. Passes and samples in which the thread lost its CPU are left out. Drift = highest over lowest read rate; it counts from {:.0}% and three times the probes' own spread.",
         every.as_secs(),
         format_bytes(bytes),
         100.0 * super::MIN_DRIFT
@@ -253,13 +253,25 @@ fn serve(
     }
 }
 
-/// The team's read rate: every CPU the run may use reads its share of the probe buffer at the
+/// Each team thread's share of the probe buffer is at least this, so the team reads memory,
+/// not the caches of the CPUs it spans (the buffer is sized for one core: 64 MiB or more).
+const TEAM_SHARE_MIN: usize = 8 << 20;
+
+/// The team: every allowed CPU, or as many as the buffer gives [`TEAM_SHARE_MIN`] each,
+/// spread evenly over the allowed list (so over its cores and sockets, as listed).
+fn team_cpus(allowed: &[usize], bytes: usize) -> Vec<usize> {
+    let n = allowed.len().min(bytes / TEAM_SHARE_MIN);
+    (0..n).map(|i| allowed[i * allowed.len() / n]).collect()
+}
+
+/// The team's read rate: every CPU the run may use (up to [`team_cpus`]) reads its share of the probe buffer at the
 /// same time, timed over the team's span, best of [`READ_PASSES`] clean samples (GB/s of program
 /// bytes). One core's rate does not see what the CPUs can draw together: on a shared host two
 /// vCPUs placed on SMT siblings of one core, or on one die, read together at 35 GB/s where on
 /// two cores they read 55 (measured on an AMD EPYC Zen 4 guest, minutes apart, one core's rate
-/// steady at 30). `None` with one CPU, or when every sample lost a CPU.
-fn team_read(cpus: &[usize], bytes: &[u8], isa: Isa) -> Option<f64> {
+/// steady at 30). `None` with one CPU, or when fewer than three samples kept every CPU.
+fn team_read(allowed: &[usize], bytes: &[u8], isa: Isa) -> Option<f64> {
+    let cpus = team_cpus(allowed, bytes.len());
     if cpus.len() < 2 {
         return None;
     }
@@ -276,7 +288,7 @@ fn team_read(cpus: &[usize], bytes: &[u8], isa: Isa) -> Option<f64> {
     };
     let total = (share * cpus.len()) as f64;
     let out = sample_team(
-        cpus,
+        &cpus,
         &rule,
         0.0,
         |i, _| Ok(&bytes[i * share..(i + 1) * share]),
@@ -330,5 +342,23 @@ fn measure(chains: &mut Chains, isa: Isa) -> Measured {
             median(&lat)
         },
         dropped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_team_reads_memory_not_its_caches() {
+        // Two vCPUs and a 256 MiB buffer: both, 128 MiB each.
+        assert_eq!(team_cpus(&[0, 1], 256 << 20), [0, 1]);
+        // 384 CPUs: one per 8 MiB, spread over the list.
+        let many: Vec<usize> = (0..384).collect();
+        let team = team_cpus(&many, 256 << 20);
+        assert_eq!(team.len(), 32);
+        assert_eq!((team[0], team[1], team[31]), (0, 12, 372));
+        // A buffer too small for two shares: no team.
+        assert!(team_cpus(&many, 12 << 20).len() < 2);
     }
 }

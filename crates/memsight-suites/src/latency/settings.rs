@@ -106,7 +106,7 @@ impl LatencySettings {
     /// [`DENSE_PER_OCTAVE`] over the three octaves above the cache below the last level. A
     /// level is a plateau of three points or more, and the part of a shared last-level cache
     /// one guest can hold may be a single octave there (measured on an AMD EPYC Zen 4 guest:
-    /// from 2 to about 3.5 MiB of a 32 MiB L3, and the quick ladder's two points a octave
+    /// from 2 to about 3.5 MiB of a 32 MiB L3, and the quick ladder's two points an octave
     /// found that L3 in some runs and not in others). Dedicated caches span several octaves
     /// and keep their points either way.
     fn sizes(&self, min: u64, max: u64, env: &Environment) -> Vec<u64> {
