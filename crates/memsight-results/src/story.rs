@@ -140,6 +140,23 @@ fn run_name(suite: &str) -> &str {
     }
 }
 
+/// The share of its best the machine ran at while `w`'s suite measured, where that was a slow
+/// phase: one core's probes, and for a bandwidth (a team's figure) the team's too, the lower
+/// of the two (the team can draw half while one core's rate stays).
+fn slow_share(d: &DriftSeries, w: &Witness) -> Option<f64> {
+    let suite = run_name(&w.suite);
+    let core = d.slow_share(suite);
+    let team = w
+        .unit
+        .starts_with("GB/s")
+        .then(|| d.team_slow_share(suite))
+        .flatten();
+    match (core, team) {
+        (Some(c), Some(t)) => Some(c.min(t)),
+        (c, t) => c.or(t),
+    }
+}
+
 fn judge(p: Pair, drift: Option<&DriftSeries>) -> Option<Agreement> {
     let (a, b) = (witness(p.main), witness(p.other));
     if !(a.value > 0.0 && b.value > 0.0) {
@@ -149,7 +166,7 @@ fn judge(p: Pair, drift: Option<&DriftSeries>) -> Option<Agreement> {
     let noise = MIN_TOLERANCE.max(a.uncertainty + b.uncertainty + p.drift);
     let tolerance = noise.min(MAX_TOLERANCE);
     let within = |t: f64| ratio.ln().abs() <= (1.0 + t).ln();
-    let slow = |w: &Witness| drift.and_then(|d| d.slow_share(run_name(&w.suite)));
+    let slow = |w: &Witness| drift.and_then(|d| slow_share(d, w));
     let (concord, stands, against, why) = match (slow(&a), slow(&b)) {
         _ if within(tolerance) => (Concord::Agree, a, b, p.stands_because.to_string()),
         (Some(sa), None) => (
@@ -215,7 +232,11 @@ pub fn agreements(figs: &[Figure], drift: Option<&DriftSeries>) -> Vec<Agreement
     // taken at different moments may differ by as much.
     let verdict = drift.and_then(|d| d.verdict.as_ref());
     let moved = |r: f64| if r.is_finite() { r - 1.0 } else { 0.0 };
-    let bw_drift = verdict.map_or(0.0, |v| moved(v.bandwidth_ratio));
+    // Bandwidth pairs are team figures: the team's probes count too.
+    let bw_drift = verdict.map_or(0.0, |v| {
+        let team = v.team.as_ref().map_or(0.0, |t| moved(t.bandwidth_ratio));
+        moved(v.bandwidth_ratio).max(team)
+    });
     let lat_drift = verdict.map_or(0.0, |v| moved(v.latency_ratio));
     let mut pairs = Vec::new();
     // The read of the whole team: the largest thread count (a thorough run also scales).

@@ -280,7 +280,7 @@ fn team_finding(t: &TeamDrift, v: &DriftVerdict) -> Option<String> {
         )
     };
     Some(format!(
-        "the memory bandwidth the run's CPUs draw together moved {:.2}× during the run ({:.1} GB/s at best, {:.1} GB/s at worst) while {core}: the host placed the CPUs on fewer cores or dies for a while, or another tenant shares the memory; figures several threads measured then read low by up to that share: {named}. Compare them only with figures from the same phase, or measure again",
+        "the memory bandwidth the run's CPUs draw together moved {:.2}× during the run ({:.1} GB/s at best, {:.1} GB/s at worst) while {core}: as when a host places the CPUs on fewer cores or dies for a while, or another tenant or job shares the memory; figures several threads measured then read low by up to that share: {named}. Compare them only with figures from the same phase, or measure again",
         t.bandwidth_ratio, t.best_gbs, t.low_gbs
     ))
 }
