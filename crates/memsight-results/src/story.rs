@@ -412,6 +412,27 @@ mod tests {
             "the figure outside the slow phase stands"
         );
         assert!(a[0].why.contains("outside the slow phase"));
+        // One core's probes put the bandwidth suite in a slow phase; the team's put the NUMA
+        // cell in one of its own (the run read on a busy guest): neither stands for the
+        // machine, and the team's move widens the tolerance.
+        let mut d4 = d2.clone();
+        if let Some(v) = &mut d4.verdict {
+            v.team = Some(memsight_suites::drift::TeamDrift {
+                usable: 6,
+                bandwidth_ratio: 1.86,
+                best_gbs: 60.8,
+                low_gbs: 32.7,
+                moved: true,
+                slow: vec![Affected {
+                    suite: "numa".into(),
+                    from_s: 49.0,
+                    to_s: 56.0,
+                    share_of_best: 0.56,
+                }],
+            });
+        }
+        let a = agreements(&one_node(58.9, 43.7), Some(&d4));
+        assert_eq!(a[0].concord(), Concord::CannotTell, "{:?}", a[0]);
     }
 
     /// The run of the issue: read 55.65 GB/s (bandwidth) vs 34.53 (NUMA cell), ratio 0.62, a
