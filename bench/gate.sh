@@ -35,28 +35,23 @@ for i in $(seq 1 "$pairs"); do
   run_id=q$i-b; run "$ms"
   judge "q$i-a" "q$i-b" "quiet $i"
 done
-run_id=h-a; run "$ms"
-stress-ng --stream "$(nproc)" --timeout 120s >/dev/null 2>&1 &
-hog=$!
-sleep 3
-run_id=h-b; run "$ms"
-kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
-judge h-a h-b "beside stress-ng --stream on every CPU"
-sleep 10
-run_id=p-a; run taskset -c 0 "$ms"
-stress-ng --stream 1 --taskset 1 --timeout 120s >/dev/null 2>&1 &
-hog=$!
-sleep 3
-run_id=p-b; run taskset -c 0 "$ms"
-kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
-judge p-a p-b "on CPU 0, beside stress-ng --stream on CPU 1"
-sleep 10
-run_id=c-a; run taskset -c 0 "$ms"
-stress-ng --cache 1 --taskset 1 --timeout 120s >/dev/null 2>&1 &
-hog=$!
-sleep 3
-run_id=c-b; run taskset -c 0 "$ms"
-kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
-judge c-a c-b "on CPU 0, beside stress-ng --cache (thrashing the shared L3) on CPU 1"
+# beside ID LABEL PREFIX… -- HOG…: a pair whose second run measures beside the hog.
+beside() {
+  local id=$1 label=$2; shift 2
+  local pre=() hog
+  while [[ $1 != -- ]]; do pre+=("$1"); shift; done
+  shift
+  run_id=$id-a; run "${pre[@]}" "$ms"
+  "$@" --timeout 120s >/dev/null 2>&1 &
+  hog=$!
+  sleep 3
+  run_id=$id-b; run "${pre[@]}" "$ms"
+  kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+  judge "$id-a" "$id-b" "$label"
+  sleep 10
+}
+beside h "beside stress-ng --stream on every CPU" -- stress-ng --stream "$(nproc)"
+beside p "on CPU 0, beside stress-ng --stream on CPU 1" taskset -c 0 -- stress-ng --stream 1 --taskset 1
+beside c "on CPU 0, beside stress-ng --cache (thrashing the shared L3) on CPU 1" taskset -c 0 -- stress-ng --cache 1 --taskset 1
 echo
 echo "uptime after: $(uptime)"

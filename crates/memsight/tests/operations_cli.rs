@@ -599,6 +599,42 @@ fn scale_team_bandwidth(doc: &mut serde_json::Value, factor: f64) {
     }
 }
 
+/// `compare --fail-on-regression=5 A B` on two documents written into `dir`: the exit code
+/// and stderr (the verdict line).
+fn gate(dir: &Path, a: &serde_json::Value, b: &serde_json::Value) -> (Option<i32>, String) {
+    let (fa, fb) = (dir.join("a.json"), dir.join("b.json"));
+    std::fs::write(&fa, a.to_string()).unwrap();
+    std::fs::write(&fb, b.to_string()).unwrap();
+    let out = memsight()
+        .args(["compare", "--fail-on-regression=5"])
+        .arg(&fa)
+        .arg(&fb)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// The row of `key` in `compare --json` of the last two documents [`gate`] wrote into `dir`.
+fn gate_row(dir: &Path, key: &str) -> serde_json::Value {
+    let out = memsight()
+        .args(["compare", "--json"])
+        .arg(dir.join("a.json"))
+        .arg(dir.join("b.json"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == key)
+        .unwrap_or_else(|| panic!("no row {key}"))
+        .clone()
+}
+
 /// A change the drift recorded within the runs covers is noise (PASS); the same change between
 /// steady runs is a regression (FAIL).
 #[test]
@@ -608,29 +644,16 @@ fn the_gate_counts_the_drift_the_runs_recorded_as_noise() {
         serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
     let mut b = a.clone();
     scale_team_bandwidth(&mut b, 0.90);
-    let gate = |a: &serde_json::Value, b: &serde_json::Value| {
-        let (fa, fb) = (dir.path().join("a.json"), dir.path().join("b.json"));
-        std::fs::write(&fa, a.to_string()).unwrap();
-        std::fs::write(&fb, b.to_string()).unwrap();
-        memsight()
-            .args(["compare", "--fail-on-regression=5"])
-            .arg(&fa)
-            .arg(&fb)
-            .output()
-            .unwrap()
-    };
     // The team's probes ranged 15% within A (below a slow phase), the same level in B.
     a["results"]["drift"] = probes(30.0, &[55.0, 47.8, 55.0, 52.0]);
     b["results"]["drift"] = probes(30.0, &[52.0, 54.0, 53.0, 51.0]);
-    let out = gate(&a, &b);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, err) = gate(dir.path(), &a, &b);
+    assert_eq!(code, Some(0), "{err}");
     // Steady probes in both: the same 10% is a regression.
     a["results"]["drift"] = probes(30.0, &[53.0, 53.5, 53.0, 53.2]);
     b["results"]["drift"] = probes(30.0, &[53.0, 53.5, 53.0, 53.2]);
-    let out = gate(&a, &b);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (code, err) = gate(dir.path(), &a, &b);
+    assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("bandwidth/read/2t"), "{err}");
 
     // Every latency 6% higher in B, its core clock 6% lower: the cache levels moved with the
@@ -650,30 +673,17 @@ fn the_gate_counts_the_drift_the_runs_recorded_as_noise() {
         let g = &mut l["core_clock"]["ghz"]["median"];
         *g = (g.as_f64().unwrap() / 1.06).into();
     }
-    let out = gate(&a, &b);
-    assert_eq!(out.status.code(), Some(1), "memory fails");
-    let out = memsight()
-        .args(["compare", "--json"])
-        .arg(dir.path().join("a.json"))
-        .arg(dir.path().join("b.json"))
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let row = |key: &str| {
-        doc["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["key"] == key)
-            .unwrap()
-            .clone()
-    };
+    let (code, err) = gate(dir.path(), &a, &b);
+    assert_eq!(code, Some(1), "memory fails: {err}");
     for level in ["L1", "L2"] {
-        let r = row(&format!("latency/cpu0/level/{level}"));
+        let r = gate_row(dir.path(), &format!("latency/cpu0/level/{level}"));
         assert_eq!(r["verdict"], "moved", "{r}");
         assert!(r["note"].as_str().unwrap().contains("core clock"), "{r}");
     }
-    assert_eq!(row("latency/cpu0/level/memory")["verdict"], "worse");
+    assert_eq!(
+        gate_row(dir.path(), "latency/cpu0/level/memory")["verdict"],
+        "worse"
+    );
 }
 
 /// The drift a run recorded never excuses what a move between the runs or B's busy CPUs
@@ -686,34 +696,19 @@ fn recorded_drift_excuses_neither_a_move_between_runs_nor_a_busy_node() {
         serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
     let mut b = a.clone();
     scale_team_bandwidth(&mut b, 0.90);
-    let gate = |a: &serde_json::Value, b: &serde_json::Value| {
-        let (fa, fb) = (dir.path().join("a.json"), dir.path().join("b.json"));
-        std::fs::write(&fa, a.to_string()).unwrap();
-        std::fs::write(&fb, b.to_string()).unwrap();
-        let out = memsight()
-            .args(["compare", "--fail-on-regression=5"])
-            .arg(&fa)
-            .arg(&fb)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
-    };
     // Both runs ranged 12% within; B's probes 9% below A's (under the 10% that marks a move):
     // that 9% is the machine's, the 12% cannot cover it.
     a["results"]["drift"] = probes(30.0, &[55.0, 49.1, 55.0, 53.0]);
     b["results"]["drift"] = probes(30.0, &[50.0, 44.6, 50.0, 48.2]);
-    let (code, err) = gate(&a, &b);
+    let (code, err) = gate(dir.path(), &a, &b);
     assert_ne!(code, Some(0), "{err}");
     // The same probes' level in both: within the recorded drift…
     b["results"]["drift"] = probes(30.0, &[55.0, 49.1, 55.0, 53.0]);
-    let (code, err) = gate(&a, &b);
+    let (code, err) = gate(dir.path(), &a, &b);
     assert_eq!(code, Some(0), "{err}");
     // …unless B's CPUs were busy with other work: worse is worse then.
     b["environment"]["load"]["busy_percent"] = 52.0.into();
-    let (code, err) = gate(&a, &b);
+    let (code, err) = gate(dir.path(), &a, &b);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("bandwidth/read/2t"), "{err}");
 }
@@ -727,22 +722,10 @@ fn the_gate_holds_team_figures_against_the_team_probe() {
     // B: every two-thread bandwidth 40% lower, one core's unchanged.
     let mut b = a.clone();
     scale_team_bandwidth(&mut b, 0.6);
-    let gate = |b: &serde_json::Value| {
-        let (fa, fb) = (dir.path().join("a.json"), dir.path().join("b.json"));
-        std::fs::write(&fa, a.to_string()).unwrap();
-        std::fs::write(&fb, b.to_string()).unwrap();
-        memsight()
-            .args(["compare", "--fail-on-regression=5"])
-            .arg(&fa)
-            .arg(&fb)
-            .output()
-            .unwrap()
-    };
     // The team's probes read the same: the two-thread figures regressed.
     b["results"]["drift"] = probes(30.0, &[55.0; 3]);
-    let out = gate(&b);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (code, err) = gate(dir.path(), &a, &b);
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("FAIL") && err.contains("bandwidth/read/2t"),
         "{err}"
@@ -750,23 +733,10 @@ fn the_gate_holds_team_figures_against_the_team_probe() {
     // The team's probes read 35% slower in B while one core's stayed: the CPUs were placed
     // differently, which the gate cannot tell from a regression.
     b["results"]["drift"] = probes(30.0, &[36.0; 3]);
-    let out = gate(&b);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    let (code, err) = gate(dir.path(), &a, &b);
+    assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("INCOMPLETE") && err.contains("moved"), "{err}");
-    let out = memsight()
-        .args(["compare", "--json"])
-        .arg(dir.path().join("a.json"))
-        .arg(dir.path().join("b.json"))
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let read = doc["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["key"] == "bandwidth/read/2t")
-        .unwrap();
+    let read = gate_row(dir.path(), "bandwidth/read/2t");
     assert_eq!(read["verdict"], "moved", "{read}");
     assert!(
         read["note"].as_str().unwrap().contains("team rate"),
@@ -775,9 +745,8 @@ fn the_gate_holds_team_figures_against_the_team_probe() {
     // The same move with B's CPUs busy with other work as it began (a memory hog on this
     // node): what the node delivered, so the gate fails naming the bandwidth figures.
     b["environment"]["load"]["busy_percent"] = 52.0.into();
-    let out = gate(&b);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (code, err) = gate(dir.path(), &a, &b);
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("FAIL") && err.contains("bandwidth/read/2t"),
         "{err}"
