@@ -635,15 +635,20 @@ fn gate_row(dir: &Path, key: &str) -> serde_json::Value {
         .clone()
 }
 
+/// A scratch directory, the recorded run, and the run with its two-thread bandwidths 10% lower.
+fn team_ten_percent_slower() -> (tempfile::TempDir, serde_json::Value, serde_json::Value) {
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
+    let mut b = a.clone();
+    scale_team_bandwidth(&mut b, 0.90);
+    (tempfile::tempdir().unwrap(), a, b)
+}
+
 /// A change the drift recorded within the runs covers is noise (PASS); the same change between
 /// steady runs is a regression (FAIL).
 #[test]
 fn the_gate_counts_the_drift_the_runs_recorded_as_noise() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut a: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
-    let mut b = a.clone();
-    scale_team_bandwidth(&mut b, 0.90);
+    let (dir, mut a, mut b) = team_ten_percent_slower();
     // The team's probes ranged 15% within A (below a slow phase), the same level in B.
     a["results"]["drift"] = probes(30.0, &[55.0, 47.8, 55.0, 52.0]);
     b["results"]["drift"] = probes(30.0, &[52.0, 54.0, 53.0, 51.0]);
@@ -691,11 +696,7 @@ fn the_gate_counts_the_drift_the_runs_recorded_as_noise() {
 /// is what the node delivered.
 #[test]
 fn recorded_drift_excuses_neither_a_move_between_runs_nor_a_busy_node() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut a: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
-    let mut b = a.clone();
-    scale_team_bandwidth(&mut b, 0.90);
+    let (dir, mut a, mut b) = team_ten_percent_slower();
     // Both runs ranged 12% within; B's probes 9% below A's (under the 10% that marks a move):
     // that 9% is the machine's, the 12% cannot cover it.
     a["results"]["drift"] = probes(30.0, &[55.0, 49.1, 55.0, 53.0]);
