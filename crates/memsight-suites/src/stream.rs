@@ -107,6 +107,7 @@ impl StreamSettings {
                 self.offset.div_ceil(8) * 8
             )));
         }
+        env.check_node(self.node)?;
         let want = match self.elements {
             Some(e) => e,
             None => {
@@ -117,7 +118,6 @@ impl StreamSettings {
         let elements = want.div_ceil(unit) * unit;
         let bytes = 3 * (elements + self.offset) as u64 * 8;
         memsight_core::buffer::check_size(bytes, env)?;
-        env.check_node(self.node)?;
         Ok(StreamConfig {
             elements,
             ntimes: self.ntimes as usize,

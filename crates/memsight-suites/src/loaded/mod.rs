@@ -216,11 +216,12 @@ pub fn run(
     }
     crate::sampling::check_rounds(a.rounds)?;
     let (rule, _) = a.sampling.rule()?;
-    let (size, in_memory) = machine.working_set(a.chase_bytes, env)?;
     let load_size = a.load_bytes;
     if load_size < 3 * 4096 {
         return Err(Error::input("--load-size must be at least 12K"));
     }
+    // Every flag is checked above: the working set may measure (the short probe).
+    let (size, in_memory) = machine.working_set(a.chase_bytes, env)?;
     memsight_core::buffer::check_size(size + load_size * plan.load_cpus.len() as u64, env)?;
     let mut cpus = vec![plan.chase_cpu];
     cpus.extend(&plan.load_cpus);
