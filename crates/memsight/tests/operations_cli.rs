@@ -31,15 +31,21 @@ fn recorded() -> Vec<PathBuf> {
     out
 }
 
+/// `export --format prometheus` of `f`, checked as exposition text.
+fn prometheus(f: &Path) -> String {
+    let text = ok(&memsight()
+        .args(["export", "--format", "prometheus"])
+        .arg(f)
+        .output()
+        .unwrap());
+    common::check_exposition(&text);
+    text
+}
+
 #[test]
 fn every_export_is_prometheus_text_its_tools_accept() {
     for f in recorded() {
-        let text = ok(&memsight()
-            .args(["export", "--format", "prometheus"])
-            .arg(&f)
-            .output()
-            .unwrap());
-        common::check_exposition(&text);
+        let text = prometheus(&f);
         assert!(
             !text.contains("key=\""),
             "{}: a packed key label",
@@ -61,12 +67,7 @@ fn a_ladder_without_plateaus_keeps_its_series_as_nan() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("flat.json");
     std::fs::write(&f, doc.to_string()).unwrap();
-    let text = ok(&memsight()
-        .args(["export", "--format", "prometheus"])
-        .arg(&f)
-        .output()
-        .unwrap());
-    common::check_exposition(&text);
+    let text = prometheus(&f);
     for level in ["L1", "L2", "memory"] {
         let line = text
             .lines()

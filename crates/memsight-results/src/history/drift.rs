@@ -81,8 +81,9 @@ fn recorded_drift(doc: &Document, rate: Rate) -> Option<f64> {
 /// the figure's rate ranged by d within it (below a slow phase's threshold), the machine moved
 /// that much while nothing changed, so a change of at most d plus the figure's floor is not
 /// called. Only bandwidth figures: the probes read bandwidth, and a cache's latency does not
-/// move with memory's. Moves between the runs are not counted here ([`moved_between`]): a
-/// slower DIMM setting moves the probes too, and a gate must not pass it as noise.
+/// move with memory's. What the probes moved between the runs, the same way as the figure, is
+/// taken out of d (a slower DIMM setting moves the probes too, and a gate must not pass it as
+/// noise; [`moved_between`] judges larger moves).
 pub(super) fn within_recorded_drift(rows: &mut [Row], a: &Document, b: &Document) {
     let busy = busy_before(b).is_some();
     for r in rows.iter_mut().filter(|r| {
@@ -108,8 +109,9 @@ pub(super) fn within_recorded_drift(rows: &mut [Row], a: &Document, b: &Document
         if d > 0.0 && change <= d + r.floor.unwrap_or(MIN_FLOOR) {
             r.verdict = Verdict::Noise;
             r.note = Some(format!(
-                "within the drift the runs recorded: the probes read {} rate up to {:.0}% apart within a run, which with the floor covers this {:.1}% change",
+                "within the drift the runs recorded: the probes read {} rate up to {:.0}% apart within a run ({:.0}% of it not explained by their move between the runs), which with the floor covers this {:.1}% change",
                 rate.word(),
+                100.0 * recorded,
                 100.0 * d,
                 100.0 * change
             ));

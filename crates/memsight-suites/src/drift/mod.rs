@@ -201,7 +201,7 @@ pub fn analyse(probes: &[DriftProbe], phases: &[Phase]) -> (Option<DriftVerdict>
     let spreads: Vec<f64> = usable.iter().map(|p| p.read_spread).collect();
     let noise = median(&spreads);
     let ratio = best / low;
-    let moved = ratio >= 1.0 + MIN_DRIFT && ratio - 1.0 >= 3.0 * noise;
+    let moved = counts_as_drift(ratio, noise);
     let is_slow = |p: &DriftProbe| p.usable() && p.read_gbs * (1.0 + MIN_DRIFT) <= best;
     let slow_probes: Vec<&&DriftProbe> = usable.iter().filter(|p| is_slow(p)).collect();
     let slow = if moved {
@@ -229,6 +229,12 @@ pub fn analyse(probes: &[DriftProbe], phases: &[Phase]) -> (Option<DriftVerdict>
     (Some(v), findings)
 }
 
+/// The rule both rates follow: highest ÷ lowest `ratio` is drift from [`MIN_DRIFT`] and three
+/// times the probes' own spread `noise`.
+fn counts_as_drift(ratio: f64, noise: f64) -> bool {
+    ratio >= 1.0 + MIN_DRIFT && ratio - 1.0 >= 3.0 * noise
+}
+
 fn team_rate(p: &DriftProbe) -> Option<f64> {
     p.team_read_gbs.filter(|r| r.is_finite() && *r > 0.0)
 }
@@ -243,7 +249,7 @@ fn team_drift(probes: &[DriftProbe], phases: &[Phase], noise: f64) -> Option<Tea
     let best = rates.iter().copied().fold(f64::MIN, f64::max);
     let low = rates.iter().copied().fold(f64::MAX, f64::min);
     let ratio = best / low;
-    let moved = ratio >= 1.0 + MIN_DRIFT && ratio - 1.0 >= 3.0 * noise;
+    let moved = counts_as_drift(ratio, noise);
     let is_slow = |p: &DriftProbe| team_rate(p).is_some_and(|r| r * (1.0 + MIN_DRIFT) <= best);
     let slow = if moved {
         touched(phases, probes, is_slow, |p| {
