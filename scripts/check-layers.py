@@ -9,7 +9,11 @@
    child A depends on child B when a file in A's subtree names something in B's (`crate::…`,
    `super::…`, `self::…` paths and `use` items, grouped imports included; test modules left out).
    A circle is printed with its edges and the file that makes each.
-3. The suites crate keeps no process-wide mutable state: no `static` holding a Mutex, RwLock,
+3. Suites are siblings over one measuring layer: in the suites crate, a suite (any top-level
+   module but `measure`) names `measure` and nothing of another suite, and `measure` names no
+   suite. The composite studies in COMPOSITES may name the suites listed for them, and each
+   must say in its opening comment that it is a composite study.
+4. The suites crate keeps no process-wide mutable state: no `static` holding a Mutex, RwLock,
    OnceLock, LazyLock, Cell or atomic, and no `thread_local!`. What a suite measures must depend
    only on what it is given (machine facts travel in `memsight_suites::machine::Machine`), never on
    which suite ran before it in the same process.
@@ -28,6 +32,38 @@ LEVEL = {
     "memsight-results": 2,
     "memsight": 3,
 }
+
+
+MEASURE = "measure"
+# Composite studies and the suites they run as parts of their own.
+COMPOSITES = {
+    "tiers": {"dimms", "loaded", "numa"},
+    "profile": {"alloc", "loaded"},
+}
+
+
+def sibling_problems(src, repo):
+    """Suites naming other suites (rule 3), with the file behind each edge."""
+    graphs, why = module_graphs(src)
+    out = []
+    for a, targets in sorted(graphs.get((), {}).items()):
+        for b in sorted(targets):
+            if b == MEASURE:
+                continue
+            allowed = COMPOSITES.get(a, set())
+            if a == MEASURE or b not in allowed:
+                who = "the measuring layer" if a == MEASURE else f"suite {a}"
+                out.append(
+                    f"{who} names suite {b} ({why[((), a, b)].relative_to(repo)}): move what they share into {MEASURE}/"
+                )
+    for name in sorted(COMPOSITES):
+        head = ""
+        for f in (src / name / "mod.rs", src / f"{name}.rs"):
+            if f.exists():
+                head = "\n".join(l for l in f.read_text().splitlines()[:40] if l.startswith("//!"))
+        if "composite study" not in head:
+            out.append(f"suite {name} is a declared composite but its opening comment does not say it is a composite study")
+    return out
 
 
 def crate_deps(cargo_toml):
@@ -168,12 +204,13 @@ def main():
                     for a, b in zip(cycle, cycle[1:])
                 )
                 problems.append(f"{name} ({where}): modules in a circle: {edges}")
+    problems += sibling_problems(repo / "crates" / "memsight-suites" / "src", repo)
     for hit in process_state(repo / "crates" / "memsight-suites" / "src"):
         problems.append(f"process-wide mutable state in the suites crate (pass it in a value): {hit}")
     for p in problems:
         print(f"check-layers: {p}", file=sys.stderr)
     if not problems:
-        print(f"check-layers: {len(crates)} crates, downward only, no module circle, no process-wide state in the suites")
+        print(f"check-layers: {len(crates)} crates, downward only, no module circle, suites siblings over measure/, no process-wide state in the suites")
     return 1 if problems else 0
 
 

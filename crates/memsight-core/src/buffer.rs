@@ -27,17 +27,21 @@ pub use weighted::Weighted;
 /// The kind of page backing a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum PageKind {
-    /// Base pages (`MADV_NOHUGEPAGE`, so THP `always` cannot change them).
+    /// 4 KiB pages (`MADV_NOHUGEPAGE`: THP off for the buffer, even with THP `always`).
     #[serde(rename = "4k")]
+    #[cfg_attr(feature = "clap", value(name = "4k"))]
     Base4K,
     /// Transparent huge pages (`MADV_HUGEPAGE` on a 2 MiB-aligned region).
     Thp,
-    /// hugetlbfs 2 MiB pages (`MAP_HUGETLB`), from the reserved pool.
+    /// hugetlb 2 MiB pages from the reserved pool (`MAP_HUGETLB`).
     #[serde(rename = "hugetlb_2m")]
+    #[cfg_attr(feature = "clap", value(name = "2m"))]
     Huge2M,
-    /// hugetlbfs 1 GiB pages, from the reserved pool.
+    /// hugetlb 1 GiB pages from the reserved pool.
     #[serde(rename = "hugetlb_1g")]
+    #[cfg_attr(feature = "clap", value(name = "1g"))]
     Huge1G,
 }
 

@@ -293,11 +293,25 @@ mod tests {
         let before = c.read().unwrap();
         let t = std::time::Instant::now();
         let mut x = 0u64;
-        while t.elapsed() < std::time::Duration::from_millis(20) {
-            x = std::hint::black_box(x.wrapping_add(1));
+        // task-clock counts nanoseconds of this thread's CPU time, not wall time: spin until it
+        // has counted 20 ms, however long other work keeps this thread off its CPU.
+        let mut after = before;
+        while after - before < 20_000_000 && t.elapsed() < std::time::Duration::from_secs(30) {
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            after = c.read().unwrap();
         }
-        let after = c.read().unwrap();
-        // task-clock counts nanoseconds of this thread's CPU time: about 20 ms spun.
-        assert!(after - before > 5_000_000, "{before} → {after}");
+        assert!(
+            after - before >= 20_000_000,
+            "{before} → {after} in {:?}",
+            t.elapsed()
+        );
+        // It counted this thread's time: never more than the wall time that passed.
+        assert!(
+            (after - before) as f64 <= t.elapsed().as_nanos() as f64 * 1.05,
+            "{before} → {after} in {:?}",
+            t.elapsed()
+        );
     }
 }

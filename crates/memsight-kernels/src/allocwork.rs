@@ -30,6 +30,7 @@ use rand_xoshiro::rand_core::SeedableRng;
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Preset {
     Steady,
     Bursty,

@@ -28,6 +28,7 @@ pub const LINE: usize = 64;
 /// What a visit does to its block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Access {
     /// Reads every 64-bit word of the block.
     Read,

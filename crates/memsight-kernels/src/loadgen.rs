@@ -17,22 +17,31 @@ use serde::{Deserialize, Serialize};
 /// What each line visit does. Ratios are DRAM reads : writes with regular stores paying an RFO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum TrafficMix {
-    /// Load one line (1:0).
+    /// Load one line (1:0: 100% of DRAM bytes read).
+    #[cfg_attr(feature = "clap", value(alias = "all-reads"))]
     Reads,
     /// Load eight lines, store one (9:1 with the store's RFO: 90% of DRAM bytes read).
+    #[cfg_attr(feature = "clap", value(name = "9:1"))]
     R9W1,
     /// Load three lines, store one (4:1 with the RFO: 80% read).
+    #[cfg_attr(feature = "clap", value(name = "4:1"))]
     R4W1,
-    /// Load two lines, store one (3:1 with the store's RFO).
+    /// Load two lines, store one (3:1 with the store's RFO: 75% read).
+    #[cfg_attr(feature = "clap", value(name = "3:1"))]
     R3W1,
-    /// Load one line, store one (2:1 with the RFO).
+    /// Load one line, store one (2:1 with the RFO: 67% read).
+    #[cfg_attr(feature = "clap", value(name = "2:1"))]
     R2W1,
     /// Load one line, store two (3:2 with the RFOs: 60% read).
+    #[cfg_attr(feature = "clap", value(name = "3:2"))]
     R3W2,
-    /// Store one line (1:1: the store's RFO is the only read).
+    /// Store one line (1:1: the store's RFO is the only read, 50%).
+    #[cfg_attr(feature = "clap", value(alias = "all-writes"))]
     Writes,
     /// Load one line, non-temporal store one (1:1).
+    #[cfg_attr(feature = "clap", value(name = "1:1-nt", alias = "1:1"))]
     R1W1Nt,
     /// Non-temporal stores only (0:1).
     NtWrites,

@@ -15,27 +15,7 @@ use crate::present::{Context, Present};
 use crate::view::View;
 use memsight_core::topology::CacheGroup;
 
-/// How much `memsight run` measures (written as `quick`, `default`, `thorough`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Quick,
-    Default,
-    Thorough,
-    /// Stopped (Ctrl-C) during the latency ladder: nothing after it ran.
-    Interrupted,
-}
-
-impl std::fmt::Display for Level {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Level::Quick => "quick",
-            Level::Default => "default",
-            Level::Thorough => "thorough",
-            Level::Interrupted => "interrupted",
-        })
-    }
-}
+pub use memsight_suites::measure::level::Level;
 
 /// The document types of every registered suite ([`crate::with_suites`]): the results of any
 /// command as one enum, and what `memsight run` measured, one field per suite it runs.
@@ -51,7 +31,7 @@ macro_rules! documents {
             )?)*
             /// How the memory available to the machine moved during the run (reference probes).
             #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub drift: Option<memsight_suites::drift::DriftSeries>,
+            pub drift: Option<memsight_suites::measure::drift::DriftSeries>,
             /// Suites not run, with the reason.
             pub skipped: Vec<String>,
             /// Headline figures, one line each.

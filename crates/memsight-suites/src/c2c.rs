@@ -8,8 +8,9 @@
 //! **clean-line** probe (a dependent walk over 64 lines that sit clean in the partner's cache,
 //! TSC-timed, per line; 200 probes per direction). The
 //! default CPUs are one per last-level-cache domain (CCX, socket), or one per core when there is a
-//! single domain ([`crate::plan::c2c_cpus`]).
+//! single domain ([`crate::measure::plan::c2c_cpus`]).
 
+use crate::measure::level::Level;
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::{Summary, median};
@@ -19,7 +20,7 @@ use memsight_kernels::pingpong::{Line, pingpong, pingpong_atomic};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::sampling::Sampling;
+use crate::measure::sampling::Sampling;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +40,21 @@ pub const SAMPLING: Sampling = Sampling {
     point_budget: 0.5,
     sample_ms: 5.0,
 };
+
+impl Config {
+    /// What `memsight run` measures at `level`: shorter pairs than the command's (the run
+    /// measures every suite; the command gives the pairs their full time).
+    pub fn for_level(_level: Level) -> Self {
+        let d = Config::default();
+        Config {
+            sampling: Sampling {
+                point_budget: 0.3,
+                ..d.sampling
+            },
+            ..d
+        }
+    }
+}
 
 impl Default for Config {
     fn default() -> Self {
@@ -127,7 +143,7 @@ pub fn run(
             (list.clone(), "as given".to_string())
         }
         None => (
-            crate::plan::c2c_cpus(&env.topology, &env.allowed_cpus),
+            crate::measure::plan::c2c_cpus(&env.topology, &env.allowed_cpus),
             "one per last-level-cache domain, or one per core when there is one domain".to_string(),
         ),
     };

@@ -5,7 +5,7 @@ use memsight_core::finding::{Cited, Finding};
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
 use memsight_model::ddr::{Device, Module, Timings, timings};
-use memsight_model::dmidecode::{Inventory, MemoryDevice, parse};
+use memsight_model::dmidecode::{Inventory, MemoryDevice};
 use memsight_model::partnum::{Decoded, decode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -140,61 +140,6 @@ fn view(d: &MemoryDevice) -> ModuleView {
     }
 }
 
-/// The inventory from `--dmidecode FILE` (dmidecode text, or a `dmidecode --dump-bin` file) or
-/// from this machine's `/sys/firmware/dmi/tables` (root).
-fn read_inventory(a: &Config) -> Result<(Inventory, String)> {
-    use memsight_model::smbios::{decode_table, entry_point_version, split_dump_bin};
-    if let Some(path) = &a.dmidecode {
-        let bytes = memsight_core::input::read_bounded(
-            path,
-            memsight_core::input::MAX_INPUT_BYTES,
-            "--dmidecode file",
-        )?;
-        if [&b"_SM3_"[..], b"_SM_", b"_DMI_"]
-            .iter()
-            .any(|m| bytes.starts_with(m))
-        {
-            let (table, major, minor) = split_dump_bin(&bytes)
-                .map_err(|e| Error::input(format!("'{}': {e}", path.display())))?;
-            return Ok((
-                decode_table(table, major, minor),
-                format!(
-                    "{} (dmidecode --dump-bin, SMBIOS {major}.{minor})",
-                    path.display()
-                ),
-            ));
-        }
-        let text = String::from_utf8(bytes).map_err(|_| {
-            Error::input(format!(
-                "'{}' is neither dmidecode text nor a --dump-bin file (no SMBIOS entry point at its start)",
-                path.display()
-            ))
-        })?;
-        let inv = parse(&text).map_err(|e| Error::input(e.0))?;
-        return Ok((inv, path.display().to_string()));
-    }
-    let base = std::path::Path::new("/sys/firmware/dmi/tables");
-    let ep = std::fs::read(base.join("smbios_entry_point"));
-    let dmi = std::fs::read(base.join("DMI"));
-    match (ep, dmi) {
-        (Ok(ep), Ok(table)) => {
-            let (major, minor) = entry_point_version(&ep).unwrap_or((3, 0));
-            Ok((
-                decode_table(table, major, minor),
-                format!("/sys/firmware/dmi/tables (SMBIOS {major}.{minor})"),
-            ))
-        }
-        (Err(e), _) | (_, Err(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            Err(Error::input(
-                "reading /sys/firmware/dmi/tables needs root: run as root, or pass --dmidecode FILE (dmidecode text or --dump-bin)",
-            ))
-        }
-        _ => Err(Error::input(
-            "this machine exposes no SMBIOS tables (/sys/firmware/dmi/tables is missing; common in VMs): pass --dmidecode FILE from the host or another machine",
-        )),
-    }
-}
-
 impl DimmsResults {
     /// Installed capacity for people: DRAM and persistent memory apart, and in Memory Mode which
     /// one the OS sees.
@@ -232,6 +177,13 @@ impl DimmsResults {
     }
 }
 
+/// What the ceilings are compared with in a recorded `memsight bandwidth --json` result: its
+/// points (the rest of the document is not read).
+#[derive(Deserialize)]
+struct RecordedBandwidth {
+    points: Vec<crate::measure::rate::Point>,
+}
+
 /// `dimms --plan`: what-if configurations, side by side.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PlanResults {
@@ -249,7 +201,7 @@ pub fn plans(requests: &[memsight_model::plan::PlanRequest]) -> Result<PlanResul
 
 /// Reads and summarises the inventory.
 pub fn run(a: &Config) -> Result<DimmsResults> {
-    let (inventory, source) = read_inventory(a)?;
+    let (inventory, source) = crate::measure::inventory::read(a.dmidecode.as_deref())?;
     let populated = inventory.populated().count();
     let total_bytes = inventory.populated().filter_map(|d| d.size_bytes).sum();
     let persistent_bytes = inventory
@@ -519,8 +471,8 @@ fn efficiency(
             path.display()
         )));
     }
-    let doc: memsight_core::report::Envelope<crate::bandwidth::BandwidthResults> =
-        serde_json::from_str(&text).map_err(|e| {
+    let doc: memsight_core::report::Envelope<RecordedBandwidth> = serde_json::from_str(&text)
+        .map_err(|e| {
             Error::input(format!(
                 "'{}' is a bandwidth result this memsight cannot read: {e}",
                 path.display()

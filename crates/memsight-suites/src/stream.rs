@@ -59,7 +59,7 @@ pub struct StreamSettings {
     pub ntimes: u32,
     /// Padding between the arrays in elements (STREAM's OFFSET); a multiple of 8.
     pub offset: usize,
-    pub threads: crate::bandwidth::Threads,
+    pub threads: crate::measure::rate::Threads,
     pub cpus: Option<Vec<usize>>,
     pub isa: Option<Isa>,
     /// Regular (STREAM's) or non-temporal stores.
@@ -74,7 +74,7 @@ impl Default for StreamSettings {
             elements: None,
             ntimes: 20,
             offset: 0,
-            threads: crate::bandwidth::Threads::All,
+            threads: crate::measure::rate::Threads::All,
             cpus: None,
             isa: None,
             store: Store::Regular,
@@ -89,11 +89,11 @@ impl StreamSettings {
     pub fn resolve(
         &self,
         env: &Environment,
-        machine: &crate::machine::Machine,
+        machine: &crate::measure::machine::Machine,
     ) -> Result<StreamConfig> {
-        let isa = crate::bandwidth::supported_isa(self.isa)?;
+        let isa = crate::measure::rate::supported_isa(self.isa)?;
         memsight_kernels::bandwidth::supports(isa, self.store).map_err(Error::input)?;
-        let cpus = crate::bandwidth::team(self.threads, self.cpus.as_deref(), env)?;
+        let cpus = crate::measure::rate::team(self.threads, self.cpus.as_deref(), env)?;
         // Each thread's chunk is a multiple of 32 elements (4 AVX-512 vectors).
         let unit = 32 * cpus.len();
         if self.elements == Some(0) {

@@ -18,8 +18,8 @@ use memsight_results::history::History;
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::show::Show;
 use crate::suite::{RunCtx, step};
-use memsight_suites::drift::prober::{self, Prober};
-use memsight_suites::machine::Machine;
+use memsight_suites::measure::drift::prober::{self, Prober};
+use memsight_suites::measure::machine::Machine;
 
 /// How long within a suite between two drift probes.
 const DRIFT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
@@ -118,11 +118,7 @@ pub fn measure(
             let mut ctx = RunCtx {
                 level,
                 env: &suite_env,
-                latency: if level == Level::Quick {
-                    latency.quick()
-                } else {
-                    latency
-                },
+                latency: latency.for_level(level),
                 dmidecode: a.dmidecode.clone(),
                 only: a.only.clone(),
                 skip: a.skip.clone(),

@@ -85,9 +85,9 @@ pub struct RunCtx<'a> {
     pub skip: Vec<String>,
     /// The machine facts every suite of the run sizes its working sets from: found once (from
     /// the latency ladder, else by the first suite that needs them) and passed to each.
-    pub machine: memsight_suites::machine::Machine,
+    pub machine: memsight_suites::measure::machine::Machine,
     /// The reference probes of the run's drift (`--no-drift`: none).
-    pub drift: Option<&'a memsight_suites::drift::prober::Prober<'a>>,
+    pub drift: Option<&'a memsight_suites::measure::drift::prober::Prober<'a>>,
     /// The thread that runs the steps: within a suite, probes are taken only from it, between
     /// the suite's points, never while a team of its threads measures.
     pub main: std::thread::ThreadId,

@@ -38,6 +38,7 @@ pub const GRANULE: usize = 256;
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Isa {
     Scalar,
     Sse2,
@@ -108,12 +109,14 @@ impl Isa {
 /// How a kernel stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Store {
-    /// Ordinary stores: the line is read for ownership first.
+    /// Ordinary stores (STREAM's): the line is read for ownership first.
     Regular,
     /// Non-temporal (streaming) stores, fenced at the end.
     Nt,
     /// AMD `clzero`: zeroes whole lines without reading them (fills only, zeros only).
+    #[cfg_attr(feature = "clap", value(skip))]
     Clzero,
 }
 

@@ -13,7 +13,7 @@ use crate::view::{ci, count, med};
 use memsight_suites::bandwidth::held::Held;
 use memsight_suites::bandwidth::{BandwidthResults, Point};
 use memsight_suites::dimms::DimmsResults;
-use memsight_suites::memlevel::MemLevel;
+use memsight_suites::measure::memlevel::MemLevel;
 
 /// Bandwidth results, with the DIMM inventory's ceilings when one was read.
 pub struct WithCeilings<'a>(pub &'a BandwidthResults, pub Option<&'a DimmsResults>);

@@ -1,7 +1,7 @@
-//! The run's drift series ([`memsight_suites::drift`]): a chart of the reference probes over
+//! The run's drift series ([`memsight_suites::measure::drift`]): a chart of the reference probes over
 //! the run with the suites' spans, a table, and one summary line.
 
-use memsight_suites::drift::DriftSeries;
+use memsight_suites::measure::drift::DriftSeries;
 
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View, num};
 
@@ -123,7 +123,7 @@ pub fn headline(d: &DriftSeries) -> Option<String> {
     ))
 }
 
-fn names(slow: &[memsight_suites::drift::Affected]) -> String {
+fn names(slow: &[memsight_suites::measure::drift::Affected]) -> String {
     if slow.is_empty() {
         "no suite".to_string()
     } else {

@@ -1,7 +1,7 @@
 //! The latency ladder: latency against working set (a chart, and a table per CPU), the cache
 //! levels found in the curve, the TLB cost and memory-level parallelism.
 
-use memsight_suites::memlevel::MemLevel;
+use memsight_suites::measure::memlevel::MemLevel;
 use memsight_core::buffer::BufferReport;
 use memsight_core::topology::CacheGroup;
 use memsight_core::units::format_bytes;

@@ -253,7 +253,9 @@ fn clzero_finding<'p>(at: &PointAt<'_, 'p>, full: usize) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandwidth::spec::Named;
+    use crate::measure::rate::Named;
+    use memsight_core::buffer::PageKind;
+    use memsight_core::stats::StopRule;
 
     fn point(test: Named, threads: usize, pattern: Option<u64>, gbs: f64) -> Point {
         let spec = test.spec();

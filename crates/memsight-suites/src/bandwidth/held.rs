@@ -21,9 +21,8 @@ use memsight_kernels::bandwidth::{self as k, Isa};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::arrays::Arrays;
-use super::spec::{Op, TestSpec};
-use super::{BandwidthConfig, BandwidthResults, NONZERO};
+use super::BandwidthResults;
+use crate::measure::rate::{Arrays, BandwidthConfig, NONZERO, Op, TestSpec};
 
 /// Bytes of one paced step of a thread (a multiple of the kernels' granule): at 1 GB/s per
 /// thread a step is due every 64 µs.
@@ -170,7 +169,7 @@ pub fn run(
     // One origin for the team: the seconds are the team's, not each thread's.
     let origin = std::sync::OnceLock::new();
     let threads = memsight_core::pin::run_team(cpus, |_, _, barrier| -> Result<(u64, f64)> {
-        let a = super::setup(spec, cfg, env, cfg.bytes_per_thread, None);
+        let a = crate::measure::rate::setup(spec, cfg, env, cfg.bytes_per_thread, None);
         // Everyone starts together, with its arrays ready, whether or not setting them up failed.
         barrier.wait();
         let origin = *origin.get_or_init(Instant::now);
@@ -266,8 +265,8 @@ fn results(cfg: &BandwidthConfig, spec: &TestSpec, h: Held) -> BandwidthResults 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandwidth::arrays::Region;
     use crate::bandwidth::spec::Named;
+    use crate::measure::rate::Region;
 
     #[test]
     fn reads_writes_and_copies_can_be_held_mixes_cannot() {

@@ -17,7 +17,7 @@ pub struct L1Read {
     pub bytes: u64,
     /// Median GB/s of the read point.
     pub gbs: f64,
-    /// Core clock measured on the same CPU right after (`crate::clock`, cross-checked).
+    /// Core clock measured on the same CPU right after (`crate::measure::clock`, cross-checked).
     pub core_ghz: Summary,
     pub bytes_per_cycle: f64,
     /// What the L1 load ports carry per cycle at the kernel's vector width on this core
@@ -61,7 +61,8 @@ pub(super) fn l1_read(
     };
     let cpu = p.cpus[0];
     let clock =
-        memsight_core::pin::run_team(&[cpu], |_, cpu, _| crate::clock::measure(cpu))?.remove(0);
+        memsight_core::pin::run_team(&[cpu], |_, cpu, _| crate::measure::clock::measure(cpu))?
+            .remove(0);
     let Some(core_ghz) = clock.ghz else {
         return Ok((None, clock.disputed.map(Finding::unsampled)));
     };

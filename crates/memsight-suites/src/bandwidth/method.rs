@@ -63,7 +63,7 @@ fn sizes(cfg: &BandwidthConfig) -> String {
     )
 }
 
-/// The streaming check behind a default size, where it was made (`crate::reach::stream`).
+/// The streaming check behind a default size, where it was made (`crate::measure::reach::stream`).
 fn streaming(cfg: &BandwidthConfig) -> String {
     match cfg.reach.and_then(|r| r.stream) {
         Some(s) => format!(

@@ -1,30 +1,26 @@
 //! What `memsight bandwidth` can be asked, with its defaults, and their check against the machine
 //! ([`BandwidthSettings::resolve`] → the [`BandwidthConfig`] the suite runs).
 
+use crate::measure::level::Level;
 use memsight_core::buffer::{DaxTarget, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::units::MIB;
 use memsight_core::{Error, Result};
-use memsight_kernels::bandwidth::{self as k, GRANULE, Isa, Store};
+use memsight_kernels::bandwidth::{GRANULE, Isa};
 
-use super::spec::{Named, TestSpec};
-use super::{BandwidthConfig, NONZERO};
-use crate::machine::Machine;
-use crate::sampling::Sampling;
-
-/// How many threads a team has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Threads {
-    /// One per allowed CPU.
-    All,
-    Count(usize),
-}
+use crate::measure::machine::Machine;
+use crate::measure::rate::{
+    BandwidthConfig, NONZERO, Named, TestSpec, Threads, spec, supported_isa, team,
+};
+use crate::measure::sampling::Sampling;
 
 /// What writes write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Data {
     /// 0xef bytes: real data never travels compressed.
     Nonzero,
+    /// Zero bytes.
     Zero,
     /// Both, to show whether zero lines are cheaper (a finding).
     Both,
@@ -33,7 +29,7 @@ pub enum Data {
 /// The bandwidth study as asked for; `None` where the machine decides.
 #[derive(Debug, Clone)]
 pub struct BandwidthSettings {
-    /// Tests; `None`: [`super::spec::defaults`], less those this CPU cannot run.
+    /// Tests; `None`: [`spec::defaults`], less those this CPU cannot run.
     pub tests: Option<Vec<TestSpec>>,
     /// Leave out (and say so) the given tests this CPU cannot run, instead of refusing them: for
     /// the lists `memsight run` picks, not for the user's `--test`.
@@ -57,7 +53,7 @@ pub struct BandwidthSettings {
     pub data: Data,
     pub sampling: Sampling,
     pub dax: Option<&'static DaxTarget>,
-    /// Bytes between a thread's arrays; `None`: [`super::DEFAULT_ARRAY_GAP`] (each array at its
+    /// Bytes between a thread's arrays; `None`: [`DEFAULT_ARRAY_GAP`] (each array at its
     /// own page offset). A multiple of 64 B, at most 64 MiB.
     pub array_gap: Option<u64>,
     /// Alternating rounds ([`super::BandwidthConfig::rounds`]); at least 1.
@@ -93,8 +89,18 @@ impl Default for BandwidthSettings {
 }
 
 impl BandwidthSettings {
+    /// What `memsight run` measures at `level`: the main tests (read, write and NT copy when
+    /// quick; everything when thorough).
+    pub fn for_level(level: Level) -> Self {
+        match level {
+            Level::Quick => Self::quick(),
+            Level::Thorough => Self::thorough(),
+            _ => Self::run_default(),
+        }
+    }
+
     /// `memsight run --quick`: read, write and NT copy, short points.
-    pub fn quick() -> Self {
+    fn quick() -> Self {
         BandwidthSettings {
             tests: Some(named(&[Named::Read, Named::Write, Named::CopyNt])),
             skip_unsupported: true,
@@ -110,7 +116,7 @@ impl BandwidthSettings {
     }
 
     /// `memsight run`: the main kernels, store kinds and two of MLC's mixes.
-    pub fn run_default() -> Self {
+    fn run_default() -> Self {
         let mut tests = named(&[
             Named::Read,
             Named::Write,
@@ -119,7 +125,7 @@ impl BandwidthSettings {
             Named::CopyNt,
         ]);
         for (r, w) in [(3, 1), (2, 1)] {
-            tests.push(super::spec::ratio(r, w, false).expect("MLC's mixes are valid"));
+            tests.push(spec::ratio(r, w, false).expect("MLC's mixes are valid"));
         }
         tests.push(Named::StreamTriadLike.spec());
         BandwidthSettings {
@@ -136,7 +142,7 @@ impl BandwidthSettings {
 
     /// `memsight run --thorough`: every test with thread scaling, zeros against data, and the
     /// working-set sweep.
-    pub fn thorough() -> Self {
+    fn thorough() -> Self {
         BandwidthSettings {
             scaling: true,
             data: Data::Both,
@@ -155,7 +161,7 @@ impl BandwidthSettings {
         // sizes within the L2 (per core, reported truthfully even in VMs) need no probe.
         let l2 = env.topology.cache(2).map_or(0, |c| c.size_bytes);
         // A default size is also checked by streaming (a latency curve alone can call memory
-        // what a stream still finds in a cache: `crate::reach::stream`).
+        // what a stream still finds in a cache: `crate::measure::reach::stream`).
         let reach = match self.size {
             None => Some(machine.streaming(env)?),
             Some(b) if b <= l2 && !self.sweep => None,
@@ -191,7 +197,7 @@ impl BandwidthSettings {
             // Past the caches the team holds and past where the curve puts memory.
             let memory = reach.map_or(0, |r| 2 * r.memory.from_bytes);
             let top = (4 * team_cache).max(256 * MIB).max(memory);
-            crate::latency::log_sizes(16 * 1024, top, 2, 4096)
+            crate::measure::sizes::log_sizes(16 * 1024, top, 2, 4096)
         } else {
             Vec::new()
         };
@@ -236,7 +242,7 @@ impl BandwidthSettings {
         let (tests, skipped) = self.supported_tests(isa)?;
         let cpus = team(self.threads, self.cpus.as_deref(), env)?;
         let array_gap = array_gap(self.array_gap)?;
-        crate::sampling::check_rounds(self.rounds)?;
+        crate::measure::sampling::check_rounds(self.rounds)?;
         if self.dax.is_some() && self.node.is_some() {
             return Err(Error::input(
                 "--dax and --node exclude each other: DAX memory is where its device is",
@@ -279,7 +285,7 @@ impl BandwidthSettings {
         let mut skipped = Vec::new();
         let Some(tests) = &self.tests else {
             let mut v = Vec::new();
-            for t in super::spec::defaults() {
+            for t in spec::defaults() {
                 match t.supported(isa) {
                     Ok(()) => v.push(t),
                     Err(why) => skipped.push(format!("{}: {why}", t.name)),
@@ -359,35 +365,4 @@ fn array_gap(asked: Option<u64>) -> Result<usize> {
 
 fn named(tests: &[Named]) -> Vec<TestSpec> {
     tests.iter().map(|t| t.spec()).collect()
-}
-
-/// The vector width asked for (checked against this CPU), or the widest available.
-pub fn supported_isa(isa: Option<Isa>) -> Result<Isa> {
-    let Some(isa) = isa else {
-        return Ok(Isa::widest());
-    };
-    k::supports(isa, Store::Regular).map_err(Error::input)?;
-    Ok(isa)
-}
-
-/// CPUs for a team: an explicit list (checked against the allowed CPUs), or `threads` spread
-/// over cores first.
-pub fn team(threads: Threads, cpus: Option<&[usize]>, env: &Environment) -> Result<Vec<usize>> {
-    let allowed = &env.allowed_cpus;
-    if let Some(list) = cpus {
-        memsight_core::pin::validate_cpus(list, allowed)?;
-        return Ok(list.to_vec());
-    }
-    let n = match threads {
-        Threads::All => allowed.len(),
-        Threads::Count(n) => n,
-    };
-    let core_of = |c: usize| {
-        env.topology
-            .cpus
-            .iter()
-            .find(|x| x.os_index == c)
-            .map_or(c, |x| x.core)
-    };
-    memsight_core::pin::choose_cpus(n, allowed, core_of)
 }

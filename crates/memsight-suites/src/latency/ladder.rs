@@ -1,13 +1,12 @@
 //! Running the ladder on one CPU: buffers, chains, samples, the TLB pair and the MLP sweep.
 
+use memsight_core::Result;
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
-use memsight_core::cpuclock::timed;
 use memsight_core::env::Environment;
-use memsight_core::stats::{StopReason, Taken, sample_until};
-use memsight_core::{Result, cancel};
-use memsight_kernels::chain::Pattern;
+use memsight_core::stats::{StopReason, sample_until};
 use memsight_kernels::chase::Chains;
-use memsight_kernels::flush;
+
+use crate::measure::chase::{calibrate, chase_sample, climb_buffers, main_buffer};
 
 use super::levels::detect;
 use super::{CpuLadder, Ladder, LadderConfig, Mlp, MlpPoint, Point, TlbPoint};
@@ -25,47 +24,6 @@ pub fn total_steps(cfg: &LadderConfig) -> u64 {
         0
     };
     (cfg.sizes.len() as u64 * per_size + mlp) * cfg.cpus.len() as u64
-}
-
-/// One chase sample: `steps` rounds of every chain, in ns per round, marked when the chasing
-/// thread lost its CPU during it.
-pub fn chase_sample(chains: &mut Chains, steps: u64) -> Taken {
-    let ((), lap) = timed(|| chains.run(steps));
-    Taken::timed(lap.wall_ns as f64 / steps as f64, &lap)
-}
-
-/// A chain over all of `memory` for latency read in short samples while something else runs
-/// (the loaded-latency curves' chaser, profile's probe): 128-byte elements, random within
-/// 256 KiB windows (multichase's default), one lane; and the steps of a sample of about 2 ms as
-/// one lap times them (at least 1000): long enough to time well, short enough that a sample in
-/// which the thread lost its CPU is dropped at little cost.
-pub fn sampling_chain(memory: &mut [u8], seed: u64) -> (Chains<'_>, u64) {
-    const SAMPLE_NS: f64 = 2e6;
-    let elements = memory.len() / 128;
-    let window = Pattern::Window {
-        window_bytes: 64 * 4096,
-    };
-    let mut chains = Chains::build(memory, elements, 128, window, 1, seed);
-    let lap = chains.time(elements as u64);
-    let ns_per_load = lap.as_nanos() as f64 / elements as f64;
-    let per_sample = ((SAMPLE_NS / ns_per_load) as u64).max(1000);
-    (chains, per_sample)
-}
-
-/// The ladder's main buffer: allocated at the largest size but faulted in only as far as the
-/// ladder climbs (first touch by the pinned thread decides the node of unbound memory).
-fn main_buffer(cfg: &LadderConfig, env: &Environment, max: u64) -> Result<Buffer> {
-    let req = BufferRequest {
-        bytes: max,
-        kind: cfg.page_kind,
-        node: cfg.node,
-        dax: cfg.dax,
-    };
-    let mut main = Buffer::allocate(req, env)?;
-    if cfg.interleave {
-        main.interleave(&env.allowed_nodes)?;
-    }
-    Ok(main)
 }
 
 /// The huge-page twin for the TLB cost, when asked for and when the kernel gives huge pages.
@@ -89,60 +47,6 @@ fn huge_buffer(cfg: &LadderConfig, env: &Environment, max: u64) -> Result<Option
     Ok(huge.then_some(b))
 }
 
-/// The ladder's points on `buffers` (the main one, then the huge twin if any), size by size,
-/// each buffer faulted in only as far as needed; ends at the last size, on Ctrl-C, or (with
-/// `stop_at_memory`) once the main curve's memory plateau has held. Returns the points per
-/// buffer and whether the ladder ran to its end (false after Ctrl-C).
-fn climb_buffers(
-    cfg: &LadderConfig,
-    buffers: &mut [&mut Buffer],
-    evict: usize,
-    min_sample_ns: f64,
-    ghz: Option<f64>,
-    tick: &dyn Fn(u64, PageKind),
-) -> (Vec<Vec<Point>>, bool) {
-    let mut points: Vec<Vec<Point>> = vec![Vec::new(); buffers.len()];
-    for &size in &cfg.sizes {
-        for (buf, pts) in buffers.iter_mut().zip(points.iter_mut()) {
-            buf.touch_to(size as usize);
-            let p = measure_point(buf, size, cfg, evict, min_sample_ns, ghz);
-            tick(size, buf.report().kind);
-            let Some(p) = p else {
-                return (points, false);
-            };
-            let interrupted = p.stop == StopReason::Interrupted;
-            pts.push(p);
-            if interrupted {
-                return (points, false);
-            }
-        }
-        if cfg.stop_at_memory && super::may_stop(&points[0]) {
-            break;
-        }
-    }
-    (points, true)
-}
-
-/// The main ladder alone on the calling (pinned) thread, without clock, TLB twin or MLP sweep:
-/// what the reach probe runs. Errors when Ctrl-C cut it short.
-pub fn climb(cfg: &LadderConfig, env: &Environment, min_sample_ns: f64) -> Result<Vec<Point>> {
-    let max = *cfg.sizes.last().expect("at least one size");
-    let mut main = main_buffer(cfg, env, max)?;
-    let evict = (2 * env.llc_bytes()) as usize;
-    let (mut points, done) = climb_buffers(
-        cfg,
-        &mut [&mut main],
-        evict,
-        min_sample_ns,
-        None,
-        &|_, _| {},
-    );
-    if !done {
-        return Err(memsight_core::Error::Interrupted);
-    }
-    Ok(points.remove(0))
-}
-
 /// Runs the ladder for one CPU on the calling thread, which must already be pinned to it.
 /// Returns what was measured and whether it ran to the end (false after Ctrl-C).
 pub fn run_on_cpu(
@@ -152,7 +56,7 @@ pub fn run_on_cpu(
     min_sample_ns: f64,
     tick: Tick,
 ) -> Result<(CpuLadder, bool)> {
-    let clock = crate::clock::measure(cpu);
+    let clock = crate::measure::clock::measure(cpu);
     let ghz = clock.trusted_ghz();
     let max = *cfg.sizes.last().expect("at least one size");
     let evict = (2 * env.llc_bytes()) as usize;
@@ -209,48 +113,6 @@ pub fn run_on_cpu(
     Ok((ladder, complete))
 }
 
-/// Builds a chain over the first `size` bytes, flushes it, warms it up, and samples it.
-fn measure_point(
-    buf: &mut Buffer,
-    size: u64,
-    cfg: &LadderConfig,
-    evict: usize,
-    min_sample_ns: f64,
-    ghz: Option<f64>,
-) -> Option<Point> {
-    let elements = (size as usize / cfg.stride).max(1);
-    let slice = &mut buf.as_mut_slice()[..size as usize];
-    let mut chains = Chains::build(slice, elements, cfg.stride, cfg.pattern, 1, cfg.seed ^ size);
-    if cfg.write {
-        chains = chains.with_writes();
-    }
-    if cfg.block > 0 {
-        chains = chains.with_block(cfg.block);
-    }
-    flush::flush(chains.bytes(), evict);
-    let loads = calibrate(
-        &mut chains,
-        elements as u64,
-        cfg.sample_ns.max(min_sample_ns),
-    );
-    let sampled = sample_until(&cfg.rule, || chase_sample(&mut chains, loads))?;
-    Some(Point::new(size, elements as u64, loads, sampled, ghz))
-}
-
-/// Warms the chain up with one full lap (so every line that fits is cached) and returns how many
-/// rounds make one sample of about `sample_ns`.
-fn calibrate(chains: &mut Chains, lap_rounds: u64, sample_ns: f64) -> u64 {
-    let mut rounds = lap_rounds.max(64);
-    let mut ns = chains.time(rounds).as_nanos() as f64;
-    // Short laps (cache-sized chains) time too coarsely: grow until the estimate spans ≥ 1 ms.
-    while ns < 1e6 && !cancel::requested() {
-        rounds *= 4;
-        ns = chains.time(rounds).as_nanos() as f64;
-    }
-    let per_round = ns / rounds as f64;
-    (((sample_ns / per_round) as u64).max(16)).next_multiple_of(16)
-}
-
 fn tlb_points(small: &[Point], huge: &[Point]) -> Vec<TlbPoint> {
     small
         .iter()
@@ -280,20 +142,23 @@ fn mlp_in_memory(
     min_sample_ns: f64,
     tick: Tick,
 ) -> Result<(Option<Mlp>, bool)> {
-    let reported = crate::reach::largest_reported(env);
-    let (size, basis) = match crate::reach::memory_start(&super::curve(main_points), reported) {
+    let reported = crate::measure::reach::largest_reported(env);
+    let (size, basis) = match crate::measure::reach::memory_start(
+        &super::curve(main_points),
+        reported,
+    ) {
         Some(memory) => {
-            let reach = crate::reach::MemoryReach {
+            let reach = crate::measure::reach::MemoryReach {
                 cpu: cfg.cpus.first().copied().unwrap_or(0),
                 memory,
-                source: crate::reach::ReachSource::Ladder,
+                source: crate::measure::reach::ReachSource::Ladder,
                 stream: None,
             };
             let size = reach.working_set();
             (size, reach.describe(size))
         }
         None => {
-            let size = (4 * reported).max(crate::reach::MIN_WORKING_SET);
+            let size = (4 * reported).max(crate::measure::reach::MIN_WORKING_SET);
             (
                 size,
                 format!(

@@ -6,7 +6,7 @@
 //! median; a segment of three or more points (¾ octave at the default density) is a plateau,
 //! shorter ones are transitions. The last size on a plateau is the capacity the chase could use
 //! at that latency. The last plateau is memory when the curve reached memory by one of the
-//! checks of [`crate::reach`] (held at a latency no cache has, or past twice the largest
+//! checks of [`crate::measure::reach`] (held at a latency no cache has, or past twice the largest
 //! reported cache); the others are matched with the reported cache levels in order with the
 //! least total distance in octaves, a plateau or level left unpaired where that costs less
 //! ([`align`]).
@@ -14,7 +14,7 @@
 //! They can disagree for real: inside a VM on a shared EPYC the OS reports a 32 MiB L3, but one
 //! core's latency climbs past ~6–8 MiB. That is a finding, not an error.
 
-use crate::memlevel::MemLevel;
+use crate::measure::memlevel::MemLevel;
 use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::median;
 use memsight_core::topology::Topology;
@@ -58,7 +58,7 @@ pub struct Plateau {
     pub reported_bytes: Option<u64>,
     /// For the memory plateau: the check that says it is memory, not a cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_check: Option<crate::reach::MemoryCheck>,
+    pub memory_check: Option<crate::measure::reach::MemoryCheck>,
 }
 
 /// Detected levels and what they say.
@@ -69,11 +69,11 @@ pub struct Levels {
     pub findings: Vec<Finding>,
     /// Where memory begins on this curve, when it reached memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<crate::reach::MemoryStart>,
+    pub memory: Option<crate::measure::reach::MemoryStart>,
 }
 
 /// A plateau found on the curve: the index range it spans and the indices whose latencies make
-/// its median (the range less isolated spikes, [`crate::reach::MAX_SPIKE`]).
+/// its median (the range less isolated spikes, [`crate::measure::reach::MAX_SPIKE`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
     pub range: std::ops::Range<usize>,
@@ -93,7 +93,7 @@ pub fn segments(latencies: &[f64]) -> Vec<Segment> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < latencies.len() {
-        let run = crate::reach::grow(&latencies[start..], TOLERANCE);
+        let run = crate::measure::reach::grow(&latencies[start..], TOLERANCE);
         let end = start + run.span;
         let n = run.members.len();
         let last_segment = end == latencies.len();
@@ -116,15 +116,15 @@ pub fn segment(latencies: &[f64]) -> Vec<std::ops::Range<usize>> {
 /// The cache plateaus before memory: segments of `lat[..end]`, a segment at about the latency
 /// of the one before it (within the band) merged into it, a shoulder (less than
 /// [`NEW_LEVEL_FACTOR`] slower, and no longer) dropped, and, where memory follows at `memory_ns`, a segment as
-/// slow as memory ([`crate::reach::MEMORY_FLOOR_NS`], or a shoulder of memory's own latency)
+/// slow as memory ([`crate::measure::reach::MEMORY_FLOOR_NS`], or a shoulder of memory's own latency)
 /// dropped as part of the way into it.
 fn cache_segments(lat: &[f64], end: usize, memory_ns: Option<f64>) -> Vec<Segment> {
     let mut kept: Vec<Segment> = Vec::new();
     for seg in segments(&lat[..end]) {
         let ns = seg.ns(lat);
-        if memory_ns
-            .is_some_and(|m| ns >= crate::reach::MEMORY_FLOOR_NS || ns * NEW_LEVEL_FACTOR > m)
-        {
+        if memory_ns.is_some_and(|m| {
+            ns >= crate::measure::reach::MEMORY_FLOOR_NS || ns * NEW_LEVEL_FACTOR > m
+        }) {
             continue;
         }
         // A segment faster than the one before it (beyond the band): that one was a bump above
@@ -169,7 +169,7 @@ fn plateau(points: &[Point], lat: &[f64], seg: &Segment, ghz: Option<f64>) -> Pl
 }
 
 /// Finds plateaus in the ladder and matches them with the topology's caches. The memory
-/// plateau is the settled end of the curve ([`crate::reach::memory_start`]); the plateaus
+/// plateau is the settled end of the curve ([`crate::measure::reach::memory_start`]); the plateaus
 /// before it are the caches.
 pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
     let kept = super::clean(all);
@@ -179,7 +179,7 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
         .filter_map(|l| topo.cache(l).map(|c| (l, c.size_bytes)))
         .collect();
     let largest = caches.iter().map(|c| c.1).max().unwrap_or(0);
-    let memory = crate::reach::memory_start(&super::curve(points), largest);
+    let memory = crate::measure::reach::memory_start(&super::curve(points), largest);
     let from = memory.map_or(points.len(), |m| {
         points
             .iter()
@@ -194,7 +194,7 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
     // curve had not settled into memory by its end (a ladder that stopped inside memory, or
     // whose last sizes a busy machine slowed): it stays unmatched and says why.
     let cached: Vec<usize> = (0..plateaus.len())
-        .filter(|&i| plateaus[i].ns < crate::reach::MEMORY_FLOOR_NS)
+        .filter(|&i| plateaus[i].ns < crate::measure::reach::MEMORY_FLOOR_NS)
         .collect();
     let ends: Vec<(u64, u64)> = cached
         .iter()
@@ -304,10 +304,10 @@ fn findings(
             vec![cite(m)],
         ));
     } else if let ([only], 1) = (points, measured) {
-        let slow = if only.ns.median >= crate::reach::MEMORY_FLOOR_NS {
+        let slow = if only.ns.median >= crate::measure::reach::MEMORY_FLOOR_NS {
             format!(
                 "; at ≥ {:.0} ns no cache answers, so it is a memory latency, but one size cannot show that it held",
-                crate::reach::MEMORY_FLOOR_NS
+                crate::measure::reach::MEMORY_FLOOR_NS
             )
         } else {
             String::new()
@@ -317,11 +317,11 @@ fn findings(
             format!("one size measured ({}: {:.1} ns): a single size shows no levels, which take sizes on both sides of each cache{slow}", format_bytes(only.size_bytes), only.ns.median),
         ));
     } else if let Some(last) = points.last() {
-        let advice = if last.ns.median >= crate::reach::MEMORY_FLOOR_NS {
+        let advice = if last.ns.median >= crate::measure::reach::MEMORY_FLOOR_NS {
             format!(
                 "its last sizes are slower than any cache (≥ {:.0} ns) but did not hold one latency for {} octaves; measure a wider range of sizes",
-                crate::reach::MEMORY_FLOOR_NS,
-                crate::reach::HOLD_OCTAVES
+                crate::measure::reach::MEMORY_FLOOR_NS,
+                crate::measure::reach::HOLD_OCTAVES
             )
         } else {
             "raise --max-size".to_string()
@@ -395,13 +395,13 @@ fn unmatched_findings(plateaus: &[Plateau]) -> Vec<Finding> {
             .iter()
             .find(|q| q.name != MemLevel::Unmatched);
         let mut cites = vec![cite(p)];
-        if p.ns >= crate::reach::MEMORY_FLOOR_NS {
+        if p.ns >= crate::measure::reach::MEMORY_FLOOR_NS {
             out.push(Finding::citing(
                 format!(
                     "plateau {} at {:.1} ns is slower than any cache (≥ {:.0} ns), so it is memory, but latency had not settled there by the ladder's last sizes; it is not given as the memory level",
                     range(p),
                     p.ns,
-                    crate::reach::MEMORY_FLOOR_NS
+                    crate::measure::reach::MEMORY_FLOOR_NS
                 ),
                 cites,
             ));

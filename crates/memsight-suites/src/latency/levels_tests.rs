@@ -321,8 +321,10 @@ fn memory_is_the_settled_plateau_not_the_l3_tail() {
     let points: Vec<Point> = curve.iter().map(|&(s, ns)| point(s, ns)).collect();
     // The ladder now holds memory for two octaves past where it settled, not past where
     // the L3 tail began: at 22.6 MiB it may not stop yet, at 38 MiB it may.
-    assert!(!crate::latency::may_stop(&points[..points.len() - 3]));
-    assert!(crate::latency::may_stop(&points));
+    assert!(!crate::measure::chase::may_stop(
+        &points[..points.len() - 3]
+    ));
+    assert!(crate::measure::chase::may_stop(&points));
     let l = detect(&points, &zen4_guest(), Some(3.6));
     let m = l.plateaus.last().unwrap();
     assert_eq!(m.name, MemLevel::Memory, "{:?}", names(&l));
@@ -519,7 +521,7 @@ fn a_plateau_slower_than_any_cache_is_never_named_for_one() {
     let l = detect(&curve, &zen4_guest(), Some(3.6));
     for p in &l.plateaus {
         assert!(
-            p.ns < crate::reach::MEMORY_FLOOR_NS || !matches!(p.name, MemLevel::Cache(_)),
+            p.ns < crate::measure::reach::MEMORY_FLOOR_NS || !matches!(p.name, MemLevel::Cache(_)),
             "{} at {:.1} ns: {:?}",
             p.name,
             p.ns,

@@ -21,151 +21,15 @@ pub use settings::{LatencySettings, Order};
 use memsight_core::buffer::{BufferReport, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
-use memsight_core::stats::{Sampled, StopRule, Summary};
+use memsight_core::stats::{StopRule, Summary};
 use memsight_core::timer::ClockInfo;
 
-pub use crate::clock::CoreClock;
+pub use crate::measure::chase::{LadderConfig, Point, clean, curve};
+pub use crate::measure::clock::CoreClock;
 use memsight_core::Result;
 use memsight_kernels::chain::Pattern;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// Everything the ladder needs, resolved and validated.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct LadderConfig {
-    pub sizes: Vec<u64>,
-    pub stride: usize,
-    pub pattern: Pattern,
-    pub page_kind: PageKind,
-    /// Run a second ladder on huge pages for the TLB cost.
-    pub tlb_compare: bool,
-    /// Largest k of the MLP sweep (1 = no sweep).
-    pub max_parallel: usize,
-    pub cpus: Vec<usize>,
-    pub node: Option<usize>,
-    /// Interleave the buffers over every allowed node (NUMA-unaware placement) instead.
-    #[serde(default)]
-    pub interleave: bool,
-    pub rule: StopRule,
-    pub sample_ns: f64,
-    pub seed: u64,
-    /// Every step also writes the line it visits (multichase `incr`): the write latency.
-    #[serde(default)]
-    pub write: bool,
-    /// Map the buffer from this DAX device or directory instead (`--dax`).
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub dax: Option<&'static memsight_core::buffer::DaxTarget>,
-    /// End the ladder once its memory plateau has held ([`crate::reach`]): the default, where
-    /// no `--max-size` forces the sizes.
-    #[serde(default)]
-    pub stop_at_memory: bool,
-    /// Bytes every step reads (a whole aligned block, one word per line); 0: the pointer only.
-    #[serde(default)]
-    pub block: usize,
-}
-
-impl LadderConfig {
-    /// One CPU's chase at the given sizes with the default method (128 B stride, random within
-    /// 256 KiB windows, 2 ms samples), no TLB twin and no MLP sweep: the memory-latency point
-    /// other suites (NUMA cells, memory tiers) measure. Callers set `node`, `write`, `dax`.
-    pub fn chase_point(sizes: &[u64], cpu: usize, page_kind: PageKind, rule: StopRule) -> Self {
-        LadderConfig {
-            sizes: sizes.iter().map(|s| s / 128 * 128).collect(),
-            stride: 128,
-            pattern: Pattern::Window {
-                window_bytes: 64 * 4096,
-            },
-            page_kind,
-            tlb_compare: false,
-            max_parallel: 1,
-            cpus: vec![cpu],
-            node: None,
-            interleave: false,
-            rule,
-            sample_ns: 2e6,
-            seed: 0x5eed,
-            write: false,
-            dax: None,
-            stop_at_memory: false,
-            block: 0,
-        }
-    }
-}
-
-/// Log-spaced sizes from `min` to `max` with `per_octave` points per doubling, each rounded to a
-/// multiple of `align`; powers of two between the ends are always included, and so is `max`.
-pub fn log_sizes(min: u64, max: u64, per_octave: u32, align: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    let start = (min as f64).log2();
-    let end = (max as f64).log2();
-    let steps = ((end - start) * per_octave as f64).floor() as u64;
-    for i in 0..=steps {
-        let x = 2f64.powf(start + i as f64 / per_octave as f64);
-        out.push(((x / align as f64).round() as u64).max(1) * align);
-    }
-    let mut p = min.next_power_of_two();
-    while p <= max {
-        out.push(p);
-        p *= 2;
-    }
-    out.push(max / align * align);
-    let lo = (min / align).max(1) * align;
-    out.retain(|&s| s >= lo && s <= max);
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
-/// A ladder's (size, median ns) curve.
-pub fn curve(points: &[Point]) -> Vec<(u64, f64)> {
-    clean(points)
-        .iter()
-        .map(|p| (p.size_bytes, p.ns.median))
-        .collect()
-}
-
-/// The points levels are read from: those resting on clean samples, while they are at least
-/// half the ladder (a point resting on disturbed samples is slower than the machine, so it
-/// reads as a step or lifts a plateau that is not there); all of them otherwise.
-pub fn clean(points: &[Point]) -> Vec<Point> {
-    let kept: Vec<Point> = points
-        .iter()
-        .filter(|p| !p.ns.rests_on_disturbed())
-        .cloned()
-        .collect();
-    if 2 * kept.len() >= points.len() {
-        kept
-    } else {
-        points.to_vec()
-    }
-}
-
-/// Whether a ladder may end after these points: memory has held on its own evidence, and its
-/// latency has stopped rising ([`crate::reach::settled`]).
-pub fn may_stop(points: &[Point]) -> bool {
-    let c = curve(points);
-    crate::reach::memory_start(&c, 0)
-        .is_some_and(|m| m.check == crate::reach::MemoryCheck::HeldPlateau)
-        && crate::reach::settled(&c)
-}
-
-/// One measured point.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Point {
-    pub size_bytes: u64,
-    /// Elements on the chain (`size ÷ stride`).
-    pub elements: u64,
-    /// Loads per sample.
-    pub loads_per_sample: u64,
-    /// Nanoseconds per load.
-    pub ns: Summary,
-    /// Median in core cycles (ns × measured clock).
-    pub cycles: Option<f64>,
-    pub stop: memsight_core::stats::StopReason,
-    /// True when the CI did not converge and stayed wider than 5%: treat the figure as noise.
-    pub noisy: bool,
-}
 
 /// A ladder on one buffer.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -306,17 +170,13 @@ pub struct LatencyResults {
     pub findings: Vec<Finding>,
 }
 
-impl Point {
-    fn new(size: u64, elements: u64, loads: u64, s: Sampled, ghz: Option<f64>) -> Self {
-        Point {
-            size_bytes: size,
-            elements,
-            loads_per_sample: loads,
-            cycles: ghz.map(|g| s.summary.median * g),
-            noisy: s.is_noisy(),
-            stop: s.stop,
-            ns: s.summary,
-        }
+impl LatencyResults {
+    /// Each CPU's ladder on the main buffer, first CPU first: what the machine facts learn
+    /// where memory begins from ([`crate::measure::machine::Machine::learn_from_ladder`]).
+    pub fn main_ladders(&self) -> impl Iterator<Item = (usize, &[Point])> {
+        self.ladders
+            .iter()
+            .map(|l| (l.cpu, l.main.points.as_slice()))
     }
 }
 
@@ -359,7 +219,7 @@ pub fn run(
             if cfg.stop_at_memory && measured < cfg.sizes.len() {
                 format!(
                     "; the ladder ended once its memory plateau had held for {} octaves and its latency had stopped rising (its last octave within 7% of the one before), before the cap of {}",
-                    crate::reach::HOLD_OCTAVES,
+                    crate::measure::reach::HOLD_OCTAVES,
                     memsight_core::units::format_bytes(*cfg.sizes.last().expect("sizes"))
                 )
             } else {
@@ -395,7 +255,7 @@ pub fn run(
     }
     if let Some(f) = ladders.first().and_then(|l| l.main.buffer.file.as_ref()) {
         method.description += &format!(" Memory: {}.", f.describe());
-        findings.extend(crate::dax_finding(f).map(Finding::unsampled));
+        findings.extend(crate::measure::dax_finding(f).map(Finding::unsampled));
     }
     Ok((
         LatencyResults {
@@ -427,7 +287,7 @@ fn findings(ladders: &[CpuLadder]) -> Vec<Finding> {
                 let Some(h) = hl.plateaus.iter().find(|h| {
                     h.name == p.name
                         && p.reported_bytes.is_some()
-                        && h.ns < crate::reach::MEMORY_FLOOR_NS
+                        && h.ns < crate::measure::reach::MEMORY_FLOOR_NS
                         && h.ns <= 1.25 * p.ns
                 }) else {
                     continue;
@@ -524,27 +384,6 @@ fn chase(p: &Point) -> Cited {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_are_log_spaced_with_powers_of_two() {
-        let s = log_sizes(4096, 1 << 20, 4, 128);
-        assert_eq!(*s.first().unwrap(), 4096);
-        assert_eq!(*s.last().unwrap(), 1 << 20);
-        for p in 12..=20 {
-            assert!(s.contains(&(1 << p)), "missing 2^{p}");
-        }
-        // 8 octaves × 4 points + 1.
-        assert_eq!(s.len(), 33);
-        assert!(s.windows(2).all(|w| w[0] < w[1]));
-        assert!(s.iter().all(|x| x % 128 == 0));
-    }
-
-    #[test]
-    fn odd_ends_are_kept() {
-        let s = log_sizes(5000, 100_000, 2, 64);
-        assert!(s.iter().all(|&x| (4992..=100_000).contains(&x)));
-        assert_eq!(*s.last().unwrap(), 100_000 / 64 * 64);
-    }
 
     fn mlp(rounds: &[f64]) -> Mlp {
         let lat1 = rounds[0];

@@ -1,16 +1,19 @@
 //! What `memsight latency` can be asked, with its defaults, and their check against the machine
 //! ([`LatencySettings::resolve`] → the ladder's [`LadderConfig`]).
 
+use crate::measure::level::Level;
 use memsight_core::buffer::{DaxTarget, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::{Error, Result};
 use memsight_kernels::chain::Pattern;
 
-use super::{LadderConfig, log_sizes};
-use crate::sampling::Sampling;
+use super::LadderConfig;
+use crate::measure::sampling::Sampling;
+use crate::measure::sizes::log_sizes;
 
 /// The order in which the chase visits lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Order {
     /// Random inside a window of pages, windows in random order (multichase; the default).
     Window,
@@ -29,7 +32,7 @@ pub const DENSE_PER_OCTAVE: u32 = 4;
 pub struct LatencySettings {
     /// Smallest working set.
     pub min_size: u64,
-    /// Largest working set; `None`: until the memory plateau has held (crate::reach), at most
+    /// Largest working set; `None`: until the memory plateau has held (crate::measure::reach), at most
     /// 4 × the largest reported cache.
     pub max_size: Option<u64>,
     pub points_per_octave: u32,
@@ -86,9 +89,19 @@ impl Default for LatencySettings {
 }
 
 impl LatencySettings {
+    /// What `memsight run` measures at `level`, from the run's latency flags: coarser when
+    /// quick, as given otherwise.
+    pub fn for_level(self, level: Level) -> Self {
+        if level == Level::Quick {
+            self.quick()
+        } else {
+            self
+        }
+    }
+
     /// `memsight run --quick`: two sizes per octave, no huge-page twin, no MLP sweep, shorter
     /// points.
-    pub fn quick(self) -> Self {
+    fn quick(self) -> Self {
         LatencySettings {
             points_per_octave: self.points_per_octave.min(2),
             dense_below_llc: true,
@@ -135,7 +148,7 @@ impl LatencySettings {
         let min = self.min_size;
         let max = self
             .max_size
-            .unwrap_or_else(|| crate::reach::ladder_cap(env));
+            .unwrap_or_else(|| crate::measure::reach::ladder_cap(env));
         let stride = self.stride;
         if stride < 64 || !stride.is_power_of_two() {
             return Err(Error::input(format!(

@@ -132,7 +132,7 @@ fn chase_thread(
     barrier.wait();
     let mut buf = buf?;
     let (chains, per_sample) =
-        crate::latency::ladder::sampling_chain(&mut buf.as_mut_slice()[..t.size as usize], 0x5eed);
+        crate::measure::chase::sampling_chain(&mut buf.as_mut_slice()[..t.size as usize], 0x5eed);
     let mut ch = Chaser {
         chains,
         per_sample,
@@ -241,13 +241,13 @@ fn point(
     let per_sample = ch.per_sample;
     let sampled = sample_until(round.rule, || {
         chase_loads += per_sample;
-        crate::latency::ladder::chase_sample(&mut ch.chains, per_sample)
+        crate::measure::chase::chase_sample(&mut ch.chains, per_sample)
     })?;
     let ns = t0.elapsed().as_nanos() as f64;
     let dv = traffic.visits() - v0;
     let bandwidth_gbs = (dv * mix.dram_bytes() + 64 * chase_loads) as f64 / ns;
     let (p50, p90, p99, step) = percentiles(&mut ch.chains, ch.ticks);
-    let of = crate::sampling::round_label(round.r, round.n);
+    let of = crate::measure::sampling::round_label(round.r, round.n);
     (t.tick)(&format!("{}: {bandwidth_gbs:.1} GB/s{of}", mix.name()));
     Some(CurvePoint {
         delay_cycles: delay,

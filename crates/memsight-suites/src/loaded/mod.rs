@@ -25,6 +25,7 @@
 mod chase;
 mod rounds;
 
+use crate::measure::level::Level;
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::Summary;
@@ -59,9 +60,32 @@ pub struct Config {
     /// Alternating rounds over the mixes (1: one mix after another).
     pub rounds: usize,
     /// Of the latency samples per point.
-    pub sampling: crate::sampling::Sampling,
+    pub sampling: crate::measure::sampling::Sampling,
     /// Map every buffer from this DAX device or directory instead (`--dax`).
     pub dax: Option<&'static DaxTarget>,
+}
+
+impl Config {
+    /// What `memsight run` measures at `level`: reads and 2:1 in five points each at the default
+    /// level, every mix in the command's points when thorough. A quick run leaves the suite out
+    /// before asking.
+    pub fn for_level(level: Level) -> Self {
+        let d = Config::default();
+        if level != Level::Default {
+            return d;
+        }
+        Config {
+            mixes: vec![TrafficMix::Reads, TrafficMix::R2W1],
+            points: 5,
+            settle_ms: 50,
+            sampling: crate::measure::sampling::Sampling {
+                min_samples: 5,
+                point_budget: 0.2,
+                ..d.sampling
+            },
+            ..d
+        }
+    }
 }
 
 impl Default for Config {
@@ -77,7 +101,7 @@ impl Default for Config {
             page_kind: PageKind::Thp,
             settle_ms: 100,
             rounds: 3,
-            sampling: crate::sampling::Sampling {
+            sampling: crate::measure::sampling::Sampling {
                 target_ci: 0.01,
                 min_samples: 7,
                 point_budget: 0.4,
@@ -177,10 +201,10 @@ impl Curve {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LoadedResults {
     pub method: String,
-    pub plan: crate::plan::LoadedPlan,
+    pub plan: crate::measure::plan::LoadedPlan,
     pub knee_factor: f64,
     /// Alternating rounds the mixes were measured in.
-    #[serde(default = "crate::sampling::one_round")]
+    #[serde(default = "crate::measure::sampling::one_round")]
     pub rounds: usize,
     pub curves: Vec<Curve>,
     /// The DAX device or file the buffers were mapped from (`--dax`), if any.
@@ -197,7 +221,7 @@ const MIXES: [TrafficMix; 9] = TrafficMix::FAMILY;
 pub fn run(
     a: &Config,
     env: &Environment,
-    machine: &crate::machine::Machine,
+    machine: &crate::measure::machine::Machine,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(LoadedResults, bool)> {
     let mixes: Vec<TrafficMix> = if a.mixes.is_empty() {
@@ -209,12 +233,12 @@ pub fn run(
         memsight_core::pin::validate_cpus(list, &env.allowed_cpus)?;
     }
     let cpus = a.cpus.clone().unwrap_or_else(|| env.allowed_cpus.clone());
-    let plan = crate::plan::loaded_plan(&env.topology, &cpus, a.node)?;
+    let plan = crate::measure::plan::loaded_plan(&env.topology, &cpus, a.node)?;
     env.check_node(plan.node.filter(|_| a.node.is_some()))?;
     if !(a.knee > 1.0 && a.knee.is_finite()) {
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
     }
-    crate::sampling::check_rounds(a.rounds)?;
+    crate::measure::sampling::check_rounds(a.rounds)?;
     let (rule, _) = a.sampling.rule()?;
     let load_size = a.load_bytes;
     if load_size < 3 * 4096 {
@@ -251,7 +275,7 @@ pub fn run(
     let memory = a.dax.map(|d| d.probe()).transpose()?;
     if let Some(m) = &memory {
         method += &format!(" Memory: {}.", m.describe());
-        findings.extend(crate::dax_finding(m).map(Finding::from));
+        findings.extend(crate::measure::dax_finding(m).map(Finding::from));
     }
     Ok((
         LoadedResults {
@@ -323,7 +347,12 @@ fn visit_patterns(mixes: &[TrafficMix]) -> String {
 }
 
 /// How the curves were measured, in words.
-fn method(a: &Config, mixes: &[TrafficMix], plan: &crate::plan::LoadedPlan, size: u64) -> String {
+fn method(
+    a: &Config,
+    mixes: &[TrafficMix],
+    plan: &crate::measure::plan::LoadedPlan,
+    size: u64,
+) -> String {
     let rounds = if a.rounds > 1 {
         format!(
             " The mixes were measured in {} alternating rounds (every mix once a round, delays found in the first), each with its share of the samples; a point's latency merges its rounds' samples and its bandwidth is their median.",

@@ -8,7 +8,8 @@
 //! them, what the firmware claims (ACPI HMAT through `/sys/devices/system/node/nodeN/access0`) and
 //! the measured ÷ claimed ratio.
 
-use crate::plan::{NumaPlan, numa_plan};
+use crate::measure::level::Level;
+use crate::measure::plan::{NumaPlan, numa_plan};
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::Summary;
@@ -17,8 +18,7 @@ use memsight_core::{Error, Result};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::bandwidth::BandwidthConfig;
-use crate::bandwidth::spec::Named;
+use crate::measure::rate::{BandwidthConfig, Named};
 use memsight_core::buffer::PageKind;
 
 /// What to measure.
@@ -27,21 +27,39 @@ pub struct Config {
     /// Working set of each latency cell; `None`: max(4 × LLC, 256 MiB).
     pub latency_bytes: Option<u64>,
     /// Working set per thread of each bandwidth cell; `None`: 128 MiB, more where the row's
-    /// CPUs together would fall short of the streaming check's size (`crate::reach::stream`).
+    /// CPUs together would fall short of the streaming check's size (`crate::measure::reach::stream`).
     pub bandwidth_bytes: Option<u64>,
     /// Measure the bandwidth matrices too.
     pub bandwidth: bool,
     /// The bandwidth kernels, one matrix each (default: read, write and NT write, as the EPYC
     /// 7002 review reports per NUMA domain).
-    pub tests: Vec<crate::bandwidth::spec::TestSpec>,
+    pub tests: Vec<crate::measure::rate::TestSpec>,
     /// Leave out (and say so) the tests this CPU cannot run instead of refusing them: for the
     /// default list, not for the user's `--test`.
     pub skip_unsupported: bool,
     pub page_kind: PageKind,
     /// Per cell.
-    pub sampling: crate::sampling::Sampling,
+    pub sampling: crate::measure::sampling::Sampling,
     /// Alternating rounds over the cells (every cell once a round; 1: one cell after another).
     pub rounds: usize,
+}
+
+impl Config {
+    /// What `memsight run` measures at `level`: shorter cells than the command's, in two
+    /// rounds: every round allocates and first-touches each cell's buffers again, which costs as
+    /// much as the measurement on a small machine.
+    pub fn for_level(_level: Level) -> Self {
+        let d = Config::default();
+        Config {
+            sampling: crate::measure::sampling::Sampling {
+                min_samples: 5,
+                point_budget: 0.3,
+                ..d.sampling
+            },
+            rounds: 2,
+            ..d
+        }
+    }
 }
 
 impl Default for Config {
@@ -55,7 +73,7 @@ impl Default for Config {
                 .to_vec(),
             skip_unsupported: true,
             page_kind: PageKind::Thp,
-            sampling: crate::sampling::Sampling {
+            sampling: crate::measure::sampling::Sampling {
                 target_ci: 0.01,
                 min_samples: 7,
                 point_budget: 0.5,
@@ -65,7 +83,7 @@ impl Default for Config {
         }
     }
 }
-use crate::latency::LadderConfig;
+use crate::measure::chase::LadderConfig;
 
 mod rounds;
 
@@ -224,7 +242,7 @@ pub fn read_claim(fs: &FsRoot, node: usize) -> Option<Claim> {
 pub fn run(
     a: &Config,
     env: &Environment,
-    machine: &crate::machine::Machine,
+    machine: &crate::measure::machine::Machine,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(NumaResults, bool)> {
     let plan = numa_plan(&env.topology, &env.allowed_cpus, &env.allowed_nodes);
@@ -234,7 +252,7 @@ pub fn run(
         ));
     }
     let (rule, sample_ns) = a.sampling.rule()?;
-    crate::sampling::check_rounds(a.rounds)?;
+    crate::measure::sampling::check_rounds(a.rounds)?;
     if a.bandwidth && a.tests.is_empty() {
         return Err(Error::input(
             "--test: name at least one bandwidth kernel, or --no-bandwidth",
@@ -259,7 +277,7 @@ pub fn run(
     };
     let bw_for = |cpus: usize| {
         a.bandwidth_bytes
-            .unwrap_or_else(|| crate::reach::stream::cell_bytes(stream, cpus))
+            .unwrap_or_else(|| crate::measure::reach::stream::cell_bytes(stream, cpus))
     };
     let page_kind = a.page_kind;
     memsight_core::buffer::check_size(latency_size, env)?;
@@ -287,7 +305,7 @@ pub fn run(
     'rounds: for r in 0..n {
         for (init, row) in plan.initiators.iter().zip(taken.iter_mut()) {
             for (col, slot) in columns.iter().zip(row.iter_mut()) {
-                let of = crate::sampling::round_label(r, n);
+                let of = crate::measure::sampling::round_label(r, n);
                 tick(&format!("CPU node {} → {}{of}", init.node, col.label));
                 let (cell, done) = measure_cell(
                     &Target {
@@ -375,12 +393,12 @@ fn columns(plan: &NumaPlan) -> Vec<Column> {
 
 /// One cell's measurement: from the row's CPUs to the column's memory.
 struct Target<'a> {
-    init: &'a crate::plan::Initiator,
+    init: &'a crate::measure::plan::Initiator,
     col: &'a Column,
     latency_size: u64,
     /// Bytes per thread of the bandwidth cell; `None`: latency only.
     bandwidth_bytes: Option<u64>,
-    tests: &'a [crate::bandwidth::spec::TestSpec],
+    tests: &'a [crate::measure::rate::TestSpec],
     page_kind: memsight_core::buffer::PageKind,
     rule: memsight_core::stats::StopRule,
     sample_ns: f64,
@@ -395,12 +413,8 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
         ..LadderConfig::chase_point(&[t.latency_size], t.init.cpu, t.page_kind, t.rule)
     };
     let timer = memsight_core::timer::calibrate();
-    let (lat, done) = crate::latency::run(&lat_cfg, env, timer, &|_| {})?;
-    let latency_ns = lat
-        .ladders
-        .first()
-        .and_then(|l| l.main.points.first())
-        .map(|p| p.ns.clone());
+    let (points, done) = crate::measure::chase::points(&lat_cfg, env, timer.min_sample_ns)?;
+    let latency_ns = points.first().map(|p| p.ns.clone());
     let mut cell = Cell {
         latency_ns,
         bandwidth_gbs: None,

@@ -27,6 +27,7 @@ use memsight_kernels::pmemobj::{ClassDesc, MIN_POOL, header_bytes};
 
 /// How concurrent allocations are spread over PMDK's arenas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Strategy {
     /// PMDK's own: one arena per thread, round robin.
     Default,

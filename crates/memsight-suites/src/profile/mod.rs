@@ -3,6 +3,10 @@
 //! anonymous, file and shared memory, swap; its glibc arenas), how much of its anonymous memory
 //! is on huge pages, its pages per NUMA node and the CPUs its threads run on; then it says where
 //! its memory sits against its threads (remote share, slower tier) and what to change.
+//!
+//! A composite study: it places the program on the loaded-latency curves of `loaded` and reads
+//! its heap as `alloc` reads an allocator's, so that its figures are those commands' figures.
+//! `scripts/check-layers.py` allows it these imports and no other suite.
 
 mod findings;
 pub mod placement;
@@ -215,7 +219,7 @@ pub struct ProfileResults {
 pub fn run(
     a: &Config,
     env: &Environment,
-    machine: &crate::machine::Machine,
+    machine: &crate::measure::machine::Machine,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(ProfileResults, bool)> {
     validate(a, env)?;
@@ -226,8 +230,9 @@ pub fn run(
         None => None,
     };
     // Where the memory controllers can be read, they count the bytes the probe infers.
-    let controllers = crate::counters::Controllers::cas(&memsight_core::sysfs::FsRoot::from_env())
-        .and_then(|c| Ok((c.start()?, c.describe())));
+    let controllers =
+        crate::measure::counters::Controllers::cas(&memsight_core::sysfs::FsRoot::from_env())
+            .and_then(|c| Ok((c.start()?, c.describe())));
     let counting_since = Instant::now();
     let (watched, command) = watch_target(a, origin, tick)?;
     let (counted, not_counted) = match controllers {
@@ -346,7 +351,7 @@ fn start_probe(
     a: &Config,
     family: &Family,
     env: &Environment,
-    machine: &crate::machine::Machine,
+    machine: &crate::measure::machine::Machine,
     origin: Instant,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(probe::Probe, ProbeSetup)> {

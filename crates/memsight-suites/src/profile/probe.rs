@@ -69,7 +69,7 @@ impl Probe {
                     return;
                 }
             };
-            let (mut chains, per_sample) = crate::latency::ladder::sampling_chain(
+            let (mut chains, per_sample) = crate::measure::chase::sampling_chain(
                 &mut buf.as_mut_slice()[..bytes as usize],
                 0x9806e,
             );
@@ -78,10 +78,7 @@ impl Probe {
                 let end = Instant::now() + window;
                 let mut taken: Vec<Taken> = Vec::new();
                 while Instant::now() < end && !s.load(Ordering::Relaxed) {
-                    taken.push(crate::latency::ladder::chase_sample(
-                        &mut chains,
-                        per_sample,
-                    ));
+                    taken.push(crate::measure::chase::chase_sample(&mut chains, per_sample));
                 }
                 w.lock()
                     .expect("probe windows")

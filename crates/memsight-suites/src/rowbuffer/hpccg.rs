@@ -83,7 +83,7 @@ pub struct Plan<'a> {
     pub offsets: &'a [u64],
     pub samples: usize,
     /// Memory-controller counters to read around each point.
-    pub counters: Option<&'a crate::counters::Controllers>,
+    pub counters: Option<&'a crate::measure::counters::Controllers>,
 }
 
 /// Buffer bytes the sweep needs: one region per thread.

@@ -12,7 +12,7 @@
 //! 5. Advice: offsets to avoid, a safe padding, and huge vs 4 KiB pages (peak vs worst case).
 
 mod advice;
-pub use crate::counters;
+pub use crate::measure::counters;
 pub use advice::recurring_dips;
 mod crosspage;
 pub mod detect;
@@ -42,6 +42,7 @@ use serde::{Deserialize, Serialize};
 /// (the application case of the Catamount paper, Ferreira et al., CUG 2008).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Kernel {
     Copy,
     Scale,
@@ -104,9 +105,9 @@ impl Memory {
 /// The study's settings.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Config {
-    /// The streaming check behind a default array size (`crate::reach::stream`).
+    /// The streaming check behind a default array size (`crate::measure::reach::stream`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub streaming: Option<crate::reach::stream::StreamCheck>,
+    pub streaming: Option<crate::measure::reach::stream::StreamCheck>,
     pub kernels: Vec<Kernel>,
     pub offsets: Vec<u64>,
     pub array_bytes: u64,

@@ -71,12 +71,19 @@ impl ModelInfo {
             }
             ModelSource::Inventory(file) => file,
         };
-        let d = crate::dimms::run(&crate::dimms::Config {
-            dmidecode: file.clone(),
-            ..Default::default()
-        })
-        .ok()?;
-        let m = d.modules.iter().find_map(|m| m.decoded.as_ref())?;
+        let (inventory, source) = crate::measure::inventory::read(file.as_deref()).ok()?;
+        // The DRAM modules' part numbers, decoded (persistent modules are no DRAM to model).
+        let decoded: Vec<memsight_model::partnum::Decoded> = inventory
+            .populated()
+            .filter(|d| !d.non_volatile)
+            .filter_map(|d| {
+                d.part_number
+                    .as_deref()
+                    .and_then(memsight_model::partnum::decode)
+            })
+            .collect();
+        let m = decoded.first()?;
+        let ceilings = memsight_model::platform::ceilings(&inventory, None, None);
         let module = memsight_model::ddr::Module {
             device: memsight_model::ddr::Device {
                 generation: m.generation,
@@ -88,7 +95,7 @@ impl ModelInfo {
         };
         let mut sockets = Vec::new();
         let mut words = Vec::new();
-        for s in &d.ceilings.sockets {
+        for s in &ceilings.sockets {
             let channels = s.channels_used.max(1);
             let dpc = (s.dimms / channels).max(1);
             sockets.push(Interleave::from_module(&module, dpc, channels)?);
@@ -97,10 +104,9 @@ impl ModelInfo {
                 s.array
             ));
         }
-        let distinct: Vec<String> = d
-            .modules
+        let distinct: Vec<String> = decoded
             .iter()
-            .filter_map(|m| m.decoded.as_ref().map(|x| x.organisation()))
+            .map(|x| x.organisation())
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
@@ -116,7 +122,7 @@ impl ModelInfo {
             sockets,
             source: format!(
                 "{}: {} × {} ({}){mixed}",
-                d.source,
+                source,
                 m.organisation(),
                 format_bytes(m.capacity_bytes),
                 words.join("; ")

@@ -3,6 +3,7 @@
 //! model (given, or from the inventory), the OFFSET range (given, or three predicted periods), the
 //! array size (from the caches the CPUs hold, measured), the memory-controller events.
 
+use crate::measure::level::Level;
 use std::path::PathBuf;
 
 use memsight_core::env::Environment;
@@ -78,10 +79,16 @@ impl Default for RowbufferSettings {
 }
 
 impl RowbufferSettings {
+    /// What `memsight run` measures at `level`: a short study in thorough runs only (the
+    /// command measures the full one).
+    pub fn for_level(level: Level, dmidecode: Option<PathBuf>) -> Option<Self> {
+        (level == Level::Thorough).then(|| Self::thorough(dmidecode))
+    }
+
     /// `memsight run --thorough`: the default range (three predicted periods) with fewer
     /// points, COPY only, and two repetitions so that advice can flag an offset: fewer points,
     /// not fewer repetitions.
-    pub fn thorough(dmidecode: Option<PathBuf>) -> Self {
+    fn thorough(dmidecode: Option<PathBuf>) -> Self {
         RowbufferSettings {
             points_per_period: 6,
             kernels: vec![Kernel::Copy],
@@ -93,7 +100,11 @@ impl RowbufferSettings {
     }
 
     /// The validated plan.
-    pub fn resolve(&self, env: &Environment, machine: &crate::machine::Machine) -> Result<Config> {
+    pub fn resolve(
+        &self,
+        env: &Environment,
+        machine: &crate::measure::machine::Machine,
+    ) -> Result<Config> {
         if self.kernels.is_empty() {
             return Err(Error::input("--kernels: name at least one kernel"));
         }

@@ -82,6 +82,7 @@ impl Point {
     schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Stat {
     /// The median of the timed passes: robust to a pass another tenant slowed.
     #[default]
@@ -109,7 +110,7 @@ pub struct Plan<'a> {
     pub offsets: &'a [u64],
     pub samples: usize,
     /// Memory-controller counters to read around each point.
-    pub counters: Option<&'a crate::counters::Controllers>,
+    pub counters: Option<&'a crate::measure::counters::Controllers>,
 }
 
 /// Whether every offset keeps the arrays 64-byte aligned (the vector kernels need it).

@@ -45,7 +45,7 @@ pub struct Config {
     pub page_kind: PageKind,
     /// Skip the latency chase (bandwidth only: twice as fast).
     pub no_latency: bool,
-    pub sampling: crate::sampling::Sampling,
+    pub sampling: crate::measure::sampling::Sampling,
 }
 
 impl Default for Config {
@@ -56,7 +56,7 @@ impl Default for Config {
             cpus: None,
             page_kind: PageKind::Thp,
             no_latency: false,
-            sampling: crate::sampling::Sampling {
+            sampling: crate::measure::sampling::Sampling {
                 target_ci: 0.03,
                 min_samples: 5,
                 point_budget: 0.25,

@@ -256,7 +256,7 @@ fn dax(plan: &TierPlan, t: &TargetFigures) -> Vec<String> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    out.extend(crate::dax_finding(backing));
+    out.extend(crate::measure::dax_finding(backing));
     if let Some(c) = t.persist_cost {
         out.push(format!(
             "{}: persisting each 64-byte random write (line write-back + sfence) makes such writes {c:.1}× slower; {}",

@@ -12,9 +12,8 @@ use memsight_kernels::granular::Access;
 
 use super::granularity::{self, GranPoint, GranTarget};
 use super::{Config, Part};
-use crate::bandwidth::BandwidthConfig;
-use crate::bandwidth::spec::Named;
-use crate::latency::LadderConfig;
+use crate::measure::chase::LadderConfig;
+use crate::measure::rate::{BandwidthConfig, Named};
 
 /// What is measured: a node, or memory mapped through DAX.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -104,7 +103,7 @@ pub fn measure(
     w: &Where,
     a: &Config,
     env: &Environment,
-    machine: &crate::machine::Machine,
+    machine: &crate::measure::machine::Machine,
     (rule, sample_ns): (StopRule, f64),
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(TargetFigures, bool)> {
@@ -212,11 +211,8 @@ fn latency(
 /// The one point of a one-size ladder, ns.
 fn chase_ns(cfg: &LadderConfig, env: &Environment) -> Result<Option<Summary>> {
     let timer = memsight_core::timer::calibrate();
-    let (r, _) = crate::latency::run(cfg, env, timer, &|_| {})?;
-    Ok(r.ladders
-        .first()
-        .and_then(|l| l.main.points.first())
-        .map(|p| p.ns.clone()))
+    let (points, _) = crate::measure::chase::points(cfg, env, timer.min_sample_ns)?;
+    Ok(points.first().map(|p| p.ns.clone()))
 }
 
 /// The chase whose every step reads a whole `block`, over the latency working set (stride at
@@ -270,7 +266,7 @@ fn loaded(
     w: &Where,
     a: &Config,
     env: &Environment,
-    machine: &crate::machine::Machine,
+    machine: &crate::measure::machine::Machine,
 ) -> Result<(Option<f64>, Option<f64>)> {
     let cfg = crate::loaded::Config {
         mixes: vec![memsight_kernels::loadgen::TrafficMix::Reads],
@@ -281,7 +277,7 @@ fn loaded(
         node: w.node,
         chase_bytes: a.latency_bytes,
         page_kind: a.page_kind,
-        sampling: crate::sampling::Sampling {
+        sampling: crate::measure::sampling::Sampling {
             min_samples: a.sampling.min_samples,
             point_budget: a.sampling.point_budget,
             ..crate::loaded::Config::default().sampling

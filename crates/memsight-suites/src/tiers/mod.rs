@@ -8,6 +8,11 @@
 //! firmware claims (ACPI HMAT). Where a memory-side cache sits in front of a node, the working
 //! set is swept against it ([`nearmem`]); where a slower tier exists, pages are interleaved by
 //! weight between a fast and a slow node ([`sweeps`]).
+//!
+//! A composite study: besides the measuring layer it runs other suites as parts of its own
+//! (the loaded-latency curve of `loaded`, the DIMM inventory and ceilings of `dimms`, the
+//! firmware's claims as `numa` reads them), so that a tier is judged with the same figures
+//! those commands print. `scripts/check-layers.py` allows it these imports and no other suite.
 
 pub mod granularity;
 pub mod measure;
@@ -16,6 +21,7 @@ pub mod plan;
 pub mod sweeps;
 pub mod weights;
 
+use crate::measure::level::Level;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +39,7 @@ use sweeps::{NearSweep, WeightedSweep};
 /// The parts of the study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Part {
     Latency,
     Bandwidth,
@@ -94,13 +101,34 @@ pub struct Config {
     /// Working set per thread of the bandwidth points; `None`: [`Config::bandwidth_for`].
     pub bandwidth_bytes: Option<u64>,
     /// The streaming check default bandwidth sizes follow: filled by [`run`] from the
-    /// [`crate::machine::Machine`] it is given (leave `None`).
-    pub streaming: Option<crate::reach::stream::StreamCheck>,
+    /// [`crate::measure::machine::Machine`] it is given (leave `None`).
+    pub streaming: Option<crate::measure::reach::stream::StreamCheck>,
     /// Working set of all threads of a granularity point (default as latency).
     pub granularity_bytes: Option<u64>,
     pub page_kind: PageKind,
     /// Per point.
-    pub sampling: crate::sampling::Sampling,
+    pub sampling: crate::measure::sampling::Sampling,
+}
+
+impl Config {
+    /// What `memsight run` measures at `level`: nothing in a quick run; every part with shorter
+    /// points otherwise, one node per tier unless thorough. The run adds Memory Mode's DRAM from
+    /// its inventory.
+    pub fn for_level(level: Level) -> Option<Self> {
+        if level == Level::Quick {
+            return None;
+        }
+        let d = Config::default();
+        Some(Config {
+            one_per_tier: level != Level::Thorough,
+            sampling: crate::measure::sampling::Sampling {
+                min_samples: 5,
+                point_budget: 0.2,
+                ..d.sampling
+            },
+            ..d
+        })
+    }
 }
 
 impl Default for Config {
@@ -122,7 +150,7 @@ impl Default for Config {
             streaming: None,
             granularity_bytes: None,
             page_kind: PageKind::Thp,
-            sampling: crate::sampling::Sampling {
+            sampling: crate::measure::sampling::Sampling {
                 target_ci: 0.02,
                 min_samples: 7,
                 point_budget: 0.3,
@@ -134,10 +162,10 @@ impl Default for Config {
 
 impl Config {
     /// Working set per thread of a bandwidth point on `threads` CPUs: as given, or 128 MiB and
-    /// the threads together at least the streaming check's size (`crate::reach::stream`).
+    /// the threads together at least the streaming check's size (`crate::measure::reach::stream`).
     pub fn bandwidth_for(&self, threads: usize) -> u64 {
         self.bandwidth_bytes
-            .unwrap_or_else(|| crate::reach::stream::cell_bytes(self.streaming, threads))
+            .unwrap_or_else(|| crate::measure::reach::stream::cell_bytes(self.streaming, threads))
     }
 }
 
@@ -338,7 +366,7 @@ pub fn planned(a: &Config, env: &Environment) -> Result<TiersResults> {
 pub fn run(
     a: &Config,
     env: &Environment,
-    machine: &crate::machine::Machine,
+    machine: &crate::measure::machine::Machine,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(TiersResults, bool)> {
     a.check()?;

@@ -323,7 +323,7 @@ mod tests {
     }
 
     fn sizes() -> Vec<u64> {
-        crate::latency::log_sizes(G, 32 * G, 3, 1 << 20)
+        crate::measure::sizes::log_sizes(G, 32 * G, 3, 1 << 20)
     }
 
     #[test]

@@ -343,7 +343,7 @@ pub fn near_sizes(near: u64, node_bytes: u64, usable: Option<u64>) -> (Vec<u64>,
         })
     };
     let lo = (near / 8).min(top / 8).max(1 << 20);
-    let sizes = crate::latency::log_sizes(lo, top.max(lo), 3, 1 << 20);
+    let sizes = crate::measure::sizes::log_sizes(lo, top.max(lo), 3, 1 << 20);
     (sizes, capped)
 }
 

@@ -13,9 +13,9 @@ use super::Config;
 use super::nearmem::{NearAnalysis, NearPoint, analyse};
 use super::plan::{Mechanism, NearMemory, Ratio, WeightedPlan, proportional};
 use super::weights::WeightGuard;
-use crate::bandwidth::BandwidthConfig;
-use crate::bandwidth::spec::{Named, TestSpec, ratio};
-use crate::latency::LadderConfig;
+use crate::measure::chase::LadderConfig;
+use crate::measure::rate::spec::ratio;
+use crate::measure::rate::{BandwidthConfig, Named, TestSpec};
 
 /// The near-memory sweep's points and analysis.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -74,13 +74,10 @@ pub fn near_sweep(
         ..LadderConfig::chase_point(&near.sizes, cpus[0], a.page_kind, rule)
     };
     let timer = memsight_core::timer::calibrate();
-    let (lat, _) = crate::latency::run(&cfg, env, timer, &|_| {})?;
-    let Some(ladder) = lat.ladders.first() else {
-        return Ok(None);
-    };
+    let (chased, _) = crate::measure::chase::points(&cfg, env, timer.min_sample_ns)?;
     let mut points = Vec::new();
     // Ctrl-C during the ladder or after any point ends the sweep with what was measured.
-    for p in &ladder.main.points {
+    for p in &chased {
         if cancel::requested() {
             break;
         }
@@ -283,7 +280,7 @@ mod tests {
             bandwidth_bytes: Some(4 << 20),
             ..Default::default()
         };
-        let (rule, ns) = crate::sampling::stop_rule(0.05, 3, 0.05, 2.0).unwrap();
+        let (rule, ns) = crate::measure::sampling::stop_rule(0.05, 3, 0.05, 2.0).unwrap();
         let weights_dir = FsRoot::live().path(crate::tiers::weights::SYSFS);
         let read_weights = || {
             ["node0", "auto"]

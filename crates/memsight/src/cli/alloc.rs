@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use clap::ValueEnum;
 use memsight_core::env::Environment;
 use memsight_kernels::allocwork::{Preset, Workload};
 use memsight_suites::alloc::{self, Config, WorkloadSettings};
@@ -15,7 +14,7 @@ use crate::suite::{Outcome, Suite, Ui};
 pub struct WorkerArgs {
     /// Workload (default: bursty).
     #[arg(long, value_name = "NAME", value_enum)]
-    pub preset: Option<PresetArg>,
+    pub preset: Option<Preset>,
     /// Threads (default per preset: bursty 8, others 4).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -43,28 +42,6 @@ pub struct WorkerArgs {
     /// Call malloc_trim(0) after every phase.
     #[arg(long, hide = true)]
     pub trim: bool,
-}
-
-/// A built-in workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PresetArg {
-    Steady,
-    Bursty,
-    CrossThread,
-    Pinning,
-    SizePhases,
-}
-
-impl From<PresetArg> for Preset {
-    fn from(p: PresetArg) -> Self {
-        match p {
-            PresetArg::Steady => Preset::Steady,
-            PresetArg::Bursty => Preset::Bursty,
-            PresetArg::CrossThread => Preset::CrossThread,
-            PresetArg::Pinning => Preset::Pinning,
-            PresetArg::SizePhases => Preset::SizePhases,
-        }
-    }
 }
 
 impl WorkerArgs {

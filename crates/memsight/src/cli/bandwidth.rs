@@ -1,14 +1,12 @@
 //! `memsight bandwidth`: the flags, and the suite as a command and as a step of `memsight run`.
 
-use memsight_suites::machine::Machine;
-use clap::ValueEnum;
+use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
-use memsight_results::document::Level;
 use memsight_suites::bandwidth::spec::{self, Named, TestSpec};
 use memsight_suites::bandwidth::{self, BandwidthResults, BandwidthSettings, Data, Threads};
 
 use super::sampling::SamplingArgs;
-use super::values::{IsaArg, PageKindArg, duration, rate, size, threads};
+use super::values::{Isa, PageKind, duration, rate, size, threads};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// `--test`'s long help, its default list read from the suite's own defaults (so the help can
@@ -33,7 +31,7 @@ pub struct Args {
     pub test: Vec<TestSpec>,
     /// Vector width (default: the widest this CPU has).
     #[arg(long, value_enum)]
-    pub isa: Option<IsaArg>,
+    pub isa: Option<Isa>,
     /// Threads: a count, or `all`.
     #[arg(long, value_name = "N|all", value_parser = threads, default_value = "all")]
     pub threads: Threads,
@@ -58,11 +56,11 @@ pub struct Args {
     #[arg(long, value_name = "NODE")]
     pub node: Option<usize>,
     /// Page kind of the buffers.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(BandwidthSettings::default().page_kind))]
-    pub page_kind: PageKindArg,
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = BandwidthSettings::default().page_kind)]
+    pub page_kind: PageKind,
     /// What writes write (default: nonzero, 0xef bytes).
     #[arg(long, value_enum)]
-    pub pattern: Option<DataArg>,
+    pub pattern: Option<Data>,
     /// Bytes between the end of one of a thread's arrays and the start of the next (default
     /// 2 KiB + 64 B: every array at its own page offset and L1 set; 0 puts them back to back,
     /// at the same page offset, where loads can wait on stores to another array 4 KiB away).
@@ -97,17 +95,6 @@ fn gap(s: &str) -> Result<u64, String> {
     size(s)
 }
 
-/// What the writes write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DataArg {
-    /// 0xef bytes (real data never travels compressed).
-    Nonzero,
-    /// Zero bytes.
-    Zero,
-    /// Both, to show whether zero lines are cheaper (a finding).
-    Both,
-}
-
 /// A test by name, or a DRAM read:write ratio `R:W` / `R:W-nt`.
 pub fn test(s: &str) -> Result<TestSpec, String> {
     let s = s.trim();
@@ -140,7 +127,7 @@ impl Args {
         Ok(BandwidthSettings {
             tests: (!self.test.is_empty()).then(|| self.test.clone()),
             skip_unsupported: false,
-            isa: self.isa.map(Into::into),
+            isa: self.isa,
             threads: self.threads,
             cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             scaling: self.scaling,
@@ -148,13 +135,8 @@ impl Args {
             shared: self.shared,
             sweep: self.sweep,
             node: self.node,
-            page_kind: self.page_kind.into(),
-            data: match self.pattern {
-                None => BandwidthSettings::default().data,
-                Some(DataArg::Nonzero) => Data::Nonzero,
-                Some(DataArg::Zero) => Data::Zero,
-                Some(DataArg::Both) => Data::Both,
-            },
+            page_kind: self.page_kind,
+            data: self.pattern.unwrap_or(BandwidthSettings::default().data),
             sampling: self
                 .sampling
                 .over(BandwidthSettings::default().sampling),
@@ -199,14 +181,8 @@ impl Suite for Args {
 impl InRun for Args {
     type Results = BandwidthResults;
 
-    /// The main tests (read, write and NT copy when quick; everything when thorough).
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<BandwidthResults>> {
-        let settings = match ctx.level {
-            Level::Quick => BandwidthSettings::quick(),
-            Level::Thorough => BandwidthSettings::thorough(),
-            _ => BandwidthSettings::run_default(),
-        };
-        let cfg = settings.resolve(ctx.env, &ctx.machine)?;
+        let cfg = BandwidthSettings::for_level(ctx.level).resolve(ctx.env, &ctx.machine)?;
         let (r, done) = ctx.ticking("bandwidth", |tick| bandwidth::run(&cfg, ctx.env, tick))?;
         Ok(Step::Ran(r, done))
     }

@@ -2,7 +2,6 @@
 
 use memsight_core::env::Environment;
 use memsight_suites::c2c::{self, C2cResults, Config};
-use memsight_suites::sampling::Sampling;
 
 use super::sampling::SamplingArgs;
 
@@ -43,19 +42,12 @@ impl Suite for Args {
 impl InRun for Args {
     type Results = C2cResults;
 
-    /// Shorter pairs than the command's; needs two CPUs.
+    /// Needs two CPUs.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<C2cResults>> {
         if let Some(why) = ctx.skip("core-to-core latency", true) {
             return Ok(Step::Skipped(why));
         }
-        let d = Config::default();
-        let cfg = Config {
-            sampling: Sampling {
-                point_budget: 0.3,
-                ..d.sampling
-            },
-            ..d
-        };
+        let cfg = Config::for_level(ctx.level);
         let (r, done) = ctx.ticking("core to core", |tick| c2c::run(&cfg, ctx.env, tick))?;
         Ok(Step::Ran(r, done))
     }

@@ -1,12 +1,11 @@
 //! `memsight latency`: the flags, and the ladder as a command and as `memsight run`'s first step.
 
-use clap::ValueEnum;
 use memsight_core::env::Environment;
 use memsight_core::timer;
 use memsight_suites::latency::{self, LatencyResults, LatencySettings, Order};
 
 use super::sampling::SamplingArgs;
-use super::values::{PageKindArg, size};
+use super::values::{PageKind, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Latency ladder: pointer-chase latency from L1 to memory, cache levels, TLB cost and
@@ -27,14 +26,14 @@ pub struct Args {
     #[arg(long, value_name = "BYTES", value_parser = size, default_value = crate::cli::values::size_text(LatencySettings::default().stride))]
     pub stride: u64,
     /// Visit order.
-    #[arg(long, value_enum, default_value_t = OrderArg::from(LatencySettings::default().order))]
-    pub pattern: OrderArg,
+    #[arg(long, value_enum, default_value_t = LatencySettings::default().order)]
+    pub pattern: Order,
     /// Window size for the window pattern, in 4 KiB pages.
     #[arg(long, value_name = "PAGES", default_value_t = LatencySettings::default().window_pages, value_parser = clap::value_parser!(u32).range(1..=262144))]
     pub window_pages: u32,
     /// Page kind of the main ladder.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(LatencySettings::default().page_kind))]
-    pub page_kind: PageKindArg,
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = LatencySettings::default().page_kind)]
+    pub page_kind: PageKind,
     /// Skip the second ladder on huge pages (TLB cost).
     #[arg(long)]
     pub no_tlb: bool,
@@ -60,37 +59,6 @@ pub struct Args {
     pub dax: super::DaxArg,
 }
 
-/// Order in which the chase visits lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OrderArg {
-    /// Random inside a window of pages, windows in random order (multichase; default).
-    Window,
-    /// Random over the whole working set (includes TLB misses with small pages).
-    Random,
-    /// Fixed stride, increasing addresses (lmbench lat_mem_rd; prefetchers hide latency).
-    Stride,
-}
-
-impl From<Order> for OrderArg {
-    fn from(o: Order) -> Self {
-        match o {
-            Order::Window => OrderArg::Window,
-            Order::Random => OrderArg::Random,
-            Order::Stride => OrderArg::Stride,
-        }
-    }
-}
-
-impl From<OrderArg> for Order {
-    fn from(o: OrderArg) -> Self {
-        match o {
-            OrderArg::Window => Order::Window,
-            OrderArg::Random => Order::Random,
-            OrderArg::Stride => Order::Stride,
-        }
-    }
-}
-
 impl Args {
     /// The suite's settings: its defaults, with the flags given.
     pub fn settings(
@@ -102,9 +70,9 @@ impl Args {
             max_size: self.max_size,
             points_per_octave: self.points_per_octave,
             stride: self.stride,
-            order: self.pattern.into(),
+            order: self.pattern,
             window_pages: self.window_pages,
-            page_kind: self.page_kind.into(),
+            page_kind: self.page_kind,
             tlb: !self.no_tlb,
             parallel: self.parallel,
             cpus: crate::cli::values::resolve_cpus(&self.cpu, topo)?,
@@ -140,7 +108,7 @@ impl InRun for Args {
             latency::run(&cfg, ctx.env, clock, tick)
         })?;
         // The suites after it size their memory working sets from this curve.
-        ctx.machine.learn_from_ladder(&r, ctx.env);
+        ctx.machine.learn_from_ladder(r.main_ladders(), ctx.env);
         Ok(Step::Ran(r, done))
     }
 }

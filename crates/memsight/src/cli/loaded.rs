@@ -1,16 +1,13 @@
 //! `memsight loaded-latency`: the flags, and the suite as a command and as a step of
 //! `memsight run`.
 
-use memsight_suites::machine::Machine;
-use clap::ValueEnum;
+use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_kernels::loadgen::TrafficMix;
-use memsight_results::document::Level;
 use memsight_suites::loaded::{self, Config, LoadedResults};
-use memsight_suites::sampling::Sampling;
 
 use super::sampling::SamplingArgs;
-use super::values::{PageKindArg, size};
+use super::values::{PageKind, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Loaded latency: latency vs bandwidth curves, one per read:write mix (the read-share family
@@ -20,7 +17,7 @@ pub struct Args {
     /// Traffic mixes, comma-separated (default: all: the read-share family from 100% to 50% of
     /// DRAM bytes read, then the two non-temporal mixes).
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
-    pub mix: Vec<MixArg>,
+    pub mix: Vec<TrafficMix>,
     /// Points per curve, idle and saturation included (spread evenly in bandwidth).
     #[arg(long, value_name = "N", default_value_t = Config::default().points, value_parser = clap::value_parser!(u32).range(2..=64))]
     pub points: u32,
@@ -40,8 +37,8 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().load_bytes))]
     pub load_size: u64,
     /// Page kind of the buffers.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
-    pub page_kind: PageKindArg,
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = Config::default().page_kind)]
+    pub page_kind: PageKind,
     /// Time the traffic runs before each point is sampled, ms.
     #[arg(long, value_name = "MS", default_value_t = Config::default().settle_ms)]
     pub settle_ms: u64,
@@ -56,53 +53,6 @@ pub struct Args {
     pub dax: super::DaxArg,
 }
 
-/// A traffic mix of the load threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MixArg {
-    /// Loads only (100% of DRAM bytes read).
-    #[value(alias = "all-reads")]
-    Reads,
-    /// Eight loads and a store per visit (9:1 with the store's read for ownership: 90% read).
-    #[value(name = "9:1")]
-    R9W1,
-    /// Three loads and a store (4:1: 80% read).
-    #[value(name = "4:1")]
-    R4W1,
-    /// Two loads and a store per visit (3:1 with the store's read for ownership: 75% read).
-    #[value(name = "3:1")]
-    R3W1,
-    /// A load and a store (2:1: 67% read).
-    #[value(name = "2:1")]
-    R2W1,
-    /// A load and two stores (3:2: 60% read).
-    #[value(name = "3:2")]
-    R3W2,
-    /// Regular stores only (1:1: the reads for ownership are the only reads, 50%).
-    #[value(alias = "all-writes")]
-    Writes,
-    /// A load and a non-temporal store (1:1).
-    #[value(name = "1:1-nt", alias = "1:1")]
-    R1W1Nt,
-    /// Non-temporal stores only.
-    NtWrites,
-}
-
-impl From<MixArg> for TrafficMix {
-    fn from(m: MixArg) -> Self {
-        match m {
-            MixArg::Reads => TrafficMix::Reads,
-            MixArg::R9W1 => TrafficMix::R9W1,
-            MixArg::R4W1 => TrafficMix::R4W1,
-            MixArg::R3W1 => TrafficMix::R3W1,
-            MixArg::R2W1 => TrafficMix::R2W1,
-            MixArg::R3W2 => TrafficMix::R3W2,
-            MixArg::Writes => TrafficMix::Writes,
-            MixArg::R1W1Nt => TrafficMix::R1W1Nt,
-            MixArg::NtWrites => TrafficMix::NtWrites,
-        }
-    }
-}
-
 impl Args {
     /// The suite's config: its defaults, with the flags given.
     pub fn config(
@@ -110,14 +60,14 @@ impl Args {
         topo: &memsight_core::topology::Topology,
     ) -> memsight_core::Result<Config> {
         Ok(Config {
-            mixes: self.mix.iter().map(|&m| m.into()).collect(),
+            mixes: self.mix.to_vec(),
             points: self.points,
             knee: self.knee,
             cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             node: self.node,
             chase_bytes: self.size,
             load_bytes: self.load_size,
-            page_kind: self.page_kind.into(),
+            page_kind: self.page_kind,
             settle_ms: self.settle_ms,
             rounds: self.rounds,
             sampling: self.sampling.over(Config::default().sampling),
@@ -137,27 +87,12 @@ impl Suite for Args {
 impl InRun for Args {
     type Results = LoadedResults;
 
-    /// Reads and 2:1 by default, every mix when thorough; needs a second CPU for the load.
+    /// Needs a second CPU for the load.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LoadedResults>> {
         if let Some(why) = ctx.skip("loaded latency", true) {
             return Ok(Step::Skipped(why));
         }
-        let cfg = if ctx.level == Level::Default {
-            let d = Config::default();
-            Config {
-                mixes: vec![TrafficMix::Reads, TrafficMix::R2W1],
-                points: 5,
-                settle_ms: 50,
-                sampling: Sampling {
-                    min_samples: 5,
-                    point_budget: 0.2,
-                    ..d.sampling
-                },
-                ..d
-            }
-        } else {
-            Config::default()
-        };
+        let cfg = Config::for_level(ctx.level);
         let (r, done) = ctx.ticking("loaded latency", |tick| loaded::run(&cfg, ctx.env, &ctx.machine, tick))?;
         Ok(Step::Ran(r, done))
     }

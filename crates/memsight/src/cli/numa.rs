@@ -1,12 +1,11 @@
 //! `memsight numa`: the flags, and the matrices as a command and as a step of `memsight run`.
 
-use memsight_suites::machine::Machine;
+use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_suites::numa::{self, Config, NumaResults};
-use memsight_suites::sampling::Sampling;
 
 use super::sampling::SamplingArgs;
-use super::values::{PageKindArg, size};
+use super::values::{PageKind, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Latency and bandwidth matrices: every CPU node × every memory node (CPU-less included),
@@ -30,8 +29,8 @@ pub struct Args {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = super::bandwidth::test)]
     pub test: Vec<memsight_suites::bandwidth::spec::TestSpec>,
     /// Page kind of the buffers.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
-    pub page_kind: PageKindArg,
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = Config::default().page_kind)]
+    pub page_kind: PageKind,
     /// Measure the cells in this many alternating rounds (every cell once a round), each with
     /// its share of the samples, so that a machine that moves meanwhile moves every cell alike;
     /// the spread between rounds is reported. 1: one cell after another.
@@ -54,7 +53,7 @@ impl Args {
                 self.test.clone()
             },
             skip_unsupported: self.test.is_empty(),
-            page_kind: self.page_kind.into(),
+            page_kind: self.page_kind,
             sampling: self.sampling.over(Config::default().sampling),
             rounds: self.rounds,
         }
@@ -72,22 +71,12 @@ impl Suite for Args {
 impl InRun for Args {
     type Results = NumaResults;
 
-    /// Shorter cells than the command's, in two rounds: every round allocates and first-touches
-    /// each cell's buffers again, which costs as much as the measurement on a small machine.
+    /// Where there is more than one NUMA node.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<NumaResults>> {
         if let Some(why) = ctx.skip("NUMA matrices", false) {
             return Ok(Step::Skipped(why));
         }
-        let d = Config::default();
-        let cfg = Config {
-            sampling: Sampling {
-                min_samples: 5,
-                point_budget: 0.3,
-                ..d.sampling
-            },
-            rounds: 2,
-            ..d
-        };
+        let cfg = Config::for_level(ctx.level);
         let (r, done) = ctx.ticking("NUMA", |tick| numa::run(&cfg, ctx.env, &ctx.machine, tick))?;
         Ok(Step::Ran(r, done))
     }

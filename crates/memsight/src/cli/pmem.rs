@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use clap::ValueEnum;
 use memsight_core::Result;
 use memsight_core::env::Environment;
 use memsight_kernels::pmemobj::{ClassDesc, HEADER_COMPACT, HEADER_LEGACY, HEADER_NONE};
@@ -43,7 +42,7 @@ pub struct Args {
     pub concurrency: bool,
     /// Strategies (default: all).
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
-    pub strategies: Vec<StrategyArg>,
+    pub strategies: Vec<Strategy>,
     #[arg(long, value_name = "N", default_value_t = Config::default().alloc_threads)]
     pub alloc_threads: usize,
     #[arg(long, value_name = "N", default_value_t = Config::default().free_threads)]
@@ -105,26 +104,6 @@ pub struct Args {
     /// Also write the study as an HTML page (utilisation chart, tables, findings).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-}
-
-/// An arena strategy of the concurrency study.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StrategyArg {
-    Default,
-    Single,
-    PerClass,
-    Retry,
-}
-
-impl From<StrategyArg> for Strategy {
-    fn from(s: StrategyArg) -> Self {
-        match s {
-            StrategyArg::Default => Strategy::Default,
-            StrategyArg::Single => Strategy::Single,
-            StrategyArg::PerClass => Strategy::PerClass,
-            StrategyArg::Retry => Strategy::Retry,
-        }
-    }
 }
 
 /// An allocation class given on the command line.
@@ -196,7 +175,7 @@ impl Args {
             strategies: if self.strategies.is_empty() {
                 Config::default().strategies
             } else {
-                self.strategies.iter().map(|&s| s.into()).collect()
+                self.strategies.to_vec()
             },
             alloc_threads: self.alloc_threads,
             free_threads: self.free_threads,

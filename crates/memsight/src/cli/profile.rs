@@ -3,7 +3,7 @@
 use memsight_core::env::Environment;
 use memsight_kernels::loadgen::TrafficMix;
 use memsight_suites::loaded;
-use memsight_suites::machine::Machine;
+use memsight_suites::measure::machine::Machine;
 use memsight_suites::profile::{self, Config, Family};
 
 use super::values::duration;

@@ -1,13 +1,11 @@
 //! `memsight rowbuffer`: the flags, and the study as a command and as a step of a thorough
 //! `memsight run`.
 
-use memsight_suites::machine::Machine;
+use memsight_suites::measure::machine::Machine;
 use std::path::PathBuf;
 
-use clap::ValueEnum;
 use memsight_core::env::Environment;
 use memsight_model::rowbuffer::{BankHash, Interleave, parse_functions};
-use memsight_results::document::Level;
 use memsight_suites::rowbuffer::counters::CounterSpec;
 use memsight_suites::rowbuffer::{self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings, Stat};
 
@@ -31,7 +29,7 @@ pub struct Args {
     /// application of the Catamount paper, Ferreira et al., CUG 2008: a CG solve on a 27-point
     /// stencil, its matrix and vectors in one buffer with OFFSET between).
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
-    pub kernels: Vec<KernelArg>,
+    pub kernels: Vec<Kernel>,
     /// Bytes per array (default: max(64 MiB, 2 × the caches the CPUs hold between them,
     /// measured on the latency curve)).
     #[arg(long, value_name = "SIZE", value_parser = size)]
@@ -93,8 +91,8 @@ pub struct Args {
     pub seed: u64,
     /// Which timed pass stands for an offset: the median, or the best as STREAM reports (and
     /// the Catamount paper plotted).
-    #[arg(long, value_enum, default_value_t = StatArg::Median)]
-    pub stat: StatArg,
+    #[arg(long, value_enum, default_value_t = Stat::Median)]
+    pub stat: Stat,
     /// Also write the study as an HTML page (sweep plots, tables, advice).
     #[arg(long, value_name = "FILE", conflicts_with = "fleet")]
     pub html: Option<PathBuf>,
@@ -102,44 +100,6 @@ pub struct Args {
     /// DIR`): each rank's study under DIR, rank 0's fleet report comparing them.
     #[command(flatten)]
     pub fleet: crate::cli::FleetRankArgs,
-}
-
-/// Which pass stands for a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StatArg {
-    Median,
-    Best,
-}
-
-impl From<StatArg> for Stat {
-    fn from(s: StatArg) -> Self {
-        match s {
-            StatArg::Median => Stat::Median,
-            StatArg::Best => Stat::Best,
-        }
-    }
-}
-
-/// A kernel of the sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KernelArg {
-    Copy,
-    Scale,
-    Add,
-    Triad,
-    Hpccg,
-}
-
-impl From<KernelArg> for Kernel {
-    fn from(k: KernelArg) -> Self {
-        match k {
-            KernelArg::Copy => Kernel::Copy,
-            KernelArg::Scale => Kernel::Scale,
-            KernelArg::Add => Kernel::Add,
-            KernelArg::Triad => Kernel::Triad,
-            KernelArg::Hpccg => Kernel::Hpccg,
-        }
-    }
 }
 
 /// `START..END/STEP`, sizes with units (START may be empty for 0).
@@ -204,7 +164,7 @@ impl Args {
             kernels: if self.kernels.is_empty() {
                 d.kernels.clone()
             } else {
-                self.kernels.iter().map(|&k| k.into()).collect()
+                self.kernels.to_vec()
             },
             array_size: self.array_size,
             reps: self.reps,
@@ -225,7 +185,7 @@ impl Args {
                 _ => None,
             },
             seed: self.seed,
-            stat: self.stat.into(),
+            stat: self.stat,
         })
     }
 }
@@ -256,12 +216,12 @@ impl InRun for Args {
 
     /// A short study, in thorough runs only.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<RowbufferResults>> {
-        if ctx.level != Level::Thorough {
+        let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
             return Ok(Step::Skipped(
                 "row-buffer study: thorough runs only (memsight rowbuffer)".into(),
             ));
-        }
-        let cfg = RowbufferSettings::thorough(ctx.dmidecode.clone()).resolve(ctx.env, &ctx.machine)?;
+        };
+        let cfg = settings.resolve(ctx.env, &ctx.machine)?;
         let (r, done) = ctx.ticking("row buffer", |tick| rowbuffer::run(&cfg, ctx.env, tick))?;
         Ok(Step::Ran(r, done))
     }

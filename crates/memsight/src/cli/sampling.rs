@@ -2,7 +2,7 @@
 //! default (the suites hold those), and together they are the suite's [`Sampling`].
 
 use clap::Args;
-use memsight_suites::sampling::Sampling;
+use memsight_suites::measure::sampling::Sampling;
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct SamplingArgs {

@@ -4,7 +4,7 @@ use memsight_core::env::Environment;
 use memsight_suites::scan::{self, Config};
 
 use super::sampling::SamplingArgs;
-use super::values::{PageKindArg, size};
+use super::values::{PageKind, size};
 use crate::suite::{Outcome, Suite, Ui};
 
 /// Find the slow memory: read bandwidth and idle latency of every physical address range (1 GiB
@@ -27,8 +27,8 @@ pub struct Args {
     #[arg(long)]
     pub no_latency: bool,
     /// Page kind of the scanned memory.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
-    pub page_kind: PageKindArg,
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = Config::default().page_kind)]
+    pub page_kind: PageKind,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     /// Also write the scan as an HTML page (heat strip per node, table, findings).
@@ -67,7 +67,7 @@ impl Args {
             granule: self.granule,
             cpus,
             no_latency: self.no_latency,
-            page_kind: self.page_kind.into(),
+            page_kind: self.page_kind,
             sampling: self.sampling.over(d.sampling),
         })
     }

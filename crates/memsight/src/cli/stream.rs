@@ -1,12 +1,12 @@
 //! `memsight stream`: the flags, and STREAM as a command.
 
-use memsight_suites::machine::Machine;
+use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_core::timer;
 use memsight_suites::bandwidth::Threads;
 use memsight_suites::stream::{self, StreamSettings};
 
-use super::values::{IsaArg, PageKindArg, StoreArg, threads};
+use super::values::{Isa, PageKind, Store, threads};
 use crate::suite::{Outcome, Suite, Ui};
 
 /// STREAM-compatible kernels (Copy, Scale, Add, Triad) under STREAM's rules, validated.
@@ -30,13 +30,13 @@ pub struct Args {
     pub cpus: Option<memsight_core::cpuset::CpuSet>,
     /// Vector width (default: the widest).
     #[arg(long, value_enum)]
-    pub isa: Option<IsaArg>,
+    pub isa: Option<Isa>,
     /// Store kind (default: regular, STREAM's).
     #[arg(long, value_name = "KIND", value_enum)]
-    pub store: Option<StoreArg>,
+    pub store: Option<Store>,
     /// Page kind of the arrays.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(StreamSettings::default().page_kind))]
-    pub page_kind: PageKindArg,
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = StreamSettings::default().page_kind)]
+    pub page_kind: PageKind,
     /// Bind the arrays to this NUMA node.
     #[arg(long, value_name = "NODE")]
     pub node: Option<usize>,
@@ -54,11 +54,11 @@ impl Args {
             offset: self.offset,
             threads: self.threads,
             cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
-            isa: self.isa.map(Into::into),
+            isa: self.isa,
             store: self
                 .store
                 .map_or(StreamSettings::default().store, Into::into),
-            page_kind: self.page_kind.into(),
+            page_kind: self.page_kind,
             node: self.node,
         })
     }

@@ -1,16 +1,13 @@
 //! `memsight tiers`: the flags, and the study as a command and as a step of `memsight run`.
 
-use memsight_suites::machine::Machine;
-use clap::ValueEnum;
+use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_core::sysfs::FsRoot;
 use memsight_kernels::granular::Access;
-use memsight_results::document::Level;
-use memsight_suites::sampling::Sampling;
 use memsight_suites::tiers::{self, Config, Part, TiersResults};
 
 use super::sampling::SamplingArgs;
-use super::values::{List, PageKindArg, list, numbers, size};
+use super::values::{List, PageKind, list, numbers, size};
 use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
 
 /// Memory tiers (DRAM, HBM, CXL, persistent memory, DAX): idle read and write latency,
@@ -38,7 +35,7 @@ pub struct Args {
     pub dmidecode: Option<std::path::PathBuf>,
     /// Parts to skip, comma-separated.
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
-    pub skip: Vec<PartArg>,
+    pub skip: Vec<Part>,
     /// Block sizes of the granularity sweep, bytes, powers of two from 64 (default: 64, 128,
     /// 256, 512, 4096).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size)]
@@ -49,7 +46,7 @@ pub struct Args {
     pub latency_blocks: Vec<u64>,
     /// Accesses of the granularity sweep (default: all).
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
-    pub access: Vec<AccessArg>,
+    pub access: Vec<Access>,
     /// Working set of the latency points (default: in memory by the core's latency curve, at
     /// least 256 MiB).
     #[arg(long, value_name = "SIZE", value_parser = size)]
@@ -62,8 +59,8 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub granularity_size: Option<u64>,
     /// Page kind of anonymous buffers.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = PageKindArg::from(Config::default().page_kind))]
-    pub page_kind: PageKindArg,
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = Config::default().page_kind)]
+    pub page_kind: PageKind,
     #[command(flatten)]
     pub sampling: SamplingArgs,
     /// Print the plan (tiers, CPUs, near memory, interleave pair) and stop.
@@ -71,55 +68,11 @@ pub struct Args {
     pub plan: bool,
 }
 
-/// A part of the study.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PartArg {
-    Latency,
-    Bandwidth,
-    Loaded,
-    Granularity,
-    Near,
-    Weighted,
-}
-
-impl From<PartArg> for Part {
-    fn from(p: PartArg) -> Self {
-        match p {
-            PartArg::Latency => Part::Latency,
-            PartArg::Bandwidth => Part::Bandwidth,
-            PartArg::Loaded => Part::Loaded,
-            PartArg::Granularity => Part::Granularity,
-            PartArg::Near => Part::Near,
-            PartArg::Weighted => Part::Weighted,
-        }
-    }
-}
-
-/// An access of the granularity sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AccessArg {
-    Read,
-    Write,
-    WriteNt,
-    WritePersist,
-}
-
-impl From<AccessArg> for Access {
-    fn from(a: AccessArg) -> Self {
-        match a {
-            AccessArg::Read => Access::Read,
-            AccessArg::Write => Access::Write,
-            AccessArg::WriteNt => Access::WriteNt,
-            AccessArg::WritePersist => Access::WritePersist,
-        }
-    }
-}
-
 impl Args {
     /// The suite's config: its defaults, with the flags given.
     pub fn config(&self) -> memsight_core::Result<Config> {
         let d = Config::default();
-        let skip: Vec<Part> = self.skip.iter().map(|&p| p.into()).collect();
+        let skip: Vec<Part> = self.skip.to_vec();
         Ok(Config {
             nodes: numbers(&self.node),
             dax: self.dax.target()?,
@@ -141,12 +94,12 @@ impl Args {
             accesses: if self.access.is_empty() {
                 d.accesses.clone()
             } else {
-                self.access.iter().map(|&a| a.into()).collect()
+                self.access.to_vec()
             },
             latency_bytes: self.latency_size,
             bandwidth_bytes: self.bandwidth_size,
             granularity_bytes: self.granularity_size,
-            page_kind: self.page_kind.into(),
+            page_kind: self.page_kind,
             sampling: self.sampling.over(d.sampling),
             ..d
         })
@@ -171,28 +124,20 @@ impl Suite for Args {
 impl InRun for Args {
     type Results = TiersResults;
 
-    /// Where the machine has more than one memory tier or near memory in front of far memory:
-    /// every part, shorter points, Memory Mode from the run's inventory; one node per tier
-    /// unless thorough.
+    /// Where the machine has more than one memory tier or near memory in front of far memory,
+    /// with Memory Mode from the run's inventory.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<TiersResults>> {
-        if ctx.level == Level::Quick {
+        let Some(cfg) = Config::for_level(ctx.level) else {
             return Ok(Step::Skipped("memory tiers: not in a quick run".into()));
-        }
-        let d = Config::default();
+        };
         let cfg = Config {
-            one_per_tier: ctx.level != Level::Thorough,
             memory_mode_dram: ctx
                 .run
                 .dimms
                 .as_ref()
                 .filter(|d| d.memory_mode)
                 .map(|d| d.dram_bytes),
-            sampling: Sampling {
-                min_samples: 5,
-                point_budget: 0.2,
-                ..d.sampling
-            },
-            ..d
+            ..cfg
         };
         let plan = tiers::make_plan(&cfg, ctx.env, &FsRoot::from_env())?;
         if plan.tiers.len() < 2 && plan.near.is_none() {

@@ -2,9 +2,8 @@
 //! sets (page kinds, vector widths, store kinds) as `ValueEnum`s mirroring the suites' enums, so
 //! that `--help` lists them and a wrong value is refused by clap in one line.
 
-use clap::ValueEnum;
-use memsight_core::buffer::PageKind;
-use memsight_kernels::bandwidth::{Isa, Store};
+pub use memsight_core::buffer::PageKind;
+pub use memsight_kernels::bandwidth::{Isa, Store};
 use memsight_suites::bandwidth::Threads;
 
 /// A byte count with an optional binary suffix (`64K`, `1.5GiB`).
@@ -87,84 +86,6 @@ pub fn threads(s: &str) -> Result<Threads, String> {
             .filter(|&n| n > 0)
             .map(Threads::Count)
             .ok_or_else(|| format!("'{s}': use a count of at least 1 or 'all'")),
-    }
-}
-
-/// Page kinds (`--page-kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PageKindArg {
-    /// 4 KiB pages (THP off for the buffer).
-    #[value(name = "4k")]
-    Base4K,
-    /// Transparent huge pages (madvise).
-    Thp,
-    /// hugetlb 2 MiB pages (a reserved pool).
-    #[value(name = "2m")]
-    Huge2M,
-    /// hugetlb 1 GiB pages (a reserved pool).
-    #[value(name = "1g")]
-    Huge1G,
-}
-
-impl From<PageKind> for PageKindArg {
-    fn from(k: PageKind) -> Self {
-        match k {
-            PageKind::Base4K => PageKindArg::Base4K,
-            PageKind::Thp => PageKindArg::Thp,
-            PageKind::Huge2M => PageKindArg::Huge2M,
-            PageKind::Huge1G => PageKindArg::Huge1G,
-        }
-    }
-}
-
-impl From<PageKindArg> for PageKind {
-    fn from(k: PageKindArg) -> Self {
-        match k {
-            PageKindArg::Base4K => PageKind::Base4K,
-            PageKindArg::Thp => PageKind::Thp,
-            PageKindArg::Huge2M => PageKind::Huge2M,
-            PageKindArg::Huge1G => PageKind::Huge1G,
-        }
-    }
-}
-
-/// Vector widths (`--isa`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IsaArg {
-    Scalar,
-    Sse2,
-    Avx2,
-    Avx512,
-    Neon,
-}
-
-impl From<IsaArg> for Isa {
-    fn from(i: IsaArg) -> Self {
-        match i {
-            IsaArg::Scalar => Isa::Scalar,
-            IsaArg::Sse2 => Isa::Sse2,
-            IsaArg::Avx2 => Isa::Avx2,
-            IsaArg::Avx512 => Isa::Avx512,
-            IsaArg::Neon => Isa::Neon,
-        }
-    }
-}
-
-/// Store kinds of STREAM's kernels (`--store`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StoreArg {
-    /// Ordinary stores (STREAM's).
-    Regular,
-    /// Non-temporal stores.
-    Nt,
-}
-
-impl From<StoreArg> for Store {
-    fn from(s: StoreArg) -> Self {
-        match s {
-            StoreArg::Regular => Store::Regular,
-            StoreArg::Nt => Store::Nt,
-        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Where memory begins, measured: the short probe suites run when no ladder ran, and the
-//! reported caches' answer where nothing can be measured ([`crate::reach`] holds the rules,
-//! [`crate::machine::Machine`] the facts found).
+//! reported caches' answer where nothing can be measured ([`crate::measure::reach`] holds the rules,
+//! [`crate::measure::machine::Machine`] the facts found).
 
 use memsight_core::Result;
 use memsight_core::buffer::PageKind;
@@ -8,10 +8,11 @@ use memsight_core::env::Environment;
 use memsight_core::stats::StopRule;
 use memsight_core::units::MIB;
 
-use crate::latency::{LadderConfig, curve, ladder, log_sizes};
-use crate::reach::{
+use crate::measure::chase::{LadderConfig, climb, curve};
+use crate::measure::reach::{
     MemoryCheck, MemoryReach, MemoryStart, ReachSource, ladder_cap, largest_reported, memory_start,
 };
+use crate::measure::sizes::log_sizes;
 
 /// What the reported caches alone say: memory from twice the largest.
 pub fn reported(env: &Environment, cpu: usize) -> MemoryReach {
@@ -55,8 +56,8 @@ pub fn probe(env: &Environment, cpu: usize) -> Result<MemoryReach> {
         let mut cfg = LadderConfig::chase_point(&sizes, cpu, PageKind::Thp, rule);
         cfg.sample_ns = 1e6;
         cfg.stop_at_memory = true;
-        let points = memsight_core::pin::run_team(&[cpu], |_, _, _| ladder::climb(&cfg, env, 1e6))?
-            .remove(0)?;
+        let points =
+            memsight_core::pin::run_team(&[cpu], |_, _, _| climb(&cfg, env, 1e6))?.remove(0)?;
         found = memory_start(&curve(&points), largest_reported(env));
         if found.is_some() || memsight_core::cancel::requested() {
             break;

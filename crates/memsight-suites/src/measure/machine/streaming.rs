@@ -1,4 +1,4 @@
-//! The streaming check of where memory begins ([`crate::reach::stream`] holds the rule): one
+//! The streaming check of where memory begins ([`crate::measure::reach::stream`] holds the rule): one
 //! core reads doubling sizes from the latency curve's memory working set up, against a reference
 //! past every cache the OS reports, until a size reads within the tolerance of the
 //! reference. Typically 0.5–1 s (the reference is faulted in once, on transparent huge pages).
@@ -10,8 +10,8 @@ use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_kernels::bandwidth::{self as k, Isa};
 
-use crate::reach::stream::{STREAM_TOLERANCE, StreamCheck, stream_start};
-use crate::reach::{MemoryReach, largest_reported};
+use crate::measure::reach::stream::{STREAM_TOLERANCE, StreamCheck, stream_start};
+use crate::measure::reach::{MemoryReach, largest_reported};
 
 /// Timed passes per size; the best counts, since a disturbance only slows a pass.
 const PASSES: usize = 3;

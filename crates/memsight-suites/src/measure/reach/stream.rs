@@ -7,7 +7,7 @@
 //! memory for the bandwidth suites only when it is twice a size over which one core streaming
 //! reads at most [`STREAM_TOLERANCE`] faster than over a reference past every cache the OS
 //! reports (the margin: a team draws more from a partly cached set than one core). The rule
-//! lives here; `crate::machine::streaming` measures.
+//! lives here; `crate::measure::machine::streaming` measures.
 //!
 //! **Rounded up, so that noise cannot flip it.** Whether the smallest size tried settles is a
 //! threshold on a rate that other tenants move by several percent: on one guest 256 MiB read

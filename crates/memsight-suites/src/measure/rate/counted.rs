@@ -18,7 +18,7 @@ use memsight_core::team::Bracket;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::counters::{Controllers, Running};
+use crate::measure::counters::{Controllers, Running};
 
 /// DRAM bytes the controllers counted over a point's sampled rounds.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -183,7 +183,7 @@ mod tests {
             ("cas_count_read".to_string(), 1000),
             ("cas_count_write".to_string(), 500),
         ];
-        *lock(&c.done) = Some((crate::counters::cas_bytes(counts.into()), 1000.0));
+        *lock(&c.done) = Some((crate::measure::counters::cas_bytes(counts.into()), 1000.0));
         let r = c.result(64_000).unwrap();
         assert_eq!(r.bytes_by_event["cas_count_read"], 64_000);
         assert!((r.per_program_byte - 1.5).abs() < 1e-9);

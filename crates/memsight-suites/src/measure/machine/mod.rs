@@ -1,6 +1,6 @@
 //! What the suites learn about the machine itself before they measure what they were asked:
-//! where memory begins for a core ([`crate::reach`]) and where one core streaming reaches
-//! memory ([`crate::reach::stream`]).
+//! where memory begins for a core ([`crate::measure::reach`]) and where one core streaming reaches
+//! memory ([`crate::measure::reach::stream`]).
 //!
 //! A [`Machine`] is a value the caller owns and passes to every suite that sizes a memory
 //! working set, beside the [`Environment`]: `memsight run` holds one for the whole run, so the
@@ -18,8 +18,8 @@ use memsight_core::topology::TopologySource;
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
 
-use crate::latency::{LatencyResults, curve};
-use crate::reach::{MemoryReach, ReachSource, largest_reported, memory_start};
+use crate::measure::chase::{Point, curve};
+use crate::measure::reach::{MemoryReach, ReachSource, largest_reported, memory_start};
 
 /// The machine facts found so far (none when new).
 #[derive(Debug, Default)]
@@ -52,10 +52,14 @@ impl Machine {
     /// Learns the reach from a latency ladder's first complete curve that reached memory (the
     /// ladder measures the curve more finely than the probe would). A streaming check already
     /// made is kept.
-    pub fn learn_from_ladder(&self, r: &LatencyResults, env: &Environment) {
-        let found = r.ladders.iter().find_map(|l| {
-            memory_start(&curve(&l.main.points), largest_reported(env)).map(|memory| MemoryReach {
-                cpu: l.cpu,
+    pub fn learn_from_ladder<'a>(
+        &self,
+        ladders: impl IntoIterator<Item = (usize, &'a [Point])>,
+        env: &Environment,
+    ) {
+        let found = ladders.into_iter().find_map(|(cpu, points)| {
+            memory_start(&curve(points), largest_reported(env)).map(|memory| MemoryReach {
+                cpu,
                 memory,
                 source: ReachSource::Ladder,
                 stream: self.known().and_then(|k| k.stream),

@@ -22,8 +22,8 @@
 //!   keeps in its caches; suites size their memory working sets from it ([`MemoryReach`]).
 //!
 //! The latency ladder ends once the memory plateau has held (unless `--max-size` forces a size);
-//! the other suites take the reach from the [`crate::machine::Machine`] they are given: a
-//! ladder's that ran earlier in the same run, or a short probe's (`crate::machine::probe`).
+//! the other suites take the reach from the [`crate::measure::machine::Machine`] they are given: a
+//! ladder's that ran earlier in the same run, or a short probe's (`crate::measure::machine::probe`).
 //! This module holds the rules; it measures nothing and keeps nothing.
 
 pub mod stream;
@@ -78,7 +78,7 @@ pub struct MemoryStart {
     pub from_bytes: u64,
     /// Median latency over the plateau, ns; not a number (`null` in JSON) where the sizes come
     /// from the reported caches and nothing was measured.
-    #[serde(with = "crate::nan_as_null")]
+    #[serde(with = "crate::measure::nan_as_null")]
     #[schemars(with = "Option<f64>")]
     pub ns: f64,
     pub check: MemoryCheck,
@@ -352,7 +352,7 @@ pub fn ladder_cap(env: &Environment) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::latency::log_sizes;
+    use crate::measure::sizes::log_sizes;
 
     const K: u64 = 1024;
     const M: u64 = 1024 * 1024;

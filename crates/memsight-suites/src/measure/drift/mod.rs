@@ -42,7 +42,7 @@ pub struct DriftProbe {
     pub label: String,
     /// One core's read rate over the probe buffer, GB/s of program bytes (best of the passes
     /// that kept their CPU); not a number (`null`) when every pass lost it.
-    #[serde(with = "crate::nan_as_null")]
+    #[serde(with = "crate::measure::nan_as_null")]
     #[schemars(with = "Option<f64>")]
     pub read_gbs: f64,
     /// Every CPU of the run reading its share of the buffer at once, GB/s of program bytes
@@ -54,7 +54,7 @@ pub struct DriftProbe {
     pub read_spread: f64,
     /// Idle latency of a dependent load over the same buffer, ns (median of the samples that
     /// kept their CPU); `null` when none did.
-    #[serde(with = "crate::nan_as_null")]
+    #[serde(with = "crate::measure::nan_as_null")]
     #[schemars(with = "Option<f64>")]
     pub latency_ns: f64,
     /// Passes and samples that lost the CPU to another process and were left out.

@@ -12,25 +12,25 @@ use super::spec::TestSpec;
 /// `--array-gap` sets another (0: back to back, every array at the same page offset).
 pub const DEFAULT_ARRAY_GAP: usize = 2048 + 64;
 
-pub(super) fn default_array_gap() -> usize {
+pub(crate) fn default_array_gap() -> usize {
     DEFAULT_ARRAY_GAP
 }
 
 /// The arrays of one thread, `len` bytes each, `len + gap` apart.
-pub(super) struct Arrays<'a> {
-    pub(super) region: Region<'a>,
-    pub(super) len: usize,
-    pub(super) gap: usize,
+pub(crate) struct Arrays<'a> {
+    pub(crate) region: Region<'a>,
+    pub(crate) len: usize,
+    pub(crate) gap: usize,
 }
 
 /// A thread's memory: its own buffer, or its part of one shared buffer (`--shared`).
-pub(super) enum Region<'a> {
+pub(crate) enum Region<'a> {
     Own(Box<Buffer>),
     Shared(&'a mut [u8]),
 }
 
 impl Arrays<'_> {
-    pub(super) fn bytes(&mut self) -> &mut [u8] {
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
         match &mut self.region {
             Region::Own(b) => b.as_mut_slice(),
             Region::Shared(s) => s,
@@ -38,7 +38,7 @@ impl Arrays<'_> {
     }
 
     /// The first `count` arrays.
-    pub(super) fn split(&mut self, count: usize) -> Vec<&mut [u8]> {
+    pub(crate) fn split(&mut self, count: usize) -> Vec<&mut [u8]> {
         let len = self.len;
         let gap = self.gap;
         let mut rest = self.bytes();
@@ -52,7 +52,7 @@ impl Arrays<'_> {
     }
 
     /// The first three arrays as f64 (STREAM triad).
-    pub(super) fn split_f64(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
+    pub(crate) fn split_f64(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
         let (n, stride) = (self.len / 8, (self.len + self.gap) / 8);
         let f = memsight_core::buffer::bytes_as_f64_mut(self.bytes());
         let (a, rest) = f.split_at_mut(stride);
@@ -62,7 +62,7 @@ impl Arrays<'_> {
 }
 
 /// Bytes of one array and of one thread's region for a working set of `bytes` per thread.
-pub(super) fn layout(spec: &TestSpec, bytes: u64, gap: usize) -> (usize, usize) {
+pub(crate) fn layout(spec: &TestSpec, bytes: u64, gap: usize) -> (usize, usize) {
     let arrays = spec.arrays();
     let len = ((bytes as usize / arrays) / GRANULE).max(1) * GRANULE;
     (len, arrays * (len + gap))
@@ -71,7 +71,7 @@ pub(super) fn layout(spec: &TestSpec, bytes: u64, gap: usize) -> (usize, usize) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandwidth::spec::Named;
+    use crate::measure::rate::Named;
 
     #[test]
     fn arrays_lie_the_gap_apart_and_fit_their_region() {

@@ -1,6 +1,6 @@
 //! A figure that may be "not measured" (NaN) written as JSON `null` and read back as NaN: JSON
 //! has no NaN, and serde_json writes one as `null` but cannot read that back into an `f64`.
-//! Use as `#[serde(with = "crate::nan_as_null")]`.
+//! Use as `#[serde(with = "crate::measure::nan_as_null")]`.
 
 use serde::{Deserialize, Deserializer, Serializer};
 
