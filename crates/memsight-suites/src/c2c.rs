@@ -137,6 +137,33 @@ pub fn run(
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(C2cResults, bool)> {
     let (rule, sample_ns) = a.sampling.rule()?;
+    let (cpus, selection) = choose_cpus(a, env)?;
+    let clean_enabled = cfg!(target_arch = "x86_64") && !a.modified_only;
+    let ticks = clean_enabled
+        .then(|| memsight_kernels::pingpong::tsc_ticks_per_ns(50))
+        .flatten();
+    let (pairs, complete) = measure_pairs(a, &cpus, &rule, sample_ns, ticks, tick)?;
+    let (modified, clean) = matrices(&cpus, &pairs);
+    let findings = findings(env, &pairs);
+    let method = method(a, &rule, sample_ns, clean_enabled);
+    Ok((
+        C2cResults {
+            method,
+            cpus,
+            selection,
+            turn: Turn::Atomic,
+            pairs,
+            modified,
+            clean,
+            tsc_ticks_per_ns: ticks,
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// The CPUs of the matrix and how they were chosen; at least two.
+fn choose_cpus(a: &Config, env: &Environment) -> Result<(Vec<usize>, String)> {
     let (cpus, selection) = match &a.cpus {
         Some(list) => {
             memsight_core::pin::validate_cpus(list, &env.allowed_cpus)?;
@@ -153,24 +180,30 @@ pub fn run(
             cpus.len()
         )));
     }
-    let clean_enabled = cfg!(target_arch = "x86_64") && !a.modified_only;
-    let ticks = clean_enabled
-        .then(|| memsight_kernels::pingpong::tsc_ticks_per_ns(50))
-        .flatten();
+    Ok((cpus, selection))
+}
+
+/// Every pair in turn (i < j); false when interrupted.
+fn measure_pairs(
+    a: &Config,
+    cpus: &[usize],
+    rule: &memsight_core::stats::StopRule,
+    sample_ns: f64,
+    ticks: Option<f64>,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(Vec<Pair>, bool)> {
     let n = cpus.len();
     let mut pairs = Vec::new();
-    let mut complete = true;
-    'outer: for i in 0..n {
+    for i in 0..n {
         for j in i + 1..n {
             let (x, y) = (cpus[i], cpus[j]);
             tick(&format!("CPU {x} ↔ CPU {y}"));
-            let Some(modified) = modified_pair(x, y, &rule, sample_ns, Turn::Atomic)? else {
-                complete = false;
-                break 'outer;
+            let Some(modified) = modified_pair(x, y, rule, sample_ns, Turn::Atomic)? else {
+                return Ok((pairs, false));
             };
             let load_store = match a.modified_only {
                 true => None,
-                false => modified_pair(x, y, &rule, sample_ns, Turn::LoadStore)?,
+                false => modified_pair(x, y, rule, sample_ns, Turn::LoadStore)?,
             };
             let (ab, ba) = match ticks {
                 Some(t) => (clean_probe(x, y, t)?, clean_probe(y, x, t)?),
@@ -185,11 +218,19 @@ pub fn run(
                 clean_b_from_a_ns: ba,
             });
             if memsight_core::cancel::requested() {
-                complete = false;
-                break 'outer;
+                return Ok((pairs, false));
             }
         }
     }
+    Ok((pairs, true))
+}
+
+/// A CPU × CPU table of medians, ns (None on the diagonal and where not measured).
+type Matrix = Vec<Vec<Option<f64>>>;
+
+/// The pairs' medians as matrices: modified (symmetric) and clean (row loads from column).
+fn matrices(cpus: &[usize], pairs: &[Pair]) -> (Matrix, Matrix) {
+    let n = cpus.len();
     let idx = |c: usize| {
         cpus.iter()
             .position(|&x| x == c)
@@ -197,15 +238,24 @@ pub fn run(
     };
     let mut modified = vec![vec![None; n]; n];
     let mut clean = vec![vec![None; n]; n];
-    for p in &pairs {
+    for p in pairs {
         let (i, j) = (idx(p.a), idx(p.b));
         modified[i][j] = Some(p.modified_ns.median);
         modified[j][i] = Some(p.modified_ns.median);
         clean[i][j] = p.clean_a_from_b_ns.as_ref().map(|s| s.median);
         clean[j][i] = p.clean_b_from_a_ns.as_ref().map(|s| s.median);
     }
-    let findings = findings(env, &pairs);
-    let method = format!(
+    (modified, clean)
+}
+
+/// How the matrix was measured, in words.
+fn method(
+    a: &Config,
+    rule: &memsight_core::stats::StopRule,
+    sample_ns: f64,
+    clean_enabled: bool,
+) -> String {
+    format!(
         "modified line: two pinned threads take turns advancing a counter in one 128-byte-aligned line with a compare-and-swap, retried without a pause until the partner's turn lets it succeed ({TURNS} turns a pass), samples of ≥{:.0} ms until the median's 95% CI is within {:.0}%; figure = time ÷ turns = one-way transfer of a dirty line, one coherence transaction a turn (as core-to-core-latency's CAS bench and Intel MLC count). {}{}",
         sample_ns / 1e6,
         100.0 * rule.target_rel_ci,
@@ -221,21 +271,7 @@ pub fn run(
         } else {
             "clean line: not measured (needs x86_64 TSC, or --modified-only was given).".to_string()
         }
-    );
-    Ok((
-        C2cResults {
-            method,
-            cpus,
-            selection,
-            turn: Turn::Atomic,
-            pairs,
-            modified,
-            clean,
-            tsc_ticks_per_ns: ticks,
-            findings,
-        },
-        complete,
-    ))
+    )
 }
 
 fn modified_pair(

@@ -273,74 +273,8 @@ pub fn run(a: &Config) -> Result<DimmsResults> {
 /// persistent memory and its mode, empty slots.
 fn inventory_findings(inventory: &Inventory, memory_mode: bool) -> Vec<String> {
     let populated = inventory.populated().count();
-    let mut findings = Vec::new();
-    let slow: Vec<String> = inventory
-        .populated()
-        .filter_map(|d| match (d.speed_mts, d.configured_mts) {
-            (Some(r), Some(c)) if c < r => Some(format!(
-                "{} ({c} of {r} MT/s)",
-                d.locator.as_deref().unwrap_or(&d.handle)
-            )),
-            _ => None,
-        })
-        .collect();
-    if !slow.is_empty() {
-        findings.push(format!(
-            "{} DIMM(s) run below their rated speed: {}",
-            slow.len(),
-            slow.join(", ")
-        ));
-    }
-    let mut parts: Vec<&str> = inventory
-        .populated()
-        .filter_map(|d| d.part_number.as_deref())
-        .collect();
-    parts.sort_unstable();
-    parts.dedup();
-    if parts.len() > 1 {
-        findings.push(format!("mixed part numbers: {}", parts.join(", ")));
-    }
-    let mut ranks: Vec<u32> = inventory
-        .populated()
-        .filter(|d| !d.non_volatile)
-        .filter_map(|d| d.rank)
-        .collect();
-    ranks.sort_unstable();
-    ranks.dedup();
-    if ranks.len() > 1 {
-        let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
-        findings.push(format!(
-            "mixed rank counts ({} ranks per DIMM): channels end up with different rank counts, and some platforms lower the speed for mixed ranks",
-            ranks.join(" and ")
-        ));
-    }
-    let mut vendors: Vec<&str> = inventory
-        .populated()
-        .filter(|d| !d.non_volatile)
-        .filter_map(|d| d.manufacturer.as_deref())
-        .collect();
-    vendors.sort_unstable();
-    vendors.dedup();
-    if vendors.len() > 1 {
-        findings.push(format!("mixed DRAM vendors: {}", vendors.join(", ")));
-    }
-    let mut sizes: Vec<u64> = inventory
-        .populated()
-        .filter(|d| !d.non_volatile)
-        .filter_map(|d| d.size_bytes)
-        .collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    if sizes.len() > 1 {
-        findings.push(format!(
-            "mixed DRAM module sizes: {}",
-            sizes
-                .iter()
-                .map(|s| format_bytes(*s))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    let mut findings: Vec<String> = slow_dimms(inventory).into_iter().collect();
+    findings.extend(mixed_modules(inventory));
     if inventory.populated().any(|d| d.non_volatile) {
         findings.push(if memory_mode {
             "persistent memory (Optane) in Memory Mode: the DRAM DIMMs serve as its cache (\"Cache DRAM\"), so the OS sees the persistent capacity and DRAM misses cost persistent-memory latency".to_string()
@@ -354,6 +288,67 @@ fn inventory_findings(inventory: &Inventory, memory_mode: bool) -> Vec<String> {
             inventory.devices.len() - populated,
             inventory.devices.len()
         ));
+    }
+    findings
+}
+
+/// The DIMMs the BIOS runs below their rated speed.
+fn slow_dimms(inventory: &Inventory) -> Option<String> {
+    let slow: Vec<String> = inventory
+        .populated()
+        .filter_map(|d| match (d.speed_mts, d.configured_mts) {
+            (Some(r), Some(c)) if c < r => Some(format!(
+                "{} ({c} of {r} MT/s)",
+                d.locator.as_deref().unwrap_or(&d.handle)
+            )),
+            _ => None,
+        })
+        .collect();
+    (!slow.is_empty()).then(|| {
+        format!(
+            "{} DIMM(s) run below their rated speed: {}",
+            slow.len(),
+            slow.join(", ")
+        )
+    })
+}
+
+/// Sorted, each once.
+fn distinct<T: Ord>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = items.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Part numbers, and the DRAM DIMMs' rank counts, vendors and sizes, where they differ.
+fn mixed_modules(inventory: &Inventory) -> Vec<String> {
+    let mut findings = Vec::new();
+    let parts = distinct(
+        inventory
+            .populated()
+            .filter_map(|d| d.part_number.as_deref()),
+    );
+    if parts.len() > 1 {
+        findings.push(format!("mixed part numbers: {}", parts.join(", ")));
+    }
+    let dram = || inventory.populated().filter(|d| !d.non_volatile);
+    let ranks = distinct(dram().filter_map(|d| d.rank));
+    if ranks.len() > 1 {
+        let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
+        findings.push(format!(
+            "mixed rank counts ({} ranks per DIMM): channels end up with different rank counts, and some platforms lower the speed for mixed ranks",
+            ranks.join(" and ")
+        ));
+    }
+    let vendors = distinct(dram().filter_map(|d| d.manufacturer.as_deref()));
+    if vendors.len() > 1 {
+        findings.push(format!("mixed DRAM vendors: {}", vendors.join(", ")));
+    }
+    let sizes = distinct(dram().filter_map(|d| d.size_bytes));
+    if sizes.len() > 1 {
+        let sizes: Vec<String> = sizes.iter().map(|s| format_bytes(*s)).collect();
+        findings.push(format!("mixed DRAM module sizes: {}", sizes.join(", ")));
     }
     findings
 }

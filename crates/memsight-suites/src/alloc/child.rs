@@ -94,6 +94,43 @@ pub fn watch(
     limits: &Limits,
     capture: bool,
 ) -> Result<Watched> {
+    configure(&mut cmd, config, capture);
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::input(format!("cannot start {:?}: {e}", cmd.get_program())))?;
+    let pid = child.id();
+    let stdin = child.stdin.take();
+    let rx = forward_stdout(&mut child);
+    let mut w = Watch {
+        pid,
+        started,
+        stdin,
+        rx,
+        samples: Vec::new(),
+        lines: Vec::new(),
+        rss_after_free: None,
+        arenas: Vec::new(),
+        next_arenas: Duration::ZERO,
+    };
+    let ending = w.until_end(&mut child, limits)?;
+    drop(w.stdin.take());
+    while let Ok(line) = w.rx.recv_timeout(Duration::from_millis(100)) {
+        w.lines.push((started.elapsed().as_secs_f64(), line));
+    }
+    Ok(Watched {
+        samples: w.samples,
+        lines: w.lines,
+        ending,
+        seconds: started.elapsed().as_secs_f64(),
+        rss_after_free: w.rss_after_free,
+        arenas: w.arenas,
+    })
+}
+
+/// The configuration's preload and environment, a stdin pipe for the `exit` line, and stdout
+/// piped or discarded.
+fn configure(cmd: &mut Command, config: &AllocConfig, capture: bool) {
     if let Some(lib) = &config.preload {
         let existing = std::env::var("LD_PRELOAD").unwrap_or_default();
         let value = if existing.is_empty() {
@@ -112,15 +149,12 @@ pub fn watch(
     } else {
         Stdio::null()
     });
-    let started = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Error::input(format!("cannot start {:?}: {e}", cmd.get_program())))?;
-    let pid = child.id();
-    let mut stdin = child.stdin.take();
+}
+
+/// The child's stdout lines, as they come. The reader is detached: a grandchild may keep the
+/// pipe open after the child is gone; the watch never waits for it.
+fn forward_stdout(child: &mut Child) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel::<String>();
-    // Detached: a grandchild may keep the pipe open after the child is gone; the watch never
-    // waits for the reader.
     if let Some(stdout) = child.stdout.take() {
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -133,74 +167,92 @@ pub fn watch(
     } else {
         drop(tx);
     }
-    let mut samples = Vec::new();
-    let mut lines = Vec::new();
-    let mut rss_after_free = None;
-    let mut arena_samples = Vec::new();
-    let mut next_arenas = Duration::ZERO;
-    let ending = loop {
-        let t = started.elapsed().as_secs_f64();
-        if started.elapsed() >= next_arenas {
-            next_arenas += arenas::SAMPLE_EVERY;
-            arena_samples.extend(arenas::sample(pid, t));
-        }
-        if let Some(r) = rss_bytes(pid) {
-            samples.push(RssSample {
-                seconds: t,
-                rss_bytes: r,
-            });
-            if r > limits.max_rss {
-                stop(&mut child);
-                break Ending::MemoryCap;
+    rx
+}
+
+/// A watch in progress: what has been sampled and read so far.
+struct Watch {
+    pid: u32,
+    started: Instant,
+    stdin: Option<std::process::ChildStdin>,
+    rx: mpsc::Receiver<String>,
+    samples: Vec<RssSample>,
+    lines: Vec<(f64, String)>,
+    rss_after_free: Option<u64>,
+    arenas: Vec<ArenaSample>,
+    next_arenas: Duration,
+}
+
+impl Watch {
+    /// Samples and reads every `limits.interval` until the child ends or is stopped.
+    fn until_end(&mut self, child: &mut Child, limits: &Limits) -> Result<Ending> {
+        loop {
+            if let Some(ending) = self.sample(child, limits) {
+                return Ok(ending);
             }
+            self.read_lines();
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    use std::os::unix::process::ExitStatusExt;
+                    return Ok(match (status.code(), status.signal()) {
+                        (Some(c), _) => Ending::Exited(c),
+                        (None, Some(s)) => Ending::Signalled(s),
+                        _ => Ending::Exited(-1),
+                    });
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    stop(child);
+                    return Err(Error::system(format!("waiting for the child failed: {e}")));
+                }
+            }
+            if cancel::requested() {
+                stop(child);
+                return Ok(Ending::Interrupted);
+            }
+            if self.started.elapsed() > limits.timeout {
+                stop(child);
+                return Ok(Ending::TimedOut);
+            }
+            std::thread::sleep(limits.interval);
         }
-        while let Ok(line) = rx.try_recv() {
+    }
+
+    /// One RSS sample (and the arenas when due); stops the child past the memory cap.
+    fn sample(&mut self, child: &mut Child, limits: &Limits) -> Option<Ending> {
+        let t = self.started.elapsed().as_secs_f64();
+        if self.started.elapsed() >= self.next_arenas {
+            self.next_arenas += arenas::SAMPLE_EVERY;
+            self.arenas.extend(arenas::sample(self.pid, t));
+        }
+        let r = rss_bytes(self.pid)?;
+        self.samples.push(RssSample {
+            seconds: t,
+            rss_bytes: r,
+        });
+        if r > limits.max_rss {
+            stop(child);
+            return Some(Ending::MemoryCap);
+        }
+        None
+    }
+
+    /// The lines printed since the last read; on the workload's `freed` line, what the
+    /// allocator kept, then the `exit` that lets the workload end.
+    fn read_lines(&mut self) {
+        while let Ok(line) = self.rx.try_recv() {
             if line.contains("\"event\":\"freed\"") {
                 // Let the allocator settle briefly, then measure what it kept.
                 std::thread::sleep(Duration::from_millis(50));
-                rss_after_free = rss_bytes(pid);
-                arena_samples.extend(arenas::sample(pid, started.elapsed().as_secs_f64()));
-                if let Some(mut s) = stdin.take() {
+                self.rss_after_free = rss_bytes(self.pid);
+                let t = self.started.elapsed().as_secs_f64();
+                self.arenas.extend(arenas::sample(self.pid, t));
+                if let Some(mut s) = self.stdin.take() {
                     let _ = writeln!(s, "exit");
                 }
             }
-            lines.push((started.elapsed().as_secs_f64(), line));
+            self.lines
+                .push((self.started.elapsed().as_secs_f64(), line));
         }
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                use std::os::unix::process::ExitStatusExt;
-                break match (status.code(), status.signal()) {
-                    (Some(c), _) => Ending::Exited(c),
-                    (None, Some(s)) => Ending::Signalled(s),
-                    _ => Ending::Exited(-1),
-                };
-            }
-            Ok(None) => {}
-            Err(e) => {
-                stop(&mut child);
-                return Err(Error::system(format!("waiting for the child failed: {e}")));
-            }
-        }
-        if cancel::requested() {
-            stop(&mut child);
-            break Ending::Interrupted;
-        }
-        if started.elapsed() > limits.timeout {
-            stop(&mut child);
-            break Ending::TimedOut;
-        }
-        std::thread::sleep(limits.interval);
-    };
-    drop(stdin);
-    while let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) {
-        lines.push((started.elapsed().as_secs_f64(), line));
     }
-    Ok(Watched {
-        samples,
-        lines,
-        ending,
-        seconds: started.elapsed().as_secs_f64(),
-        rss_after_free,
-        arenas: arena_samples,
-    })
 }

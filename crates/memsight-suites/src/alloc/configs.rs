@@ -59,53 +59,50 @@ fn glibc(name: &str, env: &[(&str, &str)], trim: bool, description: &str) -> All
 
 /// Every built-in configuration, with the reason when one cannot run here.
 pub fn builtin() -> Vec<(AllocConfig, Option<String>)> {
-    let mut out = vec![
-        (
-            glibc(
-                "glibc",
-                &[],
-                false,
-                "glibc malloc, defaults (up to 8 arenas per core)",
-            ),
-            None,
+    let mut out: Vec<_> = glibc_configs().into_iter().map(|c| (c, None)).collect();
+    out.extend(preloaded());
+    out
+}
+
+/// glibc's malloc under the settings that change how much it holds: always available.
+fn glibc_configs() -> [AllocConfig; 5] {
+    [
+        glibc(
+            "glibc",
+            &[],
+            false,
+            "glibc malloc, defaults (up to 8 arenas per core)",
         ),
-        (
-            glibc(
-                "glibc-arena-1",
-                &[("MALLOC_ARENA_MAX", "1")],
-                false,
-                "glibc, MALLOC_ARENA_MAX=1: one arena for all threads",
-            ),
-            None,
+        glibc(
+            "glibc-arena-1",
+            &[("MALLOC_ARENA_MAX", "1")],
+            false,
+            "glibc, MALLOC_ARENA_MAX=1: one arena for all threads",
         ),
-        (
-            glibc(
-                "glibc-arena-2",
-                &[("MALLOC_ARENA_MAX", "2")],
-                false,
-                "glibc, MALLOC_ARENA_MAX=2",
-            ),
-            None,
+        glibc(
+            "glibc-arena-2",
+            &[("MALLOC_ARENA_MAX", "2")],
+            false,
+            "glibc, MALLOC_ARENA_MAX=2",
         ),
-        (
-            glibc(
-                "glibc-trim",
-                &[],
-                true,
-                "glibc, malloc_trim(0) after every phase",
-            ),
-            None,
+        glibc(
+            "glibc-trim",
+            &[],
+            true,
+            "glibc, malloc_trim(0) after every phase",
         ),
-        (
-            glibc(
-                "glibc-mmap-64k",
-                &[("MALLOC_MMAP_THRESHOLD_", "65536")],
-                false,
-                "glibc, M_MMAP_THRESHOLD=64 KiB (MALLOC_MMAP_THRESHOLD_): larger blocks are mmapped and always returned",
-            ),
-            None,
+        glibc(
+            "glibc-mmap-64k",
+            &[("MALLOC_MMAP_THRESHOLD_", "65536")],
+            false,
+            "glibc, M_MMAP_THRESHOLD=64 KiB (MALLOC_MMAP_THRESHOLD_): larger blocks are mmapped and always returned",
         ),
-    ];
+    ]
+}
+
+/// The allocators memsight preloads, each with the package to install where it is missing.
+fn preloaded() -> Vec<(AllocConfig, Option<String>)> {
+    let mut out = Vec::new();
     for (name, files, package, description) in [
         (
             "tcmalloc",

@@ -13,56 +13,103 @@ const RECOMMEND_GAIN: f64 = 1.10;
 /// The recommendation and the findings of a comparison; `user` when the workload was the user's
 /// command (no live-heap figures, so peak RSS is compared).
 pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<Finding>, Vec<Finding>) {
-    let mut rec = Vec::new();
-    let mut findings = Vec::new();
-    let ratio = |c: &ConfigResult| {
-        if user {
-            c.peak_rss.as_ref().map(|s| s.median)
-        } else {
-            c.live_set_ratio().map(|s| s.median)
-        }
-    };
-    let speed = |c: &ConfigResult| {
-        if user {
-            c.wall_s.as_ref().map(|s| 1.0 / s.median)
-        } else {
-            c.ops_per_s.as_ref().map(|s| s.median)
-        }
-    };
     let ok: Vec<&ConfigResult> = results
         .iter()
-        .filter(|c| c.problems.is_empty() && ratio(c).is_some())
+        .filter(|c| c.problems.is_empty() && ratio(c, user).is_some())
         .collect();
-    let fastest = ok.iter().filter_map(|c| speed(c)).fold(0.0, f64::max);
+    let glibc = ok.iter().find(|c| c.config.name == "glibc").copied();
+    let rec = recommendation(&ok, glibc, user).into_iter().collect();
+    let findings = if user {
+        Vec::new()
+    } else {
+        heap_findings(&ok, glibc)
+    };
+    (rec, findings)
+}
+
+/// The memory figure configurations are ranked by (lower is better).
+fn ratio(c: &ConfigResult, user: bool) -> Option<f64> {
+    if user {
+        c.peak_rss.as_ref().map(|s| s.median)
+    } else {
+        c.live_set_ratio().map(|s| s.median)
+    }
+}
+
+/// The speed figure (higher is better): a user's command by its wall time, the workload by its
+/// operations per second.
+fn speed(c: &ConfigResult, user: bool) -> Option<f64> {
+    if user {
+        c.wall_s.as_ref().map(|s| 1.0 / s.median)
+    } else {
+        c.ops_per_s.as_ref().map(|s| s.median)
+    }
+}
+
+/// The ranked figure in words: bytes for a user's command, else a multiple.
+fn show(c: &ConfigResult, user: bool) -> String {
+    let r = ratio(c, user).unwrap_or(f64::NAN);
+    if user {
+        format_bytes(r as u64)
+    } else {
+        format!("{r:.2}×")
+    }
+}
+
+/// The advice: the configuration holding the least memory among those at least half as fast as
+/// the fastest, or glibc's defaults when no configuration holds clearly less.
+fn recommendation(
+    ok: &[&ConfigResult],
+    glibc: Option<&ConfigResult>,
+    user: bool,
+) -> Option<Finding> {
+    let fastest = ok.iter().filter_map(|c| speed(c, user)).fold(0.0, f64::max);
     // Without any speed (commands stopped at the time limit), memory alone decides.
-    let best = ok
+    let b = *ok
         .iter()
-        .filter(|c| speed(c).map_or(fastest == 0.0, |s| s >= 0.5 * fastest))
-        .min_by(|a, b| ratio(a).unwrap().total_cmp(&ratio(b).unwrap()));
-    let glibc = ok.iter().find(|c| c.config.name == "glibc");
-    if let Some(b) = best {
-        let what = if user {
-            "peak RSS"
-        } else {
-            "peak RSS ÷ the workload's live set"
-        };
-        let show = |c: &ConfigResult| {
-            let r = ratio(c).unwrap_or(f64::NAN);
-            if user {
-                format_bytes(r as u64)
-            } else {
-                format!("{r:.2}×")
-            }
-        };
-        // A change of allocator is worth making only for a clear gain: within 10% of glibc's
-        // defaults the difference is the run's noise, not the allocator.
-        let gain = glibc
-            .filter(|g| g.config.name != b.config.name)
-            .and_then(|g| Some(ratio(g)? / ratio(b)?));
-        let mut cites: Vec<Cited> = [
-            Some(*b),
-            glibc.copied().filter(|g| g.config.name != b.config.name),
-        ]
+        .filter(|c| speed(c, user).map_or(fastest == 0.0, |s| s >= 0.5 * fastest))
+        .min_by(|a, b| ratio(a, user).unwrap().total_cmp(&ratio(b, user).unwrap()))?;
+    let what = if user {
+        "peak RSS"
+    } else {
+        "peak RSS ÷ the workload's live set"
+    };
+    let other = glibc.filter(|g| g.config.name != b.config.name);
+    // A change of allocator is worth making only for a clear gain: within 10% of glibc's
+    // defaults the difference is the run's noise, not the allocator.
+    let gain = other.and_then(|g| Some(ratio(g, user)? / ratio(b, user)?));
+    let cites = recommendation_cites(b, other, what, user);
+    let text = match (gain, glibc) {
+        (Some(x), Some(g)) if x < RECOMMEND_GAIN => format!(
+            "keep glibc's defaults: no configuration holds clearly less ({what}: {} with {} vs {} with glibc defaults, within {:.0}%)",
+            show(b, user),
+            b.config.name,
+            show(g, user),
+            100.0 * (RECOMMEND_GAIN - 1.0)
+        ),
+        _ => format!(
+            "use {} ({}): lowest {what} among configurations at least half as fast as the fastest: {}{}",
+            b.config.name,
+            b.config.description,
+            show(b, user),
+            other.map_or(String::new(), |g| format!(
+                " vs {} with glibc defaults",
+                show(g, user)
+            ))
+        ),
+    };
+    Some(Finding::advice(text, cites))
+}
+
+/// What the recommendation cites: the chosen configuration's figure, glibc's when it is
+/// another, and the chosen one's speed.
+fn recommendation_cites(
+    b: &ConfigResult,
+    other: Option<&ConfigResult>,
+    what: &str,
+    user: bool,
+) -> Vec<Cited> {
+    let mut cites: Vec<Cited> = [Some(b), other]
         .into_iter()
         .flatten()
         .filter_map(|c| {
@@ -73,70 +120,54 @@ pub(super) fn judge(results: &[ConfigResult], user: bool) -> (Vec<Finding>, Vec<
             ))
         })
         .collect();
-        // The speed that let it be chosen (at least half the fastest's): a whole workload's
-        // wall time, which memsight does not check for disturbance.
-        cites.extend(speed(b).map(|s| {
-            Cited::value(
-                format!("{} speed", b.config.name),
-                s,
-                speed_unit(user),
-                false,
-            )
-        }));
-        let text = match (gain, glibc) {
-            (Some(x), Some(g)) if x < RECOMMEND_GAIN => format!(
-                "keep glibc's defaults: no configuration holds clearly less ({what}: {} with {} vs {} with glibc defaults, within {:.0}%)",
-                show(b),
-                b.config.name,
-                show(g),
-                100.0 * (RECOMMEND_GAIN - 1.0)
-            ),
-            _ => format!(
-                "use {} ({}): lowest {what} among configurations at least half as fast as the fastest: {}{}",
-                b.config.name,
-                b.config.description,
-                show(b),
-                glibc.filter(|g| g.config.name != b.config.name).map_or(
-                    String::new(),
-                    |g| format!(" vs {} with glibc defaults", show(g))
-                )
-            ),
-        };
-        rec.push(Finding::advice(text, cites));
-    }
-    if !user {
-        for c in &ok {
-            if let (Some(r), Some(after)) = (&c.rss_over_live, &c.after_free_rss) {
-                findings.push(Finding::citing(
-                    format!(
-                        "{}: RSS {:.2}× the live heap at the end of the workload (min–max {:.2}–{:.2}, n = {}); {} still resident after everything was freed",
-                        c.config.name,
-                        r.median,
-                        r.min,
-                        r.max,
-                        r.n,
-                        format_bytes(after.median as u64)
-                    ),
-                    vec![
-                        Cited::of(format!("{} RSS ÷ live heap", c.config.name), "×", r),
-                        Cited::of(format!("{} RSS after free", c.config.name), "B", after),
-                    ],
-                ));
-            }
-        }
-        if let Some(g) = glibc.and_then(|g| g.rss_over_live.as_ref())
-            && g.median >= 2.0
-        {
+    // The speed that let it be chosen (at least half the fastest's): a whole workload's
+    // wall time, which memsight does not check for disturbance.
+    cites.extend(speed(b, user).map(|s| {
+        Cited::value(
+            format!("{} speed", b.config.name),
+            s,
+            speed_unit(user),
+            false,
+        )
+    }));
+    cites
+}
+
+/// The live-heap findings of memsight's own workload: each configuration's RSS over the live
+/// heap and what stayed resident, and glibc's arena overhead when it is large.
+fn heap_findings(ok: &[&ConfigResult], glibc: Option<&ConfigResult>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for c in ok {
+        if let (Some(r), Some(after)) = (&c.rss_over_live, &c.after_free_rss) {
             findings.push(Finding::citing(
                 format!(
-                    "glibc's defaults hold {:.1}× the live heap: per-thread arenas keep memory one thread freed where another thread cannot use it (Cloudflare's RocksDB study, Vorobev 2020, saw 2.5–3×)",
-                    g.median
+                    "{}: RSS {:.2}× the live heap at the end of the workload (min–max {:.2}–{:.2}, n = {}); {} still resident after everything was freed",
+                    c.config.name,
+                    r.median,
+                    r.min,
+                    r.max,
+                    r.n,
+                    format_bytes(after.median as u64)
                 ),
-                vec![Cited::of("glibc RSS ÷ live heap", "×", g)],
+                vec![
+                    Cited::of(format!("{} RSS ÷ live heap", c.config.name), "×", r),
+                    Cited::of(format!("{} RSS after free", c.config.name), "B", after),
+                ],
             ));
         }
     }
-    (rec, findings)
+    if let Some(g) = glibc.and_then(|g| g.rss_over_live.as_ref())
+        && g.median >= 2.0
+    {
+        findings.push(Finding::citing(
+            format!(
+                "glibc's defaults hold {:.1}× the live heap: per-thread arenas keep memory one thread freed where another thread cannot use it (Cloudflare's RocksDB study, Vorobev 2020, saw 2.5–3×)",
+                g.median
+            ),
+            vec![Cited::of("glibc RSS ÷ live heap", "×", g)],
+        ));
+    }
+    findings
 }
 
 /// The figure the recommendation compares: peak RSS for a user's command, else peak RSS ÷ the

@@ -326,85 +326,24 @@ pub fn run(
     }
     let user = (!a.command.is_empty()).then(|| a.command.clone());
     let (configs, skipped) = select(a)?;
-    let w = match &user {
-        None => Some(a.workload.clone().ok_or_else(|| {
-            Error::input(
-                "no workload and no command: give the built-in workload's options or `-- CMD ARGS`",
-            )
-        })?),
-        Some(_) => None,
-    };
-    let available = env.memory.available_bytes.unwrap_or(u64::MAX);
-    if let Some(w) = &w
-        && w.live_bytes > available / 2
-    {
-        return Err(Error::input(format!(
-            "--live {} is more than half the available memory ({}): allocators may hold several times the live heap",
-            format_bytes(w.live_bytes),
-            format_bytes(available)
-        )));
-    }
-    let max_rss = match a.max_rss {
-        Some(s) => s,
-        None => match &w {
-            Some(w) => (w.live_bytes * 8 + (1 << 30)).min(available / 10 * 9),
-            None => available / 10 * 9,
-        },
-    };
-    let limits = Limits {
-        interval: Duration::from_millis(a.interval_ms.max(1)),
-        timeout: Duration::from_secs_f64(a.timeout_s.max(0.1)),
-        max_rss,
-    };
+    let w = workload(a, user.is_some(), env)?;
+    let limits = limits(a, w.as_ref(), env);
     if a.repeat == 0 {
         return Err(Error::input("--repeat must be at least 1"));
     }
     let exe = std::env::current_exe()
         .map_err(|e| Error::system(format!("cannot find memsight's own binary: {e}")))?;
-    let mut results = Vec::new();
-    let mut complete = true;
-    'outer: for c in &configs {
-        let mut runs = Vec::new();
-        for rep in 0..a.repeat {
-            if cancel::requested() {
-                complete = false;
-                break 'outer;
-            }
-            tick(&format!("{} run {}", c.name, rep + 1));
-            let cmd = command(user.as_deref(), w.as_ref(), &exe, c);
-            let r = run_once(cmd, c, &limits, user.is_none())?;
-            if r.ending == Ending::Interrupted {
-                complete = false;
-                runs.push(r);
-                results.push(summarise(c.clone(), runs, user.is_none()));
-                break 'outer;
-            }
-            runs.push(r);
-        }
-        results.push(summarise(c.clone(), runs, user.is_none()));
-    }
+    let (results, complete) = run_configs(
+        a,
+        &configs,
+        user.as_deref(),
+        w.as_ref(),
+        &exe,
+        &limits,
+        tick,
+    )?;
     let (recommendation, mut findings) = judge(&results, user.is_some());
-    let cpus = env.topology.cpus.len();
-    for c in &results {
-        if c.config.preload.is_none()
-            && let Some(f) = c
-                .runs
-                .first()
-                .and_then(|r| attach::arena_finding(&r.arenas, cpus))
-        {
-            findings.push(format!("{} (first run): {f}", c.config.name).into());
-        }
-        if user.is_some() && c.runs.iter().any(|r| r.ending == Ending::TimedOut) {
-            findings.push(
-                format!(
-                    "{}: the command was still running at the time limit ({:.0} s); its figures cover that window",
-                    c.config.name,
-                    limits.timeout.as_secs_f64()
-                )
-                .into(),
-            );
-        }
-    }
+    findings.extend(run_findings(&results, user.is_some(), env, &limits));
     let method = method(a, w.as_ref(), &limits);
     Ok((
         AllocResults {
@@ -419,6 +358,115 @@ pub fn run(
         },
         complete,
     ))
+}
+
+/// The built-in workload, unless the user's command runs instead; refused when its live heap
+/// is more than half the available memory.
+fn workload(a: &Config, user: bool, env: &Environment) -> Result<Option<Workload>> {
+    let w = match user {
+        false => Some(a.workload.clone().ok_or_else(|| {
+            Error::input(
+                "no workload and no command: give the built-in workload's options or `-- CMD ARGS`",
+            )
+        })?),
+        true => None,
+    };
+    let available = env.memory.available_bytes.unwrap_or(u64::MAX);
+    if let Some(w) = &w
+        && w.live_bytes > available / 2
+    {
+        return Err(Error::input(format!(
+            "--live {} is more than half the available memory ({}): allocators may hold several times the live heap",
+            format_bytes(w.live_bytes),
+            format_bytes(available)
+        )));
+    }
+    Ok(w)
+}
+
+/// Sampling interval, time limit and memory cap of every run (the cap by default 8 × the live
+/// heap + 1 GiB, at most 90% of the available memory).
+fn limits(a: &Config, w: Option<&Workload>, env: &Environment) -> Limits {
+    let available = env.memory.available_bytes.unwrap_or(u64::MAX);
+    let max_rss = match a.max_rss {
+        Some(s) => s,
+        None => match w {
+            Some(w) => (w.live_bytes * 8 + (1 << 30)).min(available / 10 * 9),
+            None => available / 10 * 9,
+        },
+    };
+    Limits {
+        interval: Duration::from_millis(a.interval_ms.max(1)),
+        timeout: Duration::from_secs_f64(a.timeout_s.max(0.1)),
+        max_rss,
+    }
+}
+
+/// `--repeat` runs of every configuration in turn; false when interrupted (the interrupted
+/// configuration keeps the runs it made).
+fn run_configs(
+    a: &Config,
+    configs: &[AllocConfig],
+    user: Option<&[String]>,
+    w: Option<&Workload>,
+    exe: &std::path::Path,
+    limits: &Limits,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(Vec<ConfigResult>, bool)> {
+    let workload = user.is_none();
+    let mut results = Vec::new();
+    for c in configs {
+        let mut runs = Vec::new();
+        for rep in 0..a.repeat {
+            if cancel::requested() {
+                return Ok((results, false));
+            }
+            tick(&format!("{} run {}", c.name, rep + 1));
+            let cmd = command(user, w, exe, c);
+            let r = run_once(cmd, c, limits, workload)?;
+            if r.ending == Ending::Interrupted {
+                runs.push(r);
+                results.push(summarise(c.clone(), runs, workload));
+                return Ok((results, false));
+            }
+            runs.push(r);
+        }
+        results.push(summarise(c.clone(), runs, workload));
+    }
+    Ok((results, true))
+}
+
+/// Per configuration: glibc's arena finding from its first run, and a note where the user's
+/// command was stopped at the time limit.
+fn run_findings(
+    results: &[ConfigResult],
+    user: bool,
+    env: &Environment,
+    limits: &Limits,
+) -> Vec<memsight_core::finding::Finding> {
+    let mut findings = Vec::new();
+    let cpus = env.topology.cpus.len();
+    for c in results {
+        if c.config.preload.is_none()
+            && let Some(f) = c
+                .runs
+                .first()
+                .and_then(|r| attach::arena_finding(&r.arenas, cpus))
+        {
+            findings.push(format!("{} (first run): {f}", c.config.name).into());
+        }
+        if user && c.runs.iter().any(|r| r.ending == Ending::TimedOut) {
+            findings.push(
+                format!(
+                    "{}: the command was still running at the time limit ({:.0} s); its figures cover that window",
+                    c.config.name,
+                    limits.timeout.as_secs_f64()
+                )
+                .into(),
+            );
+        }
+    }
+    findings
 }
 
 /// `--pid`: watch a running process, start nothing.

@@ -470,15 +470,7 @@ pub fn run(
     };
     if a.classes {
         tick("allocation classes");
-        r.classes = class_table(&path, pool, timeout)?;
-        r.findings.push(
-            format!(
-                "{} allocation classes in a fresh pool of {}",
-                r.classes.len(),
-                format_bytes(pool)
-            )
-            .into(),
-        );
+        list_classes(&mut r, &path, timeout)?;
         return Ok((r, true));
     }
     let mut complete = each(&a.sizes, &mut r.fills, |&s| {
@@ -507,28 +499,56 @@ pub fn run(
         })?;
     }
     if a.volume && complete {
-        // Strategies alternate within each round, so a neighbour's burst falls on all of them.
-        let mut rounds: Vec<Vec<volume::VolumeResult>> = vec![Vec::new(); a.strategies.len()];
-        'rounds: for round in 0..a.volume_rounds {
-            for (i, s) in a.strategies.iter().enumerate() {
-                if cancel::requested() {
-                    complete = false;
-                    break 'rounds;
-                }
-                tick(&format!(
-                    "volume workload {}, round {}",
-                    s.name(),
-                    round + 1
-                ));
-                rounds[i].push(volume::run(&path, a, s.name()));
-            }
-        }
-        r.volume = rounds.into_iter().filter_map(volume::merge).collect();
+        let (merged, finished) = volume_rounds(a, &path, tick);
+        r.volume = merged;
+        complete = finished;
     }
     r.findings = judge(&r.fills, &r.search, &r.concurrency);
     r.findings.extend(custom_findings(&r.fills, &r.custom));
     r.findings.extend(volume::findings(&r.volume));
     Ok((r, complete))
+}
+
+/// `--classes`: the pool's class table and its one finding, instead of the study.
+fn list_classes(r: &mut PmemResults, path: &Path, timeout: Duration) -> Result<()> {
+    r.classes = class_table(path, r.pool_bytes, timeout)?;
+    r.findings.push(
+        format!(
+            "{} allocation classes in a fresh pool of {}",
+            r.classes.len(),
+            format_bytes(r.pool_bytes)
+        )
+        .into(),
+    );
+    Ok(())
+}
+
+/// The volume workload's rounds, one result per strategy (its median round); false when
+/// interrupted. Strategies alternate within each round, so a neighbour's burst falls on all
+/// of them.
+fn volume_rounds(
+    a: &Config,
+    path: &Path,
+    tick: &(dyn Fn(&str) + Sync),
+) -> (Vec<volume::VolumeResult>, bool) {
+    let mut complete = true;
+    let mut rounds: Vec<Vec<volume::VolumeResult>> = vec![Vec::new(); a.strategies.len()];
+    'rounds: for round in 0..a.volume_rounds {
+        for (i, s) in a.strategies.iter().enumerate() {
+            if cancel::requested() {
+                complete = false;
+                break 'rounds;
+            }
+            tick(&format!(
+                "volume workload {}, round {}",
+                s.name(),
+                round + 1
+            ));
+            rounds[i].push(volume::run(path, a, s.name()));
+        }
+    }
+    let merged = rounds.into_iter().filter_map(volume::merge).collect();
+    (merged, complete)
 }
 
 /// How the study ran, in words.

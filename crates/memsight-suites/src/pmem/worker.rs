@@ -2,17 +2,18 @@
 //! PMDK ends the child, not memsight, and so the child can be given `PMEM_IS_PMEM_FORCE=1`
 //! (flush with CPU instructions instead of msync on a file that is not real PMEM).
 
-use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+mod concurrency_run;
+mod volume_run;
 
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use concurrency_run::ConcurrencyRun;
 use memsight_core::{Error, Result};
 use memsight_kernels::pmemobj::{ClassDesc, Lib, Oid, PmdkError, Pool, XALLOC_ZERO, class_flag};
-use rand::RngExt;
-use rand_xoshiro::Xoshiro256PlusPlus;
-use rand_xoshiro::rand_core::SeedableRng;
 use serde::{Deserialize, Serialize};
+use volume_run::VolumeRun;
 
 /// What a worker does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -196,17 +197,34 @@ pub fn fill(lib: &Lib, path: &Path, a: &Task) -> Result<FillReport> {
 /// N allocating and M freeing threads at a target live fraction, under a strategy.
 pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport> {
     let pool = Pool::create(lib, path, a.pool_size).map_err(pmdk)?;
-    let sizes: Vec<usize> = a.sizes.clone();
-    if sizes.is_empty() {
+    if a.sizes.is_empty() {
         return Err(Error::input("no object sizes"));
     }
-    let strategy = a.strategy.as_str();
-    let run = a.class_run_bytes as usize;
-    let (flags, _) = size_classes(&pool, &sizes, run, if run > 0 { usize::MAX } else { 0 }, 0);
+    let run_bytes = a.class_run_bytes as usize;
+    let largest = if run_bytes > 0 { usize::MAX } else { 0 };
+    let (flags, _) = size_classes(&pool, &a.sizes, run_bytes, largest, 0);
     // Arenas for the per-class strategy: one per size (PMDK picks the class by size).
-    let per_size_arena: Vec<u32> = if strategy == "per-class" {
-        sizes
-            .iter()
+    let (per_size_arena, single) = strategy_arenas(&pool, &a.strategy, a.sizes.len())?;
+    let run = ConcurrencyRun::new(&pool, a, flags, per_size_arena, single);
+    std::thread::scope(|s| {
+        for t in 0..a.alloc_threads {
+            let run = &run;
+            s.spawn(move || run.allocate(t));
+        }
+        for t in 0..a.free_threads {
+            let run = &run;
+            s.spawn(move || run.free(t));
+        }
+        run.stop_at_deadline();
+    });
+    Ok(run.report())
+}
+
+/// The arenas a strategy binds threads to: one per size for per-class (created first, in size
+/// order), one shared by every thread for single.
+fn strategy_arenas(pool: &Pool, strategy: &str, sizes: usize) -> Result<(Vec<u32>, Option<u32>)> {
+    let per_size = if strategy == "per-class" {
+        (0..sizes)
             .map(|_| pool.create_arena().map_err(pmdk))
             .collect::<Result<Vec<_>>>()?
     } else {
@@ -217,116 +235,7 @@ pub fn concurrency(lib: &Lib, path: &Path, a: &Task) -> Result<ConcurrencyReport
     } else {
         None
     };
-    let target = (a.pool_size as f64 * a.live_fraction) as u64;
-    let live = AtomicU64::new(0);
-    let allocations = AtomicU64::new(0);
-    let failures = AtomicU64::new(0);
-    let rescued = AtomicU64::new(0);
-    let (imbalance, exhausted) = (AtomicU64::new(0), AtomicU64::new(0));
-    let free_at_failure: Vec<AtomicU64> = (0..=100).map(|_| AtomicU64::new(0)).collect();
-    let frees = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
-    let held: Mutex<Vec<(Oid, usize)>> = Mutex::new(Vec::new());
-    let t0 = Instant::now();
-    let deadline = Duration::from_secs_f64(a.seconds);
-    std::thread::scope(|s| {
-        for t in 0..a.alloc_threads {
-            let (pool, sizes, live, held, stop) = (&pool, &sizes, &live, &held, &stop);
-            let (allocations, failures, rescued) = (&allocations, &failures, &rescued);
-            let (imbalance, exhausted, free_at_failure) =
-                (&imbalance, &exhausted, &free_at_failure);
-            let (per_size_arena, flags) = (&per_size_arena, &flags);
-            s.spawn(move || {
-                let mut rng =
-                    Xoshiro256PlusPlus::seed_from_u64(a.seed ^ ((t as u64 + 1) * 0x9E37_79B9));
-                if let Some(id) = single {
-                    pool.set_thread_arena(id);
-                }
-                while !stop.load(Ordering::Relaxed) && t0.elapsed() < deadline {
-                    if live.load(Ordering::Relaxed) >= target {
-                        std::thread::yield_now();
-                        continue;
-                    }
-                    let k = rng.random_range(0..sizes.len());
-                    let size = sizes[k];
-                    if let Some(&arena) = per_size_arena.get(k) {
-                        pool.set_thread_arena(arena);
-                    }
-                    let mut got = pool.xalloc(size, flags[k]);
-                    if got.is_none() {
-                        failures.fetch_add(1, Ordering::Relaxed);
-                        let free = 1.0 - live.load(Ordering::Relaxed) as f64 / a.pool_size as f64;
-                        let pct = (100.0 * free).round().clamp(0.0, 100.0) as usize;
-                        free_at_failure[pct].fetch_add(1, Ordering::Relaxed);
-                        let elsewhere = if a.strategy == "retry" {
-                            got = retry_other_arenas(pool, size, flags[k]);
-                            rescued.fetch_add(u64::from(got.is_some()), Ordering::Relaxed);
-                            got.is_some()
-                        } else {
-                            // Could another arena have served it? Allocate there, free at once.
-                            retry_other_arenas(pool, size, flags[k])
-                                .map(|oid| pool.free(oid))
-                                .is_some()
-                        };
-                        let kind = if elsewhere { imbalance } else { exhausted };
-                        kind.fetch_add(1, Ordering::Relaxed);
-                    }
-                    match got {
-                        Some(oid) => {
-                            allocations.fetch_add(1, Ordering::Relaxed);
-                            live.fetch_add(size as u64, Ordering::Relaxed);
-                            held.lock().expect("held").push((oid, size));
-                        }
-                        None => std::thread::yield_now(),
-                    }
-                }
-            });
-        }
-        for t in 0..a.free_threads {
-            let (pool, live, held, stop, frees) = (&pool, &live, &held, &stop, &frees);
-            s.spawn(move || {
-                let mut rng = Xoshiro256PlusPlus::seed_from_u64(a.seed ^ 0xF00D ^ t as u64);
-                while !stop.load(Ordering::Relaxed) && t0.elapsed() < deadline {
-                    // Free while above 90% of the target, keeping the pool near the live fraction.
-                    if live.load(Ordering::Relaxed) < target / 10 * 9 {
-                        std::thread::yield_now();
-                        continue;
-                    }
-                    let victim = {
-                        let mut h = held.lock().expect("held");
-                        if h.is_empty() {
-                            None
-                        } else {
-                            let i = rng.random_range(0..h.len());
-                            Some(h.swap_remove(i))
-                        }
-                    };
-                    if let Some((oid, size)) = victim {
-                        pool.free(oid);
-                        live.fetch_sub(size as u64, Ordering::Relaxed);
-                        frees.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-        std::thread::sleep(deadline);
-        stop.store(true, Ordering::Relaxed);
-    });
-    Ok(ConcurrencyReport {
-        allocations: allocations.into_inner(),
-        failures: failures.into_inner(),
-        rescued: rescued.into_inner(),
-        imbalance: imbalance.into_inner(),
-        exhausted: exhausted.into_inner(),
-        free_at_failure: free_at_failure
-            .into_iter()
-            .map(AtomicU64::into_inner)
-            .collect(),
-        frees: frees.into_inner(),
-        seconds: t0.elapsed().as_secs_f64(),
-        live_bytes_at_end: live.into_inner(),
-        arenas: pool.arenas(),
-    })
+    Ok((per_size, single))
 }
 
 /// One allocation under `strategy`: from the thread's arena (bound per class for per-class),
@@ -404,156 +313,25 @@ pub fn volume(lib: &Lib, path: &Path, a: &Task) -> Result<VolumeReport> {
     if a.sizes.is_empty() || a.batch == 0 {
         return Err(Error::input("no object sizes or an empty batch"));
     }
-    let strategy = a.strategy.as_str();
     // One class per size where a run can hold it, runs of about 1 MiB (two objects of the
     // largest); larger objects take whole chunks from PMDK's default class, which is what a
     // run-less size gets anyway.
     let zero = if a.zero { XALLOC_ZERO } else { 0 };
     let largest = if a.class_per_size { RUN_CLASS_MAX } else { 0 };
     let (flags, refused) = size_classes(&pool, &a.sizes, RUN_CLASS_MAX, largest, zero);
-    let per_class: Vec<u32> = if strategy == "per-class" {
-        (0..a.sizes.len())
-            .map(|_| pool.create_arena().map_err(pmdk))
-            .collect::<Result<_>>()?
-    } else {
-        Vec::new()
-    };
-    let single = match strategy {
-        "single" => Some(pool.create_arena().map_err(pmdk)?),
-        _ => None,
-    };
-    let allocated = AtomicU64::new(0);
-    let (allocations, failures, rescued) =
-        (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
-    let (frees, free_failures) = (AtomicU64::new(0), AtomicU64::new(0));
-    let allocating = AtomicU64::new(a.alloc_threads as u64);
-    // Objects allocated and not yet freed: a refusal while it is zero cannot be waited out.
-    let live = AtomicU64::new(0);
-    let stuck: Mutex<Option<String>> = Mutex::new(None);
-    let queue: Mutex<Vec<Vec<Oid>>> = Mutex::new(Vec::new());
-    let t0 = Instant::now();
-    let limit = Duration::from_secs_f64(a.seconds);
-    let late = || t0.elapsed() > limit;
+    let (per_class, single) = strategy_arenas(&pool, &a.strategy, a.sizes.len())?;
+    let run = VolumeRun::new(&pool, a, flags, per_class, single);
     std::thread::scope(|s| {
         for t in 0..a.alloc_threads {
-            let (pool, queue, allocated, allocating) = (&pool, &queue, &allocated, &allocating);
-            let (allocations, failures, rescued) = (&allocations, &failures, &rescued);
-            let (per_class, flags, late, live, stuck) = (&per_class, &flags, &late, &live, &stuck);
-            s.spawn(move || {
-                let mut rng = Xoshiro256PlusPlus::seed_from_u64(a.seed ^ ((t as u64 + 1) << 32));
-                if let Some(id) = single {
-                    pool.set_thread_arena(id);
-                }
-                let mut empty_refusals = 0u32;
-                'work: while allocated.load(Ordering::Relaxed) < a.volume_bytes
-                    && !late()
-                    && stuck.lock().expect("stuck").is_none()
-                {
-                    let k = rng.random_range(0..a.sizes.len());
-                    if let Some(&arena) = per_class.get(k) {
-                        pool.set_thread_arena(arena);
-                    }
-                    let hand_over = |batch: Vec<Oid>| {
-                        allocations.fetch_add(batch.len() as u64, Ordering::Relaxed);
-                        allocated.fetch_add((batch.len() * a.sizes[k]) as u64, Ordering::Relaxed);
-                        queue.lock().expect("queue").push(batch);
-                    };
-                    // A batch is `a.batch` objects; parts handed over early count towards it.
-                    let mut batch = Vec::with_capacity(a.batch);
-                    let mut handed = 0;
-                    while handed + batch.len() < a.batch {
-                        match alloc_one(pool, strategy, a.sizes[k], flags[k], failures, rescued) {
-                            Some(oid) => {
-                                live.fetch_add(1, Ordering::Relaxed);
-                                empty_refusals = 0;
-                                batch.push(oid);
-                            }
-                            None if late() || stuck.lock().expect("stuck").is_some() => {
-                                hand_over(batch);
-                                break 'work;
-                            }
-                            // Full: hand over what this batch holds, so the freeing threads
-                            // can make room (a thread that kept it could wait forever), and try
-                            // again after a pause that leaves them the CPU.
-                            None => {
-                                if !batch.is_empty() {
-                                    handed += batch.len();
-                                    hand_over(std::mem::take(&mut batch));
-                                }
-                                if allocated.load(Ordering::Relaxed) >= a.volume_bytes {
-                                    break 'work;
-                                }
-                                if live.load(Ordering::Relaxed) == 0 {
-                                    empty_refusals += 1;
-                                }
-                                if empty_refusals >= 1000 {
-                                    *stuck.lock().expect("stuck") = Some(format!(
-                                        "PMDK refused {} objects with nothing left to free (the pool cannot hold one)",
-                                        memsight_core::units::format_bytes(a.sizes[k] as u64)
-                                    ));
-                                    break 'work;
-                                }
-                                std::thread::sleep(Duration::from_micros(50));
-                            }
-                        }
-                    }
-                    hand_over(batch);
-                }
-                allocating.fetch_sub(1, Ordering::Relaxed);
-            });
+            let run = &run;
+            s.spawn(move || run.allocate(t));
         }
         for _ in 0..a.free_threads {
-            let (pool, queue, allocating, frees, free_failures, late, live) = (
-                &pool,
-                &queue,
-                &allocating,
-                &frees,
-                &free_failures,
-                &late,
-                &live,
-            );
-            s.spawn(move || {
-                loop {
-                    let batch = queue.lock().expect("queue").pop();
-                    match batch {
-                        Some(b) => match pool.tx_free_all(&b) {
-                            Ok(()) => {
-                                frees.fetch_add(b.len() as u64, Ordering::Relaxed);
-                                live.fetch_sub(b.len() as u64, Ordering::Relaxed);
-                            }
-                            Err(_) => {
-                                free_failures.fetch_add(1, Ordering::Relaxed);
-                                queue.lock().expect("queue").insert(0, b);
-                                if late() {
-                                    break;
-                                }
-                                std::thread::sleep(Duration::from_micros(50));
-                            }
-                        },
-                        None if allocating.load(Ordering::Relaxed) == 0 || late() => break,
-                        None => std::thread::sleep(Duration::from_micros(50)),
-                    }
-                }
-            });
+            let run = &run;
+            s.spawn(move || run.free());
         }
     });
-    let left = queue.into_inner().expect("queue");
-    let stuck = stuck.into_inner().expect("stuck");
-    Ok(VolumeReport {
-        finished: allocated.load(Ordering::Relaxed) >= a.volume_bytes
-            && left.is_empty()
-            && stuck.is_none(),
-        seconds: t0.elapsed().as_secs_f64(),
-        allocated_bytes: allocated.into_inner(),
-        allocations: allocations.into_inner(),
-        alloc_failures: failures.into_inner(),
-        rescued: rescued.into_inner(),
-        free_failures: free_failures.into_inner(),
-        frees: frees.into_inner(),
-        classes_refused: refused,
-        arenas: pool.arenas(),
-        stuck,
-    })
+    Ok(run.report(refused))
 }
 
 /// The retry strategy: after a failed allocation, try every other arena once, then go back to

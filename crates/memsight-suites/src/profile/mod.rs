@@ -235,21 +235,7 @@ pub fn run(
             .and_then(|c| Ok((c.start()?, c.describe())));
     let counting_since = Instant::now();
     let (watched, command) = watch_target(a, origin, tick)?;
-    let (counted, not_counted) = match controllers {
-        Ok((running, source)) => {
-            let seconds = counting_since.elapsed().as_secs_f64();
-            let bytes = running.finish_cas_bytes();
-            let gbs = |k: &str| bytes.get(k).copied().unwrap_or(0) as f64 / seconds / 1e9;
-            let c = CountedTraffic {
-                read_gbs: gbs("cas_count_read"),
-                write_gbs: gbs("cas_count_write"),
-                seconds,
-                source,
-            };
-            (Some(c), None)
-        }
-        Err(why) => (None, Some(why)),
-    };
+    let (counted, not_counted) = counted_traffic(controllers, counting_since);
     let Watched {
         pid,
         timeline,
@@ -264,18 +250,7 @@ pub fn run(
         Ok(m) => (Some(m), None),
         Err(why) => (None, Some(why)),
     };
-    let (memory_group, no_memory_group) = match group {
-        Ok((found, processes)) => {
-            let g = MemoryGroup {
-                name: found.dir.name,
-                cgroup_v2: found.dir.v2,
-                own: found.own,
-                processes,
-            };
-            (Some(g), None)
-        }
-        Err(why) => (None, Some(why)),
-    };
+    let (memory_group, no_memory_group) = memory_group(group);
     let pressure = probe.map(|(p, setup)| {
         let windows = p.take();
         drop(p);
@@ -316,6 +291,46 @@ pub fn run(
     // A time limit is what was asked for: only Ctrl-C leaves the profile incomplete.
     let complete = ending != Ending::Interrupted;
     Ok((r, complete))
+}
+
+/// DRAM traffic the memory controllers counted over the watch, or why they did not.
+fn counted_traffic(
+    controllers: std::result::Result<(crate::counters::Running, String), String>,
+    since: Instant,
+) -> (Option<CountedTraffic>, Option<String>) {
+    match controllers {
+        Ok((running, source)) => {
+            let seconds = since.elapsed().as_secs_f64();
+            let bytes = running.finish_cas_bytes();
+            let gbs = |k: &str| bytes.get(k).copied().unwrap_or(0) as f64 / seconds / 1e9;
+            let c = CountedTraffic {
+                read_gbs: gbs("cas_count_read"),
+                write_gbs: gbs("cas_count_write"),
+                seconds,
+                source,
+            };
+            (Some(c), None)
+        }
+        Err(why) => (None, Some(why)),
+    }
+}
+
+/// The memory cgroup read as reported, or why none was.
+fn memory_group(
+    group: std::result::Result<(watch::Found, usize), String>,
+) -> (Option<MemoryGroup>, Option<String>) {
+    match group {
+        Ok((found, processes)) => {
+            let g = MemoryGroup {
+                name: found.dir.name,
+                cgroup_v2: found.dir.v2,
+                own: found.own,
+                processes,
+            };
+            (Some(g), None)
+        }
+        Err(why) => (None, Some(why)),
+    }
 }
 
 fn validate(a: &Config, env: &Environment) -> Result<()> {

@@ -23,68 +23,14 @@ pub(super) fn watch_target(
     let interval = Duration::from_millis(a.interval_ms);
     let live = FsRoot::live();
     if let Some(pid) = a.pid {
-        let name = std::fs::read(format!("/proc/{pid}/cmdline"))
-            .ok()
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| {
-                Error::input(format!("--pid {pid}: no such process (or a kernel thread)"))
-            })?;
-        let name = String::from_utf8_lossy(&name)
-            .replace('\0', " ")
-            .trim()
-            .to_string();
-        let mon = resctrl::ProgramMon::create(&live, pid).and_then(|m| match m.adopt(pid) {
-            0 => Err(format!(
-                "resctrl memory-bandwidth monitoring: no thread of pid {pid} could join the group"
-            )),
-            _ => Ok(m),
-        });
-        let acct = Accounting {
-            memory: group_of_pid(&live, pid),
-            mon,
-        };
-        let limit = Duration::from_secs_f64(a.watch_s);
-        let w = sample(pid, None, &acct, limit, interval, origin, tick);
-        return Ok((w, name));
+        return watch_pid(a, pid, &live, interval, origin, tick);
     }
     // The program runs in a memory cgroup of its own where one can be made, so that the page
     // cache it brings in is charged to it and can be read; and in a resctrl monitoring group of
     // its own where bandwidth is monitored, so that its own memory traffic is counted.
     let own = memcg::ProgramGroup::create(&live);
     let mon = resctrl::ProgramMon::create(&live, std::process::id());
-    let mut cmd = command(a);
-    if let Ok(g) = &own {
-        g.join_on_exec(&mut cmd);
-    }
-    if let Ok(m) = &mon {
-        m.join_on_exec(&mut cmd);
-    }
-    let (child, acct) = match cmd.spawn() {
-        Ok(c) => {
-            let memory = own.as_ref().map(|g| Found {
-                dir: g.group.clone(),
-                own: true,
-            });
-            (
-                c,
-                Accounting {
-                    memory: memory.map_err(Clone::clone),
-                    mon,
-                },
-            )
-        }
-        // A hook's write was refused (or the program cannot start: then the second attempt
-        // says so).
-        Err(e) if own.is_ok() || mon.is_ok() => {
-            let why = format!("the program could not join the groups made for it ({e})");
-            let acct = Accounting {
-                memory: Err(why.clone()),
-                mon: Err(why),
-            };
-            (spawn(a)?, acct)
-        }
-        Err(e) => return Err(cannot_start(a, e)),
-    };
+    let (child, acct) = start_in_groups(a, &own, mon)?;
     let limit = Duration::from_secs_f64(a.timeout_s);
     let w = sample(
         child.id(),
@@ -100,11 +46,92 @@ pub(super) fn watch_target(
     Ok((w, a.command.join(" ")))
 }
 
+/// `--pid`: the running process, read in the memory cgroup it is in and in a resctrl group
+/// its threads join, for `--for`.
+fn watch_pid(
+    a: &Config,
+    pid: u32,
+    live: &FsRoot,
+    interval: Duration,
+    origin: Instant,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(Watched, String)> {
+    let name = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .ok()
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| {
+            Error::input(format!("--pid {pid}: no such process (or a kernel thread)"))
+        })?;
+    let name = String::from_utf8_lossy(&name)
+        .replace('\0', " ")
+        .trim()
+        .to_string();
+    let mon = resctrl::ProgramMon::create(live, pid).and_then(|m| match m.adopt(pid) {
+        0 => Err(format!(
+            "resctrl memory-bandwidth monitoring: no thread of pid {pid} could join the group"
+        )),
+        _ => Ok(m),
+    });
+    let acct = Accounting {
+        memory: group_of_pid(live, pid),
+        mon,
+        _unjoined: None,
+    };
+    let limit = Duration::from_secs_f64(a.watch_s);
+    let w = sample(pid, None, &acct, limit, interval, origin, tick);
+    Ok((w, name))
+}
+
+/// Starts the program in the groups made for it; where it cannot join them, starts it without
+/// and says why nothing is read from them.
+fn start_in_groups(
+    a: &Config,
+    own: &std::result::Result<memcg::ProgramGroup, String>,
+    mon: std::result::Result<resctrl::ProgramMon, String>,
+) -> Result<(std::process::Child, Accounting)> {
+    let mut cmd = command(a);
+    if let Ok(g) = own {
+        g.join_on_exec(&mut cmd);
+    }
+    if let Ok(m) = &mon {
+        m.join_on_exec(&mut cmd);
+    }
+    match cmd.spawn() {
+        Ok(c) => {
+            let memory = own.as_ref().map(|g| Found {
+                dir: g.group.clone(),
+                own: true,
+            });
+            let acct = Accounting {
+                memory: memory.map_err(Clone::clone),
+                mon,
+                _unjoined: None,
+            };
+            Ok((c, acct))
+        }
+        // A hook's write was refused (or the program cannot start: then the second attempt
+        // says so).
+        Err(e) if own.is_ok() || mon.is_ok() => {
+            let why = format!("the program could not join the groups made for it ({e})");
+            let acct = Accounting {
+                memory: Err(why.clone()),
+                mon: Err(why),
+                _unjoined: mon.ok(),
+            };
+            Ok((spawn(a)?, acct))
+        }
+        Err(e) => Err(cannot_start(a, e)),
+    }
+}
+
 /// What is read beside `/proc`: a memory cgroup (page cache, swap) and a resctrl monitoring
 /// group (the program's own memory traffic), or why not.
 struct Accounting {
     memory: std::result::Result<Found, String>,
     mon: std::result::Result<resctrl::ProgramMon, String>,
+    /// A monitoring group the program could not join: kept, unread, until the program is
+    /// reaped, when the other groups go too.
+    _unjoined: Option<resctrl::ProgramMon>,
 }
 
 /// The program's command: no stdin, its output on memsight's stderr (so that `--json` stays
@@ -174,44 +201,17 @@ fn sample(
     origin: Instant,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Watched {
-    let started = Instant::now();
-    let since = |t: Duration| (started - origin + t).as_secs_f64();
-    let (mut timeline, mut cpus, mut arena_samples) = (Vec::new(), BTreeMap::new(), Vec::new());
-    let mut next_arenas = Duration::ZERO;
-    let mut numa = procfs::NumaMaps::default();
-    let dir = acct.memory.as_ref().ok().map(|f| &f.dir);
-    let mon = acct.mon.as_ref().ok();
-    let mut unreadable = None;
-    let mut members = 0usize;
+    let mut r = Readings::new(origin);
+    let started = r.started;
     let ending = loop {
         let t = started.elapsed();
         if let Some(e) = child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
             break exit_ending(e);
         }
-        match procfs::snapshot(pid, since(t), &mut numa) {
-            Some(mut s) => {
-                if let Some(d) = dir {
-                    s.group = d.memory();
-                    members = members.max(d.processes().len());
-                }
-                match mon.map(|m| m.since_start()) {
-                    Some(Ok(c)) => s.monitored_bytes = Some(c.total),
-                    Some(Err(why)) => unreadable = Some(why),
-                    None => {}
-                }
-                tick(&format!("{} resident", format_bytes(s.held.rss)));
-                timeline.push(s);
-            }
-            None if child.is_none() => break Ending::ProcessExited,
-            None => {}
+        if !r.snapshot(pid, t, acct, tick) && child.is_none() {
+            break Ending::ProcessExited;
         }
-        for c in procfs::thread_cpus(pid) {
-            *cpus.entry(c).or_insert(0u64) += 1;
-        }
-        if t >= next_arenas {
-            next_arenas = t + arenas::SAMPLE_EVERY.max(interval);
-            arena_samples.extend(arenas::sample(pid, since(t)));
-        }
+        r.threads_and_arenas(pid, t, interval);
         if cancel::requested() {
             break Ending::Interrupted;
         }
@@ -244,13 +244,87 @@ fn sample(
     }
     Watched {
         pid,
-        timeline,
-        cpus,
-        arenas: arena_samples,
+        timeline: r.timeline,
+        cpus: r.cpus,
+        arenas: r.arenas,
         ending,
         seconds: started.elapsed().as_secs_f64(),
-        group: acct.memory.clone().map(|g| (g, members)),
-        monitored: monitored(&acct.mon, unreadable),
+        group: acct.memory.clone().map(|g| (g, r.members)),
+        monitored: monitored(&acct.mon, r.unreadable),
+    }
+}
+
+/// What the readings so far gave.
+struct Readings {
+    origin: Instant,
+    started: Instant,
+    timeline: Vec<Snapshot>,
+    cpus: BTreeMap<usize, u64>,
+    arenas: Vec<ArenaSample>,
+    next_arenas: Duration,
+    numa: procfs::NumaMaps,
+    /// Why the monitoring group could not be read at the last reading that failed.
+    unreadable: Option<String>,
+    /// The most processes seen in the memory cgroup.
+    members: usize,
+}
+
+impl Readings {
+    fn new(origin: Instant) -> Self {
+        Readings {
+            origin,
+            started: Instant::now(),
+            timeline: Vec::new(),
+            cpus: BTreeMap::new(),
+            arenas: Vec::new(),
+            next_arenas: Duration::ZERO,
+            numa: procfs::NumaMaps::default(),
+            unreadable: None,
+            members: 0,
+        }
+    }
+
+    /// Seconds since `origin` of a reading `t` after the start.
+    fn since(&self, t: Duration) -> f64 {
+        (self.started - self.origin + t).as_secs_f64()
+    }
+
+    /// One reading of the process, with its cgroup and monitored traffic; false when the
+    /// process could not be read (gone).
+    fn snapshot(
+        &mut self,
+        pid: u32,
+        t: Duration,
+        acct: &Accounting,
+        tick: &(dyn Fn(&str) + Sync),
+    ) -> bool {
+        let Some(mut s) = procfs::snapshot(pid, self.since(t), &mut self.numa) else {
+            return false;
+        };
+        if let Some(d) = acct.memory.as_ref().ok().map(|f| &f.dir) {
+            s.group = d.memory();
+            self.members = self.members.max(d.processes().len());
+        }
+        match acct.mon.as_ref().ok().map(|m| m.since_start()) {
+            Some(Ok(c)) => s.monitored_bytes = Some(c.total),
+            Some(Err(why)) => self.unreadable = Some(why),
+            None => {}
+        }
+        tick(&format!("{} resident", format_bytes(s.held.rss)));
+        self.timeline.push(s);
+        true
+    }
+
+    /// The CPUs its threads are on, and its glibc arenas when due.
+    fn threads_and_arenas(&mut self, pid: u32, t: Duration, interval: Duration) {
+        for c in procfs::thread_cpus(pid) {
+            *self.cpus.entry(c).or_insert(0u64) += 1;
+        }
+        if t >= self.next_arenas {
+            self.next_arenas = t + arenas::SAMPLE_EVERY.max(interval);
+            let at = self.since(t);
+            self.arenas.extend(arenas::sample(pid, at));
+        }
     }
 }
 

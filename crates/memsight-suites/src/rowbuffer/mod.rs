@@ -17,6 +17,7 @@ pub use advice::recurring_dips;
 mod crosspage;
 pub mod detect;
 pub mod hpccg;
+mod layouts;
 pub mod model;
 mod pairs;
 mod settings;
@@ -455,77 +456,10 @@ pub fn run(
     } else {
         None
     };
-    let probe = if cfg.probe {
-        let p = probe::run(env, cfg.probe_bases, cfg.seed)?;
-        if let Some(why) = &p.high_bits_skipped {
-            skipped.push(format!(
-                "row-conflict probe above bit {}: {why}; bank functions that use higher address bits were not tested",
-                p.max_bit
-            ));
-        }
-        Some(p)
-    } else {
-        skipped.push("row-conflict probe: --no-probe".into());
-        None
-    };
-    let mut curves = Vec::new();
-    let mut fragmentation = None;
-    let mut layouts = vec![Memory::Contiguous, Memory::Paged4k];
-    let mut fragmenter = None;
-    if cfg.fragment_bytes.is_some() {
-        layouts.push(Memory::Fragmented4k);
-    }
-    'reps: for rep in 0..cfg.reps {
-        for &memory in &layouts {
-            if memory == Memory::Fragmented4k && fragmenter.is_none() {
-                let bytes = cfg.fragment_bytes.expect("fragment size");
-                let mut f = Buffer::allocate(
-                    BufferRequest {
-                        bytes,
-                        kind: PageKind::Base4K,
-                        node: None,
-                        dax: None,
-                    },
-                    env,
-                )?;
-                f.touch();
-                let released = f.release_every_other_page()?;
-                fragmentation = Some(Fragmentation {
-                    held_bytes: bytes - released,
-                    released_bytes: released,
-                });
-                fragmenter = Some(f);
-            }
-            let mut buf = allocate(memory, cfg, env)?;
-            for &op in &cfg.kernels {
-                if cancel::requested() {
-                    break 'reps;
-                }
-                let points = sweep_one(op, cfg, controllers.as_ref(), &mut buf, tick)?;
-                let offs: Vec<u64> = points.iter().map(|p| p.offset_bytes).collect();
-                let gbs: Vec<f64> = points.iter().map(|p| p.value(cfg.stat)).collect();
-                let detection = detect::detect(&offs, &gbs);
-                curves.push(Curve {
-                    kernel: op,
-                    memory,
-                    rep,
-                    buffer: buf.report().clone(),
-                    points,
-                    detection,
-                });
-            }
-        }
-    }
-    drop(fragmenter);
+    let probe = run_probe(cfg, env, &mut skipped)?;
+    let (curves, fragmentation) = layouts::sweep_layouts(cfg, env, controllers.as_ref(), tick)?;
     let complete = !cancel::requested();
-    findings.extend(streaming_finding(cfg));
-    findings.extend(contiguity_findings(&curves).into_iter().map(Finding::from));
-    findings.extend(
-        counter_findings(&curves, cfg.stat)
-            .into_iter()
-            .map(Finding::from),
-    );
-    findings.extend(hpccg::time_findings(&curves, cfg.stat));
+    findings.extend(curve_findings(cfg, &curves));
     let summaries = summarise(&curves, cfg);
     let prediction = cfg.model.as_ref().map(|m| advice::predict(m, &curves, cfg));
     let hash_prediction = cfg
@@ -554,6 +488,40 @@ pub fn run(
         },
         complete,
     ))
+}
+
+/// The row-conflict probe, unless `--no-probe`; what it could not test goes to `skipped`.
+fn run_probe(
+    cfg: &Config,
+    env: &Environment,
+    skipped: &mut Vec<String>,
+) -> Result<Option<probe::ProbeResults>> {
+    if !cfg.probe {
+        skipped.push("row-conflict probe: --no-probe".into());
+        return Ok(None);
+    }
+    let p = probe::run(env, cfg.probe_bases, cfg.seed)?;
+    if let Some(why) = &p.high_bits_skipped {
+        skipped.push(format!(
+            "row-conflict probe above bit {}: {why}; bank functions that use higher address bits were not tested",
+            p.max_bit
+        ));
+    }
+    Ok(Some(p))
+}
+
+/// What the sweeps say beside the advice: streaming stores, contiguity, the controllers'
+/// counts and the solver's times.
+fn curve_findings(cfg: &Config, curves: &[Curve]) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = streaming_finding(cfg).into_iter().collect();
+    findings.extend(contiguity_findings(curves).into_iter().map(Finding::from));
+    findings.extend(
+        counter_findings(curves, cfg.stat)
+            .into_iter()
+            .map(Finding::from),
+    );
+    findings.extend(hpccg::time_findings(curves, cfg.stat));
+    findings
 }
 
 /// One kernel's sweep over every offset on one buffer.

@@ -63,76 +63,96 @@ fn two_bit_flips(
     // Two-bit flips: (fast bit j, lowest row bit r): fast again ⇒ j selects the bank/channel.
     // Only bits inside the page: those above it were classed across pages, and flipping them
     // here would leave the buffer (the cross-page probe pairs them itself).
-    let in_page = |b: &&BitResult| b.bit < out.max_bit;
-    let row_bits: Vec<u32> = out
-        .bits
-        .iter()
-        .filter(in_page)
-        .filter(|b| b.class == "row")
-        .map(|b| b.bit)
-        .collect();
-    let fast_bits: Vec<u32> = out
-        .bits
-        .iter()
-        .filter(in_page)
-        .filter(|b| b.class == "fast")
-        .map(|b| b.bit)
-        .collect();
+    let row_bits = in_page_bits(out, "row");
+    let fast_bits = in_page_bits(out, "fast");
     if let Some(&r) = row_bits.first() {
-        let masks: Vec<usize> = fast_bits
-            .iter()
-            .map(|&j| (1usize << j) | (1usize << r))
-            .collect();
-        if let Some(t) = time_pairs(bytes, base_offsets, &masks, rng) {
-            out.pairs_timed += masks.len() * base_offsets.len();
-            for (k, &j) in fast_bits.iter().enumerate() {
-                let slow =
-                    t[k].iter().filter(|v| **v > c.threshold).count() as f64 / t[k].len() as f64;
-                if let Some(b) = out.bits.iter_mut().find(|b| b.bit == j) {
-                    b.class = if slow <= 0.25 {
-                        "bank"
-                    } else if slow >= 0.75 {
-                        "column"
-                    } else {
-                        "mixed"
-                    }
-                    .into();
-                }
-            }
-        }
-        // Fast bits above the lowest row bit that turn slow together with a bank bit share a
-        // bank function with it.
-        let bank: Vec<u32> = out
-            .bits
-            .iter()
-            .filter(in_page)
-            .filter(|b| b.class == "bank")
-            .map(|b| b.bit)
-            .collect();
-        let high: Vec<u32> = bank.iter().copied().filter(|&h| h > r).collect();
-        let low: Vec<u32> = bank.iter().copied().filter(|&l| l < r).collect();
-        let pairs: Vec<(u32, u32)> = high
-            .iter()
-            .flat_map(|&h| low.iter().map(move |&l| (h, l)))
-            .collect();
-        if !pairs.is_empty() {
-            let masks: Vec<usize> = pairs
-                .iter()
-                .map(|&(h, l)| (1usize << h) | (1usize << l))
-                .collect();
-            if let Some(t) = time_pairs(bytes, base_offsets, &masks, rng) {
-                out.pairs_timed += masks.len() * base_offsets.len();
-                for (k, &(h, l)) in pairs.iter().enumerate() {
-                    let slow = t[k].iter().filter(|v| **v > c.threshold).count() as f64
-                        / t[k].len() as f64;
-                    if slow >= 0.75 {
-                        out.bank_functions.push(vec![l, h]);
-                    }
-                }
-            }
-        }
+        class_fast_bits(out, &fast_bits, r, bytes, base_offsets, rng, c);
+        xor_functions(out, r, bytes, base_offsets, rng, c);
     }
     row_bits
+}
+
+/// The bits below the probe's page classed `class`.
+fn in_page_bits(out: &ProbeResults, class: &str) -> Vec<u32> {
+    out.bits
+        .iter()
+        .filter(|b| b.bit < out.max_bit && b.class == class)
+        .map(|b| b.bit)
+        .collect()
+}
+
+/// The share of a pair set's round times above the clusters' threshold.
+fn slow_share(times: &[f64], c: &Clusters) -> f64 {
+    times.iter().filter(|v| **v > c.threshold).count() as f64 / times.len() as f64
+}
+
+/// Each fast bit flipped together with row bit `r`: fast again ⇒ a bank (or channel) bit,
+/// slow ⇒ a column bit.
+fn class_fast_bits(
+    out: &mut ProbeResults,
+    fast_bits: &[u32],
+    r: u32,
+    bytes: &[u8],
+    base_offsets: &[usize],
+    rng: &mut Xoshiro256PlusPlus,
+    c: &Clusters,
+) {
+    let masks: Vec<usize> = fast_bits
+        .iter()
+        .map(|&j| (1usize << j) | (1usize << r))
+        .collect();
+    let Some(t) = time_pairs(bytes, base_offsets, &masks, rng) else {
+        return;
+    };
+    out.pairs_timed += masks.len() * base_offsets.len();
+    for (k, &j) in fast_bits.iter().enumerate() {
+        let slow = slow_share(&t[k], c);
+        if let Some(b) = out.bits.iter_mut().find(|b| b.bit == j) {
+            b.class = if slow <= 0.25 {
+                "bank"
+            } else if slow >= 0.75 {
+                "column"
+            } else {
+                "mixed"
+            }
+            .into();
+        }
+    }
+}
+
+/// Fast bits above the lowest row bit `r` that turn slow together with a bank bit below it
+/// share a bank function with it.
+fn xor_functions(
+    out: &mut ProbeResults,
+    r: u32,
+    bytes: &[u8],
+    base_offsets: &[usize],
+    rng: &mut Xoshiro256PlusPlus,
+    c: &Clusters,
+) {
+    let bank = in_page_bits(out, "bank");
+    let high: Vec<u32> = bank.iter().copied().filter(|&h| h > r).collect();
+    let low: Vec<u32> = bank.iter().copied().filter(|&l| l < r).collect();
+    let pairs: Vec<(u32, u32)> = high
+        .iter()
+        .flat_map(|&h| low.iter().map(move |&l| (h, l)))
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    let masks: Vec<usize> = pairs
+        .iter()
+        .map(|&(h, l)| (1usize << h) | (1usize << l))
+        .collect();
+    let Some(t) = time_pairs(bytes, base_offsets, &masks, rng) else {
+        return;
+    };
+    out.pairs_timed += masks.len() * base_offsets.len();
+    for (k, &(h, l)) in pairs.iter().enumerate() {
+        if slow_share(&t[k], c) >= 0.75 {
+            out.bank_functions.push(vec![l, h]);
+        }
+    }
 }
 
 /// The probe's buffer: 4 MiB on the largest page kind the system gives, grown to the whole page
@@ -237,20 +257,31 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
         x.single_bits(&mut out, &c, base_offsets.len(), &mut rng);
     }
     if !c.clear {
-        out.message = format!(
-            "signal too weak to call: fast {:.0} ns vs slow {:.0} ns per round (spreads {:.1} / {:.1} ns, {:.0}% slow). Typical in a VM (guest-physical is not host-physical beyond the host's page, and other guests share the banks) or under a controller that hashes bank bits with many address bits; no bank bits are claimed",
-            c.fast,
-            c.slow,
-            c.fast_spread,
-            c.slow_spread,
-            100.0 * c.slow_share
-        );
+        out.message = weak_signal(&c);
         return Ok(out);
     }
     let row_bits = two_bit_flips(&mut out, bytes, &base_offsets, &mut rng, &c);
     if let Some(x) = &mut cross {
         x.bank_functions(&mut out, &c, base_offsets.len(), &mut rng);
     }
+    out.message = found(&out, &c, &row_bits);
+    Ok(out)
+}
+
+/// Why no bits are claimed when the two clusters are too close to call.
+fn weak_signal(c: &Clusters) -> String {
+    format!(
+        "signal too weak to call: fast {:.0} ns vs slow {:.0} ns per round (spreads {:.1} / {:.1} ns, {:.0}% slow). Typical in a VM (guest-physical is not host-physical beyond the host's page, and other guests share the banks) or under a controller that hashes bank bits with many address bits; no bank bits are claimed",
+        c.fast,
+        c.slow,
+        c.fast_spread,
+        c.slow_spread,
+        100.0 * c.slow_share
+    )
+}
+
+/// What a clear signal found: the latencies, the row and bank bits and the bank functions.
+fn found(out: &ProbeResults, c: &Clusters, row_bits: &[u32]) -> String {
     let list = |bits: &[u32]| {
         let v: Vec<String> = bits.iter().map(u32::to_string).collect();
         if v.is_empty() {
@@ -273,20 +304,19 @@ pub fn run(env: &Environment, bases: usize, seed: u64) -> Result<ProbeResults> {
             bits.join(" XOR ")
         })
         .collect();
-    out.message = format!(
+    format!(
         "row hit or other bank {:.0} ns, row conflict {:.0} ns per round (+{:.0} ns: precharge + activate); row bits: {}; bank/channel bits: {}{}",
         c.fast,
         c.slow,
         c.slow - c.fast,
-        list(&row_bits),
+        list(row_bits),
         list(&bank_bits),
         if functions.is_empty() {
             String::new()
         } else {
             format!("; bank functions: {}", functions.join("; "))
         }
-    );
-    Ok(out)
+    )
 }
 
 #[cfg(test)]

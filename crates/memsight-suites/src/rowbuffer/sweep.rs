@@ -199,28 +199,31 @@ pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Resul
                 clock.time(i, || pass(&mut part));
             }
         })?;
-        // STREAM-style check that the kernel computed what it claims, on a sample of elements of
-        // the array this offset's pass wrote.
-        {
-            let all = buf.as_f64_mut();
-            let (array, want, name) = expected(plan.op);
-            let got = &all[array * stride..array * stride + n];
-            if let Some(i) = (0..n)
-                .step_by(4099)
-                .chain(std::iter::once(n - 1))
-                .find(|&i| got[i] != want)
-            {
-                return Err(memsight_core::Error::system(format!(
-                    "{} at offset {off} B computed {name}[{i}] = {} instead of {want}: the kernel is broken",
-                    plan.op.name(),
-                    got[i]
-                )));
-            }
-        }
+        check(plan.op, buf, off, stride, n)?;
         let mut point = Point::timed(off, bytes, &clocks, nsamples);
         point.counts = running.map(|r| r.finish()).unwrap_or_default();
         points.push(point);
         tick(&format!("offset {off} B"));
     }
     Ok(points)
+}
+
+/// STREAM-style check that the kernel computed what it claims, on a sample of elements of the
+/// array the pass at offset `off` (arrays `stride` elements apart, `n` long) wrote.
+fn check(op: StreamOp, buf: &mut Buffer, off: u64, stride: usize, n: usize) -> Result<()> {
+    let all = buf.as_f64_mut();
+    let (array, want, name) = expected(op);
+    let got = &all[array * stride..array * stride + n];
+    if let Some(i) = (0..n)
+        .step_by(4099)
+        .chain(std::iter::once(n - 1))
+        .find(|&i| got[i] != want)
+    {
+        return Err(memsight_core::Error::system(format!(
+            "{} at offset {off} B computed {name}[{i}] = {} instead of {want}: the kernel is broken",
+            op.name(),
+            got[i]
+        )));
+    }
+    Ok(())
 }

@@ -150,67 +150,20 @@ pub fn run(
     };
     let (rule, sample_ns) = a.sampling.rule()?;
     tick(&format!("allocating and touching {}", format_bytes(size)));
-    let mut buf = Buffer::allocate_preferring(
-        BufferRequest {
-            bytes: size,
-            kind: a.page_kind,
-            node: None,
-            dax: None,
-        },
-        env,
-    )?;
-    buf.touch();
-    let (mut frames, visible) = memsight_core::pagemap::frames(buf.as_ptr() as usize, buf.len())
-        .map_err(|e| Error::system(format!("cannot read /proc/self/pagemap: {e}")))?;
-    // Whole pages only: a last partial page is not the scan's to read.
-    frames.truncate(buf.len() / PAGE);
+    let (mut buf, frames, visible) = allocate(a, size, env)?;
     let groups = group(&frames, visible, a.granule);
     let fs = FsRoot::live();
-    let (blocks, cxl) = (memblocks::blocks(&fs), memblocks::cxl_regions(&fs));
-    let mut ranges = Vec::new();
-    let mut complete = true;
-    for (i, (&start, pages)) in groups.iter().enumerate() {
-        if cancel::requested() {
-            complete = false;
-            break;
-        }
-        tick(&format!(
-            "range {}/{} at {start:#x}: {} pages",
-            i + 1,
-            groups.len(),
-            pages.len()
-        ));
-        let mut r = map_range(start, a.granule, pages, visible, &blocks, &cxl, &buf);
-        r.read_gbs = measure::bandwidth(&buf, pages, &cpus, &rule, sample_ns)?;
-        if !a.no_latency && !cancel::requested() {
-            r.latency_ns = measure::latency(&mut buf, pages, cpus[0], &rule, i as u64)?;
-        }
-        ranges.push(r);
-    }
+    let mut scan = Scan {
+        a,
+        buf: &mut buf,
+        groups: &groups,
+        cpus: &cpus,
+        rule: &rule,
+        sample_ns,
+    };
+    let (mut ranges, complete) = scan.measure(visible, &fs, tick)?;
     findings::score(&mut ranges);
-    // A neighbour's burst can make one range look slow: measure the ranges that stand out
-    // again and keep each one's better figure (a disturbance never makes memory faster), then
-    // judge again; only ranges slow both times are named.
-    let suspects: Vec<usize> = (0..ranges.len()).filter(|&i| ranges[i].flagged).collect();
-    for &i in &suspects {
-        if cancel::requested() {
-            break;
-        }
-        let (start, pages) = groups.iter().nth(i).expect("a range per group");
-        tick(&format!("measuring range {start:#x} again"));
-        let again = measure::bandwidth(&buf, pages, &cpus, &rule, sample_ns)?;
-        let r = &mut ranges[i];
-        r.read_gbs = better(r.read_gbs.take(), again, true);
-        if r.latency_ns.is_some() {
-            let again = measure::latency(&mut buf, pages, cpus[0], &rule, i as u64 + 1)?;
-            let r = &mut ranges[i];
-            r.latency_ns = better(r.latency_ns.take(), again, false);
-        }
-        ranges[i].remeasured = true;
-    }
-    if !suspects.is_empty() {
-        findings::score(&mut ranges);
-    }
+    scan.remeasure_suspects(&mut ranges, tick)?;
     let memory_errors = edac::controllers(&fs);
     let dimm_mapping = dimm_mapping(&memory_errors);
     let findings = findings::findings(&ranges, visible, &memory_errors, &dimm_mapping);
@@ -230,6 +183,101 @@ pub fn run(
         },
         complete,
     ))
+}
+
+/// The scanned buffer, touched, with each whole page's physical frame and whether frames are
+/// visible (root) at all.
+fn allocate(a: &Config, size: u64, env: &Environment) -> Result<(Buffer, Vec<Option<u64>>, bool)> {
+    let mut buf = Buffer::allocate_preferring(
+        BufferRequest {
+            bytes: size,
+            kind: a.page_kind,
+            node: None,
+            dax: None,
+        },
+        env,
+    )?;
+    buf.touch();
+    let (mut frames, visible) = memsight_core::pagemap::frames(buf.as_ptr() as usize, buf.len())
+        .map_err(|e| Error::system(format!("cannot read /proc/self/pagemap: {e}")))?;
+    // Whole pages only: a last partial page is not the scan's to read.
+    frames.truncate(buf.len() / PAGE);
+    Ok((buf, frames, visible))
+}
+
+/// What measuring the ranges needs: the buffer, its pages grouped by range, and how to sample.
+struct Scan<'a> {
+    a: &'a Config,
+    buf: &'a mut Buffer,
+    groups: &'a BTreeMap<u64, Vec<usize>>,
+    cpus: &'a [usize],
+    rule: &'a memsight_core::stats::StopRule,
+    sample_ns: f64,
+}
+
+impl Scan<'_> {
+    /// Every range in address order, mapped and measured; false when interrupted.
+    fn measure(
+        &mut self,
+        visible: bool,
+        fs: &FsRoot,
+        tick: &(dyn Fn(&str) + Sync),
+    ) -> Result<(Vec<RangeFigures>, bool)> {
+        let (blocks, cxl) = (memblocks::blocks(fs), memblocks::cxl_regions(fs));
+        let (a, groups) = (self.a, self.groups);
+        let mut ranges = Vec::new();
+        for (i, (&start, pages)) in groups.iter().enumerate() {
+            if cancel::requested() {
+                return Ok((ranges, false));
+            }
+            tick(&format!(
+                "range {}/{} at {start:#x}: {} pages",
+                i + 1,
+                groups.len(),
+                pages.len()
+            ));
+            let mut r = map_range(start, a.granule, pages, visible, &blocks, &cxl, self.buf);
+            r.read_gbs = measure::bandwidth(self.buf, pages, self.cpus, self.rule, self.sample_ns)?;
+            if !a.no_latency && !cancel::requested() {
+                r.latency_ns =
+                    measure::latency(self.buf, pages, self.cpus[0], self.rule, i as u64)?;
+            }
+            ranges.push(r);
+        }
+        Ok((ranges, true))
+    }
+
+    /// A neighbour's burst can make one range look slow: measure the ranges that stand out
+    /// again and keep each one's better figure (a disturbance never makes memory faster), then
+    /// judge again; only ranges slow both times are named.
+    fn remeasure_suspects(
+        &mut self,
+        ranges: &mut [RangeFigures],
+        tick: &(dyn Fn(&str) + Sync),
+    ) -> Result<()> {
+        let suspects: Vec<usize> = (0..ranges.len()).filter(|&i| ranges[i].flagged).collect();
+        for &i in &suspects {
+            if cancel::requested() {
+                break;
+            }
+            let (start, pages) = self.groups.iter().nth(i).expect("a range per group");
+            tick(&format!("measuring range {start:#x} again"));
+            let again = measure::bandwidth(self.buf, pages, self.cpus, self.rule, self.sample_ns)?;
+            let r = &mut ranges[i];
+            r.read_gbs = better(r.read_gbs.take(), again, true);
+            if r.latency_ns.is_some() {
+                let again =
+                    measure::latency(self.buf, pages, self.cpus[0], self.rule, i as u64 + 1)?;
+                let r = &mut ranges[i];
+                r.latency_ns = better(r.latency_ns.take(), again, false);
+            }
+            ranges[i].remeasured = true;
+        }
+        if !suspects.is_empty() {
+            findings::score(ranges);
+        }
+        Ok(())
+    }
 }
 
 /// The better of two measurements of one range: higher bandwidth, or lower latency.

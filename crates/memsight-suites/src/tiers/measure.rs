@@ -108,71 +108,14 @@ pub fn measure(
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(TargetFigures, bool)> {
     let label = w.target.label();
-    let mut f = TargetFigures {
-        target: w.target.clone(),
-        tier: w.tier,
-        kind: w.kind.clone(),
-        cpus: w.cpus.to_vec(),
-        read_latency_ns: None,
-        write_latency_ns: None,
-        block_latency: Vec::new(),
-        read_gbs: None,
-        write_gbs: None,
-        write_nt_gbs: None,
-        knee_gbs: None,
-        saturation_gbs: None,
-        granularity: Vec::new(),
-        read_granule: None,
-        write_granule: None,
-        persist_cost: None,
-    };
-    if a.parts.contains(&Part::Latency) {
-        for write in [false, true] {
-            tick(&format!(
-                "{label}: {} latency",
-                if write { "write" } else { "read" }
-            ));
-            let s = latency(w, a, env, rule, write)?;
-            if cancel::requested() {
-                return Ok((f, false));
-            }
-            *if write {
-                &mut f.write_latency_ns
-            } else {
-                &mut f.read_latency_ns
-            } = s;
-        }
-        for &block in &a.latency_blocks {
-            tick(&format!("{label}: latency of {block}-byte reads"));
-            let s = block_latency(w, a, env, rule, block)?;
-            if cancel::requested() {
-                return Ok((f, false));
-            }
-            f.block_latency.extend(s.map(|ns| BlockLatency {
-                block_bytes: block,
-                ns,
-            }));
-        }
+    let mut f = unmeasured(w);
+    if a.parts.contains(&Part::Latency) && !latencies(w, a, env, rule, &mut f, tick)? {
+        return Ok((f, false));
     }
-    if a.parts.contains(&Part::Bandwidth) {
-        let isa = memsight_kernels::bandwidth::Isa::widest();
-        type Slot = fn(&mut TargetFigures) -> &mut Option<Summary>;
-        let tests: [(Named, Slot); 3] = [
-            (Named::Read, |f| &mut f.read_gbs),
-            (Named::Write, |f| &mut f.write_gbs),
-            (Named::WriteNt, |f| &mut f.write_nt_gbs),
-        ];
-        for (test, slot) in tests {
-            if test.spec().supported(isa).is_err() {
-                continue;
-            }
-            tick(&format!("{label}: {} bandwidth", test.name()));
-            let s = bandwidth(w, a, env, rule, sample_ns, test)?;
-            if cancel::requested() {
-                return Ok((f, false));
-            }
-            *slot(&mut f) = s;
-        }
+    if a.parts.contains(&Part::Bandwidth)
+        && !bandwidths(w, a, env, (rule, sample_ns), &mut f, tick)?
+    {
+        return Ok((f, false));
     }
     if a.parts.contains(&Part::Loaded) && w.cpus.len() >= 2 {
         tick(&format!("{label}: loaded latency"));
@@ -189,6 +132,99 @@ pub fn measure(
         }
     }
     Ok((f, true))
+}
+
+/// A target's figures before anything is measured.
+fn unmeasured(w: &Where) -> TargetFigures {
+    TargetFigures {
+        target: w.target.clone(),
+        tier: w.tier,
+        kind: w.kind.clone(),
+        cpus: w.cpus.to_vec(),
+        read_latency_ns: None,
+        write_latency_ns: None,
+        block_latency: Vec::new(),
+        read_gbs: None,
+        write_gbs: None,
+        write_nt_gbs: None,
+        knee_gbs: None,
+        saturation_gbs: None,
+        granularity: Vec::new(),
+        read_granule: None,
+        write_granule: None,
+        persist_cost: None,
+    }
+}
+
+/// Read and write latency, then the latency of each block size; false when interrupted.
+fn latencies(
+    w: &Where,
+    a: &Config,
+    env: &Environment,
+    rule: StopRule,
+    f: &mut TargetFigures,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<bool> {
+    let label = w.target.label();
+    for write in [false, true] {
+        tick(&format!(
+            "{label}: {} latency",
+            if write { "write" } else { "read" }
+        ));
+        let s = latency(w, a, env, rule, write)?;
+        if cancel::requested() {
+            return Ok(false);
+        }
+        *if write {
+            &mut f.write_latency_ns
+        } else {
+            &mut f.read_latency_ns
+        } = s;
+    }
+    for &block in &a.latency_blocks {
+        tick(&format!("{label}: latency of {block}-byte reads"));
+        let s = block_latency(w, a, env, rule, block)?;
+        if cancel::requested() {
+            return Ok(false);
+        }
+        f.block_latency.extend(s.map(|ns| BlockLatency {
+            block_bytes: block,
+            ns,
+        }));
+    }
+    Ok(true)
+}
+
+/// Read, write and non-temporal-write bandwidth, each where this CPU can run it; false when
+/// interrupted.
+fn bandwidths(
+    w: &Where,
+    a: &Config,
+    env: &Environment,
+    (rule, sample_ns): (StopRule, f64),
+    f: &mut TargetFigures,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<bool> {
+    let label = w.target.label();
+    let isa = memsight_kernels::bandwidth::Isa::widest();
+    type Slot = fn(&mut TargetFigures) -> &mut Option<Summary>;
+    let tests: [(Named, Slot); 3] = [
+        (Named::Read, |f| &mut f.read_gbs),
+        (Named::Write, |f| &mut f.write_gbs),
+        (Named::WriteNt, |f| &mut f.write_nt_gbs),
+    ];
+    for (test, slot) in tests {
+        if test.spec().supported(isa).is_err() {
+            continue;
+        }
+        tick(&format!("{label}: {} bandwidth", test.name()));
+        let s = bandwidth(w, a, env, rule, sample_ns, test)?;
+        if cancel::requested() {
+            return Ok(false);
+        }
+        *slot(f) = s;
+    }
+    Ok(true)
 }
 
 fn latency(

@@ -183,7 +183,33 @@ pub struct TiersResults {
 
 /// Builds the plan: tiers, near memory, weighted pair, and the notes on what does not apply.
 pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan> {
-    let mut tiers = plan::tiers(&env.topology, env, fs);
+    let tiers = select_nodes(a, plan::tiers(&env.topology, env, fs))?;
+    let mut notes = Vec::new();
+    if tiers.iter().all(|t| t.id.is_none()) {
+        notes.push("the kernel publishes no memory tiers (/sys/devices/virtual/memory_tiering, Linux 6.1+): nodes are grouped by the kind hwloc reports (HBM, DRAM, CXL, NVM)".to_string());
+    }
+    notes.extend(env.topology.memory_devices.iter().filter_map(device_note));
+    let near = plan_near(a, env, fs, &tiers, &mut notes)?;
+    let weighted = match plan::weighted(&tiers, fs) {
+        Ok(w) => Some(w),
+        Err(why) => {
+            notes.push(format!("weighted interleave: {why}"));
+            None
+        }
+    };
+    let persistence = memsight_core::nvdimm::regions(fs);
+    notes.extend(persistence.iter().map(memsight_core::nvdimm::describe));
+    Ok(TierPlan {
+        tiers,
+        near,
+        weighted,
+        notes,
+        persistence,
+    })
+}
+
+/// The tiers' nodes `--nodes` and `--one-per-tier` keep; refused when none is left.
+fn select_nodes(a: &Config, mut tiers: Vec<plan::Tier>) -> Result<Vec<plan::Tier>> {
     if let Some(only) = &a.nodes {
         for n in only {
             if !tiers.iter().any(|t| t.nodes.iter().any(|x| x.node == *n)) {
@@ -214,11 +240,19 @@ pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan>
             "no NUMA node with memory and reachable CPUs is allowed here: check the cpuset (memsight env)",
         ));
     }
-    let mut notes = Vec::new();
-    if tiers.iter().all(|t| t.id.is_none()) {
-        notes.push("the kernel publishes no memory tiers (/sys/devices/virtual/memory_tiering, Linux 6.1+): nodes are grouped by the kind hwloc reports (HBM, DRAM, CXL, NVM)".to_string());
-    }
-    notes.extend(env.topology.memory_devices.iter().filter_map(device_note));
+    Ok(tiers)
+}
+
+/// The memory-side cache the working-set sweep runs against, on the first node sysfs gives one
+/// for (else the fastest tier's first node), with the sizes it sweeps; notes where Memory Mode
+/// supplied it or there is none.
+fn plan_near(
+    a: &Config,
+    env: &Environment,
+    fs: &FsRoot,
+    tiers: &[plan::Tier],
+    notes: &mut Vec<String>,
+) -> Result<Option<NearMemory>> {
     let near_node = tiers
         .iter()
         .flat_map(|t| &t.nodes)
@@ -252,22 +286,7 @@ pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan>
     if near.is_none() {
         notes.push("no memory-side cache here (no sysfs memory_side_cache, no hwloc memory-side cache, no SMBIOS Memory Mode): the working-set sweep against near memory does not apply; --near-size SIZE runs it anyway (e.g. the L3 size)".to_string());
     }
-    let weighted = match plan::weighted(&tiers, fs) {
-        Ok(w) => Some(w),
-        Err(why) => {
-            notes.push(format!("weighted interleave: {why}"));
-            None
-        }
-    };
-    let persistence = memsight_core::nvdimm::regions(fs);
-    notes.extend(persistence.iter().map(memsight_core::nvdimm::describe));
-    Ok(TierPlan {
-        tiers,
-        near,
-        weighted,
-        notes,
-        persistence,
-    })
+    Ok(near)
 }
 
 /// What to say about a memory device hwloc reports outside the NUMA nodes.
@@ -373,7 +392,69 @@ pub fn run(
     let fs = FsRoot::from_env();
     let plan = make_plan(a, env, &fs)?;
     let (rule, sample_ns) = a.sampling.rule()?;
-    // The working sets are resolved once, from the core's latency curve where not given.
+    let (a, lat, in_memory) = &resolve_sets(a, env, machine)?;
+    let wheres = wheres(a, &plan)?;
+    let mut targets = Vec::new();
+    let mut complete = true;
+    for w in &wheres {
+        let (f, done) = measure::measure(w, a, env, machine, (rule, sample_ns), tick)?;
+        targets.push(f);
+        if !done {
+            complete = false;
+            break;
+        }
+    }
+    let mut near = None;
+    if complete
+        && a.parts.contains(&Part::Near)
+        && !a.dax_only
+        && let Some(nm) = &plan.near
+    {
+        let cpus = plan
+            .nodes()
+            .find(|n| n.node == nm.node)
+            .map(|n| n.cpus.clone())
+            .unwrap_or_default();
+        near = sweeps::near_sweep(nm, &cpus, a, env, rule, sample_ns, tick)?;
+        complete &= !cancel::requested();
+    }
+    let mut weighted = None;
+    let mut weighted_error = None;
+    if complete
+        && a.parts.contains(&Part::Weighted)
+        && !a.dax_only
+        && let Some(wp) = &plan.weighted
+    {
+        match sweeps::weighted_sweep(wp, measured(&targets, wp), a, env, rule, sample_ns, tick) {
+            Ok(w) => weighted = Some(w),
+            // Everything else was measured: keep it and say why the sweep is missing.
+            Err(e) => weighted_error = Some(format!("weighted interleave not measured: {e}")),
+        }
+        complete &= !cancel::requested();
+    }
+    let mut findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
+    findings.extend(weighted_error.map(memsight_core::finding::Finding::from));
+    let method = method(a, *lat, in_memory);
+    Ok((
+        TiersResults {
+            method,
+            plan,
+            targets,
+            near,
+            weighted,
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// The config with its working sets resolved once, from the core's latency curve where not
+/// given; with the latency working set and what it says about where that set sits.
+fn resolve_sets(
+    a: &Config,
+    env: &Environment,
+    machine: &crate::machine::Machine,
+) -> Result<(Config, u64, String)> {
     let (lat, in_memory) = machine.working_set(a.latency_bytes, env)?;
     let streaming = match a.bandwidth_bytes {
         None if a.parts.contains(&Part::Bandwidth) || a.parts.contains(&Part::Weighted) => {
@@ -381,14 +462,18 @@ pub fn run(
         }
         _ => None,
     };
-    let a = &Config {
+    let a = Config {
         latency_bytes: Some(lat),
         streaming,
         granularity_bytes: Some(a.granularity_bytes.unwrap_or(lat)),
         ..a.clone()
     };
-    let mut targets = Vec::new();
-    let mut complete = true;
+    Ok((a, lat, in_memory))
+}
+
+/// What is measured, in order: every planned node (fastest tier first) unless `--dax-only`,
+/// then the DAX memory given, from the fastest tier's first node's CPUs.
+fn wheres<'p>(a: &Config, plan: &'p TierPlan) -> Result<Vec<Where<'p>>> {
     let mut wheres: Vec<Where> = Vec::new();
     if !a.dax_only {
         for (ti, t) in plan.tiers.iter().enumerate() {
@@ -422,63 +507,18 @@ pub fn run(
             cpus: &plan.tiers[0].nodes[0].cpus,
         });
     }
-    for w in &wheres {
-        let (f, done) = measure::measure(w, a, env, machine, (rule, sample_ns), tick)?;
-        targets.push(f);
-        if !done {
-            complete = false;
-            break;
-        }
-    }
-    let mut near = None;
-    if complete
-        && a.parts.contains(&Part::Near)
-        && !a.dax_only
-        && let Some(nm) = &plan.near
-    {
-        let cpus = plan
-            .nodes()
-            .find(|n| n.node == nm.node)
-            .map(|n| n.cpus.clone())
-            .unwrap_or_default();
-        near = sweeps::near_sweep(nm, &cpus, a, env, rule, sample_ns, tick)?;
-        complete &= !cancel::requested();
-    }
-    let mut weighted = None;
-    let mut weighted_error = None;
-    if complete
-        && a.parts.contains(&Part::Weighted)
-        && !a.dax_only
-        && let Some(wp) = &plan.weighted
-    {
-        let bw = |node: usize| {
-            targets
-                .iter()
-                .find(|t| matches!(t.target, MemTarget::Node { node: n } if n == node))
-                .and_then(|t| t.read_gbs.as_ref().map(|s| s.median))
-        };
-        let measured = bw(wp.fast).zip(bw(wp.slow));
-        match sweeps::weighted_sweep(wp, measured, a, env, rule, sample_ns, tick) {
-            Ok(w) => weighted = Some(w),
-            // Everything else was measured: keep it and say why the sweep is missing.
-            Err(e) => weighted_error = Some(format!("weighted interleave not measured: {e}")),
-        }
-        complete &= !cancel::requested();
-    }
-    let mut findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
-    findings.extend(weighted_error.map(memsight_core::finding::Finding::from));
-    let method = method(a, lat, &in_memory);
-    Ok((
-        TiersResults {
-            method,
-            plan,
-            targets,
-            near,
-            weighted,
-            findings,
-        },
-        complete,
-    ))
+    Ok(wheres)
+}
+
+/// The weighted pair's measured read bandwidths (fast, slow), when both nodes were measured.
+fn measured(targets: &[TargetFigures], wp: &plan::WeightedPlan) -> Option<(f64, f64)> {
+    let bw = |node: usize| {
+        targets
+            .iter()
+            .find(|t| matches!(t.target, MemTarget::Node { node: n } if n == node))
+            .and_then(|t| t.read_gbs.as_ref().map(|s| s.median))
+    };
+    bw(wp.fast).zip(bw(wp.slow))
 }
 
 fn method(a: &Config, lat: u64, in_memory: &str) -> String {

@@ -81,17 +81,56 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
     for p in points.iter_mut() {
         p.miss_ideal = ideal_miss(p.size_bytes, near);
     }
-    let lat = |p: &NearPoint| p.latency_ns.median;
-    let bw = |p: &NearPoint| p.read_gbs.as_ref().map(|s| s.median);
-    // The near plateau: the leading run of points within 15% of the fastest of them, among the
-    // sizes that fit the near memory (misses can begin well before it is full).
-    let fits: Vec<&NearPoint> = points.iter().filter(|p| p.size_bytes <= near).collect();
-    let fastest = fits.iter().map(|p| lat(p)).fold(f64::INFINITY, f64::min);
-    let below: Vec<&NearPoint> = fits
-        .iter()
-        .copied()
-        .take_while(|p| lat(p) <= 1.15 * fastest)
-        .collect();
+    let pl = plateaus(points, near);
+    fill_miss_rates(points, &pl);
+    let largest = points.last().map_or(0, |p| p.size_bytes);
+    let mut a = NearAnalysis {
+        near_mix_gbs: pl.near_mix,
+        far_mix_gbs: pl.far_mix,
+        near_bytes: near,
+        near_latency_ns: pl.near_lat,
+        far_latency_ns: pl.far_lat,
+        near_gbs: pl.near_gbs,
+        far_gbs: pl.far_gbs,
+        misses_begin_bytes: pl.misses_begin,
+        far_plateau_bytes: pl.far_from,
+        far_reached: pl.reached,
+        findings: Vec::new(),
+    };
+    a.findings = findings(&a);
+    a.findings.extend(empty_columns(points, &a, largest));
+    a
+}
+
+fn lat(p: &NearPoint) -> f64 {
+    p.latency_ns.median
+}
+
+fn bw(p: &NearPoint) -> Option<f64> {
+    p.read_gbs.as_ref().map(|s| s.median)
+}
+
+fn mix(p: &NearPoint) -> Option<f64> {
+    p.mix_gbs.as_ref().map(|s| s.median)
+}
+
+/// The near and far plateaus' figures, and where misses begin.
+struct Plateaus {
+    near_lat: Option<f64>,
+    near_gbs: Option<f64>,
+    near_mix: Option<f64>,
+    far_lat: Option<f64>,
+    far_gbs: Option<f64>,
+    far_mix: Option<f64>,
+    /// Smallest size of the far plateau, when reached.
+    far_from: Option<u64>,
+    misses_begin: Option<u64>,
+    reached: bool,
+}
+
+/// The plateaus of points sorted by size.
+fn plateaus(points: &[NearPoint], near: u64) -> Plateaus {
+    let below = near_run(points, near);
     let near_lat =
         median(below.iter().map(|p| lat(p)).collect()).or_else(|| points.first().map(lat));
     let near_gbs = median(below.iter().filter_map(|p| bw(p)).collect())
@@ -103,16 +142,7 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
             .map_or(0, |i| i + 1);
         points.get(i).map(|p| p.size_bytes)
     });
-    // Far plateau: the run of largest sizes (≥ 2 × near) within 10% of the largest point.
-    let last = points.last().map(lat);
-    let plateau: Vec<&NearPoint> = match last {
-        Some(l) => points
-            .iter()
-            .rev()
-            .take_while(|p| p.size_bytes >= 2 * near && (lat(p) / l - 1.0).abs() <= 0.10)
-            .collect(),
-        None => Vec::new(),
-    };
+    let plateau = far_run(points, near);
     let reached = plateau.len() >= 2
         && plateau.last().is_some_and(|p| {
             // The plateau must be flat, not the tail of a slow 1 − near/size rise.
@@ -126,22 +156,10 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
             plateau.last().map(|p| p.size_bytes),
         )
     } else {
-        let est = points.last().zip(near_lat).and_then(|(p, n)| {
-            let m = ideal_miss(p.size_bytes, near);
-            (m > 0.2).then(|| n + (lat(p) - n) / m)
-        });
-        let est_bw = points.last().zip(near_gbs).and_then(|(p, nb)| {
-            let m = ideal_miss(p.size_bytes, near);
-            let b = bw(p)?;
-            // 1/b = (1−m)/nb + m/fb  →  fb = m / (1/b − (1−m)/nb)
-            let denom = 1.0 / b - (1.0 - m) / nb;
-            (m > 0.2 && denom > 0.0).then(|| m / denom)
-        });
-        (est, est_bw, None)
+        estimate_far(points, near, near_lat, near_gbs)
     };
     // The mix on the same plateaus, or (where the far plateau was not reached) estimated from
     // the largest size as read bandwidth is.
-    let mix = |p: &NearPoint| p.mix_gbs.as_ref().map(|s| s.median);
     let near_mix = median(below.iter().filter_map(|p| mix(p)).collect());
     let far_mix = if reached {
         median(plateau.iter().filter_map(|p| mix(p)).collect())
@@ -152,6 +170,68 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
             (m > 0.2 && denom > 0.0).then(|| m / denom)
         })
     };
+    Plateaus {
+        near_lat,
+        near_gbs,
+        near_mix,
+        far_lat,
+        far_gbs,
+        far_mix,
+        far_from,
+        misses_begin,
+        reached,
+    }
+}
+
+/// The near plateau: the leading run of points within 15% of the fastest of them, among the
+/// sizes that fit the near memory (misses can begin well before it is full).
+fn near_run(points: &[NearPoint], near: u64) -> Vec<&NearPoint> {
+    let fits: Vec<&NearPoint> = points.iter().filter(|p| p.size_bytes <= near).collect();
+    let fastest = fits.iter().map(|p| lat(p)).fold(f64::INFINITY, f64::min);
+    fits.iter()
+        .copied()
+        .take_while(|p| lat(p) <= 1.15 * fastest)
+        .collect()
+}
+
+/// Far plateau candidates: the run of largest sizes (≥ 2 × near) within 10% of the largest
+/// point, largest first.
+fn far_run(points: &[NearPoint], near: u64) -> Vec<&NearPoint> {
+    match points.last().map(lat) {
+        Some(l) => points
+            .iter()
+            .rev()
+            .take_while(|p| p.size_bytes >= 2 * near && (lat(p) / l - 1.0).abs() <= 0.10)
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Far latency and bandwidth estimated from the largest point, assuming the ideal miss rate
+/// there; no far plateau size.
+fn estimate_far(
+    points: &[NearPoint],
+    near: u64,
+    near_lat: Option<f64>,
+    near_gbs: Option<f64>,
+) -> (Option<f64>, Option<f64>, Option<u64>) {
+    let est = points.last().zip(near_lat).and_then(|(p, n)| {
+        let m = ideal_miss(p.size_bytes, near);
+        (m > 0.2).then(|| n + (lat(p) - n) / m)
+    });
+    let est_bw = points.last().zip(near_gbs).and_then(|(p, nb)| {
+        let m = ideal_miss(p.size_bytes, near);
+        let b = bw(p)?;
+        // 1/b = (1−m)/nb + m/fb  →  fb = m / (1/b − (1−m)/nb)
+        let denom = 1.0 / b - (1.0 - m) / nb;
+        (m > 0.2 && denom > 0.0).then(|| m / denom)
+    });
+    (est, est_bw, None)
+}
+
+/// Each point's miss rates from latency, read bandwidth and the mix, between the plateaus.
+fn fill_miss_rates(points: &mut [NearPoint], pl: &Plateaus) {
+    let (near_lat, far_lat, near_gbs, far_gbs) = (pl.near_lat, pl.far_lat, pl.near_gbs, pl.far_gbs);
     for p in points.iter_mut() {
         p.miss_latency = near_lat
             .zip(far_lat)
@@ -167,30 +247,13 @@ pub fn analyse(points: &mut [NearPoint], near: u64) -> NearAnalysis {
         };
     }
     for p in points.iter_mut() {
-        p.miss_mix = match (mix(p), near_mix, far_mix) {
+        p.miss_mix = match (mix(p), pl.near_mix, pl.far_mix) {
             (Some(b), Some(nb), Some(fb)) if nb > 1.2 * fb => {
                 Some(((1.0 / b - 1.0 / nb) / (1.0 / fb - 1.0 / nb)).clamp(0.0, 1.0))
             }
             _ => None,
         };
     }
-    let largest = points.last().map_or(0, |p| p.size_bytes);
-    let mut a = NearAnalysis {
-        near_mix_gbs: near_mix,
-        far_mix_gbs: far_mix,
-        near_bytes: near,
-        near_latency_ns: near_lat,
-        far_latency_ns: far_lat,
-        near_gbs,
-        far_gbs,
-        misses_begin_bytes: misses_begin,
-        far_plateau_bytes: far_from,
-        far_reached: reached,
-        findings: Vec::new(),
-    };
-    a.findings = findings(&a);
-    a.findings.extend(empty_columns(points, &a, largest));
-    a
 }
 
 /// Why a miss-rate column is empty on every row, where it is: a figure left out says why.

@@ -174,11 +174,42 @@ pub fn weighted_sweep(
     }
     let fs = FsRoot::live();
     let mut notes = Vec::new();
-    // The kernel's weights are global and need root: where they cannot be written, the same
-    // placement comes from per-range mbind.
-    let mut guard = match plan.mechanism {
+    let mut guard = weight_guard(plan, &fs, &mut notes);
+    let mechanism = if guard.is_some() {
+        Mechanism::Kernel
+    } else {
+        Mechanism::Mbind
+    };
+    let mut points = Vec::new();
+    for r in ratios {
+        let point = weighted_point(plan, r, guard.as_ref(), a, env, (rule, sample_ns), tick)?;
+        points.push(point);
+        if cancel::requested() {
+            break;
+        }
+    }
+    let restore_problems = guard.as_mut().map(|g| g.restore()).unwrap_or_default();
+    Ok(WeightedSweep {
+        fast: plan.fast,
+        slow: plan.slow,
+        mechanism,
+        notes,
+        best_read: best(&points, |p| p.read_gbs.as_ref().map(|s| s.median)),
+        best_mix: best(&points, |p| p.mix_gbs.as_ref().map(|s| s.median)),
+        points,
+        measured_ratio,
+        claimed_ratio: plan.claimed,
+        restore_problems,
+    })
+}
+
+/// The kernel's weights, saved, where the plan uses them and they can be written. They are
+/// global and need root: where they cannot be written, the same placement comes from per-range
+/// mbind (said in `notes`).
+fn weight_guard(plan: &WeightedPlan, fs: &FsRoot, notes: &mut Vec<String>) -> Option<WeightGuard> {
+    match plan.mechanism {
         Mechanism::Kernel => {
-            match WeightGuard::save(&fs, &[plan.fast, plan.slow])
+            match WeightGuard::save(fs, &[plan.fast, plan.slow])
                 .and_then(|g| g.probe_writable(plan.fast).map(|()| g))
             {
                 Ok(g) => Some(g),
@@ -189,75 +220,66 @@ pub fn weighted_sweep(
             }
         }
         Mechanism::Mbind => None,
-    };
-    let mechanism = if guard.is_some() {
-        Mechanism::Kernel
-    } else {
-        Mechanism::Mbind
-    };
-    let mut points = Vec::new();
-    for r in ratios {
-        let (node, weighted) = if r.far == 0 {
-            (Some(plan.fast), None)
-        } else {
-            if let Some(g) = &guard {
-                g.set(plan.fast, r.near)?;
-                g.set(plan.slow, r.far)?;
-            }
-            let w = Weighted {
-                nodes: vec![(plan.fast, r.near), (plan.slow, r.far)],
-                kernel_policy: guard.is_some(),
-            };
-            (None, Some(w))
-        };
-        let mut point = WeightedPoint {
-            ratio: r,
-            read_gbs: None,
-            mix_gbs: None,
-        };
-        let tests = [
-            (Named::Read.spec(), &mut point.read_gbs),
-            (ratio(2, 1, false)?, &mut point.mix_gbs),
-        ];
-        for (test, slot) in tests {
-            tick(&format!("weighted interleave {r}: {}", test.name));
-            *slot = test_bandwidth(
-                test,
-                &plan.cpus,
-                node,
-                weighted.clone(),
-                a.bandwidth_for(plan.cpus.len()),
-                a,
-                env,
-                rule,
-                sample_ns,
-            )?;
-        }
-        points.push(point);
-        if cancel::requested() {
-            break;
-        }
     }
-    let restore_problems = guard.as_mut().map(|g| g.restore()).unwrap_or_default();
-    let best = |f: fn(&WeightedPoint) -> Option<f64>| {
-        points
-            .iter()
-            .filter_map(|p| f(p).map(|v| (p.ratio, v)))
-            .max_by(|x, y| x.1.total_cmp(&y.1))
-            .map(|x| x.0)
+}
+
+/// Read and 2:1 read:write bandwidth with pages placed at ratio `r` (all on the fast node for
+/// r:0), through the kernel's weights when `guard` holds them, else mbind.
+fn weighted_point(
+    plan: &WeightedPlan,
+    r: Ratio,
+    guard: Option<&WeightGuard>,
+    a: &Config,
+    env: &Environment,
+    (rule, sample_ns): (StopRule, f64),
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<WeightedPoint> {
+    let (node, weighted) = if r.far == 0 {
+        (Some(plan.fast), None)
+    } else {
+        if let Some(g) = guard {
+            g.set(plan.fast, r.near)?;
+            g.set(plan.slow, r.far)?;
+        }
+        let w = Weighted {
+            nodes: vec![(plan.fast, r.near), (plan.slow, r.far)],
+            kernel_policy: guard.is_some(),
+        };
+        (None, Some(w))
     };
-    Ok(WeightedSweep {
-        fast: plan.fast,
-        slow: plan.slow,
-        mechanism,
-        notes,
-        best_read: best(|p| p.read_gbs.as_ref().map(|s| s.median)),
-        best_mix: best(|p| p.mix_gbs.as_ref().map(|s| s.median)),
-        points,
-        measured_ratio,
-        claimed_ratio: plan.claimed,
-        restore_problems,
-    })
+    let mut point = WeightedPoint {
+        ratio: r,
+        read_gbs: None,
+        mix_gbs: None,
+    };
+    let tests = [
+        (Named::Read.spec(), &mut point.read_gbs),
+        (ratio(2, 1, false)?, &mut point.mix_gbs),
+    ];
+    for (test, slot) in tests {
+        tick(&format!("weighted interleave {r}: {}", test.name));
+        *slot = test_bandwidth(
+            test,
+            &plan.cpus,
+            node,
+            weighted.clone(),
+            a.bandwidth_for(plan.cpus.len()),
+            a,
+            env,
+            rule,
+            sample_ns,
+        )?;
+    }
+    Ok(point)
+}
+
+/// The ratio with the highest figure `f`, among the points that have one.
+fn best(points: &[WeightedPoint], f: fn(&WeightedPoint) -> Option<f64>) -> Option<Ratio> {
+    points
+        .iter()
+        .filter_map(|p| f(p).map(|v| (p.ratio, v)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .map(|x| x.0)
 }
 
 #[cfg(test)]
