@@ -213,12 +213,7 @@ impl CpuInfo {
     /// model name everywhere, as a fallback).
     pub fn read(fs: &FsRoot) -> Self {
         let cpuinfo = fs.read("/proc/cpuinfo").unwrap_or_default();
-        let first = |key: &str| -> Option<String> {
-            cpuinfo.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                (k.trim() == key).then(|| v.trim().to_string())
-            })
-        };
+        let first = |key: &str| cpuinfo_field(&cpuinfo, key);
         let flags: Vec<String> = first("flags")
             .or_else(|| first("Features"))
             .unwrap_or_default()
@@ -226,35 +221,14 @@ impl CpuInfo {
             .map(str::to_string)
             .collect();
         let has = |f: &str| flags.iter().any(|x| x == f);
-        let architecture = if fs.is_live() {
-            std::env::consts::ARCH.to_string()
-        } else if has("asimd") || first("CPU implementer").is_some() {
-            "aarch64".to_string()
-        } else if has("sse2") {
-            "x86_64".to_string()
-        } else {
-            first("cpu")
-                .or_else(|| first("arch"))
-                .unwrap_or_else(|| "unknown".to_string())
-        };
         let mut info = CpuInfo {
             vendor: first("vendor_id").or_else(|| first("CPU implementer")),
             model_name: first("model name").or_else(|| first("cpu model")),
             family: first("cpu family").and_then(|v| v.parse().ok()),
             model: first("model").and_then(|v| v.parse().ok()),
             stepping: first("stepping").and_then(|v| v.parse().ok()),
-            architecture,
-            features: IsaFeatures {
-                sse2: has("sse2"),
-                avx2: has("avx2"),
-                avx512f: has("avx512f"),
-                nt_stores: has("sse2") || has("asimd"),
-                clzero: has("clzero"),
-                clflushopt: has("clflushopt"),
-                clwb: has("clwb"),
-                neon: has("asimd"),
-                sve: has("sve"),
-            },
+            architecture: architecture(fs, &cpuinfo, &flags),
+            features: flag_features(&flags),
             cpuid_caches: Vec::new(),
             cpuid_legacy_l3_bytes: None,
             hypervisor: if has("hypervisor") {
@@ -283,19 +257,66 @@ impl CpuInfo {
         );
         #[cfg(target_arch = "aarch64")]
         if fs.is_live() {
-            // What this process can run, whatever /proc/cpuinfo says (an emulator such as
-            // qemu-user shows the host's x86 flags there).
-            let features = &mut info.features;
-            features.neon = std::arch::is_aarch64_feature_detected!("neon");
-            features.sve = std::arch::is_aarch64_feature_detected!("sve");
-            features.nt_stores = features.neon;
-            (features.sse2, features.avx2, features.avx512f) = (false, false, false);
-            (features.clzero, features.clflushopt, features.clwb) = (false, false, false);
-            if first("CPU implementer").is_none() {
-                info.core_class = CoreClass::Unknown;
-            }
+            live_arm_features(&mut info, first("CPU implementer").is_some());
         }
         info
+    }
+}
+
+/// The value of the first `key : value` line of /proc/cpuinfo with this key.
+fn cpuinfo_field(cpuinfo: &str, key: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == key).then(|| v.trim().to_string())
+    })
+}
+
+/// The architecture: this build's when live; otherwise guessed from a recorded /proc/cpuinfo's
+/// flags and fields, which differ between x86 and Arm.
+fn architecture(fs: &FsRoot, cpuinfo: &str, flags: &[String]) -> String {
+    let first = |key: &str| cpuinfo_field(cpuinfo, key);
+    let has = |f: &str| flags.iter().any(|x| x == f);
+    if fs.is_live() {
+        std::env::consts::ARCH.to_string()
+    } else if has("asimd") || first("CPU implementer").is_some() {
+        "aarch64".to_string()
+    } else if has("sse2") {
+        "x86_64".to_string()
+    } else {
+        first("cpu")
+            .or_else(|| first("arch"))
+            .unwrap_or_else(|| "unknown".to_string())
+    }
+}
+
+/// The instruction-set features the kernels choose between, as /proc/cpuinfo's flags list them.
+fn flag_features(flags: &[String]) -> IsaFeatures {
+    let has = |f: &str| flags.iter().any(|x| x == f);
+    IsaFeatures {
+        sse2: has("sse2"),
+        avx2: has("avx2"),
+        avx512f: has("avx512f"),
+        nt_stores: has("sse2") || has("asimd"),
+        clzero: has("clzero"),
+        clflushopt: has("clflushopt"),
+        clwb: has("clwb"),
+        neon: has("asimd"),
+        sve: has("sve"),
+    }
+}
+
+/// What this process can run, whatever /proc/cpuinfo says (an emulator such as qemu-user shows
+/// the host's x86 flags there); without an Arm implementer field the core is not known.
+#[cfg(target_arch = "aarch64")]
+fn live_arm_features(info: &mut CpuInfo, arm_implementer: bool) {
+    let features = &mut info.features;
+    features.neon = std::arch::is_aarch64_feature_detected!("neon");
+    features.sve = std::arch::is_aarch64_feature_detected!("sve");
+    features.nt_stores = features.neon;
+    (features.sse2, features.avx2, features.avx512f) = (false, false, false);
+    (features.clzero, features.clflushopt, features.clwb) = (false, false, false);
+    if !arm_implementer {
+        info.core_class = CoreClass::Unknown;
     }
 }
 

@@ -124,44 +124,9 @@ impl Environment {
         let cpu = CpuInfo::read(fs);
         let first_cpu = topology.cpus.first().map_or(0, |c| c.os_index);
         let sysfs_caches = sysfs_caches(fs, first_cpu);
-        let mut governors: Vec<String> = fs
-            .list("/sys/devices/system/cpu")
-            .iter()
-            .filter(|n| n.starts_with("cpu") && n[3..].parse::<u32>().is_ok())
-            .filter_map(|n| {
-                fs.read(&format!(
-                    "/sys/devices/system/cpu/{n}/cpufreq/scaling_governor"
-                ))
-            })
-            .collect();
-        governors.sort();
-        governors.dedup();
-        let huge_pages = fs
-            .list("/sys/kernel/mm/hugepages")
-            .iter()
-            .filter_map(|d| {
-                let kb: u64 = d
-                    .strip_prefix("hugepages-")?
-                    .strip_suffix("kB")?
-                    .parse()
-                    .ok()?;
-                let p = |f: &str| fs.read_u64(&format!("/sys/kernel/mm/hugepages/{d}/{f}"));
-                Some(HugePagePool {
-                    page_bytes: kb * 1024,
-                    total: p("nr_hugepages").unwrap_or(0),
-                    free: p("free_hugepages").unwrap_or(0),
-                    reserved: p("resv_hugepages").unwrap_or(0),
-                    surplus: p("surplus_hugepages").unwrap_or(0),
-                })
-            })
-            .collect();
-        let mut allowed_cpus = topology.allowed_cpus();
-        if fs.is_live()
-            && topology.source == crate::topology::TopologySource::Live
-            && let Ok(aff) = crate::pin::current_affinity()
-        {
-            allowed_cpus.retain(|c| aff.contains(c));
-        }
+        let governors = governors(fs);
+        let huge_pages = huge_page_pools(fs);
+        let allowed_cpus = allowed_cpus(fs, &topology);
         let allowed_nodes = topology.allowed_nodes();
         let mut env = Environment {
             hostname: fs.read("/proc/sys/kernel/hostname"),
@@ -467,6 +432,57 @@ impl Environment {
         }
         out
     }
+}
+
+/// The CPU frequency governors in use, each once.
+fn governors(fs: &FsRoot) -> Vec<String> {
+    let mut governors: Vec<String> = fs
+        .list("/sys/devices/system/cpu")
+        .iter()
+        .filter(|n| n.starts_with("cpu") && n[3..].parse::<u32>().is_ok())
+        .filter_map(|n| {
+            fs.read(&format!(
+                "/sys/devices/system/cpu/{n}/cpufreq/scaling_governor"
+            ))
+        })
+        .collect();
+    governors.sort();
+    governors.dedup();
+    governors
+}
+
+/// Every huge-page size the kernel offers, with its pool's counts.
+fn huge_page_pools(fs: &FsRoot) -> Vec<HugePagePool> {
+    fs.list("/sys/kernel/mm/hugepages")
+        .iter()
+        .filter_map(|d| {
+            let kb: u64 = d
+                .strip_prefix("hugepages-")?
+                .strip_suffix("kB")?
+                .parse()
+                .ok()?;
+            let p = |f: &str| fs.read_u64(&format!("/sys/kernel/mm/hugepages/{d}/{f}"));
+            Some(HugePagePool {
+                page_bytes: kb * 1024,
+                total: p("nr_hugepages").unwrap_or(0),
+                free: p("free_hugepages").unwrap_or(0),
+                reserved: p("resv_hugepages").unwrap_or(0),
+                surplus: p("surplus_hugepages").unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+/// The CPUs the topology allows, narrowed on a live machine to this process's affinity.
+fn allowed_cpus(fs: &FsRoot, topology: &Topology) -> Vec<usize> {
+    let mut allowed_cpus = topology.allowed_cpus();
+    if fs.is_live()
+        && topology.source == crate::topology::TopologySource::Live
+        && let Ok(aff) = crate::pin::current_affinity()
+    {
+        allowed_cpus.retain(|c| aff.contains(c));
+    }
+    allowed_cpus
 }
 
 fn read_memory(fs: &FsRoot) -> MemoryState {

@@ -275,6 +275,33 @@ pub struct Totals {
     pub failed_allocations: u64,
 }
 
+/// What the threads share: the live-byte account and counters, the barrier between phases and,
+/// for cross-thread frees, each thread's inbox of objects handed to it.
+struct Shared {
+    t0: Instant,
+    live: AtomicI64,
+    peak: AtomicI64,
+    ops: AtomicU64,
+    failed: AtomicU64,
+    barrier: Barrier,
+    inboxes: Vec<Mutex<Vec<Obj>>>,
+}
+
+impl Shared {
+    fn account(&self, delta: i64) {
+        let now = self.live.fetch_add(delta, Ordering::Relaxed) + delta;
+        self.peak.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// Frees what other threads handed to thread `t`.
+    fn drain_inbox(&self, t: usize) {
+        let batch: Vec<Obj> = std::mem::take(&mut *self.inboxes[t].lock().expect("inbox"));
+        for o in batch {
+            free(o);
+        }
+    }
+}
+
 /// Runs the workload on `w.threads` threads. `phase_end` runs on one thread after every phase
 /// (all threads waiting), e.g. to report progress or call `malloc_trim`. Everything is freed at
 /// the end, before `freed` is called; the caller decides when the process exits.
@@ -284,90 +311,97 @@ pub fn run(
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Totals {
     let t0 = Instant::now();
-    let live = AtomicI64::new(0);
-    let peak = AtomicI64::new(0);
-    let ops = AtomicU64::new(0);
-    let failed = AtomicU64::new(0);
     let threads = w.threads.max(1);
-    let barrier = Barrier::new(threads);
-    let inboxes: Vec<Mutex<Vec<Obj>>> = (0..threads).map(|_| Mutex::new(Vec::new())).collect();
-    let account = |delta: i64| {
-        let now = live.fetch_add(delta, Ordering::Relaxed) + delta;
-        peak.fetch_max(now, Ordering::Relaxed);
+    let shared = Shared {
+        t0,
+        live: AtomicI64::new(0),
+        peak: AtomicI64::new(0),
+        ops: AtomicU64::new(0),
+        failed: AtomicU64::new(0),
+        barrier: Barrier::new(threads),
+        inboxes: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
     };
     std::thread::scope(|s| {
         for t in 0..threads {
-            let (barrier, inboxes, account, live) = (&barrier, &inboxes, &account, &live);
-            let (ops, failed) = (&ops, &failed);
-            s.spawn(move || {
-                let mut plan = Plan::new(w.seed, t);
-                let mut held: Vec<Obj> = Vec::new();
-                let mut sizes: Vec<usize> = Vec::new();
-                let mut stopped = false;
-                for p in 0..w.phases {
-                    if !stopped {
-                        for op in phase_ops(w, &mut plan, &mut sizes, t, p) {
-                            match op {
-                                Op::Free(i) => {
-                                    let o = held.swap_remove(i);
-                                    account(-(o.size as i64));
-                                    if w.preset == Preset::CrossThread {
-                                        // Handed to the next thread, which frees it.
-                                        inboxes[(t + 1) % threads].lock().expect("inbox").push(o);
-                                    } else {
-                                        free(o);
-                                    }
-                                }
-                                Op::Alloc(size) => match alloc(size) {
-                                    Some(o) => {
-                                        account(size as i64);
-                                        held.push(o);
-                                    }
-                                    None => {
-                                        failed.fetch_add(1, Ordering::Relaxed);
-                                        // Keep `held` and `sizes` in step.
-                                        sizes.pop();
-                                    }
-                                },
-                            }
-                            ops.fetch_add(1, Ordering::Relaxed);
-                            if w.preset == Preset::CrossThread {
-                                let batch: Vec<Obj> =
-                                    std::mem::take(&mut *inboxes[t].lock().expect("inbox"));
-                                for o in batch {
-                                    free(o);
-                                }
-                            }
-                        }
-                    }
-                    if barrier.wait().is_leader() {
-                        phase_end(PhaseEnd {
-                            phase: p,
-                            live_bytes: live.load(Ordering::Relaxed),
-                            seconds: t0.elapsed().as_secs_f64(),
-                        });
-                    }
-                    barrier.wait();
-                    stopped = stopped || stop();
-                }
-                for o in held.drain(..) {
-                    account(-(o.size as i64));
-                    free(o);
-                }
-                barrier.wait();
-                let rest: Vec<Obj> = std::mem::take(&mut *inboxes[t].lock().expect("inbox"));
-                for o in rest {
-                    free(o);
-                }
-            });
+            let shared = &shared;
+            s.spawn(move || worker(w, shared, t, phase_end, stop));
         }
     });
     Totals {
-        ops: ops.load(Ordering::Relaxed),
+        ops: shared.ops.load(Ordering::Relaxed),
         seconds: t0.elapsed().as_secs_f64(),
-        peak_live_bytes: peak.load(Ordering::Relaxed),
-        final_live_bytes: live.load(Ordering::Relaxed),
-        failed_allocations: failed.load(Ordering::Relaxed),
+        peak_live_bytes: shared.peak.load(Ordering::Relaxed),
+        final_live_bytes: shared.live.load(Ordering::Relaxed),
+        failed_allocations: shared.failed.load(Ordering::Relaxed),
+    }
+}
+
+/// Thread `t`'s part: its phases, each ended at the barrier (where one thread reports), then
+/// everything it holds freed, and, once every thread has stopped handing objects on, its inbox.
+fn worker(
+    w: &Workload,
+    sh: &Shared,
+    t: usize,
+    phase_end: &(dyn Fn(PhaseEnd) + Sync),
+    stop: &(dyn Fn() -> bool + Sync),
+) {
+    let mut plan = Plan::new(w.seed, t);
+    let mut held: Vec<Obj> = Vec::new();
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut stopped = false;
+    for p in 0..w.phases {
+        if !stopped {
+            for op in phase_ops(w, &mut plan, &mut sizes, t, p) {
+                apply(w, sh, t, op, &mut held, &mut sizes);
+            }
+        }
+        if sh.barrier.wait().is_leader() {
+            phase_end(PhaseEnd {
+                phase: p,
+                live_bytes: sh.live.load(Ordering::Relaxed),
+                seconds: sh.t0.elapsed().as_secs_f64(),
+            });
+        }
+        sh.barrier.wait();
+        stopped = stopped || stop();
+    }
+    for o in held.drain(..) {
+        sh.account(-(o.size as i64));
+        free(o);
+    }
+    sh.barrier.wait();
+    sh.drain_inbox(t);
+}
+
+/// Carries out one operation of thread `t`'s plan on the objects it holds.
+fn apply(w: &Workload, sh: &Shared, t: usize, op: Op, held: &mut Vec<Obj>, sizes: &mut Vec<usize>) {
+    match op {
+        Op::Free(i) => {
+            let o = held.swap_remove(i);
+            sh.account(-(o.size as i64));
+            if w.preset == Preset::CrossThread {
+                // Handed to the next thread, which frees it.
+                let next = (t + 1) % sh.inboxes.len();
+                sh.inboxes[next].lock().expect("inbox").push(o);
+            } else {
+                free(o);
+            }
+        }
+        Op::Alloc(size) => match alloc(size) {
+            Some(o) => {
+                sh.account(size as i64);
+                held.push(o);
+            }
+            None => {
+                sh.failed.fetch_add(1, Ordering::Relaxed);
+                // Keep `held` and `sizes` in step.
+                sizes.pop();
+            }
+        },
+    }
+    sh.ops.fetch_add(1, Ordering::Relaxed);
+    if w.preset == Preset::CrossThread {
+        sh.drain_inbox(t);
     }
 }
 

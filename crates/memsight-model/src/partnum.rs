@@ -64,21 +64,7 @@ fn samsung(p: &str) -> Option<Decoded> {
     } else {
         Generation::Ddr5
     };
-    let module_type = match (generation, &c[2]) {
-        (Generation::Ddr4, "93") => "RDIMM",
-        (Generation::Ddr4, "86") => "LRDIMM",
-        (Generation::Ddr4, "78") => "UDIMM",
-        (Generation::Ddr4, "91") => "ECC UDIMM",
-        (Generation::Ddr4, "71") => "SODIMM",
-        (Generation::Ddr4, "74") => "ECC SODIMM",
-        (Generation::Ddr5, "21") => "RDIMM",
-        (Generation::Ddr5, "23") => "UDIMM",
-        (Generation::Ddr5, "24") => "ECC UDIMM",
-        (Generation::Ddr5, "25") => "SODIMM",
-        (Generation::Ddr5, "26") => "ECC SODIMM",
-        _ => return None,
-    }
-    .to_string();
+    let module_type = samsung_module(generation, &c[2])?.to_string();
     let depth = &c[4];
     let capacity = match depth {
         "51" | "52" => 4 * GB,
@@ -121,16 +107,7 @@ fn samsung(p: &str) -> Option<Decoded> {
             .filter(|&r| legal(r))
             .map(|r| (d, r))
     })?;
-    let speed = match &c[11] {
-        "PB" => Some(2133),
-        "RC" => Some(2400),
-        "TD" => Some(2666),
-        "VF" => Some(2933),
-        "WE" | "AE" => Some(3200),
-        "QK" => Some(4800),
-        "WM" => Some(5600),
-        _ => None,
-    };
+    let speed = samsung_speed(&c[11]);
     Some(Decoded {
         vendor: "Samsung".into(),
         generation,
@@ -149,6 +126,39 @@ fn samsung(p: &str) -> Option<Decoded> {
         }
         .into(),
     })
+}
+
+/// Samsung's module-type digits, which differ between DDR4 and DDR5.
+fn samsung_module(generation: Generation, code: &str) -> Option<&'static str> {
+    Some(match (generation, code) {
+        (Generation::Ddr4, "93") => "RDIMM",
+        (Generation::Ddr4, "86") => "LRDIMM",
+        (Generation::Ddr4, "78") => "UDIMM",
+        (Generation::Ddr4, "91") => "ECC UDIMM",
+        (Generation::Ddr4, "71") => "SODIMM",
+        (Generation::Ddr4, "74") => "ECC SODIMM",
+        (Generation::Ddr5, "21") => "RDIMM",
+        (Generation::Ddr5, "23") => "UDIMM",
+        (Generation::Ddr5, "24") => "ECC UDIMM",
+        (Generation::Ddr5, "25") => "SODIMM",
+        (Generation::Ddr5, "26") => "ECC SODIMM",
+        _ => return None,
+    })
+}
+
+/// Samsung's speed letters, MT/s; an unknown one leaves the speed open rather than refusing the
+/// part.
+fn samsung_speed(code: &str) -> Option<u32> {
+    match code {
+        "PB" => Some(2133),
+        "RC" => Some(2400),
+        "TD" => Some(2666),
+        "VF" => Some(2933),
+        "WE" | "AE" => Some(3200),
+        "QK" => Some(4800),
+        "WM" => Some(5600),
+        _ => None,
+    }
 }
 
 fn micron_speed(code: &str) -> Option<u32> {

@@ -145,28 +145,7 @@ pub struct Fabric {
 /// Plans one alternative. Errors are one line for the user: an unknown platform or part, DIMMs
 /// that do not fit, or a generation the platform does not take.
 pub fn plan(req: &PlanRequest) -> Result<Plan, String> {
-    let (sockets, cpu) = parse_sockets(&req.platform);
-    if sockets == 0 || sockets > 16 {
-        return Err(format!("--plan '{}': 1 to 16 sockets", req.platform));
-    }
-    let platform = identify(cpu).ok_or_else(|| {
-        format!(
-            "--plan '{}': no platform known for '{cpu}' (give the CPU model as /proc/cpuinfo or SMBIOS prints it, e.g. \"2x Xeon Gold 6248\" or \"EPYC 7713\")",
-            req.platform
-        )
-    })?;
-    if platform.class == PlatformClass::OnPackage {
-        return Err(format!(
-            "--plan '{}': {} has its memory soldered on the package ({}): there are no DIMMs to choose",
-            req.platform, platform.name, platform.memory
-        ));
-    }
-    if req.dimms.is_empty() {
-        return Err(format!(
-            "--plan '{}': give the DIMMs with --dimm PART=COUNT after it",
-            req.platform
-        ));
-    }
+    let (sockets, platform) = platform_of(req)?;
     let mut parts = Vec::new();
     for (part, count) in &req.dimms {
         let decoded = decode(part).ok_or_else(|| {
@@ -228,6 +207,34 @@ pub fn plan(req: &PlanRequest) -> Result<Plan, String> {
     plan.power = plan_power(&plan);
     plan.findings = findings(&plan, bin, allowed);
     Ok(plan)
+}
+
+/// The sockets and platform asked for, refused when the count is out of range, the CPU is
+/// unknown, its memory is on the package, or no DIMMs were given.
+fn platform_of(req: &PlanRequest) -> Result<(u32, Platform), String> {
+    let (sockets, cpu) = parse_sockets(&req.platform);
+    if sockets == 0 || sockets > 16 {
+        return Err(format!("--plan '{}': 1 to 16 sockets", req.platform));
+    }
+    let platform = identify(cpu).ok_or_else(|| {
+        format!(
+            "--plan '{}': no platform known for '{cpu}' (give the CPU model as /proc/cpuinfo or SMBIOS prints it, e.g. \"2x Xeon Gold 6248\" or \"EPYC 7713\")",
+            req.platform
+        )
+    })?;
+    if platform.class == PlatformClass::OnPackage {
+        return Err(format!(
+            "--plan '{}': {} has its memory soldered on the package ({}): there are no DIMMs to choose",
+            req.platform, platform.name, platform.memory
+        ));
+    }
+    if req.dimms.is_empty() {
+        return Err(format!(
+            "--plan '{}': give the DIMMs with --dimm PART=COUNT after it",
+            req.platform
+        ));
+    }
+    Ok((sockets, platform))
 }
 
 /// The DRAM power estimate in words, or why there is none.
@@ -402,6 +409,32 @@ fn findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
     let mut out = fabric_findings(p);
     out.extend(power_finding(p));
     out.extend(activate_findings(p));
+    out.extend(population_findings(p, bin, allowed));
+    out.extend(mix_findings(p));
+    let kind = |t: &str| ["RDIMM", "LRDIMM", "MRDIMM"].iter().any(|k| t.contains(k));
+    for x in &p.parts {
+        let registered = kind(&x.decoded.module_type);
+        let server = p.platform.class == PlatformClass::Server;
+        if registered != server {
+            out.push(format!(
+                "{} is a {} but {} takes {}",
+                x.part, x.decoded.module_type, p.platform.name, p.platform.memory
+            ));
+        }
+    }
+    if !p.platform.verified {
+        out.push(format!(
+            "platform row '{}' is not confirmed by a retrieved document: {}",
+            p.platform.name, p.platform.source
+        ));
+    }
+    out
+}
+
+/// How the DIMMs fill the channels and what that costs: empty or uneven channels, the speed
+/// two DIMMs per channel run at, a bin faster than the platform runs.
+fn population_findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
+    let mut out = Vec::new();
     let per_socket = p.platform.channels_per_socket;
     let total = p.sockets * per_socket;
     let used = p.channels.iter().filter(|c| !c.parts.is_empty()).count() as u32;
@@ -441,6 +474,12 @@ fn findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
             p.mts
         ));
     }
+    out
+}
+
+/// What mixing parts costs (rank counts, vendors, device widths), and a single rank per channel.
+fn mix_findings(p: &Plan) -> Vec<String> {
+    let mut out = Vec::new();
     let mut ranks: Vec<u32> = p.parts.iter().map(|x| x.decoded.ranks).collect();
     ranks.sort_unstable();
     ranks.dedup();
@@ -468,23 +507,6 @@ fn findings(p: &Plan, bin: Option<u32>, allowed: Option<u32>) -> Vec<String> {
         .all(|c| c.ranks == 1)
     {
         out.push("one rank per channel: fewer banks to interleave and no rank-to-rank turnaround hiding, so sustained bandwidth is lower than with 2 ranks".to_string());
-    }
-    let kind = |t: &str| ["RDIMM", "LRDIMM", "MRDIMM"].iter().any(|k| t.contains(k));
-    for x in &p.parts {
-        let registered = kind(&x.decoded.module_type);
-        let server = p.platform.class == PlatformClass::Server;
-        if registered != server {
-            out.push(format!(
-                "{} is a {} but {} takes {}",
-                x.part, x.decoded.module_type, p.platform.name, p.platform.memory
-            ));
-        }
-    }
-    if !p.platform.verified {
-        out.push(format!(
-            "platform row '{}' is not confirmed by a retrieved document: {}",
-            p.platform.name, p.platform.source
-        ));
     }
     out
 }

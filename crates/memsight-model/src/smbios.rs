@@ -115,76 +115,82 @@ pub fn decode_table(table: Vec<u8>, major: u8, minor: u8) -> Inventory {
         });
     }
     for d in data.collect::<SMBiosMemoryDevice<'_>>() {
-        let size_bytes = match d.size() {
-            Some(MemorySize::Kilobytes(k)) => Some(k as u64 * 1024),
-            Some(MemorySize::Megabytes(m)) => Some(m as u64 * (1 << 20)),
-            Some(MemorySize::SeeExtendedSize) => match d.extended_size() {
-                Some(MemorySizeExtended::Megabytes(m)) => Some(m as u64 * (1 << 20)),
-                _ => None,
-            },
-            _ => None,
-        }
-        .filter(|&s| s > 0);
-        let speed = |s: Option<MemorySpeed>, e: Option<MemorySpeedExtended>| match s {
-            Some(MemorySpeed::MTs(v)) if v > 0 => Some(v as u32),
-            Some(MemorySpeed::SeeExtendedSpeed) => match e {
-                Some(MemorySpeedExtended::MTs(v)) => Some(v),
-                _ => None,
-            },
-            _ => None,
-        };
-        let memory_type = d.memory_type().and_then(|t| type_name(t.value));
-        let detail = d.type_detail();
-        let non_volatile = memory_type.as_deref() == Some("Logical non-volatile device")
-            || detail.as_ref().is_some_and(|t| t.non_volatile());
-        let width = |w: Option<u16>| w.filter(|&w| w != 0xFFFF && w != 0).map(u32::from);
-        let manufacturer_raw = text(d.manufacturer());
-        let rank = d.attributes().map(|a| (a & 0x0F) as u32).filter(|&r| r > 0);
-        inv.devices.push(MemoryDevice {
-            handle: format!("0x{:04X}", d.parts().header.handle().0),
-            array_handle: d
-                .physical_memory_array_handle()
-                .map(|h| format!("0x{:04X}", h.0)),
-            locator: text(d.device_locator()),
-            bank_locator: text(d.bank_locator()),
-            populated: size_bytes.is_some(),
-            size_bytes,
-            form_factor: d
-                .form_factor()
-                .map(|f| format!("{:?}", f.value).to_uppercase()),
-            memory_type,
-            inferred_type: None,
-            type_detail: detail.map(|t| {
-                let mut v = Vec::new();
-                if t.synchronous() {
-                    v.push("Synchronous");
-                }
-                if t.registered() {
-                    v.push("Registered (Buffered)");
-                }
-                if t.non_volatile() {
-                    v.push("Non-Volatile");
-                }
-                v.join(" ")
-            }),
-            speed_mts: speed(d.speed(), d.extended_speed()),
-            configured_mts: speed(
-                d.configured_memory_speed(),
-                d.extended_configured_memory_speed(),
-            ),
-            rank,
-            total_width: width(d.total_width()),
-            data_width: width(d.data_width()),
-            manufacturer: manufacturer_raw
-                .as_deref()
-                .map(|m| jedec_manufacturer(m).map_or_else(|| m.to_string(), str::to_string)),
-            manufacturer_raw,
-            part_number: text(d.part_number()),
-            memory_technology: None,
-            non_volatile,
-        });
+        inv.devices.push(memory_device(&d));
     }
     inv
+}
+
+/// One type 17 record: sizes and speeds resolved through their extended fields, widths of
+/// 0xFFFF (unknown) and 0 dropped, the manufacturer's JEDEC code named.
+fn memory_device(d: &SMBiosMemoryDevice<'_>) -> MemoryDevice {
+    let size_bytes = match d.size() {
+        Some(MemorySize::Kilobytes(k)) => Some(k as u64 * 1024),
+        Some(MemorySize::Megabytes(m)) => Some(m as u64 * (1 << 20)),
+        Some(MemorySize::SeeExtendedSize) => match d.extended_size() {
+            Some(MemorySizeExtended::Megabytes(m)) => Some(m as u64 * (1 << 20)),
+            _ => None,
+        },
+        _ => None,
+    }
+    .filter(|&s| s > 0);
+    let speed = |s: Option<MemorySpeed>, e: Option<MemorySpeedExtended>| match s {
+        Some(MemorySpeed::MTs(v)) if v > 0 => Some(v as u32),
+        Some(MemorySpeed::SeeExtendedSpeed) => match e {
+            Some(MemorySpeedExtended::MTs(v)) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    };
+    let memory_type = d.memory_type().and_then(|t| type_name(t.value));
+    let detail = d.type_detail();
+    let non_volatile = memory_type.as_deref() == Some("Logical non-volatile device")
+        || detail.as_ref().is_some_and(|t| t.non_volatile());
+    let width = |w: Option<u16>| w.filter(|&w| w != 0xFFFF && w != 0).map(u32::from);
+    let manufacturer_raw = text(d.manufacturer());
+    let rank = d.attributes().map(|a| (a & 0x0F) as u32).filter(|&r| r > 0);
+    MemoryDevice {
+        handle: format!("0x{:04X}", d.parts().header.handle().0),
+        array_handle: d
+            .physical_memory_array_handle()
+            .map(|h| format!("0x{:04X}", h.0)),
+        locator: text(d.device_locator()),
+        bank_locator: text(d.bank_locator()),
+        populated: size_bytes.is_some(),
+        size_bytes,
+        form_factor: d
+            .form_factor()
+            .map(|f| format!("{:?}", f.value).to_uppercase()),
+        memory_type,
+        inferred_type: None,
+        type_detail: detail.map(|t| {
+            let mut v = Vec::new();
+            if t.synchronous() {
+                v.push("Synchronous");
+            }
+            if t.registered() {
+                v.push("Registered (Buffered)");
+            }
+            if t.non_volatile() {
+                v.push("Non-Volatile");
+            }
+            v.join(" ")
+        }),
+        speed_mts: speed(d.speed(), d.extended_speed()),
+        configured_mts: speed(
+            d.configured_memory_speed(),
+            d.extended_configured_memory_speed(),
+        ),
+        rank,
+        total_width: width(d.total_width()),
+        data_width: width(d.data_width()),
+        manufacturer: manufacturer_raw
+            .as_deref()
+            .map(|m| jedec_manufacturer(m).map_or_else(|| m.to_string(), str::to_string)),
+        manufacturer_raw,
+        part_number: text(d.part_number()),
+        memory_technology: None,
+        non_volatile,
+    }
 }
 
 /// Example data for tests of code that reads SMBIOS tables (here and in the memsight binary).

@@ -250,30 +250,7 @@ pub(super) fn map_file(req: BufferRequest, t: &'static DaxTarget) -> Result<Buff
     } else {
         (new_file(t, len)?, 0, true)
     };
-    use std::os::fd::AsRawFd;
-    let prot = libc::PROT_READ | libc::PROT_WRITE;
-    let try_map = |flags: libc::c_int| {
-        // SAFETY: a shared mapping of our open file at a kernel-chosen address.
-        unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len as usize,
-                prot,
-                flags,
-                fd.as_raw_fd(),
-                offset as libc::off_t,
-            )
-        }
-    };
-    let mut synced = false;
-    let mut p = libc::MAP_FAILED;
-    if map_sync {
-        p = try_map(libc::MAP_SHARED_VALIDATE | libc::MAP_SYNC);
-        synced = p != libc::MAP_FAILED;
-    }
-    if p == libc::MAP_FAILED {
-        p = try_map(libc::MAP_SHARED);
-    }
+    let (p, synced) = map_shared(&fd, len, offset, map_sync);
     if p == libc::MAP_FAILED {
         let err = std::io::Error::last_os_error();
         if t.device {
@@ -315,6 +292,43 @@ pub(super) fn map_file(req: BufferRequest, t: &'static DaxTarget) -> Result<Buff
         report,
         region: t.device.then_some((t, offset)),
     })
+}
+
+/// Maps `len` bytes of `fd` at `offset`, shared; with `map_sync`, MAP_SYNC first (stores
+/// durable once flushed from the caches, no fsync), falling back to a plain shared mapping
+/// where the file system refuses it. Returns the address (MAP_FAILED if both failed, errno set) and whether
+/// MAP_SYNC took.
+fn map_shared(
+    fd: &std::fs::File,
+    len: u64,
+    offset: u64,
+    map_sync: bool,
+) -> (*mut libc::c_void, bool) {
+    use std::os::fd::AsRawFd;
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
+    let try_map = |flags: libc::c_int| {
+        // SAFETY: a shared mapping of our open file at a kernel-chosen address.
+        unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                prot,
+                flags,
+                fd.as_raw_fd(),
+                offset as libc::off_t,
+            )
+        }
+    };
+    let mut synced = false;
+    let mut p = libc::MAP_FAILED;
+    if map_sync {
+        p = try_map(libc::MAP_SHARED_VALIDATE | libc::MAP_SYNC);
+        synced = p != libc::MAP_FAILED;
+    }
+    if p == libc::MAP_FAILED {
+        p = try_map(libc::MAP_SHARED);
+    }
+    (p, synced)
 }
 
 /// A new file of `len` bytes in the target directory, allocated and already unlinked.

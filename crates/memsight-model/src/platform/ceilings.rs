@@ -233,20 +233,7 @@ fn socket_ceiling(
         (named.len() as u32, bits, dpc)
     } else {
         let used = channels.map_or(n, |c| n.min(c));
-        note = Some(format!(
-            "{key}: slot names ({}) do not say which channel a DIMM is on{}: one DIMM per channel assumed, so the ceiling is an upper bound",
-            unresolved
-                .iter()
-                .take(3)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", "),
-            if scheme.needs_platform() {
-                " without the platform's channel count"
-            } else {
-                ""
-            }
-        ));
+        note = Some(unresolved_note(&key, &unresolved, scheme));
         (used, used * 64, 0)
     };
     let cap_bits = channels.map_or(u32::MAX, |c| c * 64);
@@ -277,6 +264,25 @@ fn socket_ceiling(
         },
         note,
     ))
+}
+
+/// Why the ceiling is an upper bound when slot names do not place DIMMs on channels: the first
+/// few names, and whether the platform's channel count would have told.
+fn unresolved_note(key: &str, unresolved: &[String], scheme: LocatorScheme) -> String {
+    format!(
+        "{key}: slot names ({}) do not say which channel a DIMM is on{}: one DIMM per channel assumed, so the ceiling is an upper bound",
+        unresolved
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", "),
+        if scheme.needs_platform() {
+            " without the platform's channel count"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Computes DRAM ceilings per socket and, for AMD chiplet platforms, the fabric limits given

@@ -179,6 +179,9 @@ fn expectation(
         .collect()
 }
 
+/// A limit on a figure: the bound, whether the figure must be at least it, and how it reads.
+type Limit = (f64, bool, String);
+
 fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> Check {
     let mut c = Check {
         status: Status::Pass,
@@ -210,64 +213,17 @@ fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> 
         c.reason = "no value was measured".into();
         return c;
     }
-    let better = e.better.unwrap_or(f.better);
-    let mut limits: Vec<(f64, bool, String)> = Vec::new();
-    if let Some(x) = e.expect {
-        let tol = e.tolerance.unwrap_or(DEFAULT_TOLERANCE);
-        let d = tol.allowance(x);
-        match better {
-            Better::Higher => limits.push((
-                x - d,
-                true,
-                format!("≥ {} ({x} − {})", fmt(x - d), tol.describe()),
-            )),
-            Better::Lower => limits.push((
-                x + d,
-                false,
-                format!("≤ {} ({x} + {})", fmt(x + d), tol.describe()),
-            )),
-        }
-        if e.both_ways {
-            match better {
-                Better::Higher => limits.push((x + d, false, format!("≤ {}", fmt(x + d)))),
-                Better::Lower => limits.push((x - d, true, format!("≥ {}", fmt(x - d)))),
-            }
-        }
-    }
-    if let Some(frac) = e.at_least_of_ceiling {
-        match ceiling {
-            Ok((gbs, from)) if f.unit.starts_with("GB/s") => limits.push((
-                frac * gbs,
-                true,
-                format!("≥ {:.0}% of {} GB/s ({from})", frac * 100.0, fmt(*gbs)),
-            )),
-            Ok(_) => {
-                return skip(
-                    c,
-                    format!(
-                        "a ceiling fraction needs a bandwidth in GB/s, the figure is in {}",
-                        f.unit
-                    ),
-                );
-            }
-            Err(why) => return skip(c, format!("{NO_CEILING}: {why}")),
-        }
+    let mut limits = expected_limits(e, e.better.unwrap_or(f.better));
+    match ceiling_limit(e, f, ceiling) {
+        Ok(l) => limits.extend(l),
+        Err(why) => return skip(c, why),
     }
     c.expected = limits
         .iter()
         .map(|l| l.2.clone())
         .collect::<Vec<_>>()
         .join(" and ");
-    // The margin of the tightest limit: positive inside, negative outside.
-    let margins = limits.iter().map(|(limit, at_least, _)| {
-        let m = if *at_least {
-            f.value - limit
-        } else {
-            limit - f.value
-        };
-        100.0 * m / limit.abs().max(f64::MIN_POSITIVE)
-    });
-    let worst = margins.fold(f64::INFINITY, f64::min);
+    let worst = tightest_margin(&limits, f.value);
     c.margin_percent = worst.is_finite().then_some(worst);
     if worst < 0.0 {
         c.status = Status::Fail;
@@ -277,6 +233,74 @@ fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> 
         return skip(c, DISTURBED.into());
     }
     c
+}
+
+/// The limits an expected value sets: on the worse side, and on the better side too when the
+/// figure is judged both ways.
+fn expected_limits(e: &Expectation, better: Better) -> Vec<Limit> {
+    let mut limits = Vec::new();
+    let Some(x) = e.expect else {
+        return limits;
+    };
+    let tol = e.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+    let d = tol.allowance(x);
+    match better {
+        Better::Higher => limits.push((
+            x - d,
+            true,
+            format!("≥ {} ({x} − {})", fmt(x - d), tol.describe()),
+        )),
+        Better::Lower => limits.push((
+            x + d,
+            false,
+            format!("≤ {} ({x} + {})", fmt(x + d), tol.describe()),
+        )),
+    }
+    if e.both_ways {
+        match better {
+            Better::Higher => limits.push((x + d, false, format!("≤ {}", fmt(x + d)))),
+            Better::Lower => limits.push((x - d, true, format!("≥ {}", fmt(x - d)))),
+        }
+    }
+    limits
+}
+
+/// The limit a fraction of the ceiling sets, if asked for; `Err` says why the figure is skipped
+/// instead (no ceiling, or a figure that is not a bandwidth).
+fn ceiling_limit(
+    e: &Expectation,
+    f: &Figure,
+    ceiling: &Result<(f64, String), String>,
+) -> Result<Option<Limit>, String> {
+    let Some(frac) = e.at_least_of_ceiling else {
+        return Ok(None);
+    };
+    match ceiling {
+        Ok((gbs, from)) if f.unit.starts_with("GB/s") => Ok(Some((
+            frac * gbs,
+            true,
+            format!("≥ {:.0}% of {} GB/s ({from})", frac * 100.0, fmt(*gbs)),
+        ))),
+        Ok(_) => Err(format!(
+            "a ceiling fraction needs a bandwidth in GB/s, the figure is in {}",
+            f.unit
+        )),
+        Err(why) => Err(format!("{NO_CEILING}: {why}")),
+    }
+}
+
+/// The margin of the tightest limit, in percent: positive inside, negative outside; infinite
+/// without limits.
+fn tightest_margin(limits: &[Limit], value: f64) -> f64 {
+    let margins = limits.iter().map(|(limit, at_least, _)| {
+        let m = if *at_least {
+            value - limit
+        } else {
+            limit - value
+        };
+        100.0 * m / limit.abs().max(f64::MIN_POSITIVE)
+    });
+    margins.fold(f64::INFINITY, f64::min)
 }
 
 /// A number as people read it: 3–4 significant digits.
@@ -317,8 +341,18 @@ fn condition(
 
 /// The health conditions the reference names, against the result's environment.
 fn health(h: &Health, doc: &Document) -> Vec<Check> {
+    let mut out = error_checks(h, doc);
+    out.extend(memory_check(h, doc));
+    out.extend(count_checks(h, doc));
+    out.extend(cache_checks(h, doc));
+    out.extend(huge_page_checks(h, doc));
+    out
+}
+
+/// Corrected and uncorrected memory errors against their maxima; skipped where no EDAC
+/// controller was visible, since zero errors read there would prove nothing.
+fn error_checks(h: &Health, doc: &Document) -> Vec<Check> {
     let env = &doc.environment;
-    let topo = &env.topology;
     let mut out = Vec::new();
     let (ce, ue) = memsight_core::edac::totals(&env.memory_errors);
     let edac_read = !env.memory_errors.is_empty();
@@ -355,30 +389,39 @@ fn health(h: &Health, doc: &Document) -> Vec<Check> {
             format!("≤ {max}"),
         ));
     }
-    if let Some(s) = &h.memory_at_least
-        && let Ok(min) = parse_size(s)
-    {
-        // MemTotal: what the kernel manages. The NUMA nodes' sum can be less (hot-plugged
-        // memory, a guest's balloon), and is said beside it.
-        let nodes = topo.total_memory_bytes;
-        let have = doc.environment.memory.total_bytes.unwrap_or(nodes);
-        let label = if nodes == have {
-            "memory the OS sees (MemTotal)".to_string()
-        } else {
-            format!(
-                "memory the OS sees (MemTotal; its NUMA nodes hold {})",
-                format_bytes(nodes)
-            )
-        };
-        out.push(condition(
-            "memory",
-            &label,
-            have >= min,
-            Some(have as f64),
-            "B",
-            format!("≥ {}", format_bytes(min)),
-        ));
-    }
+    out
+}
+
+/// The memory the OS sees against the least the reference asks for.
+fn memory_check(h: &Health, doc: &Document) -> Option<Check> {
+    let s = h.memory_at_least.as_ref()?;
+    let min = parse_size(s).ok()?;
+    // MemTotal: what the kernel manages. The NUMA nodes' sum can be less (hot-plugged
+    // memory, a guest's balloon), and is said beside it.
+    let nodes = doc.environment.topology.total_memory_bytes;
+    let have = doc.environment.memory.total_bytes.unwrap_or(nodes);
+    let label = if nodes == have {
+        "memory the OS sees (MemTotal)".to_string()
+    } else {
+        format!(
+            "memory the OS sees (MemTotal; its NUMA nodes hold {})",
+            format_bytes(nodes)
+        )
+    };
+    Some(condition(
+        "memory",
+        &label,
+        have >= min,
+        Some(have as f64),
+        "B",
+        format!("≥ {}", format_bytes(min)),
+    ))
+}
+
+/// NUMA nodes, sockets and logical CPUs, each exactly as many as the reference says.
+fn count_checks(h: &Health, doc: &Document) -> Vec<Check> {
+    let topo = &doc.environment.topology;
+    let mut out = Vec::new();
     for (name, label, want, have) in [
         (
             "numa-nodes",
@@ -400,6 +443,13 @@ fn health(h: &Health, doc: &Document) -> Vec<Check> {
             ));
         }
     }
+    out
+}
+
+/// Each cache the reference names, its size per instance; a cache the topology lacks fails.
+fn cache_checks(h: &Health, doc: &Document) -> Vec<Check> {
+    let topo = &doc.environment.topology;
+    let mut out = Vec::new();
     for (name, size) in &h.caches {
         let Ok(want) = parse_size(size) else { continue };
         let have = topo
@@ -428,9 +478,16 @@ fn health(h: &Health, doc: &Document) -> Vec<Check> {
             },
         });
     }
+    out
+}
+
+/// Free huge pages of each size the reference names (none of a size counts as zero free).
+fn huge_page_checks(h: &Health, doc: &Document) -> Vec<Check> {
+    let mut out = Vec::new();
     for (size, want) in &h.huge_pages_free {
         let Ok(page) = parse_size(size) else { continue };
-        let free = env
+        let free = doc
+            .environment
             .huge_pages
             .iter()
             .find(|p| p.page_bytes == page)

@@ -121,50 +121,9 @@ fn attach_statuses(dir: &Path, c: &mut Collected) {
                 ),
             });
         }
-        let base = path.parent().unwrap_or(Path::new(""));
-        // A rank killed between writing its result and updating its status still left the
-        // result where ranks write it: one fault for it (partial), not two.
-        // Without a status naming it, the result is whatever the rank's directory holds
-        // (run.json, or a suite's COMMAND.json).
-        let rank_dir = base.join(format!("rank-{:05}", s.rank));
-        let entry = match &s.result {
-            Some(r) => {
-                let r = base.join(r);
-                c.entries.iter_mut().find(|e| e.path == r)
-            }
-            None => c
-                .entries
-                .iter_mut()
-                .find(|e| e.path.parent() == Some(rank_dir.as_path())),
-        };
-        let who = format!("rank {} ({})", s.rank, s.host);
-        match (entry, s.state) {
-            (Some(e), _) => e.status = Some(s.clone()),
-            (None, State::Failed) => c.faults.push(Fault {
-                who,
-                kind: FaultKind::Failed,
-                reason: s
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "failed without a reason".into()),
-            }),
-            (None, State::Running) => c.faults.push(Fault {
-                who,
-                kind: FaultKind::NoResult,
-                reason: format!(
-                    "started {} and wrote no result: hung past the timeout, killed, or crashed",
-                    s.started
-                ),
-            }),
-            (None, _) => c.faults.push(Fault {
-                who,
-                kind: FaultKind::NoResult,
-                reason: format!(
-                    "its result {} is missing from {}",
-                    s.result.clone().unwrap_or_default(),
-                    dir.display()
-                ),
-            }),
+        match status_entry(&mut c.entries, path, s) {
+            Some(e) => e.status = Some(s.clone()),
+            None => c.faults.push(missing_result(dir, s)),
         }
     }
     for r in (0..size).filter(|r| !seen.contains_key(r)) {
@@ -174,7 +133,63 @@ fn attach_statuses(dir: &Path, c: &mut Collected) {
             reason: format!("the launcher started {size} ranks but this one left no status file"),
         });
     }
-    // Partial results are named and left out of the statistics.
+    set_partial_aside(c);
+}
+
+/// The result a status names, or, without a name, whatever its rank's directory holds.
+fn status_entry<'a>(entries: &'a mut [Entry], path: &Path, s: &Status) -> Option<&'a mut Entry> {
+    let base = path.parent().unwrap_or(Path::new(""));
+    // A rank killed between writing its result and updating its status still left the
+    // result where ranks write it: one fault for it (partial), not two.
+    // Without a status naming it, the result is whatever the rank's directory holds
+    // (run.json, or a suite's COMMAND.json).
+    let rank_dir = base.join(format!("rank-{:05}", s.rank));
+    match &s.result {
+        Some(r) => {
+            let r = base.join(r);
+            entries.iter_mut().find(|e| e.path == r)
+        }
+        None => entries
+            .iter_mut()
+            .find(|e| e.path.parent() == Some(rank_dir.as_path())),
+    }
+}
+
+/// The fault of a rank whose status names no result found: it failed, hung, or its result is
+/// gone.
+fn missing_result(dir: &Path, s: &Status) -> Fault {
+    let who = format!("rank {} ({})", s.rank, s.host);
+    match s.state {
+        State::Failed => Fault {
+            who,
+            kind: FaultKind::Failed,
+            reason: s
+                .reason
+                .clone()
+                .unwrap_or_else(|| "failed without a reason".into()),
+        },
+        State::Running => Fault {
+            who,
+            kind: FaultKind::NoResult,
+            reason: format!(
+                "started {} and wrote no result: hung past the timeout, killed, or crashed",
+                s.started
+            ),
+        },
+        _ => Fault {
+            who,
+            kind: FaultKind::NoResult,
+            reason: format!(
+                "its result {} is missing from {}",
+                s.result.clone().unwrap_or_default(),
+                dir.display()
+            ),
+        },
+    }
+}
+
+/// Partial results are named and left out of the statistics.
+fn set_partial_aside(c: &mut Collected) {
     let (partial, full): (Vec<Entry>, Vec<Entry>) = std::mem::take(&mut c.entries)
         .into_iter()
         .partition(|e| !e.doc.complete);

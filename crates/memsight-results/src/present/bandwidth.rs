@@ -261,69 +261,11 @@ impl Present for WithCeilings<'_> {
     fn view(&self) -> View {
         let (b, marks) = (self.0, ceilings(self.1));
         let mut blocks = Vec::new();
-        let max_threads = b.points.iter().map(|p| p.threads).max().unwrap_or(1);
-        let bars: Vec<Bar> = b
-            .points
-            .iter()
-            .filter(|p| p.threads == max_threads)
-            .map(|p| Bar {
-                label: if p.zero_data() {
-                    format!("{} (zeros)", p.test.name)
-                } else {
-                    p.test.name.clone()
-                },
-                value: p.program_gbs.median,
-                low: p.program_gbs.ci_low,
-                high: p.program_gbs.ci_high,
-                secondary: p
-                    .level
-                    .is_none_or(|l| l == MemLevel::Memory)
-                    .then_some(p.dram_gbs.median),
-            })
-            .collect();
-        if !bars.is_empty() {
-            let caption = if marks.is_empty() {
-                "Median GB/s. No ceiling drawn: the DIMM inventory was not readable on this machine (memsight dimms)."
-            } else {
-                "Median GB/s; red: theoretical ceilings from the DIMM inventory."
-            };
-            blocks.push(Block::Bars(
-                Bars {
-                    title: format!("Bandwidth by mix and store kind, {max_threads} thread(s)"),
-                    x_desc: "GB/s".into(),
-                    legend: (
-                        "program bytes (median, 95% CI)".into(),
-                        "estimated DRAM bytes (RFO counted)".into(),
-                    ),
-                    bars,
-                    marks: marks.clone(),
-                },
-                caption.into(),
-            ));
-        }
+        blocks.extend(mix_bars(b, &marks));
         if !b.points.is_empty() {
             blocks.push(Block::Table(table("", &b.points, false)));
         }
-        let counts: BTreeSet<usize> = b.points.iter().map(|p| p.threads).collect();
-        if counts.len() > 1 {
-            let max = b
-                .points
-                .iter()
-                .map(|p| p.program_gbs.max)
-                .fold(0.0, f64::max);
-            let scaling: Vec<&Point> = b.points.iter().filter(|p| !p.zero_data()).collect();
-            blocks.push(Block::Lines(
-                lines(
-                    "Thread scaling",
-                    "threads",
-                    Scale::Count,
-                    series(&scaling, |p| p.threads as f64),
-                    // A ceiling far above every figure would flatten the curves: drawn when near.
-                    marks.into_iter().filter(|m| m.at < 3.0 * max).collect(),
-                ),
-                "Median GB/s by thread count.".into(),
-            ));
-        }
+        blocks.extend(scaling_chart(b, marks));
         if let Some(h) = &b.held {
             blocks.extend(held_blocks(h));
         }
@@ -401,6 +343,77 @@ impl Present for WithCeilings<'_> {
         }
         out
     }
+}
+
+/// One bar per test at the most threads measured, program bytes beside the DRAM bytes they
+/// cost, against the DIMM ceilings.
+fn mix_bars(b: &BandwidthResults, marks: &[Mark]) -> Option<Block> {
+    let max_threads = b.points.iter().map(|p| p.threads).max().unwrap_or(1);
+    let bars: Vec<Bar> = b
+        .points
+        .iter()
+        .filter(|p| p.threads == max_threads)
+        .map(|p| Bar {
+            label: if p.zero_data() {
+                format!("{} (zeros)", p.test.name)
+            } else {
+                p.test.name.clone()
+            },
+            value: p.program_gbs.median,
+            low: p.program_gbs.ci_low,
+            high: p.program_gbs.ci_high,
+            secondary: p
+                .level
+                .is_none_or(|l| l == MemLevel::Memory)
+                .then_some(p.dram_gbs.median),
+        })
+        .collect();
+    if bars.is_empty() {
+        return None;
+    }
+    let caption = if marks.is_empty() {
+        "Median GB/s. No ceiling drawn: the DIMM inventory was not readable on this machine (memsight dimms)."
+    } else {
+        "Median GB/s; red: theoretical ceilings from the DIMM inventory."
+    };
+    Some(Block::Bars(
+        Bars {
+            title: format!("Bandwidth by mix and store kind, {max_threads} thread(s)"),
+            x_desc: "GB/s".into(),
+            legend: (
+                "program bytes (median, 95% CI)".into(),
+                "estimated DRAM bytes (RFO counted)".into(),
+            ),
+            bars,
+            marks: marks.to_vec(),
+        },
+        caption.into(),
+    ))
+}
+
+/// GB/s against the thread count, where more than one count was measured.
+fn scaling_chart(b: &BandwidthResults, marks: Vec<Mark>) -> Option<Block> {
+    let counts: BTreeSet<usize> = b.points.iter().map(|p| p.threads).collect();
+    if counts.len() <= 1 {
+        return None;
+    }
+    let max = b
+        .points
+        .iter()
+        .map(|p| p.program_gbs.max)
+        .fold(0.0, f64::max);
+    let scaling: Vec<&Point> = b.points.iter().filter(|p| !p.zero_data()).collect();
+    Some(Block::Lines(
+        lines(
+            "Thread scaling",
+            "threads",
+            Scale::Count,
+            series(&scaling, |p| p.threads as f64),
+            // A ceiling far above every figure would flatten the curves: drawn when near.
+            marks.into_iter().filter(|m| m.at < 3.0 * max).collect(),
+        ),
+        "Median GB/s by thread count.".into(),
+    ))
 }
 
 /// What a bandwidth figure depends on besides its key.

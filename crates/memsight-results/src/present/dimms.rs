@@ -414,121 +414,139 @@ fn plan_dram(r: &PlanResults) -> Option<Table> {
     dram_table(&rows)
 }
 
-impl Present for PlanResults {
-    fn view(&self) -> View {
-        let mut header = vec!["".to_string()];
-        header.extend(
-            self.plans
-                .iter()
-                .enumerate()
-                .map(|(i, p)| format!("plan {}: {}", i + 1, p.asked)),
-        );
-        let refs: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t = Table::new("", &refs);
-        t.rows = vec![
-            row(self, "platform", &|p| {
-                format!(
-                    "{} × {}{}",
-                    p.sockets,
-                    p.platform.name,
-                    if p.platform.verified {
-                        ""
-                    } else {
-                        " (unverified row)"
-                    }
-                )
-            }),
-            row(self, "takes", &|p| {
-                format!(
-                    "{} channels/socket of {}",
-                    p.platform.channels_per_socket, p.platform.memory
-                )
-            }),
-            row(self, "DIMMs", &|p| {
-                p.parts
-                    .iter()
-                    .map(|x| format!("{} × {}", x.count, x.part))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            }),
-            row(self, "organisation", &|p| {
-                p.parts.iter().map(part_line).collect::<Vec<_>>().join("\n")
-            }),
-            row(self, "population", &population),
-            row(self, "speed", &|p| {
-                format!(
-                    "{} MT/s at {} DIMM(s) per channel",
-                    p.mts, p.dimms_per_channel
-                )
-            }),
-            row(self, "theoretical peak", &|p| {
-                format!(
-                    "{:.1} GB/s (all channels at {} MT/s: {:.1})",
-                    p.peak_mbs as f64 / 1000.0,
-                    p.platform.max_mts,
-                    p.platform_peak_mbs as f64 / 1000.0
-                )
-            }),
-            row(self, "capacity", &|p| format_bytes(p.capacity_bytes)),
-        ];
-        if self.plans.iter().any(|p| p.power.is_some()) {
-            t.rows.push(row(self, "DRAM device power (est.)", &|p| {
-                p.power.as_ref().map_or("-".into(), |w| {
-                    format!(
-                        "{:.1} W idle, {:.1} W at {:.0} GB/s",
-                        w.idle_w,
-                        w.loaded_w,
-                        w.at_mbs / 1000.0
-                    )
-                })
-            }));
-        }
-        if self.plans.iter().any(|p| p.fabric.is_some()) {
-            t.rows.push(row(self, "CCD→IOD fabric per socket", &|p| {
-                p.fabric.map_or("-".into(), |f| {
-                    format!(
-                        "read {:.1} / write {:.1} GB/s ({} CCDs at {} MHz)",
-                        f.read_mbs as f64 / 1000.0,
-                        f.write_mbs as f64 / 1000.0,
-                        f.ccds,
-                        f.fclk_mhz
-                    )
-                })
-            }));
-        }
-        let mut findings = Vec::new();
-        for (i, p) in self.plans.iter().enumerate() {
-            let tag = format!("plan {} ({})", i + 1, p.asked);
-            findings.extend(p.findings.iter().map(|f| format!("{tag}: {f}")));
-            findings.push(format!("{tag}: platform source: {}", p.platform.source));
-            if i > 0 {
-                let first = &self.plans[0];
-                findings.push(format!(
-                    "{tag} against plan 1: peak ×{:.2}, capacity ×{:.2}, DRAM chips ×{:.2}",
-                    p.peak_mbs as f64 / first.peak_mbs.max(1) as f64,
-                    p.capacity_bytes as f64 / first.capacity_bytes.max(1) as f64,
-                    chips(p) as f64 / chips(first).max(1) as f64
-                ));
-                if let (Some(a), Some(b)) = (&first.power, &p.power) {
-                    findings.push(format!(
-                        "{tag} against plan 1: DRAM device power ×{:.2} idle, ×{:.2} loaded (estimated)",
-                        b.idle_w / a.idle_w.max(1e-9),
-                        b.loaded_w / a.loaded_w.max(1e-9)
-                    ));
+/// The plans side by side: one column each, one row per property, and the estimates (power,
+/// fabric) only where some plan has them.
+fn plans_table(r: &PlanResults) -> Table {
+    let mut header = vec!["".to_string()];
+    header.extend(
+        r.plans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("plan {}: {}", i + 1, p.asked)),
+    );
+    let refs: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut t = Table::new("", &refs);
+    t.rows = vec![
+        row(r, "platform", &|p| {
+            format!(
+                "{} × {}{}",
+                p.sockets,
+                p.platform.name,
+                if p.platform.verified {
+                    ""
+                } else {
+                    " (unverified row)"
                 }
+            )
+        }),
+        row(r, "takes", &|p| {
+            format!(
+                "{} channels/socket of {}",
+                p.platform.channels_per_socket, p.platform.memory
+            )
+        }),
+        row(r, "DIMMs", &|p| {
+            p.parts
+                .iter()
+                .map(|x| format!("{} × {}", x.count, x.part))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
+        row(r, "organisation", &|p| {
+            p.parts.iter().map(part_line).collect::<Vec<_>>().join("\n")
+        }),
+        row(r, "population", &population),
+        row(r, "speed", &|p| {
+            format!(
+                "{} MT/s at {} DIMM(s) per channel",
+                p.mts, p.dimms_per_channel
+            )
+        }),
+        row(r, "theoretical peak", &|p| {
+            format!(
+                "{:.1} GB/s (all channels at {} MT/s: {:.1})",
+                p.peak_mbs as f64 / 1000.0,
+                p.platform.max_mts,
+                p.platform_peak_mbs as f64 / 1000.0
+            )
+        }),
+        row(r, "capacity", &|p| format_bytes(p.capacity_bytes)),
+    ];
+    t.rows.extend(estimate_rows(r));
+    t
+}
+
+/// The DRAM power and fabric rows, each only when some plan has the estimate.
+fn estimate_rows(r: &PlanResults) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    if r.plans.iter().any(|p| p.power.is_some()) {
+        rows.push(row(r, "DRAM device power (est.)", &|p| {
+            p.power.as_ref().map_or("-".into(), |w| {
+                format!(
+                    "{:.1} W idle, {:.1} W at {:.0} GB/s",
+                    w.idle_w,
+                    w.loaded_w,
+                    w.at_mbs / 1000.0
+                )
+            })
+        }));
+    }
+    if r.plans.iter().any(|p| p.fabric.is_some()) {
+        rows.push(row(r, "CCD→IOD fabric per socket", &|p| {
+            p.fabric.map_or("-".into(), |f| {
+                format!(
+                    "read {:.1} / write {:.1} GB/s ({} CCDs at {} MHz)",
+                    f.read_mbs as f64 / 1000.0,
+                    f.write_mbs as f64 / 1000.0,
+                    f.ccds,
+                    f.fclk_mhz
+                )
+            })
+        }));
+    }
+    rows
+}
+
+/// Every plan's findings, tagged with its plan, and each later plan set against the first.
+fn plan_findings(r: &PlanResults) -> Vec<String> {
+    let mut findings = Vec::new();
+    for (i, p) in r.plans.iter().enumerate() {
+        let tag = format!("plan {} ({})", i + 1, p.asked);
+        findings.extend(p.findings.iter().map(|f| format!("{tag}: {f}")));
+        findings.push(format!("{tag}: platform source: {}", p.platform.source));
+        if i > 0 {
+            let first = &r.plans[0];
+            findings.push(format!(
+                "{tag} against plan 1: peak ×{:.2}, capacity ×{:.2}, DRAM chips ×{:.2}",
+                p.peak_mbs as f64 / first.peak_mbs.max(1) as f64,
+                p.capacity_bytes as f64 / first.capacity_bytes.max(1) as f64,
+                chips(p) as f64 / chips(first).max(1) as f64
+            ));
+            if let (Some(a), Some(b)) = (&first.power, &p.power) {
+                findings.push(format!(
+                    "{tag} against plan 1: DRAM device power ×{:.2} idle, ×{:.2} loaded (estimated)",
+                    b.idle_w / a.idle_w.max(1e-9),
+                    b.loaded_w / a.loaded_w.max(1e-9)
+                ));
             }
         }
+    }
+    findings
+}
+
+impl Present for PlanResults {
+    fn view(&self) -> View {
         View {
             id: "dimms-plan",
             title: "DIMM plan".into(),
             method: "No hardware: part-number decoder, JEDEC tables, platform table.".into(),
             facts: Vec::new(),
-            blocks: [Some(t), plan_dram(self)]
+            blocks: [Some(plans_table(self)), plan_dram(self)]
                 .into_iter()
                 .flatten()
                 .map(Block::Table)
                 .collect(),
-            findings,
+            findings: plan_findings(self),
         }
     }
 

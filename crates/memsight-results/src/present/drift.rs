@@ -8,65 +8,8 @@ use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View, num};
 /// The drift section of a run's report and terminal output.
 pub fn view(d: &DriftSeries) -> View {
     let mut blocks = Vec::new();
-    let usable: Vec<_> = d.probes.iter().filter(|p| p.read_gbs.is_finite()).collect();
-    if usable.len() >= 2 {
-        let series = vec![Series {
-            name: format!("read, CPU {}", d.cpu),
-            points: usable.iter().map(|p| (p.at_s, p.read_gbs)).collect(),
-            whiskers: usable
-                .iter()
-                .map(|p| (p.at_s, p.read_gbs * (1.0 - p.read_spread), p.read_gbs))
-                .collect(),
-            dashed: false,
-        }];
-        let chart = Lines {
-            x_marks: d
-                .phases
-                .iter()
-                .map(|ph| Mark {
-                    at: ph.from_s,
-                    label: ph.suite.clone(),
-                })
-                .collect(),
-            ..Lines::new(
-                "One core's memory bandwidth during the run",
-                "seconds since the run started",
-                "GB/s (program bytes, best of 3 passes)",
-                (Scale::Linear, Scale::Linear),
-                series,
-            )
-        };
-        blocks.push(Block::Lines(
-            chart,
-            "Each point is a reference probe (whiskers: the range of its passes); grey lines: where each suite began. A fall that other probes do not share is the machine moving, not the suite."
-                .into(),
-        ));
-    }
-    let mut t = Table::new(
-        "Reference probes",
-        &[
-            "s",
-            "where",
-            "read GB/s",
-            "spread %",
-            "team read GB/s",
-            "idle ns",
-            "dropped",
-        ],
-    );
-    for p in &d.probes {
-        let opt = |x: f64, f: fn(f64) -> String| if x.is_finite() { f(x) } else { "-".into() };
-        t.rows.push(vec![
-            Cell::Num(format!("{:.1}", p.at_s)),
-            Cell::Text(p.label.clone()),
-            Cell::Num(opt(p.read_gbs, num)),
-            Cell::Num(format!("{:.1}", 100.0 * p.read_spread)),
-            Cell::Num(opt(p.team_read_gbs.unwrap_or(f64::NAN), num)),
-            Cell::Num(opt(p.latency_ns, |x| format!("{x:.0}"))),
-            Cell::Num(p.dropped.to_string()),
-        ]);
-    }
-    blocks.push(Block::Table(t));
+    blocks.extend(probes_chart(d));
+    blocks.push(Block::Table(probes_table(d)));
     let mut facts = vec![format!(
         "{} probes over {} suites",
         d.probes.len(),
@@ -94,6 +37,75 @@ pub fn view(d: &DriftSeries) -> View {
         blocks,
         findings: d.findings.clone(),
     }
+}
+
+/// The probes' read rate over the run with where each suite began: needs two usable probes to
+/// draw a line.
+fn probes_chart(d: &DriftSeries) -> Option<Block> {
+    let usable: Vec<_> = d.probes.iter().filter(|p| p.read_gbs.is_finite()).collect();
+    if usable.len() < 2 {
+        return None;
+    }
+    let series = vec![Series {
+        name: format!("read, CPU {}", d.cpu),
+        points: usable.iter().map(|p| (p.at_s, p.read_gbs)).collect(),
+        whiskers: usable
+            .iter()
+            .map(|p| (p.at_s, p.read_gbs * (1.0 - p.read_spread), p.read_gbs))
+            .collect(),
+        dashed: false,
+    }];
+    let chart = Lines {
+        x_marks: d
+            .phases
+            .iter()
+            .map(|ph| Mark {
+                at: ph.from_s,
+                label: ph.suite.clone(),
+            })
+            .collect(),
+        ..Lines::new(
+            "One core's memory bandwidth during the run",
+            "seconds since the run started",
+            "GB/s (program bytes, best of 3 passes)",
+            (Scale::Linear, Scale::Linear),
+            series,
+        )
+    };
+    Some(Block::Lines(
+        chart,
+        "Each point is a reference probe (whiskers: the range of its passes); grey lines: where each suite began. A fall that other probes do not share is the machine moving, not the suite."
+            .into(),
+    ))
+}
+
+/// Every probe, unusable ones included (their figures shown as `-`).
+fn probes_table(d: &DriftSeries) -> Table {
+    let mut t = Table::new(
+        "Reference probes",
+        &[
+            "s",
+            "where",
+            "read GB/s",
+            "spread %",
+            "team read GB/s",
+            "idle ns",
+            "dropped",
+        ],
+    );
+    for p in &d.probes {
+        let opt = |x: f64, f: fn(f64) -> String| if x.is_finite() { f(x) } else { "-".into() };
+        t.rows.push(vec![
+            Cell::Num(format!("{:.1}", p.at_s)),
+            Cell::Text(p.label.clone()),
+            Cell::Num(opt(p.read_gbs, num)),
+            Cell::Num(format!("{:.1}", 100.0 * p.read_spread)),
+            Cell::Num(opt(p.team_read_gbs.unwrap_or(f64::NAN), num)),
+            Cell::Num(opt(p.latency_ns, |x| format!("{x:.0}"))),
+            Cell::Num(p.dropped.to_string()),
+        ]);
+    }
+    t
 }
 
 /// The summary's line: how far the machine moved, and which suites measured in its slow phase.

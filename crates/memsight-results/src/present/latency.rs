@@ -432,56 +432,8 @@ impl Present for WithCaches<'_> {
             blocks.push(Block::Table(ladder_table(l)));
             blocks.extend(levels_table(l).map(Block::Table));
         }
-        let tlb: Vec<Series> = r
-            .ladders
-            .iter()
-            .filter(|x| !x.tlb.is_empty())
-            .map(|x| Series {
-                name: format!("CPU {}", x.cpu),
-                points: x
-                    .tlb
-                    .iter()
-                    .map(|t| (t.size_bytes as f64, t.cost_ns))
-                    .collect(),
-                ..Default::default()
-            })
-            .collect();
-        if !tlb.is_empty() {
-            blocks.push(Block::Lines(
-                chart(
-                    "TLB cost: small-page minus huge-page latency",
-                    "working set (log scale)",
-                    "extra ns per load",
-                    (Scale::Log2Bytes, Scale::Linear),
-                    tlb,
-                    &marks,
-                ),
-                "Same chase on 4 KiB and on huge pages, measured interleaved; the difference is the page walk.".into(),
-            ));
-        }
-        let mlp: Vec<Series> = r
-            .ladders
-            .iter()
-            .filter_map(|x| x.mlp.as_ref().map(|m| (x.cpu, m)))
-            .map(|(cpu, m)| Series {
-                name: format!("CPU {cpu}, {}", format_bytes(m.size_bytes)),
-                points: m.valid().map(|p| (p.k as f64, p.overlap)).collect(),
-                ..Default::default()
-            })
-            .collect();
-        if !mlp.is_empty() {
-            blocks.push(Block::Lines(
-                chart(
-                    "Memory-level parallelism",
-                    "independent chains",
-                    "misses in flight (overlap)",
-                    (Scale::Count, Scale::Linear),
-                    mlp,
-                    &[],
-                ),
-                "k interleaved chases: single-chain latency × k ÷ round time. A straight line means the core overlaps every miss.".into(),
-            ));
-        }
+        blocks.extend(tlb_chart(r, &marks));
+        blocks.extend(mlp_chart(r));
         for l in &r.ladders {
             blocks.extend(mlp_table(l).map(Block::Table));
         }
@@ -504,4 +456,64 @@ impl Present for WithCaches<'_> {
     fn figures(&self) -> Vec<Figure> {
         self.0.figures()
     }
+}
+
+/// The page walk's cost per load against the working set, one line per CPU that measured it.
+fn tlb_chart(r: &LatencyResults, marks: &[Mark]) -> Option<Block> {
+    let tlb: Vec<Series> = r
+        .ladders
+        .iter()
+        .filter(|x| !x.tlb.is_empty())
+        .map(|x| Series {
+            name: format!("CPU {}", x.cpu),
+            points: x
+                .tlb
+                .iter()
+                .map(|t| (t.size_bytes as f64, t.cost_ns))
+                .collect(),
+            ..Default::default()
+        })
+        .collect();
+    if tlb.is_empty() {
+        return None;
+    }
+    Some(Block::Lines(
+        chart(
+            "TLB cost: small-page minus huge-page latency",
+            "working set (log scale)",
+            "extra ns per load",
+            (Scale::Log2Bytes, Scale::Linear),
+            tlb,
+            marks,
+        ),
+        "Same chase on 4 KiB and on huge pages, measured interleaved; the difference is the page walk.".into(),
+    ))
+}
+
+/// Misses in flight against the number of interleaved chains, one line per CPU.
+fn mlp_chart(r: &LatencyResults) -> Option<Block> {
+    let mlp: Vec<Series> = r
+        .ladders
+        .iter()
+        .filter_map(|x| x.mlp.as_ref().map(|m| (x.cpu, m)))
+        .map(|(cpu, m)| Series {
+            name: format!("CPU {cpu}, {}", format_bytes(m.size_bytes)),
+            points: m.valid().map(|p| (p.k as f64, p.overlap)).collect(),
+            ..Default::default()
+        })
+        .collect();
+    if mlp.is_empty() {
+        return None;
+    }
+    Some(Block::Lines(
+        chart(
+            "Memory-level parallelism",
+            "independent chains",
+            "misses in flight (overlap)",
+            (Scale::Count, Scale::Linear),
+            mlp,
+            &[],
+        ),
+        "k interleaved chases: single-chain latency × k ÷ round time. A straight line means the core overlaps every miss.".into(),
+    ))
 }

@@ -54,100 +54,11 @@ impl Present for WithCeilings<'_> {
 
     fn view(&self) -> View {
         let (this, dimms) = (self.0, self.1);
-        // A ceiling the curves reach less than a quarter of would squeeze them into a corner of
-        // the chart (the CPUs measured were a small part of the machine): the summary's share of
-        // the peak says it instead.
-        let top = this.curves.iter().map(|c| c.saturation_gbs).fold(0.0, f64::max);
-        let marks: Vec<_> = super::bandwidth::ceilings(dimms)
-            .into_iter()
-            .filter(|m| m.at <= 4.0 * top)
-            .collect();
         let peak = dimms.map(|d| d.ceilings.system_dram_mbs as f64 / 1000.0);
-        let series = this
-            .curves
-            .iter()
-            .map(|c| Series {
-                name: label(c),
-                points: c
-                    .points
-                    .iter()
-                    .map(|p| (p.bandwidth_gbs, p.latency_ns.median))
-                    .collect(),
-                whiskers: c
-                    .points
-                    .iter()
-                    .map(|p| (p.bandwidth_gbs, p.latency_ns.ci_low, p.latency_ns.ci_high))
-                    .collect(),
-                dashed: false,
-            })
-            .collect();
-        let mut chart = Lines::new(
-            "Loaded latency",
-            "total bandwidth, GB/s (estimated DRAM bytes)",
-            "chase latency, ns",
-            (Scale::Linear, Scale::Linear),
-            series,
-        );
-        let chart_marks: Vec<String> = marks.iter().map(|m| m.label.clone()).collect();
-        chart.x_marks = marks;
-        chart.x_to_marks = true;
-        let mut blocks = vec![Block::Lines(
-            chart,
-            format!(
-                "One curve per read:write mix, labelled with its share of DRAM bytes read (regular stores read each line for ownership first, so they reach 50% at most; NT stores go below); knee = first point at {}× idle latency.{}{}",
-                this.knee_factor,
-                if this.rounds > 1 {
-                    format!(
-                        " Mixes measured in {} alternating rounds; \"rounds apart\" = (highest − lowest round bandwidth) ÷ their mean.",
-                        this.rounds
-                    )
-                } else {
-                    String::new()
-                },
-                if !chart_marks.is_empty() {
-                    " Vertical lines: the DIMM inventory's theoretical ceilings."
-                } else {
-                    ""
-                }
-            ),
-        )];
+        let mut blocks = vec![curves_chart(this, dimms)];
         blocks.push(Block::Table(summary(this, peak)));
         for c in &this.curves {
-            let mut t = Table::new(
-                &format!(
-                    "{} — saturation {:.1} GB/s, knee ({}× idle) {}",
-                    c.mix.name(),
-                    c.saturation_gbs,
-                    this.knee_factor,
-                    c.knee_gbs
-                        .map_or("not reached".into(), |k| format!("{k:.1} GB/s"))
-                ),
-                &[
-                    "delay cycles",
-                    "bandwidth GB/s (DRAM est.)",
-                    "bandwidth rounds apart %",
-                    "latency ns (median)",
-                    "95% CI",
-                    "n",
-                    "p50 ns",
-                    "p90 ns",
-                    "p99 ns",
-                ],
-            );
-            for p in &c.points {
-                t.rows.push(vec![
-                    Cell::Text(p.delay_cycles.map_or("idle".into(), |d| d.to_string())),
-                    Cell::Num(num(p.bandwidth_gbs)),
-                    Cell::Num(percent(p.bandwidth_between_rounds())),
-                    Cell::Num(med(&p.latency_ns)),
-                    Cell::Num(ci(&p.latency_ns)),
-                    Cell::Num(count(&p.latency_ns)),
-                    Cell::Num(p.p50_ns.map_or("-".into(), num)),
-                    Cell::Num(p.p90_ns.map_or("-".into(), num)),
-                    Cell::Num(p.p99_ns.map_or("-".into(), num)),
-                ]);
-            }
-            blocks.push(Block::Table(t));
+            blocks.push(Block::Table(curve_table(this, c)));
         }
         let mut facts = vec![format!(
             "chase CPU {}, load CPUs {}, node {}",
@@ -167,6 +78,105 @@ impl Present for WithCeilings<'_> {
             findings: crate::view::texts(&this.findings),
         }
     }
+}
+
+/// Every mix's curve on one chart, with the DIMM inventory's ceilings as vertical lines.
+fn curves_chart(this: &LoadedResults, dimms: Option<&DimmsResults>) -> Block {
+    // A ceiling the curves reach less than a quarter of would squeeze them into a corner of
+    // the chart (the CPUs measured were a small part of the machine): the summary's share of
+    // the peak says it instead.
+    let top = this.curves.iter().map(|c| c.saturation_gbs).fold(0.0, f64::max);
+    let marks: Vec<_> = super::bandwidth::ceilings(dimms)
+        .into_iter()
+        .filter(|m| m.at <= 4.0 * top)
+        .collect();
+    let series = this
+        .curves
+        .iter()
+        .map(|c| Series {
+            name: label(c),
+            points: c
+                .points
+                .iter()
+                .map(|p| (p.bandwidth_gbs, p.latency_ns.median))
+                .collect(),
+            whiskers: c
+                .points
+                .iter()
+                .map(|p| (p.bandwidth_gbs, p.latency_ns.ci_low, p.latency_ns.ci_high))
+                .collect(),
+            dashed: false,
+        })
+        .collect();
+    let mut chart = Lines::new(
+        "Loaded latency",
+        "total bandwidth, GB/s (estimated DRAM bytes)",
+        "chase latency, ns",
+        (Scale::Linear, Scale::Linear),
+        series,
+    );
+    let chart_marks: Vec<String> = marks.iter().map(|m| m.label.clone()).collect();
+    chart.x_marks = marks;
+    chart.x_to_marks = true;
+    Block::Lines(
+        chart,
+        format!(
+            "One curve per read:write mix, labelled with its share of DRAM bytes read (regular stores read each line for ownership first, so they reach 50% at most; NT stores go below); knee = first point at {}× idle latency.{}{}",
+            this.knee_factor,
+            if this.rounds > 1 {
+                format!(
+                    " Mixes measured in {} alternating rounds; \"rounds apart\" = (highest − lowest round bandwidth) ÷ their mean.",
+                    this.rounds
+                )
+            } else {
+                String::new()
+            },
+            if !chart_marks.is_empty() {
+                " Vertical lines: the DIMM inventory's theoretical ceilings."
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// One curve's points, idle first, with the latency percentiles at each.
+fn curve_table(this: &LoadedResults, c: &Curve) -> Table {
+    let mut t = Table::new(
+        &format!(
+            "{} — saturation {:.1} GB/s, knee ({}× idle) {}",
+            c.mix.name(),
+            c.saturation_gbs,
+            this.knee_factor,
+            c.knee_gbs
+                .map_or("not reached".into(), |k| format!("{k:.1} GB/s"))
+        ),
+        &[
+            "delay cycles",
+            "bandwidth GB/s (DRAM est.)",
+            "bandwidth rounds apart %",
+            "latency ns (median)",
+            "95% CI",
+            "n",
+            "p50 ns",
+            "p90 ns",
+            "p99 ns",
+        ],
+    );
+    for p in &c.points {
+        t.rows.push(vec![
+            Cell::Text(p.delay_cycles.map_or("idle".into(), |d| d.to_string())),
+            Cell::Num(num(p.bandwidth_gbs)),
+            Cell::Num(percent(p.bandwidth_between_rounds())),
+            Cell::Num(med(&p.latency_ns)),
+            Cell::Num(ci(&p.latency_ns)),
+            Cell::Num(count(&p.latency_ns)),
+            Cell::Num(p.p50_ns.map_or("-".into(), num)),
+            Cell::Num(p.p90_ns.map_or("-".into(), num)),
+            Cell::Num(p.p99_ns.map_or("-".into(), num)),
+        ]);
+    }
+    t
 }
 
 /// Where the TSC the percentiles were timed with steps coarser than 2% of the latencies: the

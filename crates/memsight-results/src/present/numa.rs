@@ -36,81 +36,8 @@ impl Present for NumaResults {
             .map(|i| format!("node {} (CPU {})", i.node, i.cpu))
             .collect();
         let cols: Vec<String> = self.columns.iter().map(|c| c.label.clone()).collect();
-        let heat = |title: &str, subtitle: &str, (values, short), low_is_good, caption: &str| {
-            Block::Heatmap(Heatmap {
-                title: title.into(),
-                subtitle: subtitle.into(),
-                corner: "CPU node \\ memory".into(),
-                rows: rows.clone(),
-                cols: cols.clone(),
-                values,
-                low_is_good,
-                caption: caption.into(),
-                short,
-            })
-        };
-        let mut blocks = vec![heat(
-            "NUMA latency",
-            "ns per load (median)",
-            matrix(self, |c| c.latency_ns.as_ref()),
-            true,
-            "Chase latency from each CPU node (rows) to memory bound to each node (columns).",
-        )];
-        // One matrix per bandwidth kernel, read first, in the order the cells hold them.
-        let mut tests = vec!["read".to_string()];
-        for k in self.cells.iter().flatten().flat_map(|c| &c.kernels) {
-            if !tests.contains(&k.test) {
-                tests.push(k.test.clone());
-            }
-        }
-        for test in &tests {
-            let bw = matrix(self, |c| c.gbs(test));
-            if !bw.0.iter().flatten().any(Option::is_some) {
-                continue;
-            }
-            let caption = match test.as_str() {
-                "read" => "Read bandwidth with every CPU of the row's node.".to_string(),
-                "write" => "Write bandwidth (regular stores) with every CPU of the row's node; DRAM also reads every line for ownership, so it moves about twice these bytes.".to_string(),
-                "write-nt" => "Non-temporal write bandwidth with every CPU of the row's node: no read for ownership, program bytes are DRAM bytes.".to_string(),
-                other => format!("{other} with every CPU of the row's node."),
-            };
-            blocks.push(heat(
-                &format!("NUMA {test} bandwidth"),
-                "GB/s of program bytes (median, all CPUs of the row's node)",
-                bw,
-                false,
-                &caption,
-            ));
-        }
-        if !self.claims.is_empty() {
-            let mut t = Table::new(
-                "Firmware claims (ACPI HMAT, access class 0)",
-                &[
-                    "node",
-                    "initiators",
-                    "claimed read ns",
-                    "claimed read MB/s",
-                    "claimed write MB/s",
-                    "measured ÷ claimed latency",
-                    "measured ÷ claimed read bandwidth",
-                    "NT write ÷ claimed write",
-                ],
-            );
-            for c in &self.claims {
-                t.rows.push(vec![
-                    Cell::Text(c.node.to_string()),
-                    Cell::Text(memsight_core::units::format_list(&c.initiators)),
-                    Cell::Num(c.read_latency_ns.map_or("-".into(), |v| v.to_string())),
-                    Cell::Num(c.read_bandwidth_mbs.map_or("-".into(), |v| v.to_string())),
-                    Cell::Num(c.write_bandwidth_mbs.map_or("-".into(), |v| v.to_string())),
-                    Cell::Num(c.latency_ratio.map_or("-".into(), |v| format!("{v:.2}"))),
-                    Cell::Num(c.bandwidth_ratio.map_or("-".into(), |v| format!("{v:.2}"))),
-                    Cell::Num(
-                        c.write_bandwidth_ratio
-                            .map_or("-".into(), |v| format!("{v:.2}")),
-                    ),
-                ]);
-            }
+        let mut blocks = heatmaps(self, &rows, &cols);
+        if let Some(t) = claims_table(self) {
             blocks.push(Block::Table(t));
         }
         if let Some(t) = rounds_table(self, &rows, &cols) {
@@ -119,24 +46,7 @@ impl Present for NumaResults {
         if let Some(t) = distance_table(self) {
             blocks.push(Block::Table(t));
         }
-        let columns: Vec<String> = self
-            .columns
-            .iter()
-            .filter(|c| c.kind.is_some() || c.tier.is_some() || c.cpu_less)
-            .map(|c| {
-                let mut l = c.label.clone();
-                if let Some(k) = &c.kind {
-                    l += &format!(" ({k})");
-                }
-                if let Some(t) = c.tier {
-                    l += &format!(" tier {t}");
-                }
-                if c.cpu_less {
-                    l += " [CPU-less]";
-                }
-                l
-            })
-            .collect();
+        let columns = described_columns(self);
         View {
             id: "numa",
             title: "NUMA and memory tiers".into(),
@@ -199,6 +109,118 @@ impl Present for NumaResults {
         }
         out
     }
+}
+
+/// The latency matrix, then one bandwidth matrix per kernel that has a figure, read first and
+/// the rest in the order the cells hold them.
+fn heatmaps(r: &NumaResults, rows: &[String], cols: &[String]) -> Vec<Block> {
+    let heat = |title: &str, subtitle: &str, (values, short), low_is_good, caption: &str| {
+        Block::Heatmap(Heatmap {
+            title: title.into(),
+            subtitle: subtitle.into(),
+            corner: "CPU node \\ memory".into(),
+            rows: rows.to_vec(),
+            cols: cols.to_vec(),
+            values,
+            low_is_good,
+            caption: caption.into(),
+            short,
+        })
+    };
+    let mut blocks = vec![heat(
+        "NUMA latency",
+        "ns per load (median)",
+        matrix(r, |c| c.latency_ns.as_ref()),
+        true,
+        "Chase latency from each CPU node (rows) to memory bound to each node (columns).",
+    )];
+    let mut tests = vec!["read".to_string()];
+    for k in r.cells.iter().flatten().flat_map(|c| &c.kernels) {
+        if !tests.contains(&k.test) {
+            tests.push(k.test.clone());
+        }
+    }
+    for test in &tests {
+        let bw = matrix(r, |c| c.gbs(test));
+        if !bw.0.iter().flatten().any(Option::is_some) {
+            continue;
+        }
+        blocks.push(heat(
+            &format!("NUMA {test} bandwidth"),
+            "GB/s of program bytes (median, all CPUs of the row's node)",
+            bw,
+            false,
+            &bandwidth_caption(test),
+        ));
+    }
+    blocks
+}
+
+/// What a bandwidth matrix's bytes are: write kernels move more (or exactly) the bytes shown.
+fn bandwidth_caption(test: &str) -> String {
+    match test {
+        "read" => "Read bandwidth with every CPU of the row's node.".to_string(),
+        "write" => "Write bandwidth (regular stores) with every CPU of the row's node; DRAM also reads every line for ownership, so it moves about twice these bytes.".to_string(),
+        "write-nt" => "Non-temporal write bandwidth with every CPU of the row's node: no read for ownership, program bytes are DRAM bytes.".to_string(),
+        other => format!("{other} with every CPU of the row's node."),
+    }
+}
+
+/// What the firmware (HMAT) claims per node beside what was measured there.
+fn claims_table(r: &NumaResults) -> Option<Table> {
+    if r.claims.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Firmware claims (ACPI HMAT, access class 0)",
+        &[
+            "node",
+            "initiators",
+            "claimed read ns",
+            "claimed read MB/s",
+            "claimed write MB/s",
+            "measured ÷ claimed latency",
+            "measured ÷ claimed read bandwidth",
+            "NT write ÷ claimed write",
+        ],
+    );
+    for c in &r.claims {
+        t.rows.push(vec![
+            Cell::Text(c.node.to_string()),
+            Cell::Text(memsight_core::units::format_list(&c.initiators)),
+            Cell::Num(c.read_latency_ns.map_or("-".into(), |v| v.to_string())),
+            Cell::Num(c.read_bandwidth_mbs.map_or("-".into(), |v| v.to_string())),
+            Cell::Num(c.write_bandwidth_mbs.map_or("-".into(), |v| v.to_string())),
+            Cell::Num(c.latency_ratio.map_or("-".into(), |v| format!("{v:.2}"))),
+            Cell::Num(c.bandwidth_ratio.map_or("-".into(), |v| format!("{v:.2}"))),
+            Cell::Num(
+                c.write_bandwidth_ratio
+                    .map_or("-".into(), |v| format!("{v:.2}")),
+            ),
+        ]);
+    }
+    Some(t)
+}
+
+/// The memory columns that are more than a plain node (a kind, a tier, no CPUs), described.
+fn described_columns(r: &NumaResults) -> Vec<String> {
+    r.columns
+        .iter()
+        .filter(|c| c.kind.is_some() || c.tier.is_some() || c.cpu_less)
+        .map(|c| {
+            let mut l = c.label.clone();
+            if let Some(k) = &c.kind {
+                l += &format!(" ({k})");
+            }
+            if let Some(t) = c.tier {
+                l += &format!(" tier {t}");
+            }
+            if c.cpu_less {
+                l += " [CPU-less]";
+            }
+            l
+        })
+        .collect()
 }
 
 /// The firmware's node distances beside what was measured: per measured cell, the SLIT

@@ -6,6 +6,7 @@ use memsight_core::units::format_bytes;
 use super::Present;
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
+use memsight_suites::profile::placement::Placement;
 use memsight_suites::profile::{Ending, ProfileResults};
 
 const MIB: f64 = (1u64 << 20) as f64;
@@ -30,127 +31,19 @@ impl Present for ProfileResults {
     }
 
     fn view(&self) -> View {
-        let series = |name: &str, f: &dyn Fn(&memsight_suites::profile::procfs::Snapshot) -> u64| Series {
-            name: name.into(),
-            points: self
-                .timeline
-                .iter()
-                .map(|s| (s.seconds, f(s) as f64 / MIB))
-                .collect(),
-            ..Default::default()
-        };
-        let mut held = vec![
-            series("RSS", &|s| s.held.rss),
-            series("anonymous", &|s| s.held.anon),
-            series("anonymous on THP", &|s| s.huge.anon_huge),
-            series("swap", &|s| s.held.swap),
-        ];
-        let cached = self.timeline.iter().any(|s| s.group.is_some());
-        if cached {
-            held.push(series("page cache (its cgroup)", &|s| {
-                s.group.map_or(0, |g| g.page_cache)
-            }));
-        }
-        let mut blocks = vec![Block::Lines(
-            Lines::new(
-                "Memory held over time",
-                "seconds since the start",
-                "MiB",
-                (Scale::Linear, Scale::Linear),
-                held,
-            ),
-            format!(
-                "{} readings of /proc/{}/status and smaps_rollup{}.",
-                self.timeline.len(),
-                self.pid,
-                if cached {
-                    ", and of its memory cgroup's memory.stat"
-                } else {
-                    ""
-                }
-            ),
-        )];
+        let mut blocks = vec![held_chart(self)];
         if let Some(p) = &self.pressure {
             blocks.push(pressure_chart(p));
         }
         blocks.extend(monitored_chart(self));
         if let Some(p) = &self.placement {
-            let total: u64 = p.nodes.iter().map(|n| n.bytes).sum::<u64>().max(1);
-            let threads: u64 = p.nodes.iter().map(|n| n.thread_samples).sum::<u64>().max(1);
-            let mut t = Table::new(
-                "pages per node at the peak (numa_maps) against the nodes its threads ran on (thread readings)",
-                &[
-                    "node",
-                    "kind",
-                    "pages",
-                    "share %",
-                    "anonymous",
-                    "by a policy",
-                    "threads seen %",
-                ],
-            );
-            for n in &p.nodes {
-                t.rows.push(vec![
-                    Cell::Text(n.node.to_string()),
-                    Cell::Text(match (&n.kind, n.cpu_less) {
-                        (Some(k), true) => format!("{k}, CPU-less"),
-                        (Some(k), false) => k.clone(),
-                        (None, true) => "CPU-less".into(),
-                        (None, false) => "-".into(),
-                    }),
-                    Cell::Num(format_bytes(n.bytes)),
-                    Cell::Num(format!("{:.1}", 100.0 * n.bytes as f64 / total as f64)),
-                    Cell::Num(format_bytes(n.anon_bytes)),
-                    Cell::Num(format_bytes(n.policy_bytes)),
-                    Cell::Num(format!(
-                        "{:.0}",
-                        100.0 * n.thread_samples as f64 / threads as f64
-                    )),
-                ]);
-            }
-            blocks.push(Block::Table(t));
+            blocks.push(placement_table(p));
         }
         View {
             id: "profile",
             title: "Program profile".into(),
             method: self.method.clone(),
-            facts: vec![
-                format!(
-                    "{} (pid {}), {}, {:.1} s, THP mode {}",
-                    self.command,
-                    self.pid,
-                    ending(self.ending),
-                    self.seconds,
-                    self.thp_mode.as_deref().unwrap_or("unknown")
-                ),
-                match (&self.counted, &self.not_counted) {
-                    (Some(c), _) => format!("DRAM traffic counted: {}", c.source),
-                    (None, Some(why)) => why.clone(),
-                    (None, None) => "DRAM traffic not counted".into(),
-                },
-                match (&self.monitored, &self.not_monitored) {
-                    (Some(m), _) => format!(
-                        "its own memory traffic counted by resctrl bandwidth monitoring ({})",
-                        m.group
-                    ),
-                    (None, Some(why)) => why.clone(),
-                    (None, None) => "its own memory traffic not monitored".into(),
-                },
-                match (&self.memory_group, &self.no_memory_group) {
-                    (Some(g), _) => format!(
-                        "page cache and swap read from {} {} (cgroup v{})",
-                        if g.own {
-                            "the cgroup made for it,"
-                        } else {
-                            "its cgroup"
-                        },
-                        g.name,
-                        if g.cgroup_v2 { 2 } else { 1 }
-                    ),
-                    (None, Some(why)) => why.clone(),
-                    (None, None) => "page cache charged to it not read".into(),
-                },
-            ],
+            facts: facts(self),
             blocks,
             findings: crate::view::texts(&self.findings),
         }
@@ -230,6 +123,132 @@ impl Present for ProfileResults {
         }
         out
     }
+}
+
+/// Memory held over the watch: resident, anonymous, on THP and swapped, and the page cache
+/// charged to its cgroup where one was read.
+fn held_chart(r: &ProfileResults) -> Block {
+    let series = |name: &str, f: &dyn Fn(&memsight_suites::profile::procfs::Snapshot) -> u64| Series {
+        name: name.into(),
+        points: r
+            .timeline
+            .iter()
+            .map(|s| (s.seconds, f(s) as f64 / MIB))
+            .collect(),
+        ..Default::default()
+    };
+    let mut held = vec![
+        series("RSS", &|s| s.held.rss),
+        series("anonymous", &|s| s.held.anon),
+        series("anonymous on THP", &|s| s.huge.anon_huge),
+        series("swap", &|s| s.held.swap),
+    ];
+    let cached = r.timeline.iter().any(|s| s.group.is_some());
+    if cached {
+        held.push(series("page cache (its cgroup)", &|s| {
+            s.group.map_or(0, |g| g.page_cache)
+        }));
+    }
+    Block::Lines(
+        Lines::new(
+            "Memory held over time",
+            "seconds since the start",
+            "MiB",
+            (Scale::Linear, Scale::Linear),
+            held,
+        ),
+        format!(
+            "{} readings of /proc/{}/status and smaps_rollup{}.",
+            r.timeline.len(),
+            r.pid,
+            if cached {
+                ", and of its memory cgroup's memory.stat"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// Where its pages were at the peak beside where its threads ran: the two shares a remote
+/// placement shows up as.
+fn placement_table(p: &Placement) -> Block {
+    let total: u64 = p.nodes.iter().map(|n| n.bytes).sum::<u64>().max(1);
+    let threads: u64 = p.nodes.iter().map(|n| n.thread_samples).sum::<u64>().max(1);
+    let mut t = Table::new(
+        "pages per node at the peak (numa_maps) against the nodes its threads ran on (thread readings)",
+        &[
+            "node",
+            "kind",
+            "pages",
+            "share %",
+            "anonymous",
+            "by a policy",
+            "threads seen %",
+        ],
+    );
+    for n in &p.nodes {
+        t.rows.push(vec![
+            Cell::Text(n.node.to_string()),
+            Cell::Text(match (&n.kind, n.cpu_less) {
+                (Some(k), true) => format!("{k}, CPU-less"),
+                (Some(k), false) => k.clone(),
+                (None, true) => "CPU-less".into(),
+                (None, false) => "-".into(),
+            }),
+            Cell::Num(format_bytes(n.bytes)),
+            Cell::Num(format!("{:.1}", 100.0 * n.bytes as f64 / total as f64)),
+            Cell::Num(format_bytes(n.anon_bytes)),
+            Cell::Num(format_bytes(n.policy_bytes)),
+            Cell::Num(format!(
+                "{:.0}",
+                100.0 * n.thread_samples as f64 / threads as f64
+            )),
+        ]);
+    }
+    Block::Table(t)
+}
+
+/// What was watched and how it ended, and which of the optional sources (DRAM counters, resctrl
+/// monitoring, its memory cgroup) were read, or why not.
+fn facts(r: &ProfileResults) -> Vec<String> {
+    vec![
+        format!(
+            "{} (pid {}), {}, {:.1} s, THP mode {}",
+            r.command,
+            r.pid,
+            ending(r.ending),
+            r.seconds,
+            r.thp_mode.as_deref().unwrap_or("unknown")
+        ),
+        match (&r.counted, &r.not_counted) {
+            (Some(c), _) => format!("DRAM traffic counted: {}", c.source),
+            (None, Some(why)) => why.clone(),
+            (None, None) => "DRAM traffic not counted".into(),
+        },
+        match (&r.monitored, &r.not_monitored) {
+            (Some(m), _) => format!(
+                "its own memory traffic counted by resctrl bandwidth monitoring ({})",
+                m.group
+            ),
+            (None, Some(why)) => why.clone(),
+            (None, None) => "its own memory traffic not monitored".into(),
+        },
+        match (&r.memory_group, &r.no_memory_group) {
+            (Some(g), _) => format!(
+                "page cache and swap read from {} {} (cgroup v{})",
+                if g.own {
+                    "the cgroup made for it,"
+                } else {
+                    "its cgroup"
+                },
+                g.name,
+                if g.cgroup_v2 { 2 } else { 1 }
+            ),
+            (None, Some(why)) => why.clone(),
+            (None, None) => "page cache charged to it not read".into(),
+        },
+    ]
 }
 
 /// The interval each probe reading maps to, over time (a flat reading draws its upper bound on

@@ -12,60 +12,15 @@ use memsight_suites::stream::StreamResults;
 impl Present for StreamResults {
     fn view(&self) -> View {
         let c = &self.config;
-        let mut t = Table::new(
-            "",
-            &[
-                "Function",
-                "Best Rate MB/s",
-                "Avg time s",
-                "Min time s",
-                "Max time s",
-                "GB/s median",
-                "95% CI",
-                "n",
-                "DRAM est. GB/s (best)",
-            ],
-        );
-        for k in &self.kernels {
-            t.rows.push(vec![
-                Cell::Text(format!("{}:", k.function)),
-                Cell::Num(format!("{:.1}", k.best_rate_mbs)),
-                Cell::Num(format!("{:.6}", k.avg_time_s)),
-                Cell::Num(format!("{:.6}", k.min_time_s)),
-                Cell::Num(format!("{:.6}", k.max_time_s)),
-                Cell::Num(med(&k.gbs)),
-                Cell::Num(ci(&k.gbs)),
-                Cell::Num(count(&k.gbs)),
-                Cell::Num(num(k.dram_bytes as f64 / k.min_time_s / 1e9)),
-            ]);
-        }
         let mut findings: Vec<String> = self.warnings.iter().map(|w| format!("! {w}")).collect();
         findings.push(match &self.validation {
             Some(v) => v.message.clone(),
             None => "not validated: the run was interrupted".into(),
         });
         findings.extend(crate::view::texts(&self.findings));
-        let mut blocks = vec![Block::Table(t)];
+        let mut blocks = vec![Block::Table(kernels_table(self))];
         if !self.widths.is_empty() {
-            let mut w = Table::new(
-                "Triad by vector width on these arrays, before the timed runs (alternating passes)",
-                &["width", "GB/s median", "95% CI", "min–max", "n"],
-            );
-            for r in &self.widths {
-                let s = &r.triad_gbs;
-                w.rows.push(vec![
-                    Cell::Text(format!(
-                        "{}{}",
-                        r.isa.name(),
-                        if r.isa == c.isa { " (used)" } else { "" }
-                    )),
-                    Cell::Num(med(s)),
-                    Cell::Num(ci(s)),
-                    Cell::Num(format!("{}–{}", num(s.min), num(s.max))),
-                    Cell::Num(count(s)),
-                ]);
-            }
-            blocks.push(Block::Table(w));
+            blocks.push(Block::Table(widths_table(self)));
         }
         View {
             id: "stream",
@@ -120,4 +75,59 @@ impl Present for StreamResults {
             })
             .collect()
     }
+}
+
+/// STREAM's own table (its columns, its rounding), then the engine's statistics of the same runs.
+fn kernels_table(r: &StreamResults) -> Table {
+    let mut t = Table::new(
+        "",
+        &[
+            "Function",
+            "Best Rate MB/s",
+            "Avg time s",
+            "Min time s",
+            "Max time s",
+            "GB/s median",
+            "95% CI",
+            "n",
+            "DRAM est. GB/s (best)",
+        ],
+    );
+    for k in &r.kernels {
+        t.rows.push(vec![
+            Cell::Text(format!("{}:", k.function)),
+            Cell::Num(format!("{:.1}", k.best_rate_mbs)),
+            Cell::Num(format!("{:.6}", k.avg_time_s)),
+            Cell::Num(format!("{:.6}", k.min_time_s)),
+            Cell::Num(format!("{:.6}", k.max_time_s)),
+            Cell::Num(med(&k.gbs)),
+            Cell::Num(ci(&k.gbs)),
+            Cell::Num(count(&k.gbs)),
+            Cell::Num(num(k.dram_bytes as f64 / k.min_time_s / 1e9)),
+        ]);
+    }
+    t
+}
+
+/// The vector widths tried before the timed runs, the one used marked.
+fn widths_table(r: &StreamResults) -> Table {
+    let mut w = Table::new(
+        "Triad by vector width on these arrays, before the timed runs (alternating passes)",
+        &["width", "GB/s median", "95% CI", "min–max", "n"],
+    );
+    for x in &r.widths {
+        let s = &x.triad_gbs;
+        w.rows.push(vec![
+            Cell::Text(format!(
+                "{}{}",
+                x.isa.name(),
+                if x.isa == r.config.isa { " (used)" } else { "" }
+            )),
+            Cell::Num(med(s)),
+            Cell::Num(ci(s)),
+            Cell::Num(format!("{}–{}", num(s.min), num(s.max))),
+            Cell::Num(count(s)),
+        ]);
+    }
+    w
 }

@@ -317,14 +317,49 @@ fn plan_facts(r: &TiersResults) -> Vec<String> {
 
 /// The keyed figures of one target.
 fn target_figures(t: &TargetFigures) -> Vec<Figure> {
-    let mut out = Vec::new();
-    let k = t.target.key();
     let cond = match &t.target {
         MemTarget::Dax { backing } => {
             format!("{} DAX on {}", backing.kind.name(), backing.filesystem)
         }
         MemTarget::Node { .. } => format!("CPUs {}", format_list(&t.cpus)),
     };
+    let mut out = idle_figures(t, &cond);
+    let k = t.target.key();
+    let l = t.target.label();
+    for b in &t.block_latency {
+        out.push(
+            Figure::sampled(
+                "tiers",
+                format!("tiers/{k}/latency-{}B", b.block_bytes),
+                format!("idle latency of {}-byte reads, {l}", b.block_bytes),
+                "ns",
+                Better::Lower,
+                &b.ns,
+            )
+            .under(cond.clone())
+            .on_curve(),
+        );
+    }
+    if let Some(v) = t.knee_gbs {
+        out.push(
+            Figure::scalar(
+                "tiers",
+                format!("tiers/{k}/knee"),
+                format!("loaded-latency knee, {l}"),
+                "GB/s (estimated DRAM bytes)",
+                Better::Higher,
+                v,
+            )
+            .under(cond.clone()),
+        );
+    }
+    out.extend(granularity_figures(t, &cond));
+    out
+}
+
+/// A target's idle latencies and bandwidths, those it measured.
+fn idle_figures(t: &TargetFigures, cond: &str) -> Vec<Figure> {
+    let k = t.target.key();
     let l = t.target.label();
     let sampled: [(&str, &str, &str, Better, &Option<Summary>); 5] = [
         (
@@ -363,9 +398,11 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
             &t.write_nt_gbs,
         ),
     ];
-    for (key, what, unit, better, s) in sampled {
-        if let Some(s) = s {
-            out.push(
+    sampled
+        .into_iter()
+        .filter_map(|(key, what, unit, better, s)| {
+            let s = s.as_ref()?;
+            Some(
                 Figure::sampled(
                     "tiers",
                     format!("tiers/{k}/{key}"),
@@ -374,39 +411,19 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
                     better,
                     s,
                 )
-                .under(cond.clone()),
-            );
-        }
-    }
-    for b in &t.block_latency {
-        out.push(
-            Figure::sampled(
-                "tiers",
-                format!("tiers/{k}/latency-{}B", b.block_bytes),
-                format!("idle latency of {}-byte reads, {l}", b.block_bytes),
-                "ns",
-                Better::Lower,
-                &b.ns,
+                .under(cond.to_string()),
             )
-            .under(cond.clone())
-            .on_curve(),
-        );
-    }
-    if let Some(v) = t.knee_gbs {
-        out.push(
-            Figure::scalar(
-                "tiers",
-                format!("tiers/{k}/knee"),
-                format!("loaded-latency knee, {l}"),
-                "GB/s (estimated DRAM bytes)",
-                Better::Higher,
-                v,
-            )
-            .under(cond.clone()),
-        );
-    }
-    for p in &t.granularity {
-        out.push(
+        })
+        .collect()
+}
+
+/// The access-granularity curve: random reads or writes of each block size and thread count.
+fn granularity_figures(t: &TargetFigures, cond: &str) -> Vec<Figure> {
+    let k = t.target.key();
+    let l = t.target.label();
+    t.granularity
+        .iter()
+        .map(|p| {
             Figure::sampled(
                 "tiers",
                 format!(
@@ -429,10 +446,9 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
                 "{cond}, {} per thread",
                 format_bytes(p.bytes_per_thread)
             ))
-            .on_curve(),
-        );
-    }
-    out
+            .on_curve()
+        })
+        .collect()
 }
 
 impl Present for TiersResults {
