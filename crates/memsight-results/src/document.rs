@@ -214,8 +214,9 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
             ),
         ] {
             out.push(Figure::scalar(
-                "health",
-                format!("health/memory-errors/{key}"),
+                crate::key::Key::MemoryErrors {
+                    test: key.to_string(),
+                },
                 what.to_string(),
                 "count",
                 crate::figure::Better::Lower,

@@ -7,6 +7,8 @@ use memsight_core::stats::Summary;
 use memsight_core::units::format_bytes;
 use serde::{Deserialize, Serialize};
 
+use crate::key::Key;
+
 /// Which way is an improvement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -64,17 +66,11 @@ pub struct Figure {
 }
 
 impl Figure {
-    pub fn sampled(
-        suite: &str,
-        key: String,
-        label: String,
-        unit: &str,
-        better: Better,
-        s: &Summary,
-    ) -> Self {
+    /// A sampled figure: its median, with the summary `compare` and `check` judge it by.
+    pub fn sampled(key: Key, label: String, unit: &str, better: Better, s: &Summary) -> Self {
         Figure {
             summary: Some(s.clone()),
-            ..Self::scalar(suite, key, label, unit, better, s.median)
+            ..Self::scalar(key, label, unit, better, s.median)
         }
     }
 
@@ -90,17 +86,12 @@ impl Figure {
         self
     }
 
-    pub fn scalar(
-        suite: &str,
-        key: String,
-        label: String,
-        unit: &str,
-        better: Better,
-        value: f64,
-    ) -> Self {
+    /// A figure of one value. Its key is typed ([`Key`]): the text the figure carries is the
+    /// key's text form, and its suite the key's.
+    pub fn scalar(key: Key, label: String, unit: &str, better: Better, value: f64) -> Self {
         Figure {
-            key,
-            suite: suite.to_string(),
+            key: key.to_string(),
+            suite: key.suite().to_string(),
             label,
             unit: unit.to_string(),
             better,
@@ -140,6 +131,13 @@ impl Figure {
                 s.median != 0.0 && (s.ci_high - s.ci_low) / 2.0 > CONVERGED * s.median.abs()
             }),
         }
+    }
+}
+
+impl Figure {
+    /// The dimensions its key names ([`crate::key::Key::dims`]).
+    pub fn dims(&self) -> crate::dims::Dims {
+        crate::key::dims_of(&self.key)
     }
 }
 

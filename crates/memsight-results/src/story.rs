@@ -27,6 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::figure::Figure;
+use crate::key::Key;
 
 /// The least tolerance between two figures of one quantity.
 pub const MIN_TOLERANCE: f64 = 0.10;
@@ -212,17 +213,21 @@ fn judge(p: Pair, drift: Option<&DriftSeries>) -> Option<Agreement> {
 
 /// Judges every pair the run's figures allow.
 pub fn agreements(figs: &[Figure], drift: Option<&DriftSeries>) -> Vec<Agreement> {
-    let find = |pred: &dyn Fn(&str) -> bool| figs.iter().find(|f| pred(&f.key));
+    let find = |pred: &dyn Fn(&Key) -> bool| {
+        figs.iter()
+            .find(|f| Key::parse(&f.key).is_some_and(|k| pred(&k)))
+    };
     let local = |what: &str| -> Option<&Figure> {
         let cells: Vec<&Figure> = figs
             .iter()
-            .filter(|f| {
-                let parts: Vec<&str> = f.key.split('/').collect();
-                parts.len() == 4
-                    && parts[0] == "numa"
-                    && parts[1] == parts[2]
-                    && parts[1].starts_with("node")
-                    && parts[3] == what
+            .filter(|f| match Key::parse(&f.key) {
+                Some(Key::Numa {
+                    cpu_node,
+                    node,
+                    test,
+                    kernel: None,
+                }) => node.0 == format!("node{cpu_node}") && test == what,
+                _ => false,
             })
             .collect();
         // One node with CPUs: its local cell is the whole machine's team on its own memory.
@@ -240,10 +245,13 @@ pub fn agreements(figs: &[Figure], drift: Option<&DriftSeries>) -> Vec<Agreement
     let lat_drift = verdict.map_or(0.0, |v| moved(v.latency_ratio));
     let mut pairs = Vec::new();
     // The read of the whole team: the largest thread count (a thorough run also scales).
-    let threads = |k: &str| {
-        k.strip_prefix("bandwidth/read/")
-            .and_then(|t| t.strip_suffix('t'))
-            .and_then(|t| t.parse::<usize>().ok())
+    let threads = |k: &str| match Key::parse(k)? {
+        Key::Bandwidth {
+            test,
+            threads,
+            pattern: None,
+        } if test == "read" => Some(threads),
+        _ => None,
     };
     let read = figs
         .iter()
@@ -259,8 +267,11 @@ pub fn agreements(figs: &[Figure], drift: Option<&DriftSeries>) -> Vec<Agreement
             stands_because: READ_STANDS,
         });
     }
-    if let Some(main) = find(&|k| k.starts_with("latency/cpu") && k.ends_with("/level/memory")) {
-        let idle = find(&|k| k == "loaded/all-reads/idle");
+    if let Some(main) = find(&|k| matches!(k, Key::LatencyLevel { level, .. } if level == "memory"))
+    {
+        let idle = find(
+            &|k| matches!(k, Key::Loaded { mix, statistic } if mix == "all-reads" && statistic == "idle"),
+        );
         for other in [idle, local("latency")].into_iter().flatten() {
             pairs.push(Pair {
                 quantity: "idle memory latency",
@@ -314,7 +325,15 @@ mod tests {
     use memsight_suites::measure::drift::{Affected, DriftVerdict};
 
     fn fig(suite: &str, key: &str, value: f64) -> Figure {
-        Figure::scalar(suite, key.into(), key.into(), "GB/s", Better::Higher, value)
+        let f = Figure::scalar(
+            crate::key::Key::parse(key).expect("a figure key"),
+            key.into(),
+            "GB/s",
+            Better::Higher,
+            value,
+        );
+        assert_eq!(f.suite, suite);
+        f
     }
 
     fn one_node(read: f64, cell: f64) -> Vec<Figure> {
@@ -323,7 +342,7 @@ mod tests {
             fig("numa", "numa/node0/node0/bandwidth", cell),
             fig("numa", "numa/node0/interleaved/bandwidth", cell),
             fig("latency", "latency/cpu0/level/memory", 110.0),
-            fig("loaded", "loaded/all-reads/idle", 104.0),
+            fig("loaded-latency", "loaded/all-reads/idle", 104.0),
             fig("numa", "numa/node0/node0/latency", 150.0),
         ]
     }

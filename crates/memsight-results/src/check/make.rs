@@ -9,7 +9,7 @@ use memsight_core::units::format_bytes;
 
 use super::judge::cache_name;
 use super::{Expectation, Health, Measure, MeasureLevel, Reference, Tolerance};
-use crate::dims::{self, Dim};
+use crate::dims::Dim;
 use crate::document::{Document, Level, Results};
 use crate::figure::Figure;
 
@@ -23,7 +23,7 @@ pub const SPREAD_FACTOR: f64 = 3.0;
 /// Whether a figure summarises (a plateau, a test at its size, a saturation) rather than being a
 /// point of a curve (a working-set size, a block size, an address, a chain count).
 fn is_summary(f: &Figure) -> bool {
-    let d = dims::of(f);
+    let d = f.dims();
     let point = [
         Dim::WorkingSetBytes,
         Dim::BlockBytes,

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::fleet_report::{Fault, FaultKind, FleetMember, FleetResults, Group, Headline};
+use crate::key::Key;
 use outliers::Member;
 
 /// How strict the analysis is.
@@ -37,27 +38,41 @@ impl Strictness {
 /// loaded-latency saturation, core-to-core latency and HPCCG's time per solve — where the
 /// members measured them.
 fn headline(members: &[Member]) -> Vec<Headline> {
-    type Pick = fn(&str) -> bool;
+    type Pick = fn(&Key) -> bool;
     let specs: [(&str, &str, Pick); 7] = [
-        ("memory latency", "ns", |k| {
-            k.starts_with("latency/cpu") && k.ends_with("/level/memory")
-        }),
-        ("read", "GB/s", |k| k.starts_with("bandwidth/read/")),
+        (
+            "memory latency",
+            "ns",
+            |k| matches!(k, Key::LatencyLevel { level, .. } if level == "memory"),
+        ),
+        (
+            "read",
+            "GB/s",
+            |k| matches!(k, Key::Bandwidth { test, .. } if test == "read"),
+        ),
         ("write", "GB/s", |k| {
-            k.starts_with("bandwidth/write/") && !k.ends_with("/0x0000000000000000")
+            matches!(k, Key::Bandwidth { test, pattern, .. }
+                if test == "write" && pattern.as_deref() != Some("0x0000000000000000"))
         }),
-        ("copy", "GB/s", |k| {
-            k.starts_with("bandwidth/copy/") || k.starts_with("bandwidth/copy-nt/")
-        }),
-        ("loaded saturation", "GB/s", |k| {
-            k == "loaded/all-reads/saturation"
-        }),
-        ("c2c", "ns", |k| {
-            k.starts_with("c2c/") && k.ends_with("/modified")
-        }),
+        (
+            "copy",
+            "GB/s",
+            |k| matches!(k, Key::Bandwidth { test, .. } if test == "copy" || test == "copy-nt"),
+        ),
+        (
+            "loaded saturation",
+            "GB/s",
+            |k| matches!(k, Key::Loaded { mix, statistic } if mix == "all-reads" && statistic == "saturation"),
+        ),
+        (
+            "c2c",
+            "ns",
+            |k| matches!(k, Key::C2c { test, .. } if test == "modified"),
+        ),
         // The Catamount paper's figure across nodes: HPCCG's median time per solve.
         ("HPCCG solve", "ms", |k| {
-            k.starts_with("rowbuffer/hpccg/") && k.ends_with("/solve-ms-median")
+            matches!(k, Key::Rowbuffer { test, statistic, .. }
+                if test == "hpccg" && statistic == "solve-ms-median")
         }),
     ];
     let mut out = Vec::new();
@@ -65,14 +80,19 @@ fn headline(members: &[Member]) -> Vec<Headline> {
         // The key most members have; among equals, the most threads (`…/8t` over `…/1t`).
         let mut count: BTreeMap<&str, usize> = BTreeMap::new();
         for m in members {
-            for f in m.figures.iter().filter(|f| pred(&f.key)) {
+            for f in m
+                .figures
+                .iter()
+                .filter(|f| Key::parse(&f.key).is_some_and(|k| pred(&k)))
+            {
                 *count.entry(f.key.as_str()).or_default() += 1;
             }
         }
-        let threads = |k: &str| -> usize {
-            k.split('/')
-                .find_map(|p| p.strip_suffix('t').and_then(|n| n.parse().ok()))
-                .unwrap_or(0)
+        let threads = |k: &str| -> u64 {
+            match Key::parse(k) {
+                Some(Key::Bandwidth { threads, .. }) => threads,
+                _ => 0,
+            }
         };
         if let Some((key, _)) = count
             .iter()
@@ -84,8 +104,8 @@ fn headline(members: &[Member]) -> Vec<Headline> {
                 .find(|f| f.key == *key)
                 .expect("counted");
             // Bandwidth columns say which test and how many threads (`copy-nt 2t`).
-            let name = match key.split('/').collect::<Vec<_>>().as_slice() {
-                ["bandwidth", test, threads, ..] => format!("{test} {threads}"),
+            let name = match Key::parse(key) {
+                Some(Key::Bandwidth { test, threads, .. }) => format!("{test} {threads}t"),
                 _ => name.to_string(),
             };
             out.push(Headline {

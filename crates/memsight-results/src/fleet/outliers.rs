@@ -113,12 +113,16 @@ pub fn groups(members: &[Member]) -> Vec<Group> {
 /// nodes raises false alarms; the curves' summaries (cache-level plateaus, bandwidth tests,
 /// loaded latency, NUMA, c2c) carry what distinguishes a slow node.
 pub fn is_curve_point(key: &str) -> bool {
-    let mut p = key.split('/');
-    match (p.next(), p.next(), p.next()) {
-        (Some("latency"), Some(_), Some(third)) => third != "level",
-        (Some("tlb" | "mlp" | "bandwidth-sweep"), _, _) => true,
-        _ => false,
-    }
+    use crate::key::Key;
+    matches!(
+        Key::parse(key),
+        Some(
+            Key::LatencyPoint { .. }
+                | Key::Tlb { .. }
+                | Key::Mlp { .. }
+                | Key::BandwidthSweep { .. }
+        )
+    )
 }
 
 /// Whether a figure rests on too few clean samples: it is neither scored nor part of its

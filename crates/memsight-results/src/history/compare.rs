@@ -430,8 +430,10 @@ mod tests {
             .map(|i| centre * (1.0 + spread * ((i * 7 % n) as f64 / n as f64 * 2.0 - 1.0)))
             .collect();
         Figure::sampled(
-            "latency",
-            "latency/x".into(),
+            crate::key::Key::LatencyLevel {
+                cpu: 0,
+                level: "x".into(),
+            },
             "x".into(),
             "ns",
             Better::Lower,

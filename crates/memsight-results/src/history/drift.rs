@@ -160,7 +160,7 @@ impl Rate {
     /// together (the run's CPUs may have been placed on fewer cores or dies in one run than in
     /// the other, which one core's rate does not see), one core's otherwise.
     fn for_key(key: &str) -> Rate {
-        let threads = crate::dims::of_key(key)
+        let threads = crate::key::dims_of(key)
             .get(crate::dims::Dim::Threads)
             .and_then(|t| t.trim_start_matches('t').parse::<usize>().ok());
         if threads.is_some_and(|t| t > 1) {
@@ -262,7 +262,7 @@ fn reference(
     core: Option<f64>,
     team: Option<f64>,
 ) -> Option<(&'static str, f64, f64)> {
-    let d = crate::dims::of_key(&r.key);
+    let d = crate::key::dims_of(&r.key);
     let level = d.get(crate::dims::Dim::Level);
     if level.is_some_and(|l| l.starts_with('L')) {
         let cpu: usize = d.get(crate::dims::Dim::Cpu)?.parse().ok()?;

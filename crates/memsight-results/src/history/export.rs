@@ -5,7 +5,7 @@ use std::io::Write;
 
 use memsight_core::Error;
 
-use crate::dims::{self, Dim};
+use crate::dims::Dim;
 use crate::document::Document;
 use crate::figure::Scope;
 
@@ -45,7 +45,7 @@ pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
             Scope::Curve => "curve",
         };
         let s = f.summary.as_ref();
-        let dims = dims::of(&f);
+        let dims = f.dims();
         let mut row = vec![doc.started.clone(), host.clone(), f.key, f.suite];
         row.extend(
             Dim::ALL

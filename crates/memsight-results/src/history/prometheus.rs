@@ -24,7 +24,6 @@ use std::io::Write;
 
 use memsight_core::Error;
 
-use crate::dims;
 use crate::document::{Document, Results};
 use crate::figure::{Figure, Scope};
 use crate::fleet_report::FleetResults;
@@ -131,7 +130,11 @@ impl Family {
 /// Which bytes a bandwidth counts, from its unit.
 fn bytes_counted(f: &Figure) -> &'static str {
     let u = f.unit.to_ascii_lowercase();
-    if f.key.starts_with("dimms") {
+    use crate::key::Key;
+    if matches!(
+        Key::parse(&f.key),
+        Some(Key::Dimms { .. } | Key::DimmsPlan { .. })
+    ) {
         "theoretical"
     } else if u.contains("counted") {
         "dram_counted"
@@ -193,7 +196,7 @@ fn value(v: f64) -> String {
 
 /// The labels of a figure key: its dimensions, or the key itself where no template knows it.
 fn key_labels(key: &str) -> Labels {
-    let d = dims::of_key(key);
+    let d = crate::key::dims_of(key);
     if d.0.is_empty() {
         return vec![("figure", key.to_string())];
     }
@@ -284,19 +287,17 @@ fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
         crate::document::Results::Latency(l) => Some(&**l),
         _ => None,
     };
-    let mut cpus: Vec<String> = figures
+    let mut cpus: Vec<u64> = figures
         .iter()
-        .filter(|f| f.suite == "latency")
-        .filter_map(|f| {
-            let d = dims::of(f);
-            d.get(dims::Dim::Level)?;
-            Some(d.get(dims::Dim::Cpu)?.to_string())
+        .filter_map(|f| match crate::key::Key::parse(&f.key)? {
+            crate::key::Key::LatencyLevel { cpu, .. } => Some(cpu),
+            _ => None,
         })
         .chain(
             ladders
                 .into_iter()
                 .flat_map(|l| &l.ladders)
-                .map(|l| l.cpu.to_string()),
+                .map(|l| l.cpu as u64),
         )
         .collect();
     cpus.sort_unstable();
@@ -304,10 +305,13 @@ fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
     let mut out = Vec::new();
     for cpu in cpus {
         for level in &levels {
-            let key = format!("latency/cpu{cpu}/level/{level}");
-            if !figures.iter().any(|f| f.key == key) {
+            let key = crate::key::Key::LatencyLevel {
+                cpu,
+                level: level.to_string(),
+            };
+            let text = key.to_string();
+            if !figures.iter().any(|f| f.key == text) {
                 out.push(Figure::scalar(
-                    "latency",
                     key,
                     format!("{level} plateau latency, CPU {cpu}: not found by this ladder"),
                     "ns",
@@ -328,14 +332,19 @@ fn fleet_samples(f: &FleetResults, x: &mut Exposition) {
             let Some(v) = m.headline.get(&h.key) else {
                 continue;
             };
-            let fig = Figure::scalar(
-                h.key.split('/').next().unwrap_or_default(),
-                h.key.clone(),
-                h.name.clone(),
-                &h.unit,
-                crate::figure::Better::Higher,
-                *v,
-            );
+            // A headline no key family reads (from a newer memsight) is exported with its key
+            // alone, as its figure would be.
+            let fig = Figure {
+                key: h.key.clone(),
+                suite: h.key.split('/').next().unwrap_or_default().to_string(),
+                label: h.name.clone(),
+                unit: h.unit.clone(),
+                better: crate::figure::Better::Higher,
+                value: *v,
+                summary: None,
+                conditions: String::new(),
+                scope: crate::figure::Scope::Summary,
+            };
             let (family, mut labels, v) = figure_sample(&fig);
             labels.insert(0, ("command", "fleet".to_string()));
             labels.insert(1, ("member", m.name.clone()));
@@ -380,8 +389,10 @@ mod tests {
     #[test]
     fn figures_go_to_base_units_with_labels() {
         let f = Figure::scalar(
-            "latency",
-            "latency/cpu0/64MiB".into(),
+            crate::key::Key::LatencyPoint {
+                cpu: 0,
+                size: crate::key::Size::of(64 << 20),
+            },
             String::new(),
             "ns",
             crate::figure::Better::Lower,

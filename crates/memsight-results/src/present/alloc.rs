@@ -5,6 +5,7 @@ use memsight_core::stats::Summary;
 use memsight_core::units::format_bytes;
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
 use memsight_suites::alloc::AllocResults;
@@ -236,8 +237,7 @@ impl Present for AllocResults {
         let mut out = Vec::new();
         if let Some(g) = self.process.as_ref().and_then(|w| w.rss_growth_per_hour) {
             out.push(Figure::scalar(
-                "alloc",
-                "alloc/process/rss-growth".to_string(),
+                Key::AllocProcess { test: "rss-growth".into() },
                 "watched process: RSS trend (least-squares slope)".to_string(),
                 "B/h",
                 Better::Lower,
@@ -248,8 +248,7 @@ impl Present for AllocResults {
             let name = &c.config.name;
             if let Some(s) = &c.peak_rss_over_peak_live {
                 out.push(Figure::sampled(
-                    "alloc",
-                    format!("alloc/{name}/peak-rss-over-live"),
+                    Key::Alloc { allocator: name.to_string(), test: "peak-rss-over-live".into() },
                     format!("{name}: peak RSS ÷ peak live heap"),
                     "×",
                     Better::Lower,
@@ -258,8 +257,10 @@ impl Present for AllocResults {
             }
             if let Some(s) = &c.peak_rss_over_live_set {
                 out.push(Figure::sampled(
-                    "alloc",
-                    format!("alloc/{name}/peak-rss-over-live-set"),
+                    Key::Alloc {
+                        allocator: name.to_string(),
+                        test: "peak-rss-over-live-set".into(),
+                    },
                     format!("{name}: peak RSS ÷ the workload's live set"),
                     "×",
                     Better::Lower,
@@ -268,8 +269,7 @@ impl Present for AllocResults {
             }
             if let Some(s) = &c.after_free_rss {
                 out.push(Figure::sampled(
-                    "alloc",
-                    format!("alloc/{name}/rss-after-free"),
+                    Key::Alloc { allocator: name.to_string(), test: "rss-after-free".into() },
                     format!("{name}: RSS after everything was freed"),
                     "B",
                     Better::Lower,
@@ -278,8 +278,7 @@ impl Present for AllocResults {
             }
             if let Some(s) = &c.ops_per_s {
                 out.push(Figure::sampled(
-                    "alloc",
-                    format!("alloc/{name}/ops"),
+                    Key::Alloc { allocator: name.to_string(), test: "ops".into() },
                     format!("{name}: allocator operations per second"),
                     "ops/s",
                     Better::Higher,

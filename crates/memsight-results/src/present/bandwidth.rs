@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::figure::{Better, Figure, size_key};
+use crate::key::{Key, Size};
+use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Bar, Bars, Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count, med};
@@ -300,11 +301,13 @@ impl Present for WithCeilings<'_> {
     fn figures(&self) -> Vec<Figure> {
         let mut out = Vec::new();
         for p in &self.0.points {
-            let pattern = p.pattern.map(|x| format!("/{x}")).unwrap_or_default();
             out.push(
                 Figure::sampled(
-                    "bandwidth",
-                    format!("bandwidth/{}/{}t{pattern}", p.test.name, p.threads),
+                    Key::Bandwidth {
+                        test: p.test.name.clone(),
+                        threads: p.threads as u64,
+                        pattern: p.pattern.map(|x| x.to_string()),
+                    },
                     format!(
                         "{} bandwidth, {} thread(s){}",
                         p.test.name,
@@ -321,13 +324,11 @@ impl Present for WithCeilings<'_> {
         for p in &self.0.sweep {
             out.push(
                 Figure::sampled(
-                    "bandwidth",
-                    format!(
-                        "bandwidth-sweep/{}/{}t/{}",
-                        p.test.name,
-                        p.threads,
-                        size_key(p.array_bytes)
-                    ),
+                    Key::BandwidthSweep {
+                        test: p.test.name.clone(),
+                        threads: p.threads as u64,
+                        size: Size::of(p.array_bytes),
+                    },
                     format!(
                         "{} bandwidth at {} per array",
                         p.test.name,

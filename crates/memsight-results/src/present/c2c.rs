@@ -2,6 +2,7 @@
 //! pair statistics.
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Heatmap, Table, View};
 use crate::view::{ci, count, med};
@@ -111,8 +112,7 @@ impl Present for C2cResults {
         for p in &self.pairs {
             out.push(
                 Figure::sampled(
-                    "c2c",
-                    format!("c2c/{}-{}/modified", p.a, p.b),
+                    Key::C2c { cpu: p.a as u64, peer: p.b as u64, test: "modified".into() },
                     format!("modified-line transfer, CPU {} ↔ {}", p.a, p.b),
                     "ns",
                     Better::Lower,
@@ -122,8 +122,7 @@ impl Present for C2cResults {
             );
             if let Some(s) = &p.load_store_ns {
                 out.push(Figure::sampled(
-                    "c2c",
-                    format!("c2c/{}-{}/load-store", p.a, p.b),
+                    Key::C2c { cpu: p.a as u64, peer: p.b as u64, test: "load-store".into() },
                     format!("load-then-store handoff, CPU {} ↔ {}", p.a, p.b),
                     "ns",
                     Better::Lower,
@@ -141,8 +140,7 @@ impl Present for C2cResults {
                         (p.b, p.a)
                     };
                     out.push(Figure::sampled(
-                        "c2c",
-                        format!("c2c/{x}-{y}/clean"),
+                        Key::C2c { cpu: x as u64, peer: y as u64, test: "clean".into() },
                         format!("CPU {x} loads a clean line from CPU {y}"),
                         "ns",
                         Better::Lower,

@@ -5,6 +5,7 @@ use memsight_core::units::format_bytes;
 use memsight_model::plan::{ChannelFill, Plan, PlannedPart};
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Table, View};
 use memsight_suites::dimms::{DimmsResults, PlanResults};
@@ -336,8 +337,7 @@ impl Present for DimmsResults {
 
     fn figures(&self) -> Vec<Figure> {
         vec![Figure::scalar(
-            "dimms",
-            "dimms/peak".into(),
+            Key::Dimms { statistic: "peak".into() },
             "theoretical DRAM peak of the installed DIMMs".into(),
             "MB/s",
             Better::Higher,
@@ -556,8 +556,7 @@ impl Present for PlanResults {
             .enumerate()
             .map(|(i, p)| {
                 Figure::scalar(
-                    "dimms-plan",
-                    format!("dimms-plan/{}/peak", i + 1),
+                    Key::DimmsPlan { plan: i as u64 + 1, statistic: "peak".into() },
                     format!("theoretical peak of plan {} ({})", i + 1, p.asked),
                     "MB/s",
                     Better::Higher,

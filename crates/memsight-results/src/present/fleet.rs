@@ -6,6 +6,7 @@ use super::Present;
 use crate::figure::{Better, Figure};
 use crate::fleet_report::Direction;
 use crate::fleet_report::FleetResults;
+use crate::key::Key;
 use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View, num};
 
 impl FleetResults {
@@ -267,10 +268,13 @@ impl Present for FleetResults {
         let mut out = Vec::new();
         for m in &self.members {
             for h in &self.headline {
-                if let Some(v) = m.headline.get(&h.key) {
+                // A headline no key family reads (from a newer memsight) has no figure here.
+                if let (Some(v), Some(figure)) = (m.headline.get(&h.key), Key::parse(&h.key)) {
                     out.push(Figure::scalar(
-                        "fleet",
-                        format!("fleet/{}/{}", m.name, h.key),
+                        Key::Fleet {
+                            member: m.name.clone(),
+                            figure: Box::new(figure),
+                        },
                         format!("{} of {}", h.name, m.name),
                         &h.unit,
                         if h.lower_is_better {

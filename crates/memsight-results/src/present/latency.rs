@@ -7,7 +7,8 @@ use memsight_core::topology::CacheGroup;
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::figure::{Better, Figure, size_key};
+use crate::key::{Key, Size};
+use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count, med};
@@ -64,8 +65,7 @@ impl Present for LatencyResults {
             for p in &l.main.points {
                 out.push(
                     Figure::sampled(
-                        "latency",
-                        format!("latency/cpu{}/{}", l.cpu, size_key(p.size_bytes)),
+                        Key::LatencyPoint { cpu: l.cpu as u64, size: Size::of(p.size_bytes) },
                         format!(
                             "load latency, CPU {}, {} working set",
                             l.cpu,
@@ -92,8 +92,7 @@ impl Present for LatencyResults {
             for t in &l.tlb {
                 out.push(
                     Figure::scalar(
-                        "latency",
-                        format!("tlb/cpu{}/{}", l.cpu, size_key(t.size_bytes)),
+                        Key::Tlb { cpu: l.cpu as u64, size: Size::of(t.size_bytes) },
                         format!(
                             "TLB cost (small − huge pages), CPU {}, {}",
                             l.cpu,
@@ -111,8 +110,7 @@ impl Present for LatencyResults {
                 for p in m.valid() {
                     out.push(
                         Figure::scalar(
-                            "latency",
-                            format!("mlp/cpu{}/k{}", l.cpu, p.k),
+                            Key::Mlp { cpu: l.cpu as u64, chains: p.k as u64 },
                             format!("misses overlapped with {} chains, CPU {}", p.k, l.cpu),
                             "misses",
                             Better::Higher,
@@ -131,7 +129,7 @@ impl Present for LatencyResults {
 /// samples (the clean sizes in its range within the plateau's band; for memory, its last two
 /// octaves, where its figure is read), so that `compare` can judge it.
 fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
-    let key = format!("latency/cpu{}/level/{}", l.cpu, p.name);
+    let key = Key::LatencyLevel { cpu: l.cpu as u64, level: p.name.to_string() };
     let label = format!(
         "{} plateau latency, CPU {} (median of {} points)",
         p.name, l.cpu, p.points
@@ -152,7 +150,6 @@ fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
         .collect();
     if members.len() >= 3 {
         let mut f = Figure::sampled(
-            "latency",
             key,
             label,
             "ns",
@@ -162,7 +159,7 @@ fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
         f.value = p.ns;
         f
     } else {
-        Figure::scalar("latency", key, label, "ns", Better::Lower, p.ns)
+        Figure::scalar(key, label, "ns", Better::Lower, p.ns)
     }
 }
 

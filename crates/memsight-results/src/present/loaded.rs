@@ -2,6 +2,7 @@
 //! the DIMM inventory's ceilings where it was read), a summary per mix and each curve's points.
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
@@ -233,8 +234,7 @@ fn figures(r: &LoadedResults) -> Vec<Figure> {
             let mk = mix.replace(' ', "-");
             if let Some(idle) = c.points.first() {
                 out.push(Figure::sampled(
-                    "loaded-latency",
-                    format!("loaded/{mk}/idle"),
+                    Key::Loaded { mix: mk.clone(), statistic: "idle".into() },
                     format!("latency with load threads idle ({mix} curve)"),
                     "ns",
                     Better::Lower,
@@ -247,8 +247,7 @@ fn figures(r: &LoadedResults) -> Vec<Figure> {
                 .max_by(|a, b| a.bandwidth_gbs.total_cmp(&b.bandwidth_gbs))
             {
                 out.push(Figure::sampled(
-                    "loaded-latency",
-                    format!("loaded/{mk}/saturated"),
+                    Key::Loaded { mix: mk.clone(), statistic: "saturated".into() },
                     format!(
                         "latency at saturation ({mix}, {:.1} GB/s)",
                         top.bandwidth_gbs
@@ -259,8 +258,7 @@ fn figures(r: &LoadedResults) -> Vec<Figure> {
                 ));
             }
             out.push(Figure::scalar(
-                "loaded-latency",
-                format!("loaded/{mk}/saturation"),
+                Key::Loaded { mix: mk.clone(), statistic: "saturation".into() },
                 format!("saturation bandwidth ({mix})"),
                 "GB/s (DRAM est.)",
                 Better::Higher,

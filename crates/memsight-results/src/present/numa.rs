@@ -1,6 +1,7 @@
 //! NUMA and memory tiers: latency and bandwidth matrices (heatmaps) and the firmware's claims.
 
 use super::Present;
+use crate::key::{Key, Place};
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Heatmap, Table, View, percent};
 use memsight_core::stats::Summary;
@@ -74,8 +75,12 @@ impl Present for NumaResults {
                 let colkey = col.label.replace(' ', "");
                 if let Some(s) = &cell.latency_ns {
                     out.push(Figure::sampled(
-                        "numa",
-                        format!("numa/node{}/{colkey}/latency", init.node),
+                        Key::Numa {
+                            cpu_node: init.node as u64,
+                            node: Place(colkey.clone()),
+                            test: "latency".into(),
+                            kernel: None,
+                        },
                         format!("latency, CPUs of node {} → {}", init.node, col.label),
                         "ns",
                         Better::Lower,
@@ -84,8 +89,12 @@ impl Present for NumaResults {
                 }
                 if let Some(s) = &cell.bandwidth_gbs {
                     out.push(Figure::sampled(
-                        "numa",
-                        format!("numa/node{}/{colkey}/bandwidth", init.node),
+                        Key::Numa {
+                            cpu_node: init.node as u64,
+                            node: Place(colkey.clone()),
+                            test: "bandwidth".into(),
+                            kernel: None,
+                        },
                         format!("read bandwidth, CPUs of node {} → {}", init.node, col.label),
                         "GB/s (program bytes)",
                         Better::Higher,
@@ -94,8 +103,12 @@ impl Present for NumaResults {
                 }
                 for k in &cell.kernels {
                     out.push(Figure::sampled(
-                        "numa",
-                        format!("numa/node{}/{colkey}/bandwidth/{}", init.node, k.test),
+                        Key::Numa {
+                            cpu_node: init.node as u64,
+                            node: Place(colkey.clone()),
+                            test: "bandwidth".into(),
+                            kernel: Some(k.test.to_string()),
+                        },
                         format!(
                             "{} bandwidth, CPUs of node {} → {}",
                             k.test, init.node, col.label

@@ -4,6 +4,7 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View};
 use memsight_suites::pmem::{Fill, PmemResults};
@@ -267,8 +268,7 @@ impl Present for PmemResults {
         let mut out = Vec::new();
         for f in &self.fills {
             out.push(Figure::scalar(
-                "pmem",
-                format!("pmem/{}/utilisation", f.object_bytes),
+                Key::PmemClass { bytes: f.object_bytes, test: "utilisation".into() },
                 format!(
                     "pool utilisation with {} objects",
                     format_bytes(f.object_bytes)
@@ -281,8 +281,7 @@ impl Present for PmemResults {
         for s in &self.search {
             if let Some(b) = &s.best {
                 out.push(Figure::scalar(
-                    "pmem",
-                    format!("pmem/{}/custom-utilisation", s.object_bytes),
+                    Key::PmemClass { bytes: s.object_bytes, test: "custom-utilisation".into() },
                     format!(
                         "pool utilisation with {} objects, best custom class",
                         format_bytes(s.object_bytes)
@@ -295,8 +294,7 @@ impl Present for PmemResults {
         }
         for v in self.volume.iter().filter(|v| v.finished) {
             out.push(Figure::scalar(
-                "pmem",
-                format!("pmem/volume/{}/seconds", v.strategy),
+                Key::PmemVolume { strategy: v.strategy.to_string(), test: "seconds".into() },
                 format!(
                     "time to allocate and free {} in the volume workload, {} strategy",
                     format_bytes(v.allocated_bytes),
@@ -309,8 +307,10 @@ impl Present for PmemResults {
         }
         for c in &self.concurrency {
             out.push(Figure::scalar(
-                "pmem",
-                format!("pmem/concurrency/{}/failure-rate", c.strategy),
+                Key::PmemConcurrency {
+                    strategy: c.strategy.to_string(),
+                    test: "failure-rate".into(),
+                },
                 format!("allocation failure rate, {} strategy", c.strategy),
                 "fraction",
                 Better::Lower,

@@ -4,6 +4,7 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
 use memsight_suites::profile::placement::Placement;
@@ -56,8 +57,7 @@ impl Present for ProfileResults {
         };
         let mut bytes = |test: &str, desc: &str, v: u64| {
             out.push(Figure::scalar(
-                "profile",
-                format!("profile/{test}"),
+                Key::Profile { test: test.to_string() },
                 desc.to_string(),
                 "B",
                 Better::Lower,
@@ -68,8 +68,7 @@ impl Present for ProfileResults {
         bytes("swap", "program memory in swap at the peak", p.held.swap);
         if let Some(s) = p.huge.thp_share() {
             out.push(Figure::scalar(
-                "profile",
-                "profile/thp-share".into(),
+                Key::Profile { test: "thp-share".into() },
                 "share of anonymous memory on transparent huge pages".into(),
                 "%",
                 Better::Higher,
@@ -83,8 +82,7 @@ impl Present for ProfileResults {
             .max()
         {
             out.push(Figure::scalar(
-                "profile",
-                "profile/page-cache".into(),
+                Key::Profile { test: "page-cache".into() },
                 "most page cache charged to the program's memory cgroup".into(),
                 "B",
                 Better::Lower,
@@ -93,8 +91,7 @@ impl Present for ProfileResults {
         }
         if let Some(m) = &self.monitored {
             out.push(Figure::scalar(
-                "profile",
-                "profile/monitored-traffic".into(),
+                Key::Profile { test: "monitored-traffic".into() },
                 "the program's own memory traffic, counted by resctrl bandwidth monitoring".into(),
                 "GB/s (DRAM counted)",
                 Better::Lower,
@@ -103,8 +100,7 @@ impl Present for ProfileResults {
         }
         if let Some(c) = &self.counted {
             out.push(Figure::scalar(
-                "profile",
-                "profile/counted-dram".into(),
+                Key::Profile { test: "counted-dram".into() },
                 "DRAM traffic counted by the memory controllers over its run".into(),
                 "GB/s (DRAM counted)",
                 Better::Lower,
@@ -113,8 +109,7 @@ impl Present for ProfileResults {
         }
         if let Some(r) = self.placement.as_ref().and_then(|x| x.remote_share) {
             out.push(Figure::scalar(
-                "profile",
-                "profile/remote-share".into(),
+                Key::Profile { test: "remote-share".into() },
                 "share of pages on nodes none of its threads ran on".into(),
                 "%",
                 Better::Lower,

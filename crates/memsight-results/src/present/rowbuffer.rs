@@ -4,6 +4,7 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
@@ -243,8 +244,11 @@ fn solve_figures(r: &RowbufferResults, conditions: &str) -> Vec<Figure> {
         for (what, v) in [("fastest", s.min), ("median", s.median), ("slowest", s.max)] {
             out.push(
                 Figure::scalar(
-                    "rowbuffer",
-                    format!("rowbuffer/hpccg/{}/solve-ms-{what}", memory.name()),
+                    Key::Rowbuffer {
+                        test: "hpccg".into(),
+                        placement: memory.name().to_string(),
+                        statistic: format!("solve-ms-{what}"),
+                    },
                     format!(
                         "HPCCG time per solve over the OFFSET sweep on {} memory, {what} point",
                         memory.name()
@@ -359,11 +363,7 @@ impl Present for RowbufferResults {
             memsight_suites::rowbuffer::Stat::Best => ", best pass",
         };
         for l in &self.summaries {
-            let key = format!(
-                "rowbuffer/{}/{}",
-                l.kernel.name().to_lowercase(),
-                l.memory.name()
-            );
+            let (test, placement) = (l.kernel.name().to_lowercase(), l.memory.name());
             for (what, v) in [
                 ("peak", l.peak_gbs),
                 ("median", l.median_gbs),
@@ -371,8 +371,11 @@ impl Present for RowbufferResults {
             ] {
                 out.push(
                     Figure::scalar(
-                        "rowbuffer",
-                        format!("{key}/{what}"),
+                        Key::Rowbuffer {
+                            test: test.clone(),
+                            placement: placement.to_string(),
+                            statistic: what.to_string(),
+                        },
                         format!(
                             "{} over the OFFSET sweep on {} memory, {what} point",
                             l.kernel.name(),

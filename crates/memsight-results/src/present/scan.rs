@@ -5,6 +5,7 @@ use memsight_core::units::format_bytes;
 use memsight_suites::scan::{RangeFigures, ScanResults};
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Heatmap, Table, View, med_to};
 
@@ -187,8 +188,7 @@ impl Present for ScanResults {
                     // One figure per physical range: a map, not a figure to follow by name.
                     out.push(
                         Figure::sampled(
-                            "scan",
-                            format!("scan/{at}/{key}"),
+                            Key::Scan { address: at.clone(), test: key.to_string() },
                             format!("{what} of range {:#x}", r.start),
                             unit,
                             better,

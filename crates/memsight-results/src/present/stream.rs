@@ -3,6 +3,7 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
+use crate::key::Key;
 use crate::figure::{Better, Figure};
 use crate::view::num;
 use crate::view::{Block, Cell, Table, View};
@@ -54,8 +55,7 @@ impl Present for StreamResults {
             .iter()
             .map(|k| {
                 Figure::sampled(
-                    "stream",
-                    format!("stream/{}", k.function.to_lowercase()),
+                    Key::Stream { test: k.function.to_lowercase() },
                     format!(
                         "STREAM {} (program bytes as STREAM counts them)",
                         k.function

@@ -6,7 +6,8 @@ use memsight_core::units::{format_bytes, format_list};
 use memsight_kernels::granular::Access;
 
 use super::Present;
-use crate::figure::{Better, Figure, size_key};
+use crate::key::{Key, Place, Size};
+use crate::figure::{Better, Figure};
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View, med, med_to, num};
 use memsight_suites::tiers::TiersResults;
 use memsight_suites::tiers::measure::{MemTarget, TargetFigures};
@@ -329,8 +330,7 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
     for b in &t.block_latency {
         out.push(
             Figure::sampled(
-                "tiers",
-                format!("tiers/{k}/latency-{}B", b.block_bytes),
+                Key::TiersBlockLatency { node: Place(k.clone()), block: b.block_bytes as u64 },
                 format!("idle latency of {}-byte reads, {l}", b.block_bytes),
                 "ns",
                 Better::Lower,
@@ -343,8 +343,7 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
     if let Some(v) = t.knee_gbs {
         out.push(
             Figure::scalar(
-                "tiers",
-                format!("tiers/{k}/knee"),
+                Key::Tiers { node: Place(k.clone()), test: "knee".into() },
                 format!("loaded-latency knee, {l}"),
                 "GB/s (estimated DRAM bytes)",
                 Better::Higher,
@@ -404,8 +403,7 @@ fn idle_figures(t: &TargetFigures, cond: &str) -> Vec<Figure> {
             let s = s.as_ref()?;
             Some(
                 Figure::sampled(
-                    "tiers",
-                    format!("tiers/{k}/{key}"),
+                    Key::Tiers { node: Place(k.clone()), test: key.to_string() },
                     format!("{what}, {l}"),
                     unit,
                     better,
@@ -425,13 +423,12 @@ fn granularity_figures(t: &TargetFigures, cond: &str) -> Vec<Figure> {
         .iter()
         .map(|p| {
             Figure::sampled(
-                "tiers",
-                format!(
-                    "tiers/{k}/random-{}/{}/t{}",
-                    p.access.name(),
-                    size_key(p.block_bytes as u64),
-                    p.threads
-                ),
+                Key::TiersAccess {
+                    node: Place(k.clone()),
+                    test: format!("random-{}", p.access.name()),
+                    block: Size::of(p.block_bytes as u64),
+                    threads: p.threads as u64,
+                },
                 format!(
                     "random {} of {} B blocks, {} thread(s), {l}",
                     p.access.name(),
@@ -539,8 +536,7 @@ impl Present for TiersResults {
             for p in &n.points {
                 out.push(
                     Figure::sampled(
-                        "tiers",
-                        format!("tiers/near/{}/latency", size_key(p.size_bytes)),
+                        Key::TiersNear { size: Size::of(p.size_bytes), test: "latency".into() },
                         format!(
                             "latency at {} against near memory",
                             format_bytes(p.size_bytes)
@@ -558,8 +554,10 @@ impl Present for TiersResults {
                 if let Some(s) = &p.read_gbs {
                     out.push(
                         Figure::sampled(
-                            "tiers",
-                            format!("tiers/weighted/{}-{}/read", p.ratio.near, p.ratio.far),
+                            Key::TiersWeighted {
+                                placement: format!("{}-{}", p.ratio.near, p.ratio.far),
+                                test: "read".into(),
+                            },
                             format!(
                                 "read bandwidth, pages {} on nodes {}:{}",
                                 p.ratio, w.fast, w.slow

@@ -295,7 +295,7 @@ pub fn run(
 
 /// DRAM traffic the memory controllers counted over the watch, or why they did not.
 fn counted_traffic(
-    controllers: std::result::Result<(crate::counters::Running, String), String>,
+    controllers: std::result::Result<(crate::measure::counters::Running, String), String>,
     since: Instant,
 ) -> (Option<CountedTraffic>, Option<String>) {
     match controllers {

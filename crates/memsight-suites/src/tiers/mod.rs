@@ -453,7 +453,7 @@ pub fn run(
 fn resolve_sets(
     a: &Config,
     env: &Environment,
-    machine: &crate::machine::Machine,
+    machine: &crate::measure::machine::Machine,
 ) -> Result<(Config, u64, String)> {
     let (lat, in_memory) = machine.working_set(a.latency_bytes, env)?;
     let streaming = match a.bandwidth_bytes {
