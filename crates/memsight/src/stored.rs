@@ -190,6 +190,29 @@ fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
         );
         return ExitCode::from(Exit::Failed.code());
     }
+    let judged = c
+        .rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse | Verdict::Noise))
+        .count();
+    let unseen = unseen(c, judged);
+    if !unseen.is_empty() {
+        eprintln!(
+            "{}",
+            memsight_results::check::ascii(&format!(
+                "memsight: INCOMPLETE: no figure worse beyond the noise{by}, but {}",
+                unseen.join("; ")
+            ))
+        );
+        return ExitCode::from(Exit::System.code());
+    }
+    eprintln!("memsight: PASS: {judged} figure(s) judged, none worse beyond the noise{by}");
+    ExitCode::SUCCESS
+}
+
+/// What the gate could not see: an interrupted result, figures it could not judge (and why),
+/// or no judged figure at all.
+fn unseen(c: &compare::Comparison, judged: usize) -> Vec<String> {
     let mut unseen: Vec<String> = [&c.a, &c.b]
         .iter()
         .filter(|i| !i.complete)
@@ -222,26 +245,10 @@ fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
             unseen.push(format!("{} figure(s) {why} ({})", k.len(), k.join(", ")));
         }
     }
-    let judged = c
-        .rows
-        .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse | Verdict::Noise))
-        .count();
     if judged == 0 {
         unseen.push("no figure could be judged".into());
     }
-    if !unseen.is_empty() {
-        eprintln!(
-            "{}",
-            memsight_results::check::ascii(&format!(
-                "memsight: INCOMPLETE: no figure worse beyond the noise{by}, but {}",
-                unseen.join("; ")
-            ))
-        );
-        return ExitCode::from(Exit::System.code());
-    }
-    eprintln!("memsight: PASS: {judged} figure(s) judged, none worse beyond the noise{by}");
-    ExitCode::SUCCESS
+    unseen
 }
 
 /// Where `report` writes by default: beside a result file, else in the current directory.

@@ -3,13 +3,16 @@
 //! horizontal bars with whiskers and ceilings, and heatmaps.
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::SegmentedCoord;
+use plotters::coord::types::{RangedCoordf64, RangedCoordusize};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use memsight_results::view::Series;
 use memsight_results::view::trim;
 pub use memsight_results::view::{Bar, Lines, Mark, Scale};
 
-type Fallible = Result<(), Box<dyn std::error::Error>>;
+pub(super) type Fallible = Result<(), Box<dyn std::error::Error>>;
 
 const WIDTH: u32 = 600;
 const HEIGHT: u32 = 360;
@@ -76,28 +79,7 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
 /// Draws a line chart.
 pub fn lines(c: &Lines) -> String {
     render(WIDTH, HEIGHT, |root| {
-        let marks = c.x_marks.iter().filter(|_| c.x_to_marks).map(|m| m.at);
-        let xs = c
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0))
-            .chain(marks)
-            .map(|x| c.x_scale.to_axis(x));
-        let (x0, x1) = range(xs, c.x_to_marks);
-        let ys = c.series.iter().flat_map(|s| {
-            s.points
-                .iter()
-                .map(|p| p.1)
-                .chain(s.whiskers.iter().flat_map(|w| [w.1, w.2]))
-                .map(|v| c.y_scale.to_axis(v))
-        });
-        let ys: Vec<f64> = ys
-            .chain(c.y_marks.iter().map(|m| c.y_scale.to_axis(m.at)))
-            .collect();
-        let (y0, y1) = range(
-            ys.into_iter(),
-            c.y_from_zero && matches!(c.y_scale, Scale::Linear | Scale::Count),
-        );
+        let ((x0, x1), (y0, y1)) = line_ranges(c);
         let mut chart = ChartBuilder::on(root)
             .caption(&c.title, ("sans-serif", 17))
             .margin(10)
@@ -117,73 +99,9 @@ pub fn lines(c: &Lines) -> String {
             .x_labels(10)
             .light_line_style(RGBColor(240, 240, 240))
             .draw()?;
-        for m in &c.x_marks {
-            let x = c.x_scale.to_axis(m.at);
-            if x < x0 || x > x1 {
-                continue;
-            }
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x, y0), (x, y1)],
-                MARK.stroke_width(1),
-            )))?;
-            // A label near the right edge ends at its line rather than past the plot.
-            let side = if x > x0 + 0.8 * (x1 - x0) {
-                HPos::Right
-            } else {
-                HPos::Left
-            };
-            chart.draw_series(std::iter::once(Text::new(
-                m.label.clone(),
-                (x, y1),
-                ("sans-serif", 11)
-                    .into_font()
-                    .color(&RGBColor(90, 90, 90))
-                    .pos(Pos::new(side, VPos::Top)),
-            )))?;
-        }
-        for m in &c.y_marks {
-            let y = c.y_scale.to_axis(m.at);
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x0, y), (x1, y)],
-                RGBColor(179, 38, 30).stroke_width(1),
-            )))?;
-            chart.draw_series(std::iter::once(Text::new(
-                m.label.clone(),
-                (x0, y),
-                ("sans-serif", 11)
-                    .into_font()
-                    .color(&RGBColor(179, 38, 30))
-                    .pos(Pos::new(HPos::Left, VPos::Bottom)),
-            )))?;
-        }
+        line_marks(&mut chart, c, (x0, x1), (y0, y1))?;
         for (i, s) in c.series.iter().enumerate() {
-            let col = color(i);
-            let pts: Vec<(f64, f64)> = s
-                .points
-                .iter()
-                .map(|p| (c.x_scale.to_axis(p.0), c.y_scale.to_axis(p.1)))
-                .collect();
-            for w in &s.whiskers {
-                let x = c.x_scale.to_axis(w.0);
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x, c.y_scale.to_axis(w.1)), (x, c.y_scale.to_axis(w.2))],
-                    col.stroke_width(1),
-                )))?;
-            }
-            let anno = if s.dashed {
-                chart.draw_series(DashedLineSeries::new(
-                    pts.clone(),
-                    6,
-                    4,
-                    col.stroke_width(2),
-                ))?
-            } else {
-                chart.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
-            };
-            anno.label(s.name.clone()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2))
-            });
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, col.filled())))?;
+            line_series(&mut chart, c, s, color(i))?;
         }
         if c.series.len() > 1 || c.series.iter().any(|s| !s.name.is_empty()) {
             chart
@@ -196,6 +114,118 @@ pub fn lines(c: &Lines) -> String {
         }
         Ok(())
     })
+}
+
+/// A line chart's plotting area.
+type LineChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The axes' ranges on the chart's scales: every point and whisker, the y marks, and the x
+/// marks where the chart asks to reach them.
+fn line_ranges(c: &Lines) -> ((f64, f64), (f64, f64)) {
+    let marks = c.x_marks.iter().filter(|_| c.x_to_marks).map(|m| m.at);
+    let xs = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .chain(marks)
+        .map(|x| c.x_scale.to_axis(x));
+    let x = range(xs, c.x_to_marks);
+    let ys = c.series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .map(|p| p.1)
+            .chain(s.whiskers.iter().flat_map(|w| [w.1, w.2]))
+            .map(|v| c.y_scale.to_axis(v))
+    });
+    let ys: Vec<f64> = ys
+        .chain(c.y_marks.iter().map(|m| c.y_scale.to_axis(m.at)))
+        .collect();
+    let y = range(
+        ys.into_iter(),
+        c.y_from_zero && matches!(c.y_scale, Scale::Linear | Scale::Count),
+    );
+    (x, y)
+}
+
+/// The grey vertical marks (cache sizes, suites' starts) inside the x range, and the red
+/// horizontal ones (ceilings), each with its label.
+fn line_marks(
+    chart: &mut LineChart,
+    c: &Lines,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> Fallible {
+    for m in &c.x_marks {
+        let x = c.x_scale.to_axis(m.at);
+        if x < x0 || x > x1 {
+            continue;
+        }
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, y0), (x, y1)],
+            MARK.stroke_width(1),
+        )))?;
+        // A label near the right edge ends at its line rather than past the plot.
+        let side = if x > x0 + 0.8 * (x1 - x0) {
+            HPos::Right
+        } else {
+            HPos::Left
+        };
+        chart.draw_series(std::iter::once(Text::new(
+            m.label.clone(),
+            (x, y1),
+            ("sans-serif", 11)
+                .into_font()
+                .color(&RGBColor(90, 90, 90))
+                .pos(Pos::new(side, VPos::Top)),
+        )))?;
+    }
+    for m in &c.y_marks {
+        let y = c.y_scale.to_axis(m.at);
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x0, y), (x1, y)],
+            RGBColor(179, 38, 30).stroke_width(1),
+        )))?;
+        chart.draw_series(std::iter::once(Text::new(
+            m.label.clone(),
+            (x0, y),
+            ("sans-serif", 11)
+                .into_font()
+                .color(&RGBColor(179, 38, 30))
+                .pos(Pos::new(HPos::Left, VPos::Bottom)),
+        )))?;
+    }
+    Ok(())
+}
+
+/// One series: its whiskers, its line (dashed or solid) with a legend entry, and its points.
+fn line_series(chart: &mut LineChart, c: &Lines, s: &Series, col: RGBColor) -> Fallible {
+    let pts: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (c.x_scale.to_axis(p.0), c.y_scale.to_axis(p.1)))
+        .collect();
+    for w in &s.whiskers {
+        let x = c.x_scale.to_axis(w.0);
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, c.y_scale.to_axis(w.1)), (x, c.y_scale.to_axis(w.2))],
+            col.stroke_width(1),
+        )))?;
+    }
+    let anno = if s.dashed {
+        chart.draw_series(DashedLineSeries::new(
+            pts.clone(),
+            6,
+            4,
+            col.stroke_width(2),
+        ))?
+    } else {
+        chart.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
+    };
+    anno.label(s.name.clone())
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(2)));
+    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, col.filled())))?;
+    Ok(())
 }
 
 /// Horizontal bars with whiskers and vertical ceiling lines.
@@ -235,54 +265,7 @@ pub fn bars(
             .disable_y_mesh()
             .light_line_style(RGBColor(240, 240, 240))
             .draw()?;
-        let main = color(0);
-        let second = RGBColor(170, 200, 230);
-        let half = row / 2;
-        let mut drawn_secondary = false;
-        for (i, b) in items.iter().enumerate() {
-            let mut r = Rectangle::new(
-                [
-                    (0.0, SegmentValue::Exact(i)),
-                    (b.value, SegmentValue::Exact(i + 1)),
-                ],
-                main.filled(),
-            );
-            if b.secondary.is_some() {
-                r.set_margin(3, half, 0, 0);
-            } else {
-                r.set_margin(5, 5, 0, 0);
-            }
-            let a = chart.draw_series(std::iter::once(r))?;
-            if i == 0 {
-                a.label(legend.0.to_string()).legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 14, y + 5)], main.filled())
-                });
-            }
-            if let Some(s) = b.secondary {
-                let mut r = Rectangle::new(
-                    [
-                        (0.0, SegmentValue::Exact(i)),
-                        (s, SegmentValue::Exact(i + 1)),
-                    ],
-                    second.filled(),
-                );
-                r.set_margin(half, 3, 0, 0);
-                let a = chart.draw_series(std::iter::once(r))?;
-                if !drawn_secondary {
-                    drawn_secondary = true;
-                    a.label(legend.1.to_string()).legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 5), (x + 14, y + 5)], second.filled())
-                    });
-                }
-            }
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![
-                    (b.low, SegmentValue::CenterOf(i)),
-                    (b.high, SegmentValue::CenterOf(i)),
-                ],
-                BLACK.stroke_width(1),
-            )))?;
-        }
+        bar_rows(&mut chart, items, legend, row / 2)?;
         for m in ceilings {
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![
@@ -311,6 +294,62 @@ pub fn bars(
     })
 }
 
+/// A bar chart's plotting area: values across, one segment per bar down.
+type BarChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordusize>>>;
+
+/// Each bar: the main value over the upper part of its row (all of it without a secondary), the
+/// secondary beneath, the whisker through the middle; the first of each kind gets the legend.
+fn bar_rows(chart: &mut BarChart, items: &[Bar], legend: (&str, &str), half: u32) -> Fallible {
+    let main = color(0);
+    let second = RGBColor(170, 200, 230);
+    let mut drawn_secondary = false;
+    for (i, b) in items.iter().enumerate() {
+        let mut r = Rectangle::new(
+            [
+                (0.0, SegmentValue::Exact(i)),
+                (b.value, SegmentValue::Exact(i + 1)),
+            ],
+            main.filled(),
+        );
+        if b.secondary.is_some() {
+            r.set_margin(3, half, 0, 0);
+        } else {
+            r.set_margin(5, 5, 0, 0);
+        }
+        let a = chart.draw_series(std::iter::once(r))?;
+        if i == 0 {
+            a.label(legend.0.to_string())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], main.filled()));
+        }
+        if let Some(s) = b.secondary {
+            let mut r = Rectangle::new(
+                [
+                    (0.0, SegmentValue::Exact(i)),
+                    (s, SegmentValue::Exact(i + 1)),
+                ],
+                second.filled(),
+            );
+            r.set_margin(half, 3, 0, 0);
+            let a = chart.draw_series(std::iter::once(r))?;
+            if !drawn_secondary {
+                drawn_secondary = true;
+                a.label(legend.1.to_string()).legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 14, y + 5)], second.filled())
+                });
+            }
+        }
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![
+                (b.low, SegmentValue::CenterOf(i)),
+                (b.high, SegmentValue::CenterOf(i)),
+            ],
+            BLACK.stroke_width(1),
+        )))?;
+    }
+    Ok(())
+}
+
 /// A heatmap of a matrix with its values written in the cells. Colour says how far a cell is
 /// from the best cell: green at the best, orange at twice the best latency (`low_is_good`) or
 /// half the best bandwidth, so equal figures look equal however small the spread.
@@ -337,22 +376,7 @@ pub fn heatmap(
     };
     render(width, height, |root| {
         let font = ("sans-serif", 12).into_font();
-        root.draw(&Text::new(
-            title.to_string(),
-            (10, 8),
-            ("sans-serif", 17)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Left, VPos::Top)),
-        ))?;
-        root.draw(&Text::new(
-            subtitle.to_string(),
-            (10, 30),
-            ("sans-serif", 11)
-                .into_font()
-                .color(&RGBColor(90, 90, 90))
-                .pos(Pos::new(HPos::Left, VPos::Top)),
-        ))?;
+        heatmap_titles(root, title, subtitle)?;
         for (j, c) in cols.iter().enumerate() {
             root.draw(&Text::new(
                 c.clone(),
@@ -374,24 +398,7 @@ pub fn heatmap(
             for j in 0..cols.len() {
                 let x = left + cell_w * j as i32;
                 let v = values.get(i).and_then(|row| row.get(j)).copied().flatten();
-                let fill = match v {
-                    Some(v) if best > 0.0 && best.is_finite() => {
-                        let poor = if low_is_good {
-                            v / best - 1.0
-                        } else {
-                            1.0 - v / best
-                        } * if low_is_good { 1.0 } else { 2.0 };
-                        let good = 1.0 - poor.clamp(0.0, 1.0);
-                        // Green (good) to orange (poor).
-                        RGBColor(
-                            (120.0 + 120.0 * (1.0 - good)) as u8,
-                            (200.0 - 60.0 * (1.0 - good)) as u8,
-                            (140.0 - 60.0 * (1.0 - good)) as u8,
-                        )
-                    }
-                    Some(_) => RGBColor(150, 200, 140),
-                    None => RGBColor(235, 235, 235),
-                };
+                let fill = cell_fill(v, best, low_is_good);
                 root.draw(&Rectangle::new(
                     [(x + 1, y + 1), (x + cell_w - 1, y + cell_h - 1)],
                     fill.filled(),
@@ -411,6 +418,49 @@ pub fn heatmap(
         }
         Ok(())
     })
+}
+
+/// A heatmap's title and, beneath it in grey, what its numbers are.
+fn heatmap_titles(root: &DrawingArea<SVGBackend, Shift>, title: &str, subtitle: &str) -> Fallible {
+    root.draw(&Text::new(
+        title.to_string(),
+        (10, 8),
+        ("sans-serif", 17)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Top)),
+    ))?;
+    root.draw(&Text::new(
+        subtitle.to_string(),
+        (10, 30),
+        ("sans-serif", 11)
+            .into_font()
+            .color(&RGBColor(90, 90, 90))
+            .pos(Pos::new(HPos::Left, VPos::Top)),
+    ))?;
+    Ok(())
+}
+
+/// A cell's colour by how far it is from the best cell (see [`heatmap`]); grey without a value.
+fn cell_fill(v: Option<f64>, best: f64, low_is_good: bool) -> RGBColor {
+    match v {
+        Some(v) if best > 0.0 && best.is_finite() => {
+            let poor = if low_is_good {
+                v / best - 1.0
+            } else {
+                1.0 - v / best
+            } * if low_is_good { 1.0 } else { 2.0 };
+            let good = 1.0 - poor.clamp(0.0, 1.0);
+            // Green (good) to orange (poor).
+            RGBColor(
+                (120.0 + 120.0 * (1.0 - good)) as u8,
+                (200.0 - 60.0 * (1.0 - good)) as u8,
+                (140.0 - 60.0 * (1.0 - good)) as u8,
+            )
+        }
+        Some(_) => RGBColor(150, 200, 140),
+        None => RGBColor(235, 235, 235),
+    }
 }
 
 /// A free drawing (used by the DIMM map): the closure draws on a plain pixel canvas.

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -90,7 +91,6 @@ fn short(s: &str, max: usize) -> String {
     }
 }
 
-/// Draws the map.
 /// The lines written in a slot: locator, then size, type and speed, organisation and vendor,
 /// part number (or "empty").
 fn slot_text(d: &DimmsResults, dev: &MemoryDevice) -> Vec<String> {
@@ -130,6 +130,7 @@ fn slot_text(d: &DimmsResults, dev: &MemoryDevice) -> Vec<String> {
     text
 }
 
+/// Draws the map.
 pub fn draw(d: &DimmsResults) -> String {
     let map = layout(d);
     let max_slots = map
@@ -196,37 +197,51 @@ pub fn draw(d: &DimmsResults) -> String {
                 ))?;
                 for (si, dev) in slots.iter().enumerate() {
                     let sy = cy + 16 + si as i32 * (SLOT_H + 4);
-                    let rect = [(x, sy), (x + SLOT_W, sy + SLOT_H)];
-                    if dev.populated {
-                        let share = dev.size_bytes.unwrap_or(0) as f64 / biggest;
-                        let fill = RGBColor(
-                            (200.0 - 110.0 * share) as u8,
-                            (222.0 - 70.0 * share) as u8,
-                            (245.0 - 40.0 * share) as u8,
-                        );
-                        root.draw(&Rectangle::new(rect, fill.filled()))?;
-                        root.draw(&Rectangle::new(rect, RGBColor(40, 80, 150).stroke_width(1)))?;
-                    } else {
-                        root.draw(&Rectangle::new(
-                            rect,
-                            RGBColor(170, 170, 170).stroke_width(1),
-                        ))?;
-                    }
-                    let text = slot_text(d, dev);
-                    for (k, t) in text.iter().enumerate() {
-                        root.draw(&Text::new(
-                            t.clone(),
-                            (x + 6, sy + 5 + 16 * k as i32),
-                            small
-                                .clone()
-                                .color(&BLACK)
-                                .pos(Pos::new(HPos::Left, VPos::Top)),
-                        ))?;
-                    }
+                    draw_slot(root, d, dev, (x, sy), biggest)?;
                 }
             }
             y += band_h + GAP;
         }
         Ok(())
     })
+}
+
+/// One slot at (x, y): a populated one filled darker the larger it is against the largest
+/// module, an empty one outlined in grey; its lines of text inside.
+fn draw_slot(
+    root: &DrawingArea<SVGBackend, Shift>,
+    d: &DimmsResults,
+    dev: &MemoryDevice,
+    (x, sy): (i32, i32),
+    biggest: f64,
+) -> charts::Fallible {
+    let small = ("sans-serif", 11).into_font();
+    let rect = [(x, sy), (x + SLOT_W, sy + SLOT_H)];
+    if dev.populated {
+        let share = dev.size_bytes.unwrap_or(0) as f64 / biggest;
+        let fill = RGBColor(
+            (200.0 - 110.0 * share) as u8,
+            (222.0 - 70.0 * share) as u8,
+            (245.0 - 40.0 * share) as u8,
+        );
+        root.draw(&Rectangle::new(rect, fill.filled()))?;
+        root.draw(&Rectangle::new(rect, RGBColor(40, 80, 150).stroke_width(1)))?;
+    } else {
+        root.draw(&Rectangle::new(
+            rect,
+            RGBColor(170, 170, 170).stroke_width(1),
+        ))?;
+    }
+    let text = slot_text(d, dev);
+    for (k, t) in text.iter().enumerate() {
+        root.draw(&Text::new(
+            t.clone(),
+            (x + 6, sy + 5 + 16 * k as i32),
+            small
+                .clone()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Left, VPos::Top)),
+        ))?;
+    }
+    Ok(())
 }
