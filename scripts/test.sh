@@ -51,8 +51,10 @@ prep_root=$!
 trap 'kill "$prep" "$prep_root" 2>/dev/null || true' EXIT
 step cargo fmt --all -- --check
 step cargo clippy --locked --all-targets -q -- -D warnings
-# Crates depend only downwards and no modules form a circle (docs/architecture.md).
+# Crates depend only downwards, no modules form a circle, suites are siblings over the measuring
+# layer; files, functions and the binary crate stay within their sizes (docs/architecture.md).
 step python3 scripts/check-layers.py
+step python3 scripts/check-size.py
 wait "$prep" || { cat "$prep_log" >&2; echo "memsight: preparing the release build failed" >&2; exit 1; }
 # The two release binaries build at the lowest priority beside the aarch64 tests and the cargo
 # tests, on the CPU time those leave idle (the tests assert what holds on a loaded machine:

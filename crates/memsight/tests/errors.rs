@@ -158,3 +158,24 @@ fn unwritable_output_is_refused_before_measuring() {
         "choose a writable path for -o",
     );
 }
+
+/// Every flag is checked before anything is measured: a bad one is refused in one line, where
+/// before it was refused only after the pressure curves (profile, about a minute), the reach
+/// probe (tiers) or the fills (pmem), or panicked turning an infinite duration into a time.
+#[test]
+fn bad_flags_are_refused_before_measuring() {
+    assert_usage_error(&["profile"], "give a program after `--`");
+    assert_usage_error(
+        &["profile", "--timeout", "inf", "--", "true"],
+        "at most a year",
+    );
+    assert_usage_error(
+        &["alloc", "--preset", "steady", "--timeout-s", "inf"],
+        "--timeout-s must be more than 0",
+    );
+    assert_usage_error(
+        &["pmem", "--concurrency", "--seconds", "inf"],
+        "--seconds must be positive",
+    );
+    assert_usage_error(&["tiers", "--latency-size", "100T"], "does not fit");
+}

@@ -363,6 +363,12 @@ pub fn run(
 /// The built-in workload, unless the user's command runs instead; refused when its live heap
 /// is more than half the available memory.
 fn workload(a: &Config, user: bool, env: &Environment) -> Result<Option<Workload>> {
+    // The time limit becomes a `Duration`, which an infinite one cannot.
+    if !(a.timeout_s > 0.0 && a.timeout_s <= 366.0 * 86400.0) {
+        return Err(Error::input(
+            "--timeout-s must be more than 0 and at most a year",
+        ));
+    }
     let w = match user {
         false => Some(a.workload.clone().ok_or_else(|| {
             Error::input(

@@ -340,6 +340,20 @@ fn check(a: &Config) -> Result<()> {
             "--sizes and --mixed-sizes need at least one size",
         ));
     }
+    if let Some(bad) = a.mixed_sizes.iter().find(|&&s| s == 0 || s > pool / 2) {
+        return Err(Error::input(format!(
+            "--mixed-sizes: {} is not a usable object size for a {} pool (1 B … half the pool)",
+            format_bytes(*bad),
+            format_bytes(pool)
+        )));
+    }
+    // Durations become `Duration`s in the workers: finite, positive, at most a day a strategy.
+    let duration = |s: f64| s > 0.0 && s <= 86400.0;
+    if a.concurrency && !duration(a.seconds) {
+        return Err(Error::input(
+            "--seconds must be positive and at most a day (86400)",
+        ));
+    }
     if a.alloc_threads == 0 || a.alloc_threads > 1024 || a.free_threads > 1024 {
         return Err(Error::input(
             "--alloc-threads must be 1 … 1024, --free-threads 0 … 1024",
@@ -367,11 +381,10 @@ fn check(a: &Config) -> Result<()> {
         if a.batch == 0
             || a.free_threads == 0
             || a.volume_rounds == 0
-            || a.volume_seconds.is_nan()
-            || a.volume_seconds <= 0.0
+            || !duration(a.volume_seconds)
         {
             return Err(Error::input(
-                "--volume needs --batch ≥ 1, --free-threads ≥ 1, --volume-rounds ≥ 1 and --volume-seconds > 0",
+                "--volume needs --batch ≥ 1, --free-threads ≥ 1, --volume-rounds ≥ 1 and --volume-seconds within 0 … 86400",
             ));
         }
     }

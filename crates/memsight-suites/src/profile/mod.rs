@@ -333,15 +333,20 @@ fn memory_group(
     }
 }
 
-fn validate(a: &Config, env: &Environment) -> Result<()> {
+/// Checks every setting that needs no measurement: the command line calls it before it measures
+/// the pressure curves, and [`run`] before its probe.
+pub fn validate(a: &Config, env: &Environment) -> Result<()> {
     if a.command.is_empty() == a.pid.is_none() {
         return Err(Error::input(
             "profile: give a program after `--`, or --pid PID (not both)",
         ));
     }
-    if !(a.interval_ms >= 10 && a.watch_s > 0.0 && a.timeout_s > 0.0) {
+    // At most a year: a duration becomes a `Duration`, which an infinite one cannot.
+    const YEAR_S: f64 = 365.0 * 86400.0;
+    let duration = |s: f64| s > 0.0 && s <= YEAR_S;
+    if !(a.interval_ms >= 10 && duration(a.watch_s) && duration(a.timeout_s)) {
         return Err(Error::input(
-            "profile: --interval-ms must be at least 10 and the durations positive",
+            "profile: --interval-ms must be at least 10 and the durations positive and at most a year",
         ));
     }
     if let Some(c) = a.probe_cpu {

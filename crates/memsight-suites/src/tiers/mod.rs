@@ -223,6 +223,12 @@ fn select_nodes(a: &Config, mut tiers: Vec<plan::Tier>) -> Result<Vec<plan::Tier
         }
         tiers.retain(|t| !t.nodes.is_empty());
     }
+    // Before one node per tier is picked: picking reads the first tier's first node.
+    if tiers.is_empty() {
+        return Err(Error::input(
+            "no NUMA node with memory and reachable CPUs is allowed here: check the cpuset (memsight env)",
+        ));
+    }
     if a.one_per_tier {
         let first = tiers[0].nodes[0].initiator;
         for t in &mut tiers {
@@ -234,11 +240,6 @@ fn select_nodes(a: &Config, mut tiers: Vec<plan::Tier>) -> Result<Vec<plan::Tier
             let n = t.nodes.swap_remove(keep);
             t.nodes = vec![n];
         }
-    }
-    if tiers.is_empty() {
-        return Err(Error::input(
-            "no NUMA node with memory and reachable CPUs is allowed here: check the cpuset (memsight env)",
-        ));
     }
     Ok(tiers)
 }
@@ -392,8 +393,11 @@ pub fn run(
     let fs = FsRoot::from_env();
     let plan = make_plan(a, env, &fs)?;
     let (rule, sample_ns) = a.sampling.rule()?;
-    let (a, lat, in_memory) = &resolve_sets(a, env, machine)?;
+    // The sizes and the DAX target given as flags are checked before the reach probe that
+    // sizes the rest, so that a bad flag is refused before anything is measured.
+    check_given_sizes(a, &plan, env)?;
     let wheres = wheres(a, &plan)?;
+    let (a, lat, in_memory) = &resolve_sets(a, env, machine)?;
     let mut targets = Vec::new();
     let mut complete = true;
     for w in &wheres {
@@ -473,6 +477,26 @@ fn resolve_sets(
 
 /// What is measured, in order: every planned node (fastest tier first) unless `--dax-only`,
 /// then the DAX memory given, from the fastest tier's first node's CPUs.
+/// The working sets given as flags against the memory this process may use (a bandwidth set is
+/// per thread: the largest node's team holds it once per CPU).
+fn check_given_sizes(a: &Config, plan: &TierPlan, env: &Environment) -> Result<()> {
+    use memsight_core::buffer::check_size;
+    for bytes in [a.latency_bytes, a.granularity_bytes].into_iter().flatten() {
+        check_size(bytes, env)?;
+    }
+    if let Some(bytes) = a.bandwidth_bytes {
+        let team = plan
+            .tiers
+            .iter()
+            .flat_map(|t| &t.nodes)
+            .map(|n| n.cpus.len())
+            .max()
+            .unwrap_or(1);
+        check_size(bytes.saturating_mul(team as u64), env)?;
+    }
+    Ok(())
+}
+
 fn wheres<'p>(a: &Config, plan: &'p TierPlan) -> Result<Vec<Where<'p>>> {
     let mut wheres: Vec<Where> = Vec::new();
     if !a.dax_only {

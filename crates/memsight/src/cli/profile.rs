@@ -52,20 +52,20 @@ impl Suite for Args {
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let machine = Machine::new();
-        let family = if self.no_pressure {
-            None
-        } else {
-            self.family(env, &machine, ui)?
-        };
-        let cfg = Config {
+        let mut cfg = Config {
             command: self.command.clone(),
             pid: self.pid,
             watch_s: self.watch,
             timeout_s: self.timeout,
             interval_ms: self.interval_ms,
-            family,
+            family: None,
             probe_cpu: self.probe_cpu,
         };
+        // Every flag is checked before the pressure curves are measured (about a minute).
+        profile::validate(&cfg, env)?;
+        if !self.no_pressure {
+            cfg.family = self.family(env, &machine, ui)?;
+        }
         let (results, complete) =
             ui.progress(None, |tick| profile::run(&cfg, env, &machine, tick))?;
         let failure = match results.ending {
