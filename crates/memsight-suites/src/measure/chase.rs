@@ -216,9 +216,13 @@ pub fn climb_buffers(
     (points, true)
 }
 
-/// The main ladder alone on the calling (pinned) thread, without clock, TLB twin or MLP sweep:
-/// what the reach probe runs. Errors when Ctrl-C cut it short.
-pub fn climb(cfg: &LadderConfig, env: &Environment, min_sample_ns: f64) -> Result<Vec<Point>> {
+/// The main buffer's points on the calling (pinned) thread, without clock, TLB twin or MLP
+/// sweep, and whether they ran to their end (false after Ctrl-C).
+fn climb_main(
+    cfg: &LadderConfig,
+    env: &Environment,
+    min_sample_ns: f64,
+) -> Result<(Vec<Point>, bool)> {
     let max = *cfg.sizes.last().expect("at least one size");
     let mut main = main_buffer(cfg, env, max)?;
     let evict = (2 * env.llc_bytes()) as usize;
@@ -230,34 +234,27 @@ pub fn climb(cfg: &LadderConfig, env: &Environment, min_sample_ns: f64) -> Resul
         None,
         &|_, _| {},
     );
-    if !done {
-        return Err(memsight_core::Error::Interrupted);
-    }
-    Ok(points.remove(0))
+    Ok((points.remove(0), done))
 }
 
-/// One chase point per size of `cfg` on its first CPU (pinned here), without clock, TLB twin or
-/// MLP sweep: a NUMA cell's or a memory tier's latency. Returns the points and whether they ran
-/// to their end (false after Ctrl-C).
+/// The main ladder alone on the calling (pinned) thread: what the reach probe runs. Errors when
+/// Ctrl-C cut it short.
+pub fn climb(cfg: &LadderConfig, env: &Environment, min_sample_ns: f64) -> Result<Vec<Point>> {
+    match climb_main(cfg, env, min_sample_ns)? {
+        (points, true) => Ok(points),
+        (_, false) => Err(memsight_core::Error::Interrupted),
+    }
+}
+
+/// One chase point per size of `cfg` on its first CPU (pinned here): a NUMA cell's or a memory
+/// tier's latency. Returns the points and whether they ran to their end (false after Ctrl-C).
 pub fn points(
     cfg: &LadderConfig,
     env: &Environment,
     min_sample_ns: f64,
 ) -> Result<(Vec<Point>, bool)> {
-    let cpu = cfg.cpus[0];
-    let mut out = memsight_core::pin::run_team(&[cpu], |_, _, _| {
-        let max = *cfg.sizes.last().expect("at least one size");
-        let mut main = main_buffer(cfg, env, max)?;
-        let evict = (2 * env.llc_bytes()) as usize;
-        let (mut points, done) = climb_buffers(
-            cfg,
-            &mut [&mut main],
-            evict,
-            min_sample_ns,
-            None,
-            &|_, _| {},
-        );
-        Ok::<_, memsight_core::Error>((points.remove(0), done))
+    let mut out = memsight_core::pin::run_team(&[cfg.cpus[0]], |_, _, _| {
+        climb_main(cfg, env, min_sample_ns)
     })?;
     out.pop().expect("one thread")
 }

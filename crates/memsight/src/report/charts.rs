@@ -420,8 +420,8 @@ pub fn heatmap(
     })
 }
 
-/// A heatmap's title and, beneath it in grey, what its numbers are.
-fn heatmap_titles(root: &DrawingArea<SVGBackend, Shift>, title: &str, subtitle: &str) -> Fallible {
+/// A drawing's title, at its top left (heatmaps, the DIMM map).
+pub(super) fn draw_title(root: &DrawingArea<SVGBackend, Shift>, title: &str) -> Fallible {
     root.draw(&Text::new(
         title.to_string(),
         (10, 8),
@@ -430,6 +430,12 @@ fn heatmap_titles(root: &DrawingArea<SVGBackend, Shift>, title: &str, subtitle: 
             .color(&BLACK)
             .pos(Pos::new(HPos::Left, VPos::Top)),
     ))?;
+    Ok(())
+}
+
+/// A heatmap's title and, beneath it in grey, what its numbers are.
+fn heatmap_titles(root: &DrawingArea<SVGBackend, Shift>, title: &str, subtitle: &str) -> Fallible {
+    draw_title(root, title)?;
     root.draw(&Text::new(
         subtitle.to_string(),
         (10, 30),

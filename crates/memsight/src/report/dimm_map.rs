@@ -154,20 +154,16 @@ pub fn draw(d: &DimmsResults) -> String {
         .unwrap_or(1) as f64;
     charts::canvas(width, height, |root| {
         let small = ("sans-serif", 11).into_font();
-        root.draw(&Text::new(
-            format!(
+        charts::draw_title(
+            root,
+            &format!(
                 "DIMM map: {} of {} slots populated, {}{}",
                 d.populated,
                 d.slots,
                 d.installed(),
                 if d.memory_mode { " (Memory Mode)" } else { "" }
             ),
-            (10, 8),
-            ("sans-serif", 17)
-                .into_font()
-                .color(&BLACK)
-                .pos(Pos::new(HPos::Left, VPos::Top)),
-        ))?;
+        )?;
         let mut y = 40;
         for (socket, channels) in &map {
             root.draw(&Rectangle::new(
