@@ -103,6 +103,25 @@ impl Figure {
     }
 }
 
+impl Figure {
+    /// A figure whose key was read from a file rather than built here (a fleet's headline
+    /// column, which a newer memsight may have written): its key as written, its suite the key's
+    /// first part.
+    pub fn untyped(key: &str, label: String, unit: &str, better: Better, value: f64) -> Self {
+        Figure {
+            key: key.to_string(),
+            suite: key.split('/').next().unwrap_or_default().to_string(),
+            label,
+            unit: unit.to_string(),
+            better,
+            value,
+            summary: None,
+            conditions: String::new(),
+            scope: Scope::Summary,
+        }
+    }
+}
+
 /// What a figure's value may not say of the machine, as the terminal marks it: exports carry
 /// it beside the value so that dashboards and alerts can discount it as `check` does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -431,7 +431,24 @@ impl Key {
             | Key::TiersBlockLatency { .. }
             | Key::TiersAccess { .. }
             | Key::Tiers { .. } => self.memory_dims(),
-            _ => self.test_dims(),
+            // Every family is named, so that a new one does not compile until it has its
+            // dimensions.
+            Key::Bandwidth { .. }
+            | Key::BandwidthSweep { .. }
+            | Key::C2c { .. }
+            | Key::Dimms { .. }
+            | Key::DimmsPlan { .. }
+            | Key::MemoryErrors { .. }
+            | Key::Loaded { .. }
+            | Key::PmemClass { .. }
+            | Key::PmemVolume { .. }
+            | Key::PmemConcurrency { .. }
+            | Key::Rowbuffer { .. }
+            | Key::Scan { .. }
+            | Key::Stream { .. }
+            | Key::AllocProcess { .. }
+            | Key::Alloc { .. }
+            | Key::Profile { .. } => self.test_dims(),
         };
         out.sort_by_key(|(d, _)| *d);
         Dims(out)

@@ -35,7 +35,10 @@ fn is_summary(f: &Figure) -> bool {
     f.scope == crate::figure::Scope::Summary
         && !point
         && d.get(Dim::Statistic) != Some("sweep")
-        && !f.key.starts_with("fleet/")
+        && !matches!(
+            crate::key::Key::parse(&f.key),
+            Some(crate::key::Key::Fleet { .. })
+        )
 }
 
 /// The reference `docs` support: refused when they are of different machines (their hardware

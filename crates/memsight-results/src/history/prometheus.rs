@@ -121,7 +121,14 @@ impl Family {
             "%" => (Family::Ratio, 0.01),
             "ops/s" | "allocs/s" => (Family::Operations, 1.0),
             "misses" => (Family::OverlappedMisses, 1.0),
-            "count" if f.key.starts_with("health/memory-errors/") => (Family::MemoryErrors, 1.0),
+            "count"
+                if matches!(
+                    crate::key::Key::parse(&f.key),
+                    Some(crate::key::Key::MemoryErrors { .. })
+                ) =>
+            {
+                (Family::MemoryErrors, 1.0)
+            }
             _ => (Family::Count, 1.0),
         }
     }
@@ -194,7 +201,7 @@ fn value(v: f64) -> String {
     }
 }
 
-/// The labels of a figure key: its dimensions, or the key itself where no template knows it.
+/// The labels of a figure key: its dimensions, or the key itself where no key family reads it.
 fn key_labels(key: &str) -> Labels {
     let d = crate::key::dims_of(key);
     if d.0.is_empty() {
@@ -332,19 +339,13 @@ fn fleet_samples(f: &FleetResults, x: &mut Exposition) {
             let Some(v) = m.headline.get(&h.key) else {
                 continue;
             };
-            // A headline no key family reads (from a newer memsight) is exported with its key
-            // alone, as its figure would be.
-            let fig = Figure {
-                key: h.key.clone(),
-                suite: h.key.split('/').next().unwrap_or_default().to_string(),
-                label: h.name.clone(),
-                unit: h.unit.clone(),
-                better: crate::figure::Better::Higher,
-                value: *v,
-                summary: None,
-                conditions: String::new(),
-                scope: crate::figure::Scope::Summary,
-            };
+            let fig = Figure::untyped(
+                &h.key,
+                h.name.clone(),
+                &h.unit,
+                crate::figure::Better::Higher,
+                *v,
+            );
             let (family, mut labels, v) = figure_sample(&fig);
             labels.insert(0, ("command", "fleet".to_string()));
             labels.insert(1, ("member", m.name.clone()));

@@ -268,23 +268,32 @@ impl Present for FleetResults {
         let mut out = Vec::new();
         for m in &self.members {
             for h in &self.headline {
-                // A headline no key family reads (from a newer memsight) has no figure here.
-                if let (Some(v), Some(figure)) = (m.headline.get(&h.key), Key::parse(&h.key)) {
-                    out.push(Figure::scalar(
-                        Key::Fleet {
+                let Some(v) = m.headline.get(&h.key) else {
+                    continue;
+                };
+                let label = format!("{} of {}", h.name, m.name);
+                let better = if h.lower_is_better {
+                    Better::Lower
+                } else {
+                    Better::Higher
+                };
+                out.push(match Key::parse(&h.key) {
+                    Some(figure) => {
+                        let key = Key::Fleet {
                             member: m.name.clone(),
                             figure: Box::new(figure),
-                        },
-                        format!("{} of {}", h.name, m.name),
+                        };
+                        Figure::scalar(key, label, &h.unit, better, *v)
+                    }
+                    // A headline no key family reads (a newer memsight's) keeps its figure.
+                    None => Figure::untyped(
+                        &format!("fleet/{}/{}", m.name, h.key),
+                        label,
                         &h.unit,
-                        if h.lower_is_better {
-                            Better::Lower
-                        } else {
-                            Better::Higher
-                        },
+                        better,
                         *v,
-                    ));
-                }
+                    ),
+                });
             }
         }
         out

@@ -246,14 +246,21 @@ pub fn climb(cfg: &LadderConfig, env: &Environment, min_sample_ns: f64) -> Resul
     }
 }
 
-/// One chase point per size of `cfg` on its first CPU (pinned here): a NUMA cell's or a memory
-/// tier's latency. Returns the points and whether they ran to their end (false after Ctrl-C).
+/// One chase point per size of `cfg` on its first CPU (pinned here, its clock settled first, as
+/// the ladder's is): a NUMA cell's or a memory tier's latency. Returns the points and whether
+/// they ran to their end (false after Ctrl-C).
 pub fn points(
     cfg: &LadderConfig,
     env: &Environment,
     min_sample_ns: f64,
 ) -> Result<(Vec<Point>, bool)> {
-    let mut out = memsight_core::pin::run_team(&[cfg.cpus[0]], |_, _, _| {
+    let Some(&cpu) = cfg.cpus.first() else {
+        return Ok((Vec::new(), true));
+    };
+    let mut out = memsight_core::pin::run_team(&[cpu], |_, _, _| {
+        // A core leaves its idle clock over milliseconds to seconds: measured before it is
+        // steady, the first samples would be slower than the machine.
+        crate::measure::clock::settle(0.5);
         climb_main(cfg, env, min_sample_ns)
     })?;
     out.pop().expect("one thread")

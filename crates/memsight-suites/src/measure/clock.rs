@@ -106,7 +106,7 @@ fn cycles_counter() -> Option<Counter> {
 /// 1%, at most `budget_s`. A core leaves its idle clock over milliseconds to seconds (Sapphire
 /// Rapids took more than a second to reach full turbo in Chips and Cheese's test); measuring
 /// before that would report a clock the measurement itself did not run at.
-fn settle(budget_s: f64) {
+pub fn settle(budget_s: f64) {
     let start = std::time::Instant::now();
     let mut last = Chain::AddRegister.sample_ghz(10e6);
     while start.elapsed().as_secs_f64() < budget_s {

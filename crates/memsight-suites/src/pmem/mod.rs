@@ -340,7 +340,11 @@ fn check(a: &Config) -> Result<()> {
             "--sizes and --mixed-sizes need at least one size",
         ));
     }
-    if let Some(bad) = a.mixed_sizes.iter().find(|&&s| s == 0 || s > pool / 2) {
+    if let Some(bad) = a
+        .mixed_sizes
+        .iter()
+        .find(|&&s| a.concurrency && (s == 0 || s > pool / 2))
+    {
         return Err(Error::input(format!(
             "--mixed-sizes: {} is not a usable object size for a {} pool (1 B … half the pool)",
             format_bytes(*bad),

@@ -342,7 +342,7 @@ pub fn validate(a: &Config, env: &Environment) -> Result<()> {
         ));
     }
     // At most a year: a duration becomes a `Duration`, which an infinite one cannot.
-    const YEAR_S: f64 = 365.0 * 86400.0;
+    const YEAR_S: f64 = 366.0 * 86400.0;
     let duration = |s: f64| s > 0.0 && s <= YEAR_S;
     if !(a.interval_ms >= 10 && duration(a.watch_s) && duration(a.timeout_s)) {
         return Err(Error::input(

@@ -475,16 +475,19 @@ fn resolve_sets(
     Ok((a, lat, in_memory))
 }
 
-/// What is measured, in order: every planned node (fastest tier first) unless `--dax-only`,
-/// then the DAX memory given, from the fastest tier's first node's CPUs.
-/// The working sets given as flags against the memory this process may use (a bandwidth set is
-/// per thread: the largest node's team holds it once per CPU).
+/// The working sets given as flags for the parts that run, against the memory this process may
+/// use (a bandwidth set is per thread: the largest node's team holds it once per CPU).
 fn check_given_sizes(a: &Config, plan: &TierPlan, env: &Environment) -> Result<()> {
     use memsight_core::buffer::check_size;
-    for bytes in [a.latency_bytes, a.granularity_bytes].into_iter().flatten() {
-        check_size(bytes, env)?;
+    let part = |p: Part| a.parts.contains(&p);
+    let given = [
+        (Part::Latency, a.latency_bytes),
+        (Part::Granularity, a.granularity_bytes),
+    ];
+    for (_, bytes) in given.into_iter().filter(|(p, _)| part(*p)) {
+        bytes.map_or(Ok(()), |b| check_size(b, env))?;
     }
-    if let Some(bytes) = a.bandwidth_bytes {
+    if let (true, Some(bytes)) = (part(Part::Bandwidth), a.bandwidth_bytes) {
         let team = plan
             .tiers
             .iter()
@@ -497,6 +500,8 @@ fn check_given_sizes(a: &Config, plan: &TierPlan, env: &Environment) -> Result<(
     Ok(())
 }
 
+/// What is measured, in order: every planned node (fastest tier first) unless `--dax-only`,
+/// then the DAX memory given, from the fastest tier's first node's CPUs.
 fn wheres<'p>(a: &Config, plan: &'p TierPlan) -> Result<Vec<Where<'p>>> {
     let mut wheres: Vec<Where> = Vec::new();
     if !a.dax_only {

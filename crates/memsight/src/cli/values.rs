@@ -1,6 +1,7 @@
-//! Typed values of the flags: sizes, CPU lists and thread counts parsed by clap, and the closed
-//! sets (page kinds, vector widths, store kinds) as `ValueEnum`s mirroring the suites' enums, so
-//! that `--help` lists them and a wrong value is refused by clap in one line.
+//! Typed values of the flags: sizes, CPU lists and thread counts parsed by clap; the closed sets
+//! (page kinds, vector widths, store kinds) are the lower crates' own enums, `ValueEnum`s behind
+//! their `clap` feature, so that `--help` lists them and a wrong value is refused by clap in one
+//! line.
 
 pub use memsight_core::buffer::PageKind;
 pub use memsight_kernels::bandwidth::{Isa, Store};
