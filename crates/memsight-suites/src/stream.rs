@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::cpuclock::{SpinBarrier, TeamClock, TeamSpan};
 use memsight_core::env::Environment;
+use memsight_core::pin::TeamBarrier;
 use memsight_core::stats::{Summary, Taken, summarize_taken};
 use memsight_core::timer::ClockInfo;
 use memsight_core::{Error, Result, cancel};
@@ -249,95 +250,12 @@ pub fn run(
         dax: None,
     };
     let mut buf = Buffer::allocate(req, env)?;
-    let threads = cfg.cpus.len();
-    let chunk = n / threads;
-    // One team clock per iteration and kernel: each timing spans the earliest start to the
-    // latest end over the threads, as STREAM times its parallel region.
-    let clocks: Vec<TeamClock> = (0..cfg.ntimes * 4)
-        .map(|_| TeamClock::new(threads))
-        .collect();
-    // The width check: every vector width the CPU has (and the store kind allows), Triad on
-    // these arrays, alternating. Triad is idempotent on the initial values (a = b + s·c = 2 + 0
-    // = 2, as a holds after STREAM's doubling), so the check leaves STREAM's recurrence as it
-    // was.
-    let widths: Vec<Isa> = Isa::available()
-        .into_iter()
-        .filter(|&w| w != Isa::Scalar && k::supports(w, cfg.store).is_ok())
-        .collect();
-    let widths = if widths.len() > 1 { widths } else { Vec::new() };
-    let width_clocks: Vec<TeamClock> = (0..widths.len() * WIDTH_ROUNDS)
-        .map(|_| TeamClock::new(threads))
-        .collect();
-    let start = SpinBarrier::new(threads);
-    let done = AtomicU64::new(0);
-    {
-        let all = buf.as_f64_mut();
-        let (a, rest) = all.split_at_mut(stride);
-        let (b, c) = rest.split_at_mut(stride);
-        let mut parts: Vec<Option<Chunk>> = a[..n]
-            .chunks_mut(chunk)
-            .zip(b[..n].chunks_mut(chunk))
-            .zip(c[..n].chunks_mut(chunk))
-            .map(|((a, b), c)| Some((a, b, c)))
-            .collect();
-        let parts = std::sync::Mutex::new(&mut parts);
-        memsight_core::pin::run_team(&cfg.cpus, |i, _, barrier| {
-            let (a, b, c) = parts.lock().expect("parts")[i]
-                .take()
-                .expect("one part per thread");
-            // First touch by the thread that uses the chunk, element by element across the
-            // three arrays as STREAM's OpenMP initialisation, so the three arrays' pages are
-            // faulted in turn as in STREAM. Filling one array after the other read a median
-            // 0.93× STREAM's Triad per round on 4 KiB pages of a Zen 4 guest; this order with
-            // STREAM's loop shape 1.04× (bench/results/2026-11-27-stream-peer-vm-2232.md).
-            for ((x, y), z) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()) {
-                *x = 1.0;
-                *y = 2.0;
-                *z = 0.0;
-            }
-            for x in a.iter_mut() {
-                *x *= 2.0;
-            }
-            for (j, clock) in width_clocks.iter().enumerate() {
-                let w = widths[j % widths.len()];
-                start.wait();
-                clock.time(i, || {
-                    k::stream(w, cfg.store, StreamOp::Triad, a, b, c, SCALAR)
-                });
-            }
-            for it in 0..cfg.ntimes {
-                for (kk, op) in StreamOp::ALL.iter().enumerate() {
-                    start.wait();
-                    clocks[it * 4 + kk]
-                        .time(i, || k::stream(cfg.isa, cfg.store, *op, a, b, c, SCALAR));
-                }
-                barrier.wait();
-                if i == 0 {
-                    done.store(it as u64 + 1, Ordering::SeqCst);
-                    tick(&format!("iteration {}", it + 1));
-                }
-                barrier.wait();
-                if cancel::requested() {
-                    break;
-                }
-            }
-        })?;
-    }
-    let iterations = done.load(Ordering::SeqCst) as usize;
+    let team = Team::new(cfg);
+    team.run(&mut buf, tick)?;
+    let iterations = team.done.load(Ordering::SeqCst) as usize;
     let complete = iterations == cfg.ntimes;
-    let mut kernels = Vec::new();
-    let mut warnings = Vec::new();
-    if iterations >= 2 {
-        for (kk, op) in StreamOp::ALL.iter().enumerate() {
-            let spans: Vec<TeamSpan> = (1..iterations)
-                .map(|it| clocks[it * 4 + kk].span())
-                .collect();
-            let (k, warning) = kernel(*op, &spans, cfg, clock);
-            kernels.push(k);
-            warnings.extend(warning);
-        }
-    }
-    let widths = width_readings(&widths, &width_clocks, n);
+    let (kernels, warnings) = kernels(&team.clocks, iterations, cfg, clock);
+    let widths = width_readings(&team.widths, &team.width_clocks, n);
     let findings = width_finding(&widths, cfg.isa).into_iter().collect();
     let validation = complete.then(|| {
         let all = buf.as_f64_mut();
@@ -359,6 +277,139 @@ pub fn run(
         findings,
     };
     Ok((results, complete))
+}
+
+/// What the team's threads share while they run: the clocks of the width check and of the timed
+/// iterations, the barrier that starts every timed kernel run and the iterations done.
+struct Team<'a> {
+    cfg: &'a StreamConfig,
+    /// The widths of the width check; empty where the CPU has only one.
+    widths: Vec<Isa>,
+    /// One per pass of the width check, the widths alternating.
+    width_clocks: Vec<TeamClock>,
+    /// One per iteration and kernel: each timing spans the earliest start to the latest end over
+    /// the threads, as STREAM times its parallel region.
+    clocks: Vec<TeamClock>,
+    start: SpinBarrier,
+    /// Iterations every thread finished.
+    done: AtomicU64,
+}
+
+impl<'a> Team<'a> {
+    fn new(cfg: &'a StreamConfig) -> Self {
+        let threads = cfg.cpus.len();
+        let clocks: Vec<TeamClock> = (0..cfg.ntimes * 4)
+            .map(|_| TeamClock::new(threads))
+            .collect();
+        // The width check: every vector width the CPU has (and the store kind allows), Triad on
+        // these arrays, alternating. Triad is idempotent on the initial values (a = b + s·c = 2 +
+        // 0 = 2, as a holds after STREAM's doubling), so the check leaves STREAM's recurrence as
+        // it was.
+        let widths: Vec<Isa> = Isa::available()
+            .into_iter()
+            .filter(|&w| w != Isa::Scalar && k::supports(w, cfg.store).is_ok())
+            .collect();
+        let widths = if widths.len() > 1 { widths } else { Vec::new() };
+        let width_clocks: Vec<TeamClock> = (0..widths.len() * WIDTH_ROUNDS)
+            .map(|_| TeamClock::new(threads))
+            .collect();
+        Team {
+            cfg,
+            widths,
+            width_clocks,
+            clocks,
+            start: SpinBarrier::new(threads),
+            done: AtomicU64::new(0),
+        }
+    }
+
+    /// Every thread on its own chunk of the arrays in `buf`: first touch, the width check, the
+    /// timed iterations.
+    fn run(&self, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Result<()> {
+        let (n, stride) = (self.cfg.elements, self.cfg.elements + self.cfg.offset);
+        let chunk = n / self.cfg.cpus.len();
+        let all = buf.as_f64_mut();
+        let (a, rest) = all.split_at_mut(stride);
+        let (b, c) = rest.split_at_mut(stride);
+        let mut parts: Vec<Option<Chunk>> = a[..n]
+            .chunks_mut(chunk)
+            .zip(b[..n].chunks_mut(chunk))
+            .zip(c[..n].chunks_mut(chunk))
+            .map(|((a, b), c)| Some((a, b, c)))
+            .collect();
+        let parts = std::sync::Mutex::new(&mut parts);
+        memsight_core::pin::run_team(&self.cfg.cpus, |i, _, barrier| {
+            let part = parts.lock().expect("parts")[i]
+                .take()
+                .expect("one part per thread");
+            self.thread(i, part, barrier, tick);
+        })?;
+        Ok(())
+    }
+
+    /// Thread `i` of the team on its chunk.
+    fn thread(&self, i: usize, (a, b, c): Chunk, barrier: &TeamBarrier, tick: &dyn Fn(&str)) {
+        let cfg = self.cfg;
+        // First touch by the thread that uses the chunk, element by element across the three
+        // arrays as STREAM's OpenMP initialisation, so the three arrays' pages are faulted in
+        // turn as in STREAM. Filling one array after the other read a median 0.93× STREAM's
+        // Triad per round on 4 KiB pages of a Zen 4 guest; this order with STREAM's loop shape
+        // 1.04× (bench/results/2026-11-27-stream-peer-vm-2232.md).
+        for ((x, y), z) in a.iter_mut().zip(b.iter_mut()).zip(c.iter_mut()) {
+            *x = 1.0;
+            *y = 2.0;
+            *z = 0.0;
+        }
+        for x in a.iter_mut() {
+            *x *= 2.0;
+        }
+        for (j, clock) in self.width_clocks.iter().enumerate() {
+            let w = self.widths[j % self.widths.len()];
+            self.start.wait();
+            clock.time(i, || {
+                k::stream(w, cfg.store, StreamOp::Triad, a, b, c, SCALAR)
+            });
+        }
+        for it in 0..cfg.ntimes {
+            for (kk, op) in StreamOp::ALL.iter().enumerate() {
+                self.start.wait();
+                self.clocks[it * 4 + kk]
+                    .time(i, || k::stream(cfg.isa, cfg.store, *op, a, b, c, SCALAR));
+            }
+            barrier.wait();
+            if i == 0 {
+                self.done.store(it as u64 + 1, Ordering::SeqCst);
+                tick(&format!("iteration {}", it + 1));
+            }
+            barrier.wait();
+            if cancel::requested() {
+                break;
+            }
+        }
+    }
+}
+
+/// Each kernel's figures and warnings over the iterations that ran, the first excluded as in
+/// STREAM; none unless at least two ran.
+fn kernels(
+    clocks: &[TeamClock],
+    iterations: usize,
+    cfg: &StreamConfig,
+    clock: &ClockInfo,
+) -> (Vec<KernelResult>, Vec<String>) {
+    let mut kernels = Vec::new();
+    let mut warnings = Vec::new();
+    if iterations >= 2 {
+        for (kk, op) in StreamOp::ALL.iter().enumerate() {
+            let spans: Vec<TeamSpan> = (1..iterations)
+                .map(|it| clocks[it * 4 + kk].span())
+                .collect();
+            let (k, warning) = kernel(*op, &spans, cfg, clock);
+            kernels.push(k);
+            warnings.extend(warning);
+        }
+    }
+    (kernels, warnings)
 }
 
 /// Each width's Triad rates from its passes of the width check.

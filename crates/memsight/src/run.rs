@@ -61,12 +61,10 @@ pub fn run(a: &RunArgs, env: Environment, show: &Show) -> anyhow::Result<ExitCod
 
 /// The level the flags ask for.
 fn level(a: &RunArgs) -> Level {
-    if a.quick {
-        Level::Quick
-    } else if a.thorough {
-        Level::Thorough
-    } else {
-        Level::Default
+    match (a.quick, a.thorough) {
+        (true, _) => Level::Quick,
+        (_, true) => Level::Thorough,
+        _ => Level::Default,
     }
 }
 
@@ -95,22 +93,7 @@ pub fn measure(
     let level = level(a);
     let latency = a.latency.settings(&env.topology)?;
     let machine = Machine::new();
-    // The drift probe holds its buffer for the whole run: the suites size within what is left.
-    let probe = if a.no_drift {
-        None
-    } else {
-        let cpu = *env.allowed_cpus.first().ok_or_else(|| {
-            memsight_core::Error::input("this process may not run on any CPU (empty cpuset)")
-        })?;
-        Some((
-            cpu,
-            prober::buffer_bytes(machine.memory(&env)?.working_set(), &env),
-        ))
-    };
-    let mut suite_env = env.clone();
-    if let Some((_, bytes)) = probe {
-        suite_env.memory.reserve(bytes);
-    }
+    let (probe, suite_env) = drift_probe(a, &env, &machine)?;
     let (mut results, done) = crate::progress::with_progress(None, g.no_progress, |tick| {
         std::thread::scope(|scope| {
             let drift =
@@ -150,13 +133,7 @@ pub fn measure(
         for view in results.views(&env.topology.caches) {
             output::draw(&view);
         }
-        output::heading("Summary");
-        for line in &results.summary {
-            say!("  {line}");
-        }
-        for s in &results.skipped {
-            say!("  skipped: {s}");
-        }
+        output::run_summary(&results);
     }
     Ok(Envelope::new(
         "run",
@@ -165,6 +142,24 @@ pub fn measure(
         Results::Run(Box::new(results)),
         done,
     ))
+}
+
+/// The drift probe (CPU, bytes) if any, and the env the suites see: less its buffer, held all run.
+fn drift_probe(
+    a: &RunArgs,
+    env: &Environment,
+    machine: &Machine,
+) -> anyhow::Result<(Option<(usize, u64)>, Environment)> {
+    let mut suite_env = env.clone();
+    if a.no_drift {
+        return Ok((None, suite_env));
+    }
+    let cpu = *env.allowed_cpus.first().ok_or_else(|| {
+        memsight_core::Error::input("this process may not run on any CPU (empty cpuset)")
+    })?;
+    let bytes = prober::buffer_bytes(machine.memory(env)?.working_set(), env);
+    suite_env.memory.reserve(bytes);
+    Ok((Some((cpu, bytes)), suite_env))
 }
 
 /// The results directory for this run.

@@ -294,13 +294,7 @@ pub fn show(a: &ShowArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
         crate::output::draw(&v);
     }
     if let results::Results::Run(r) = &doc.results {
-        heading("Summary");
-        for line in &r.summary {
-            say!("  {line}");
-        }
-        for s in &r.skipped {
-            say!("  skipped: {s}");
-        }
+        crate::output::run_summary(r);
     }
     Ok(ExitCode::SUCCESS)
 }

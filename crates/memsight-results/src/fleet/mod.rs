@@ -34,89 +34,95 @@ impl Strictness {
     };
 }
 
+/// Picks the figures of one headline column.
+type Pick = fn(&Key) -> bool;
+
+/// The headline columns, in order: name, unit and which figures belong to the column.
+const HEADLINES: [(&str, &str, Pick); 7] = [
+    (
+        "memory latency",
+        "ns",
+        |k| matches!(k, Key::LatencyLevel { level, .. } if level == "memory"),
+    ),
+    (
+        "read",
+        "GB/s",
+        |k| matches!(k, Key::Bandwidth { test, .. } if test == "read"),
+    ),
+    ("write", "GB/s", |k| {
+        matches!(k, Key::Bandwidth { test, pattern, .. }
+            if test == "write" && pattern.as_deref() != Some("0x0000000000000000"))
+    }),
+    (
+        "copy",
+        "GB/s",
+        |k| matches!(k, Key::Bandwidth { test, .. } if test == "copy" || test == "copy-nt"),
+    ),
+    (
+        "loaded saturation",
+        "GB/s",
+        |k| matches!(k, Key::Loaded { mix, statistic } if mix == "all-reads" && statistic == "saturation"),
+    ),
+    (
+        "c2c",
+        "ns",
+        |k| matches!(k, Key::C2c { test, .. } if test == "modified"),
+    ),
+    // The Catamount paper's figure across nodes: HPCCG's median time per solve.
+    ("HPCCG solve", "ms", |k| {
+        matches!(k, Key::Rowbuffer { test, statistic, .. }
+            if test == "hpccg" && statistic == "solve-ms-median")
+    }),
+];
+
 /// Headline columns: memory latency, bandwidth at the most threads (read, write, copy), the
 /// loaded-latency saturation, core-to-core latency and HPCCG's time per solve — where the
 /// members measured them.
 fn headline(members: &[Member]) -> Vec<Headline> {
-    type Pick = fn(&Key) -> bool;
-    let specs: [(&str, &str, Pick); 7] = [
-        (
-            "memory latency",
-            "ns",
-            |k| matches!(k, Key::LatencyLevel { level, .. } if level == "memory"),
-        ),
-        (
-            "read",
-            "GB/s",
-            |k| matches!(k, Key::Bandwidth { test, .. } if test == "read"),
-        ),
-        ("write", "GB/s", |k| {
-            matches!(k, Key::Bandwidth { test, pattern, .. }
-                if test == "write" && pattern.as_deref() != Some("0x0000000000000000"))
-        }),
-        (
-            "copy",
-            "GB/s",
-            |k| matches!(k, Key::Bandwidth { test, .. } if test == "copy" || test == "copy-nt"),
-        ),
-        (
-            "loaded saturation",
-            "GB/s",
-            |k| matches!(k, Key::Loaded { mix, statistic } if mix == "all-reads" && statistic == "saturation"),
-        ),
-        (
-            "c2c",
-            "ns",
-            |k| matches!(k, Key::C2c { test, .. } if test == "modified"),
-        ),
-        // The Catamount paper's figure across nodes: HPCCG's median time per solve.
-        ("HPCCG solve", "ms", |k| {
-            matches!(k, Key::Rowbuffer { test, statistic, .. }
-                if test == "hpccg" && statistic == "solve-ms-median")
-        }),
-    ];
-    let mut out = Vec::new();
-    for (name, unit, pred) in specs {
-        // The key most members have; among equals, the most threads (`…/8t` over `…/1t`).
-        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
-        for m in members {
-            for f in m
-                .figures
-                .iter()
-                .filter(|f| Key::parse(&f.key).is_some_and(|k| pred(&k)))
-            {
-                *count.entry(f.key.as_str()).or_default() += 1;
-            }
-        }
-        let threads = |k: &str| -> u64 {
-            match Key::parse(k) {
-                Some(Key::Bandwidth { threads, .. }) => threads,
-                _ => 0,
-            }
-        };
-        if let Some((key, _)) = count
+    HEADLINES
+        .into_iter()
+        .filter_map(|(name, unit, pred)| headline_column(members, name, unit, pred))
+        .collect()
+}
+
+/// One headline column, unless no member has a figure for it.
+fn headline_column(members: &[Member], name: &str, unit: &str, pred: Pick) -> Option<Headline> {
+    // The key most members have; among equals, the most threads (`…/8t` over `…/1t`).
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in members {
+        for f in m
+            .figures
             .iter()
-            .max_by_key(|(k, n)| (**n, threads(k), std::cmp::Reverse(k.to_string())))
+            .filter(|f| Key::parse(&f.key).is_some_and(|k| pred(&k)))
         {
-            let f = members
-                .iter()
-                .flat_map(|m| &m.figures)
-                .find(|f| f.key == *key)
-                .expect("counted");
-            // Bandwidth columns say which test and how many threads (`copy-nt 2t`).
-            let name = match Key::parse(key) {
-                Some(Key::Bandwidth { test, threads, .. }) => format!("{test} {threads}t"),
-                _ => name.to_string(),
-            };
-            out.push(Headline {
-                key: key.to_string(),
-                name,
-                unit: unit.to_string(),
-                lower_is_better: f.better == crate::figure::Better::Lower,
-            });
+            *count.entry(f.key.as_str()).or_default() += 1;
         }
     }
-    out
+    let threads = |k: &str| -> u64 {
+        match Key::parse(k) {
+            Some(Key::Bandwidth { threads, .. }) => threads,
+            _ => 0,
+        }
+    };
+    let (key, _) = count
+        .iter()
+        .max_by_key(|(k, n)| (**n, threads(k), std::cmp::Reverse(k.to_string())))?;
+    let f = members
+        .iter()
+        .flat_map(|m| &m.figures)
+        .find(|f| f.key == *key)
+        .expect("counted");
+    // Bandwidth columns say which test and how many threads (`copy-nt 2t`).
+    let name = match Key::parse(key) {
+        Some(Key::Bandwidth { test, threads, .. }) => format!("{test} {threads}t"),
+        _ => name.to_string(),
+    };
+    Some(Headline {
+        key: key.to_string(),
+        name,
+        unit: unit.to_string(),
+        lower_is_better: f.better == crate::figure::Better::Lower,
+    })
 }
 
 /// Unique names: the host, or `host#rank` where one host gave several results.

@@ -24,42 +24,12 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
             format_bytes(cfg.bytes_per_thread)
         )));
     }
-    if let (None, Some(w), Some(nt)) = (
-        cached,
-        at("write", full, Some(NONZERO)),
-        at("write-nt", full, Some(NONZERO)),
-    ) {
-        out.push(Finding::citing(
-            format!(
-                "non-temporal stores: {:.1} GB/s of program writes vs {:.1} GB/s with regular stores ({:.2}×); regular stores also read each line for ownership, an estimated {:.1} GB/s more (none where the core skips that read for full-line stores)",
-                nt.program_gbs.median,
-                w.program_gbs.median,
-                nt.program_gbs.median / w.program_gbs.median,
-                w.dram_gbs.median - w.program_gbs.median
-            ),
-            vec![
-                cite(nt),
-                cite(w),
-                Cited::of("write's estimated DRAM traffic", "GB/s", &w.dram_gbs),
-            ],
-        ));
+    if cached.is_none() {
+        out.extend(nt_finding(&at, full));
     }
     out.extend(clzero_finding(&at, full));
     if cfg.thread_counts.len() > 1 {
-        for t in &cfg.tests {
-            if let (Some(one), Some(all)) = (at(&t.name, 1, None), at(&t.name, full, None)) {
-                out.push(Finding::citing(
-                    format!(
-                        "{}: {:.1} GB/s on 1 thread, {:.1} GB/s on {full} ({:.0}% of linear)",
-                        t.name,
-                        one.program_gbs.median,
-                        all.program_gbs.median,
-                        100.0 * all.program_gbs.median / (one.program_gbs.median * full as f64)
-                    ),
-                    vec![cite(one), cite(all)],
-                ));
-            }
-        }
+        out.extend(scaling_findings(cfg, &at, full));
     }
     if let Some(best) = points
         .iter()
@@ -85,6 +55,48 @@ pub(super) fn findings(cfg: &BandwidthConfig, points: &[Point], sweep: &[Point])
             .map(|s| Finding::unsampled(format!("skipped {s}"))),
     );
     out.extend(doubt_findings(points, sweep));
+    out
+}
+
+/// Non-temporal against regular stores of non-zero data on every thread, with the
+/// read-for-ownership that regular stores add; the caller asks only where the working sets are in
+/// memory.
+fn nt_finding<'p>(at: &PointAt<'_, 'p>, full: usize) -> Option<Finding> {
+    let w = at("write", full, Some(NONZERO))?;
+    let nt = at("write-nt", full, Some(NONZERO))?;
+    Some(Finding::citing(
+        format!(
+            "non-temporal stores: {:.1} GB/s of program writes vs {:.1} GB/s with regular stores ({:.2}×); regular stores also read each line for ownership, an estimated {:.1} GB/s more (none where the core skips that read for full-line stores)",
+            nt.program_gbs.median,
+            w.program_gbs.median,
+            nt.program_gbs.median / w.program_gbs.median,
+            w.dram_gbs.median - w.program_gbs.median
+        ),
+        vec![
+            cite(nt),
+            cite(w),
+            Cited::of("write's estimated DRAM traffic", "GB/s", &w.dram_gbs),
+        ],
+    ))
+}
+
+/// Each test on one thread against every thread, as a share of linear scaling.
+fn scaling_findings<'p>(cfg: &BandwidthConfig, at: &PointAt<'_, 'p>, full: usize) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for t in &cfg.tests {
+        if let (Some(one), Some(all)) = (at(&t.name, 1, None), at(&t.name, full, None)) {
+            out.push(Finding::citing(
+                format!(
+                    "{}: {:.1} GB/s on 1 thread, {:.1} GB/s on {full} ({:.0}% of linear)",
+                    t.name,
+                    one.program_gbs.median,
+                    all.program_gbs.median,
+                    100.0 * all.program_gbs.median / (one.program_gbs.median * full as f64)
+                ),
+                vec![cite(one), cite(all)],
+            ));
+        }
+    }
     out
 }
 

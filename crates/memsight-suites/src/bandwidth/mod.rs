@@ -160,29 +160,7 @@ pub fn run(
         }
     }
     if complete && !cfg.sweep_sizes.is_empty() {
-        let one = &cfg.cpus[..1];
-        'sweep: for named in [Named::Read, Named::Write, Named::Copy] {
-            let spec = named.spec();
-            for &size in &cfg.sweep_sizes {
-                tick(&format!("sweep {} {}", spec.name, format_bytes(size)));
-                match measure_counted(&spec, cfg, env, one, size, cfg.patterns[0], &counting)? {
-                    Some(mut p) => {
-                        let array = p.array_bytes;
-                        p.level = Some(level_of(size, array, 1, env, cfg.reach.as_ref()));
-                        let stop = p.stop;
-                        sweep.push(p);
-                        if stop == StopReason::Interrupted {
-                            complete = false;
-                            break 'sweep;
-                        }
-                    }
-                    None => {
-                        complete = false;
-                        break 'sweep;
-                    }
-                }
-            }
-        }
+        (sweep, complete) = size_sweep(cfg, env, &counting, tick)?;
     }
     let mut findings = findings::findings(cfg, &points, &sweep);
     let counted_any = points
@@ -227,6 +205,37 @@ pub fn run(
         },
         complete,
     ))
+}
+
+/// Read, write and copy on one core at every size of the sweep, in turn. Returns the points and
+/// whether the sweep ran to its end.
+fn size_sweep(
+    cfg: &BandwidthConfig,
+    env: &Environment,
+    counting: &counted::Counting,
+    tick: &(dyn Fn(&str) + Sync),
+) -> Result<(Vec<Point>, bool)> {
+    let mut sweep = Vec::new();
+    let one = &cfg.cpus[..1];
+    for named in [Named::Read, Named::Write, Named::Copy] {
+        let spec = named.spec();
+        for &size in &cfg.sweep_sizes {
+            tick(&format!("sweep {} {}", spec.name, format_bytes(size)));
+            let Some(mut p) =
+                measure_counted(&spec, cfg, env, one, size, cfg.patterns[0], counting)?
+            else {
+                return Ok((sweep, false));
+            };
+            let array = p.array_bytes;
+            p.level = Some(level_of(size, array, 1, env, cfg.reach.as_ref()));
+            let stop = p.stop;
+            sweep.push(p);
+            if stop == StopReason::Interrupted {
+                return Ok((sweep, false));
+            }
+        }
+    }
+    Ok((sweep, true))
 }
 
 /// The level a team's working sets live in: memory from the start of the memory plateau on

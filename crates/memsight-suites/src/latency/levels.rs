@@ -290,9 +290,31 @@ fn findings(
     points: &[Point],
     measured: usize,
 ) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let mut out: Vec<Finding> = memory_finding(plateaus, points, measured)
+        .into_iter()
+        .collect();
+    out.extend(reported_size_findings(plateaus));
+    out.extend(unmatched_findings(plateaus));
+    for (level, size) in caches {
+        let name = MemLevel::Cache(*level as u8);
+        if !plateaus.iter().any(|p| p.name == name)
+            && points.first().is_some_and(|f| f.size_bytes <= *size)
+            && points.last().is_some_and(|l| l.size_bytes >= *size)
+        {
+            out.push(Finding::unsampled(format!(
+                "{name} ({}) shows no plateau of its own: latency changes gradually through that range (non-LRU replacement, a cache shared with other tenants, or too few points per octave)",
+                format_bytes(*size)
+            )));
+        }
+    }
+    out
+}
+
+/// Where memory begins and what its latency is; or, where the ladder found no memory plateau,
+/// why no figure of it is memory latency.
+fn memory_finding(plateaus: &[Plateau], points: &[Point], measured: usize) -> Option<Finding> {
     if let Some(m) = plateaus.iter().find(|p| p.name == MemLevel::Memory) {
-        out.push(Finding::citing(
+        Some(Finding::citing(
             format!(
                 "memory: {:.1} ns from {} on ({} points); it is memory because {}",
                 m.ns,
@@ -302,7 +324,7 @@ fn findings(
                     .map_or("it is the last plateau".to_string(), |c| c.describe())
             ),
             vec![cite(m)],
-        ));
+        ))
     } else if let ([only], 1) = (points, measured) {
         let slow = if only.ns.median >= crate::measure::reach::MEMORY_FLOOR_NS {
             format!(
@@ -312,10 +334,14 @@ fn findings(
         } else {
             String::new()
         };
-        out.push(at_point(
+        Some(at_point(
             only,
-            format!("one size measured ({}: {:.1} ns): a single size shows no levels, which take sizes on both sides of each cache{slow}", format_bytes(only.size_bytes), only.ns.median),
-        ));
+            format!(
+                "one size measured ({}: {:.1} ns): a single size shows no levels, which take sizes on both sides of each cache{slow}",
+                format_bytes(only.size_bytes),
+                only.ns.median
+            ),
+        ))
     } else if let Some(last) = points.last() {
         let advice = if last.ns.median >= crate::measure::reach::MEMORY_FLOOR_NS {
             format!(
@@ -326,11 +352,22 @@ fn findings(
         } else {
             "raise --max-size".to_string()
         };
-        out.push(at_point(
+        Some(at_point(
             last,
-            format!("the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; {advice}", format_bytes(last.size_bytes), last.ns.median),
-        ));
+            format!(
+                "the curve did not reach a memory plateau by {} ({:.1} ns): no figure of this ladder is memory latency; {advice}",
+                format_bytes(last.size_bytes),
+                last.ns.median
+            ),
+        ))
+    } else {
+        None
     }
+}
+
+/// Plateaus ending far short of (or far beyond) the size the OS reports for their level.
+fn reported_size_findings(plateaus: &[Plateau]) -> Vec<Finding> {
+    let mut out = Vec::new();
     for p in plateaus {
         let Some(rep) = p.reported_bytes else {
             continue;
@@ -354,19 +391,6 @@ fn findings(
                 format_bytes(p.last_bytes),
                 format_bytes(rep)
             ), vec![cite(p)]));
-        }
-    }
-    out.extend(unmatched_findings(plateaus));
-    for (level, size) in caches {
-        let name = MemLevel::Cache(*level as u8);
-        if !plateaus.iter().any(|p| p.name == name)
-            && points.first().is_some_and(|f| f.size_bytes <= *size)
-            && points.last().is_some_and(|l| l.size_bytes >= *size)
-        {
-            out.push(Finding::unsampled(format!(
-                "{name} ({}) shows no plateau of its own: latency changes gradually through that range (non-LRU replacement, a cache shared with other tenants, or too few points per octave)",
-                format_bytes(*size)
-            )));
         }
     }
     out

@@ -205,6 +205,23 @@ pub fn run(
     if cfg.pattern == Pattern::Stride {
         findings.push(Finding::unsampled("the sequential stride order lets hardware prefetchers run ahead of the chase: these figures (like lmbench lat_mem_rd's) understate latency beyond L1 and their plateaus do not mark cache sizes; use the default window order for latency"));
     }
+    let mut method = method(cfg, timer, &ladders);
+    if let Some(f) = ladders.first().and_then(|l| l.main.buffer.file.as_ref()) {
+        method.description += &format!(" Memory: {}.", f.describe());
+        findings.extend(crate::measure::dax_finding(f).map(Finding::unsampled));
+    }
+    Ok((
+        LatencyResults {
+            method,
+            ladders,
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// How the ladders were measured: sizes, order, sampling, and the write chase where it was one.
+fn method(cfg: &LadderConfig, timer: ClockInfo, ladders: &[CpuLadder]) -> Method {
     let measured = ladders.first().map_or(0, |l| l.main.points.len());
     let last = ladders
         .first()
@@ -253,20 +270,10 @@ pub fn run(
     if cfg.write {
         method.description += " Write chase: each step also increments the 8-byte word beside the pointer (the same line, as multichase's incr chase), so every visited line is written and later written back; the figure is ns per dependent read-modify-write.";
     }
-    if let Some(f) = ladders.first().and_then(|l| l.main.buffer.file.as_ref()) {
-        method.description += &format!(" Memory: {}.", f.describe());
-        findings.extend(crate::measure::dax_finding(f).map(Finding::unsampled));
-    }
-    Ok((
-        LatencyResults {
-            method,
-            ladders,
-            findings,
-        },
-        complete,
-    ))
+    method
 }
 
+/// Every ladder's findings, each tagged with its CPU where there are several.
 fn findings(ladders: &[CpuLadder]) -> Vec<Finding> {
     use memsight_core::units::format_bytes;
     let mut out = Vec::new();
@@ -277,58 +284,9 @@ fn findings(ladders: &[CpuLadder]) -> Vec<Finding> {
             String::new()
         };
         out.extend(l.levels.findings.iter().map(|f| f.tagged(&tag)));
-        // Where huge pages hold a level's latency over larger sizes, part of the small-page loss
-        // is set conflicts between scattered 4 KiB frames (the cache is physically indexed).
-        if let Some(hl) = &l.huge_levels {
-            for p in &l.levels.plateaus {
-                // The same level at about its latency: a huge-page plateau as slow as memory
-                // (named after a reported cache only because the ladder ended inside it) holds
-                // nothing of the cache.
-                let Some(h) = hl.plateaus.iter().find(|h| {
-                    h.name == p.name
-                        && p.reported_bytes.is_some()
-                        && h.ns < crate::measure::reach::MEMORY_FLOOR_NS
-                        && h.ns <= 1.25 * p.ns
-                }) else {
-                    continue;
-                };
-                if h.last_bytes as f64 >= 1.5 * p.last_bytes as f64 {
-                    // Plateaus are read from clean sizes only.
-                    let cites = vec![Cited::value(
-                        format!("{} on huge pages", h.name),
-                        h.ns,
-                        "ns",
-                        false,
-                    )];
-                    out.push(Finding::citing(
-                        format!(
-                            "{tag}{}: on huge pages the {:.1} ns plateau reaches {} instead of {}: part of the loss on 4 KiB pages is set conflicts between scattered physical frames",
-                            p.name,
-                            h.ns,
-                            format_bytes(h.last_bytes),
-                            format_bytes(p.last_bytes)
-                        ),
-                        cites,
-                    ));
-                }
-            }
-        }
+        out.extend(huge_plateau_findings(l, &tag));
         let pts = &l.main.points;
-        if let (Some(first), Some(last)) = (pts.first(), pts.last())
-            && pts.len() > 1
-        {
-            let ratio = last.ns.median / first.ns.median;
-            out.push(Finding::citing(
-                format!(
-                    "{tag}latency rises {ratio:.1}× from {} ({:.2} ns) to {} ({:.1} ns)",
-                    format_bytes(first.size_bytes),
-                    first.ns.median,
-                    format_bytes(last.size_bytes),
-                    last.ns.median
-                ),
-                vec![chase(first), chase(last)],
-            ));
-        }
+        out.extend(rise_finding(pts, &tag));
         let noisy: Vec<String> = pts
             .iter()
             .filter(|p| p.noisy)
@@ -341,35 +299,112 @@ fn findings(ladders: &[CpuLadder]) -> Vec<Finding> {
                 noisy.join(", ")
             )));
         }
-        if let Some(t) = l.tlb.last()
-            && let Some(h) = &l.huge
-        {
-            let at = |pts: &[Point]| {
-                pts.iter()
-                    .find(|p| p.size_bytes == t.size_bytes)
-                    .map(|p| p.ns.rests_on_disturbed())
-                    .unwrap_or(false)
-            };
-            let cites = vec![
-                Cited::value("4 KiB pages chase", t.small_ns, "ns", at(pts)),
-                Cited::value("huge pages chase", t.huge_ns, "ns", at(&h.points)),
-            ];
-            out.push(Finding::citing(format!(
-                    "{tag}TLB cost at {}: {:.1} ns per load on 4 KiB pages vs {:.1} ns on {} ({:+.1} ns, {:+.0}%){}",
-                    format_bytes(t.size_bytes),
-                    t.small_ns,
-                    t.huge_ns,
-                    h.buffer.kind,
-                    t.cost_ns,
-                    100.0 * t.cost_ns / t.huge_ns,
-                    if t.significant { "" } else { "; within the noise" }
-                ), cites));
-        }
+        out.extend(tlb_finding(l, &tag));
         if let Some(f) = l.mlp.as_ref().and_then(Mlp::finding) {
             out.push(f.tagged(&tag));
         }
     }
     out
+}
+
+/// Where huge pages hold a level's latency over larger sizes, part of the small-page loss is set
+/// conflicts between scattered 4 KiB frames (the cache is physically indexed).
+fn huge_plateau_findings(l: &CpuLadder, tag: &str) -> Vec<Finding> {
+    use memsight_core::units::format_bytes;
+    let mut out = Vec::new();
+    let Some(hl) = &l.huge_levels else {
+        return out;
+    };
+    for p in &l.levels.plateaus {
+        // The same level at about its latency: a huge-page plateau as slow as memory (named
+        // after a reported cache only because the ladder ended inside it) holds nothing of the
+        // cache.
+        let Some(h) = hl.plateaus.iter().find(|h| {
+            h.name == p.name
+                && p.reported_bytes.is_some()
+                && h.ns < crate::measure::reach::MEMORY_FLOOR_NS
+                && h.ns <= 1.25 * p.ns
+        }) else {
+            continue;
+        };
+        if h.last_bytes as f64 >= 1.5 * p.last_bytes as f64 {
+            // Plateaus are read from clean sizes only.
+            let cites = vec![Cited::value(
+                format!("{} on huge pages", h.name),
+                h.ns,
+                "ns",
+                false,
+            )];
+            out.push(Finding::citing(
+                format!(
+                    "{tag}{}: on huge pages the {:.1} ns plateau reaches {} instead of {}: part of the loss on 4 KiB pages is set conflicts between scattered physical frames",
+                    p.name,
+                    h.ns,
+                    format_bytes(h.last_bytes),
+                    format_bytes(p.last_bytes)
+                ),
+                cites,
+            ));
+        }
+    }
+    out
+}
+
+/// How far latency rises from the smallest size to the largest.
+fn rise_finding(pts: &[Point], tag: &str) -> Option<Finding> {
+    use memsight_core::units::format_bytes;
+    let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
+        return None;
+    };
+    if pts.len() <= 1 {
+        return None;
+    }
+    let ratio = last.ns.median / first.ns.median;
+    Some(Finding::citing(
+        format!(
+            "{tag}latency rises {ratio:.1}× from {} ({:.2} ns) to {} ({:.1} ns)",
+            format_bytes(first.size_bytes),
+            first.ns.median,
+            format_bytes(last.size_bytes),
+            last.ns.median
+        ),
+        vec![chase(first), chase(last)],
+    ))
+}
+
+/// The TLB's cost at the largest size measured on both page kinds.
+fn tlb_finding(l: &CpuLadder, tag: &str) -> Option<Finding> {
+    use memsight_core::units::format_bytes;
+    let t = l.tlb.last()?;
+    let h = l.huge.as_ref()?;
+    let pts = &l.main.points;
+    let at = |pts: &[Point]| {
+        pts.iter()
+            .find(|p| p.size_bytes == t.size_bytes)
+            .map(|p| p.ns.rests_on_disturbed())
+            .unwrap_or(false)
+    };
+    let cites = vec![
+        Cited::value("4 KiB pages chase", t.small_ns, "ns", at(pts)),
+        Cited::value("huge pages chase", t.huge_ns, "ns", at(&h.points)),
+    ];
+    Some(Finding::citing(
+        format!(
+            "{tag}TLB cost at {}: {:.1} ns per load on 4 KiB pages vs {:.1} ns on {} ({:+.1} ns, {:+.0}%){}",
+            format_bytes(t.size_bytes),
+            t.small_ns,
+            t.huge_ns,
+            h.buffer.kind,
+            t.cost_ns,
+            100.0 * t.cost_ns / t.huge_ns,
+            if t.significant {
+                ""
+            } else {
+                "; within the noise"
+            }
+        ),
+        cites,
+    ))
 }
 
 /// One size of a ladder as a finding cites it.

@@ -11,7 +11,7 @@
 use crate::measure::level::Level;
 use crate::measure::plan::{NumaPlan, numa_plan};
 use memsight_core::env::Environment;
-use memsight_core::finding::{Cited, Finding};
+use memsight_core::finding::Finding;
 use memsight_core::stats::Summary;
 use memsight_core::sysfs::FsRoot;
 use memsight_core::{Error, Result};
@@ -85,6 +85,7 @@ impl Default for Config {
 }
 use crate::measure::chase::LadderConfig;
 
+mod findings;
 mod rounds;
 
 /// A column: a memory node, or the interleaved placement.
@@ -245,14 +246,184 @@ pub fn run(
     machine: &crate::measure::machine::Machine,
     tick: &(dyn Fn(&str) + Sync),
 ) -> Result<(NumaResults, bool)> {
-    let plan = numa_plan(&env.topology, &env.allowed_cpus, &env.allowed_nodes);
-    if plan.initiators.is_empty() || plan.targets.is_empty() {
-        return Err(Error::input(
-            "no NUMA node has both allowed CPUs and allowed memory here: check the cpuset (memsight env)",
-        ));
+    let s = Setup::new(a, env, machine)?;
+    let (taken, complete) = s.rounds(env, tick)?;
+    let cells = rounds::cells(taken);
+    let claims = claims(&s.plan, &s.columns, &cells);
+    let mut findings = findings::findings(&s.plan, &s.columns, &cells, &claims);
+    findings.extend(rounds::finding(&s.plan, &s.columns, &cells).map(Finding::from));
+    let method = s.method();
+    let Setup {
+        plan,
+        columns,
+        skipped,
+        ..
+    } = s;
+    findings.extend(skipped.into_iter().map(Finding::from));
+    Ok((
+        NumaResults {
+            method,
+            plan,
+            columns,
+            cells,
+            claims,
+            distances: read_distances(&FsRoot::from_env()),
+            findings,
+        },
+        complete,
+    ))
+}
+
+/// The matrices as planned before the first cell: rows, columns, kernels and sizes.
+struct Setup<'a> {
+    a: &'a Config,
+    plan: NumaPlan,
+    columns: Vec<Column>,
+    /// The bandwidth kernels this CPU runs (none without bandwidth).
+    tests: Vec<crate::measure::rate::TestSpec>,
+    /// Why each default kernel this CPU cannot run was left out.
+    skipped: Vec<String>,
+    rule: memsight_core::stats::StopRule,
+    sample_ns: f64,
+    latency_size: u64,
+    /// How the latency working set was chosen, for the method.
+    in_memory: String,
+    /// The streaming check the bandwidth cells size by, where they are sized by it.
+    stream: Option<crate::measure::reach::stream::StreamCheck>,
+}
+
+impl<'a> Setup<'a> {
+    /// Refuses what cannot be measured here before anything is: no node with both CPUs and
+    /// memory, a bad rule, no kernel, a kernel the CPU lacks, buffers larger than the memory.
+    fn new(
+        a: &'a Config,
+        env: &Environment,
+        machine: &crate::measure::machine::Machine,
+    ) -> Result<Self> {
+        let plan = numa_plan(&env.topology, &env.allowed_cpus, &env.allowed_nodes);
+        if plan.initiators.is_empty() || plan.targets.is_empty() {
+            return Err(Error::input(
+                "no NUMA node has both allowed CPUs and allowed memory here: check the cpuset (memsight env)",
+            ));
+        }
+        let (rule, sample_ns) = a.sampling.rule()?;
+        crate::measure::sampling::check_rounds(a.rounds)?;
+        let (tests, skipped) = bandwidth_tests(a)?;
+        let (latency_size, in_memory) = machine.working_set(a.latency_bytes, env)?;
+        // Per thread of a row: as given, or 128 MiB and together past the streaming check.
+        let stream = match (a.bandwidth, a.bandwidth_bytes) {
+            (true, None) => machine.streaming(env)?.stream,
+            _ => None,
+        };
+        let s = Setup {
+            a,
+            columns: columns(&plan),
+            plan,
+            tests,
+            skipped,
+            rule,
+            sample_ns,
+            latency_size,
+            in_memory,
+            stream,
+        };
+        memsight_core::buffer::check_size(latency_size, env)?;
+        let largest_team = s
+            .plan
+            .initiators
+            .iter()
+            .map(|i| s.bandwidth_bytes(i.cpus.len()) * i.cpus.len() as u64)
+            .max()
+            .unwrap_or(0);
+        if a.bandwidth {
+            memsight_core::buffer::check_size(largest_team, env)?;
+        }
+        Ok(s)
     }
-    let (rule, sample_ns) = a.sampling.rule()?;
-    crate::measure::sampling::check_rounds(a.rounds)?;
+
+    /// Bytes per thread of a bandwidth cell whose row has `cpus` CPUs.
+    fn bandwidth_bytes(&self, cpus: usize) -> u64 {
+        self.a
+            .bandwidth_bytes
+            .unwrap_or_else(|| crate::measure::reach::stream::cell_bytes(self.stream, cpus))
+    }
+
+    /// Every cell's rounds, `[row][column][round]`: A B C A B C …, so that a machine that moves
+    /// meanwhile moves every cell alike; and whether every round of every cell ran.
+    fn rounds(
+        &self,
+        env: &Environment,
+        tick: &(dyn Fn(&str) + Sync),
+    ) -> Result<(Vec<Vec<Vec<Cell>>>, bool)> {
+        let n = self.a.rounds;
+        let round_rule = self.rule.per_round(n);
+        let mut taken: Vec<Vec<Vec<Cell>>> = self
+            .plan
+            .initiators
+            .iter()
+            .map(|_| vec![Vec::new(); self.columns.len()])
+            .collect();
+        for r in 0..n {
+            for (init, row) in self.plan.initiators.iter().zip(taken.iter_mut()) {
+                for (col, slot) in self.columns.iter().zip(row.iter_mut()) {
+                    let of = crate::measure::sampling::round_label(r, n);
+                    tick(&format!("CPU node {} → {}{of}", init.node, col.label));
+                    let (cell, done) = measure_cell(
+                        &Target {
+                            init,
+                            col,
+                            latency_size: self.latency_size,
+                            bandwidth_bytes: self
+                                .a
+                                .bandwidth
+                                .then(|| self.bandwidth_bytes(init.cpus.len())),
+                            tests: &self.tests,
+                            page_kind: self.a.page_kind,
+                            rule: round_rule,
+                            sample_ns: self.sample_ns,
+                        },
+                        env,
+                    )?;
+                    slot.push(cell);
+                    if !done || memsight_core::cancel::requested() {
+                        return Ok((taken, false));
+                    }
+                }
+            }
+        }
+        Ok((taken, true))
+    }
+
+    /// How the matrices were measured.
+    fn method(&self) -> String {
+        let a = self.a;
+        rounds::method(a.rounds)
+            + &format!(
+                "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {}, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {}.",
+                memsight_core::units::format_bytes(self.latency_size),
+                a.page_kind.name(),
+                self.tests
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                match (a.bandwidth_bytes, self.stream) {
+                    (Some(b), _) => format!("{} per thread", memsight_core::units::format_bytes(b)),
+                    (None, Some(s)) => format!(
+                        "max(128 MiB, {} ÷ the row's CPUs) per thread ({})",
+                        memsight_core::units::format_bytes(s.from_bytes),
+                        s.describe()
+                    ),
+                    (None, None) => "128 MiB per thread".to_string(),
+                },
+                self.in_memory
+            )
+    }
+}
+
+/// The bandwidth kernels to measure (none without bandwidth), and why any default one this CPU
+/// cannot run was left out; a kernel the user named that it cannot run is refused.
+fn bandwidth_tests(a: &Config) -> Result<(Vec<crate::measure::rate::TestSpec>, Vec<String>)> {
     if a.bandwidth && a.tests.is_empty() {
         return Err(Error::input(
             "--test: name at least one bandwidth kernel, or --no-bandwidth",
@@ -269,103 +440,7 @@ pub fn run(
             Err(why) => return Err(Error::input(format!("--test {}: {why}", t.name))),
         }
     }
-    let (latency_size, in_memory) = machine.working_set(a.latency_bytes, env)?;
-    // Per thread of a row: as given, or 128 MiB and together past the streaming check.
-    let stream = match (a.bandwidth, a.bandwidth_bytes) {
-        (true, None) => machine.streaming(env)?.stream,
-        _ => None,
-    };
-    let bw_for = |cpus: usize| {
-        a.bandwidth_bytes
-            .unwrap_or_else(|| crate::measure::reach::stream::cell_bytes(stream, cpus))
-    };
-    let page_kind = a.page_kind;
-    memsight_core::buffer::check_size(latency_size, env)?;
-    let largest_team = plan
-        .initiators
-        .iter()
-        .map(|i| bw_for(i.cpus.len()) * i.cpus.len() as u64)
-        .max()
-        .unwrap_or(0);
-    if a.bandwidth {
-        memsight_core::buffer::check_size(largest_team, env)?;
-    }
-    let columns = columns(&plan);
-
-    let n = a.rounds;
-    let round_rule = rule.per_round(n);
-    // Every cell's rounds, `[row][column][round]`: A B C A B C …, so that a machine that moves
-    // meanwhile moves every cell alike.
-    let mut taken: Vec<Vec<Vec<Cell>>> = plan
-        .initiators
-        .iter()
-        .map(|_| vec![Vec::new(); columns.len()])
-        .collect();
-    let mut complete = true;
-    'rounds: for r in 0..n {
-        for (init, row) in plan.initiators.iter().zip(taken.iter_mut()) {
-            for (col, slot) in columns.iter().zip(row.iter_mut()) {
-                let of = crate::measure::sampling::round_label(r, n);
-                tick(&format!("CPU node {} → {}{of}", init.node, col.label));
-                let (cell, done) = measure_cell(
-                    &Target {
-                        init,
-                        col,
-                        latency_size,
-                        bandwidth_bytes: a.bandwidth.then(|| bw_for(init.cpus.len())),
-                        tests: &tests,
-                        page_kind,
-                        rule: round_rule,
-                        sample_ns,
-                    },
-                    env,
-                )?;
-                slot.push(cell);
-                if !done || memsight_core::cancel::requested() {
-                    complete = false;
-                    break 'rounds;
-                }
-            }
-        }
-    }
-    let cells = rounds::cells(taken);
-
-    let claims = claims(&plan, &columns, &cells);
-    let mut findings = findings(&plan, &columns, &cells, &claims);
-    findings.extend(rounds::finding(&plan, &columns, &cells).map(Finding::from));
-    findings.extend(skipped.into_iter().map(Finding::from));
-    let method = rounds::method(n)
-        + &format!(
-            "latency: pointer chase (128 B stride, random within 256 KiB windows) over {} on {} pages bound to the column's node (or interleaved over all allowed nodes), from one CPU of the row's node, median ns per load; bandwidth: the {} kernel(s) of `memsight bandwidth` on every allowed CPU of the row's node, {}, GB/s of program bytes (a regular write also reads each line for ownership, so DRAM moves twice its program bytes; NT writes do not). Firmware claims: ACPI HMAT access class 0 from sysfs. Working set: {in_memory}.",
-            memsight_core::units::format_bytes(latency_size),
-            a.page_kind.name(),
-            tests
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            match (a.bandwidth_bytes, stream) {
-                (Some(b), _) => format!("{} per thread", memsight_core::units::format_bytes(b)),
-                (None, Some(s)) => format!(
-                    "max(128 MiB, {} ÷ the row's CPUs) per thread ({})",
-                    memsight_core::units::format_bytes(s.from_bytes),
-                    s.describe()
-                ),
-                (None, None) => "128 MiB per thread".to_string(),
-            }
-        );
-    Ok((
-        NumaResults {
-            method,
-            plan,
-            columns,
-            cells,
-            claims,
-            distances: read_distances(&FsRoot::from_env()),
-            findings,
-        },
-        complete,
-    ))
+    Ok((tests, skipped))
 }
 
 /// One column per target node, and one for memory interleaved over all of them.
@@ -455,7 +530,6 @@ fn measure_cell(t: &Target, env: &Environment) -> Result<(Cell, bool)> {
     Ok((cell, done))
 }
 
-/// The firmware's claims (HMAT) per target node, with measured ÷ claimed where both exist.
 /// The cell a claim is set against: the first initiator row the claim names, the claim's
 /// node's column.
 fn claim_cell<'a>(
@@ -472,6 +546,7 @@ fn claim_cell<'a>(
     cells.get(row)?.get(col)
 }
 
+/// The firmware's claims (HMAT) per target node, with measured ÷ claimed where both exist.
 fn claims(plan: &NumaPlan, columns: &[Column], cells: &[Vec<Cell>]) -> Vec<Claim> {
     let fs = FsRoot::from_env();
     let mut claims: Vec<Claim> = plan
@@ -497,114 +572,6 @@ fn claims(plan: &NumaPlan, columns: &[Column], cells: &[Vec<Cell>]) -> Vec<Claim
         };
     }
     claims
-}
-
-fn findings(
-    plan: &NumaPlan,
-    columns: &[Column],
-    cells: &[Vec<Cell>],
-    claims: &[Claim],
-) -> Vec<Finding> {
-    let mut out = Vec::new();
-    if plan.targets.len() == 1 && plan.initiators.len() == 1 {
-        out.push(Finding::unsampled(format!(
-            "this machine has one NUMA node with memory (node {}): the matrix is one cell, and interleaving changes nothing",
-            plan.targets[0].node
-        )));
-    }
-    // Local vs remote vs interleaved, per row.
-    for (r, init) in plan.initiators.iter().enumerate() {
-        let Some(row) = cells.get(r) else { continue };
-        let lat = |c: usize| row.get(c).and_then(|x| x.latency_ns.as_ref());
-        let local = columns.iter().position(|c| c.node == Some(init.node));
-        let inter = columns.len() - 1;
-        let worst = (0..columns.len() - 1)
-            .filter(|&c| lat(c).is_some())
-            .max_by(|&a, &b| lat(a).unwrap().median.total_cmp(&lat(b).unwrap().median));
-        if let (Some(lc), Some(i)) = (local, lat(inter))
-            && let Some(l) = lat(lc)
-            && plan.targets.len() > 1
-        {
-            let far = worst.and_then(lat).unwrap_or(l);
-            let name = |c: usize| format!("CPU node {} → {} latency", init.node, columns[c].label);
-            let mut cites = vec![
-                Cited::of(name(lc), "ns", l),
-                Cited::of(name(inter), "ns", i),
-            ];
-            if let Some(w) = worst {
-                cites.push(Cited::of(name(w), "ns", far));
-            }
-            out.push(Finding::citing(
-                format!(
-                    "CPU node {}: local {:.1} ns, interleaved (NUMA-unaware) {:.1} ns ({:+.0}%), farthest node {:.1} ns",
-                    init.node,
-                    l.median,
-                    i.median,
-                    100.0 * (i.median / l.median - 1.0),
-                    far.median
-                ),
-                cites,
-            ));
-        }
-    }
-    for c in columns.iter().filter(|c| c.cpu_less) {
-        out.push(Finding::unsampled(format!(
-            "{} is CPU-less memory ({}): it appears only as a column",
-            c.label,
-            c.kind.as_deref().unwrap_or("kind not reported")
-        )));
-    }
-    for c in claims {
-        // The measured side of a claim: the figure of the one cell its ratio came from.
-        let cell = claim_cell(plan, columns, cells, c);
-        let sides = [
-            (
-                c.latency_ratio,
-                cell.and_then(|x| x.latency_ns.as_ref()),
-                "latency",
-                "ns",
-                format!(
-                    "what the firmware claims ({} ns)",
-                    c.read_latency_ns.unwrap_or(0)
-                ),
-            ),
-            (
-                c.bandwidth_ratio,
-                cell.and_then(|x| x.bandwidth_gbs.as_ref()),
-                "read bandwidth",
-                "GB/s",
-                format!(
-                    "the firmware's claim ({} MB/s)",
-                    c.read_bandwidth_mbs.unwrap_or(0)
-                ),
-            ),
-            (
-                c.write_bandwidth_ratio,
-                cell.and_then(|x| x.gbs("write-nt")),
-                "NT-write bandwidth",
-                "GB/s",
-                format!(
-                    "the firmware's write claim ({} MB/s)",
-                    c.write_bandwidth_mbs.unwrap_or(0)
-                ),
-            ),
-        ];
-        for (ratio, figure, what, unit, claim) in sides {
-            let Some(r) = ratio else { continue };
-            let cites = figure
-                .map(|s| Cited::of(format!("node {} {what}", c.node), unit, s))
-                .into_iter()
-                .collect();
-            out.push(Finding::citing(
-                format!("node {}: measured {what} is {r:.2}× {claim}", c.node),
-                cites,
-            ));
-        }
-    }
-    if claims.is_empty() {
-        out.push(Finding::unsampled("the firmware publishes no latency/bandwidth claims here (no ACPI HMAT access0 attributes in sysfs)"));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -124,26 +124,7 @@ impl RowbufferSettings {
         // Each CPU's share of an array is whole 256 B kernel steps.
         let unit = 256 * cpus.len() as u64;
         // Every flag is checked before anything is measured (the streaming check below).
-        if self.reps == 0 || self.samples == 0 {
-            return Err(Error::input("--reps and --samples must be at least 1"));
-        }
-        if let Some(h) = &self.bank_hash
-            && !(6..64).contains(&h.row_bit)
-        {
-            return Err(Error::input(format!(
-                "--row-bit {}: a bit between 6 and 63",
-                h.row_bit
-            )));
-        }
-        if let Some(b) = self.array_size
-            && (b < (1 << 20) || !b.is_multiple_of(unit))
-        {
-            return Err(Error::input(format!(
-                "--array-size {}: at least 1 MiB and a multiple of {unit} B (256 B per CPU, so that every CPU's share is whole vectors; and larger than the caches to reach DRAM), e.g. {}",
-                format_bytes(b),
-                b.max(1 << 20).next_multiple_of(unit)
-            )));
-        }
+        self.check_flags(unit)?;
         // Each array at least twice the caches every CPU holds between them (from the core's
         // latency curve, not the OS's claim) and 64 MiB, so that the sweep runs from DRAM. The
         // streaming check is made and reported, not imposed: where a stream still finds part
@@ -181,6 +162,32 @@ impl RowbufferSettings {
         };
         memsight_core::buffer::check_size(cfg.buffer_bytes() + self.fragment.unwrap_or(0), env)?;
         Ok(cfg)
+    }
+
+    /// Refuses repetitions, a row bit or an array size that cannot be measured; `unit` is what
+    /// every array size must be a multiple of.
+    fn check_flags(&self, unit: u64) -> Result<()> {
+        if self.reps == 0 || self.samples == 0 {
+            return Err(Error::input("--reps and --samples must be at least 1"));
+        }
+        if let Some(h) = &self.bank_hash
+            && !(6..64).contains(&h.row_bit)
+        {
+            return Err(Error::input(format!(
+                "--row-bit {}: a bit between 6 and 63",
+                h.row_bit
+            )));
+        }
+        if let Some(b) = self.array_size
+            && (b < (1 << 20) || !b.is_multiple_of(unit))
+        {
+            return Err(Error::input(format!(
+                "--array-size {}: at least 1 MiB and a multiple of {unit} B (256 B per CPU, so that every CPU's share is whole vectors; and larger than the caches to reach DRAM), e.g. {}",
+                format_bytes(b),
+                b.max(1 << 20).next_multiple_of(unit)
+            )));
+        }
+        Ok(())
     }
 
     /// The OFFSET range: as given, or the default from the model's periods (or the assumed

@@ -54,6 +54,17 @@ pub fn heading(title: &str) {
     say!("\n{title}\n{}", rule.repeat(title.chars().count()));
 }
 
+/// A run's headlines and what it skipped: how `memsight run` ends, and `memsight show` of a run.
+pub fn run_summary(r: &memsight_results::document::RunResults) {
+    heading("Summary");
+    for line in &r.summary {
+        say!("  {line}");
+    }
+    for s in &r.skipped {
+        say!("  skipped: {s}");
+    }
+}
+
 /// Prints a table of the view, its caption above it.
 fn print_table(t: &memsight_results::view::Table) {
     use memsight_results::view::Cell;

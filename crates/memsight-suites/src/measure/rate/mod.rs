@@ -308,6 +308,36 @@ pub fn measure(
     )
 }
 
+/// With `--shared`, one buffer of `region` bytes per thread for the whole team, first-touched by
+/// the first thread (so it all lands on that thread's node), each thread to work on its own part;
+/// else none (each thread allocates its own).
+fn shared_buffer(
+    cfg: &BandwidthConfig,
+    env: &Environment,
+    cpus: &[usize],
+    region: usize,
+) -> Result<Option<Buffer>> {
+    if !cfg.shared {
+        return Ok(None);
+    }
+    let req = BufferRequest {
+        bytes: region as u64 * cpus.len() as u64,
+        kind: cfg.page_kind,
+        node: cfg.node,
+        dax: cfg.dax,
+    };
+    let b = std::sync::Mutex::new(Buffer::allocate(req, env)?);
+    memsight_core::pin::run_team(&cpus[..1], |_, _, _| {
+        if let Ok(mut b) = b.lock() {
+            b.touch();
+        }
+    })?;
+    Ok(Some(
+        b.into_inner()
+            .map_err(|_| Error::system("first-touch thread failed"))?,
+    ))
+}
+
 /// [`measure`], with the memory controllers' CAS counters read over the sampled rounds where
 /// `counting` has them.
 pub fn measure_counted(
@@ -325,28 +355,7 @@ pub fn measure_counted(
     let per_pass = spec.bytes(len);
     let threads = cpus.len() as u64;
     let program = per_pass.program() * threads;
-    // --shared: one buffer for the team, first-touched by the first thread (so it all lands on
-    // that thread's node), each thread working on its own part.
-    let mut shared = if cfg.shared {
-        let req = BufferRequest {
-            bytes: region as u64 * threads,
-            kind: cfg.page_kind,
-            node: cfg.node,
-            dax: cfg.dax,
-        };
-        let b = std::sync::Mutex::new(Buffer::allocate(req, env)?);
-        memsight_core::pin::run_team(&cpus[..1], |_, _, _| {
-            if let Ok(mut b) = b.lock() {
-                b.touch();
-            }
-        })?;
-        Some(
-            b.into_inner()
-                .map_err(|_| Error::system("first-touch thread failed"))?,
-        )
-    } else {
-        None
-    };
+    let mut shared = shared_buffer(cfg, env, cpus, region)?;
     let parts: std::sync::Mutex<Vec<Option<&mut [u8]>>> =
         std::sync::Mutex::new(match shared.as_mut() {
             Some(b) => b.as_mut_slice().chunks_mut(region).map(Some).collect(),
