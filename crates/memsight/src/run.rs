@@ -86,12 +86,16 @@ pub fn measure(
         )
         .into());
     }
+    let latency = a.latency.settings(&env.topology)?;
+    // A `--dmidecode` file is read at the DIMM step, after the suites: refused now if unreadable.
+    a.dmidecode.as_deref().map_or(Ok(()), |p| {
+        memsight_suites::measure::inventory::read(Some(p)).map(drop)
+    })?;
     if !quiet {
         output::env::print(&env);
     }
     show::require_live(&env)?;
     let level = level(a);
-    let latency = a.latency.settings(&env.topology)?;
     let machine = Machine::new();
     let (probe, suite_env) = drift_probe(a, &env, &machine)?;
     let (mut results, done) = crate::progress::with_progress(None, g.no_progress, |tick| {

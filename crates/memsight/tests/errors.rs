@@ -178,4 +178,14 @@ fn bad_flags_are_refused_before_measuring() {
         "--seconds must be positive",
     );
     assert_usage_error(&["tiers", "--latency-size", "100T"], "does not fit");
+    assert_usage_error(&["numa", "--latency-size", "100T"], "does not fit");
+    assert_usage_error(
+        &[
+            "run",
+            "--quick",
+            "--dmidecode",
+            "/nonexistent/dmidecode.txt",
+        ],
+        "cannot read --dmidecode file",
+    );
 }

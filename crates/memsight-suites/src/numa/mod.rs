@@ -309,6 +309,18 @@ impl<'a> Setup<'a> {
         let (rule, sample_ns) = a.sampling.rule()?;
         crate::measure::sampling::check_rounds(a.rounds)?;
         let (tests, skipped) = bandwidth_tests(a)?;
+        // The sizes given as flags are refused before the probes that size the rest run.
+        let largest_row = plan
+            .initiators
+            .iter()
+            .map(|i| i.cpus.len())
+            .max()
+            .unwrap_or(0);
+        a.latency_bytes
+            .map_or(Ok(()), |b| memsight_core::buffer::check_size(b, env))?;
+        if let (true, Some(b)) = (a.bandwidth, a.bandwidth_bytes) {
+            memsight_core::buffer::check_size(b.saturating_mul(largest_row as u64), env)?;
+        }
         let (latency_size, in_memory) = machine.working_set(a.latency_bytes, env)?;
         // Per thread of a row: as given, or 128 MiB and together past the streaming check.
         let stream = match (a.bandwidth, a.bandwidth_bytes) {

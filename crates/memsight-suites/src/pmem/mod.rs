@@ -6,6 +6,7 @@
 //! removes afterwards, whatever happened; the child gets `PMEM_IS_PMEM_FORCE=1` so an emulated pool
 //! (a file on /dev/shm or any file system) flushes with CPU instructions instead of msync.
 
+mod checks;
 mod findings;
 pub mod layout;
 mod results;
@@ -13,6 +14,7 @@ pub mod search;
 pub mod volume;
 pub mod worker;
 
+use checks::check;
 use findings::{custom_findings, judge};
 pub use results::*;
 
@@ -23,7 +25,7 @@ use std::time::{Duration, Instant};
 use memsight_core::env::Environment;
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result, cancel};
-use memsight_kernels::pmemobj::{ClassDesc, MIN_POOL, header_bytes};
+use memsight_kernels::pmemobj::{ClassDesc, header_bytes};
 
 /// How concurrent allocations are spread over PMDK's arenas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,93 +317,6 @@ fn pool_dir(a: &Config) -> Result<(PathBuf, bool)> {
         .max_by_key(|(m, _)| m.len())
         .is_some_and(|(_, dax)| dax);
     Ok((dir, !dax))
-}
-
-/// Refuses a config PMDK or the study cannot work with, in one line naming the option.
-fn check(a: &Config) -> Result<()> {
-    let pool = a.pool_bytes;
-    if pool < MIN_POOL {
-        return Err(Error::input(format!(
-            "--pool-size {}: PMDK's minimum pool is {}",
-            format_bytes(pool),
-            format_bytes(MIN_POOL)
-        )));
-    }
-    let sizes = &a.sizes;
-    if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > pool / 2) {
-        return Err(Error::input(format!(
-            "--sizes: {} is not a usable object size for a {} pool (1 B … half the pool)",
-            format_bytes(*bad),
-            format_bytes(pool)
-        )));
-    }
-    if sizes.is_empty() || a.mixed_sizes.is_empty() {
-        return Err(Error::input(
-            "--sizes and --mixed-sizes need at least one size",
-        ));
-    }
-    if let Some(bad) = a
-        .mixed_sizes
-        .iter()
-        .find(|&&s| a.concurrency && (s == 0 || s > pool / 2))
-    {
-        return Err(Error::input(format!(
-            "--mixed-sizes: {} is not a usable object size for a {} pool (1 B … half the pool)",
-            format_bytes(*bad),
-            format_bytes(pool)
-        )));
-    }
-    // Durations become `Duration`s in the workers: finite, positive, at most a day a strategy.
-    let duration = |s: f64| s > 0.0 && s <= 86400.0;
-    if a.concurrency && !duration(a.seconds) {
-        return Err(Error::input(
-            "--seconds must be positive and at most a day (86400)",
-        ));
-    }
-    if a.alloc_threads == 0 || a.alloc_threads > 1024 || a.free_threads > 1024 {
-        return Err(Error::input(
-            "--alloc-threads must be 1 … 1024, --free-threads 0 … 1024",
-        ));
-    }
-    if !(0.05..=0.95).contains(&a.live_fraction) {
-        return Err(Error::input("--live-fraction must be within 0.05 … 0.95"));
-    }
-    if a.class_runs() > pool / 2 {
-        return Err(Error::input(format!(
-            "--class-runs {}: a run may hold at most half the {} pool",
-            format_bytes(a.class_runs()),
-            format_bytes(pool)
-        )));
-    }
-    if a.volume {
-        if volume::sizes(a.volume_min, a.volume_max, pool).is_empty() {
-            return Err(Error::input(format!(
-                "--volume-min {} … --volume-max {}: no power of two between them fits a sixteenth of a {} pool",
-                format_bytes(a.volume_min),
-                format_bytes(a.volume_max),
-                format_bytes(pool)
-            )));
-        }
-        if a.batch == 0
-            || a.free_threads == 0
-            || a.volume_rounds == 0
-            || !duration(a.volume_seconds)
-        {
-            return Err(Error::input(
-                "--volume needs --batch ≥ 1, --free-threads ≥ 1, --volume-rounds ≥ 1 and --volume-seconds within 0 … 86400",
-            ));
-        }
-    }
-    if let Some(c) = &a.custom
-        && c.alignment != 0
-        && !c.alignment.is_power_of_two()
-    {
-        return Err(Error::input(format!(
-            "--class align={}: a power of two",
-            c.alignment
-        )));
-    }
-    Ok(())
 }
 
 /// The pool file every task uses in turn (refused when it exists), after checking that the
