@@ -12,7 +12,7 @@ use crate::cli::{FleetArgs, GlobalArgs, RunArgs};
 use crate::member::{Rank, write_atomic};
 use crate::suite::{Suite, Ui};
 use memsight_results::document::Document;
-use memsight_results::fleet::{Strictness, aggregate};
+use memsight_results::fleet::{FleetOptions, aggregate};
 use memsight_results::fleet_report::FleetResults;
 use memsight_results::fleet_report::State;
 use memsight_results::launcher;
@@ -80,6 +80,11 @@ fn rank_with(
     let own_error = match measure(env, &me.out_dir) {
         Ok(doc) => {
             crate::run::save_as(&doc, &me.out_dir, file, None, true)?;
+            // The node's compact record beside its result: what `memsight fleet` reads.
+            let summary = memsight_results::fleet::node::NodeSummary::of(&doc, file, false);
+            let path = memsight_results::fleet::node::summary_path(&me.out_dir.join(file));
+            let text = serde_json::to_string(&summary).expect("a node summary serialises");
+            crate::member::write_atomic(&path, &text)?;
             let state = if doc.complete {
                 State::Done
             } else {
@@ -124,7 +129,7 @@ fn rank_with(
             timeout_s
         );
     }
-    let results = aggregate(&me.job_dir, Strictness::DEFAULT, Some(place.size));
+    let results = aggregate(&me.job_dir, FleetOptions::DEFAULT, Some(place.size))?;
     let code = report(results, env0, g, started, &me.job_dir)?;
     own_error.map_or(Ok(code), Err)
 }
@@ -143,7 +148,7 @@ pub fn fleet(
         .into());
     }
     let strict = a.strictness()?;
-    let results = aggregate(&a.dir, strict, None);
+    let results = aggregate(&a.dir, strict, None)?;
     let verdict = verdict(a, &results);
     let code = show.study(env, results.into(), true, a.html.as_deref())?;
     Ok(match verdict {

@@ -402,6 +402,13 @@ fn a_fleet_of_one_under_hydra_variables_and_a_rank_claimed_twice() {
     let job = tmp.path().join("kvs_42");
     assert!(job.join("rank-00000/run.json").is_file());
     assert!(job.join("rank-00000/report.html").is_file());
+    // The rank's compact record beside its result: what `memsight fleet` reads.
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(job.join("rank-00000/run.summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["schema"], "memsight-node-summary");
+    assert!(!summary["figures"].as_array().unwrap().is_empty());
     let status: Value =
         serde_json::from_str(&std::fs::read_to_string(job.join("rank-00000.status.json")).unwrap())
             .unwrap();

@@ -1,21 +1,29 @@
 //! Reading a fleet directory: every memsight result under it (however it got there) and the
 //! status files ranks leave, with every file that cannot be used named and why.
+//!
+//! Results are read in parallel, one per core at a time, and each is cut down to its node's
+//! summary ([`super::node`]) as soon as it is read; where a rank wrote its summary beside its
+//! result, the summary alone is read. A directory with more results than the limit the caller
+//! sets is refused, never cut short.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
-use crate::document::Document;
+use memsight_core::{Error, Result};
+
+use super::node::{Interner, Node, NodeSummary, summary_path};
 use crate::fleet_report::{Fault, FaultKind, State, Status};
 
 /// Directory levels searched below the fleet directory (job / rank / run.json is three).
 const MAX_DEPTH: usize = 4;
-/// Files looked at, at most: a runaway directory is cut off with a fault, not read forever.
-const MAX_FILES: usize = 200_000;
 
 /// A usable result and where it came from.
 pub struct Entry {
     /// Relative to the fleet directory.
     pub path: PathBuf,
-    pub doc: Document,
+    pub node: Node,
     pub status: Option<Status>,
 }
 
@@ -27,79 +35,221 @@ pub struct Collected {
     pub statuses: Vec<(PathBuf, Status)>,
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>, faults: &mut Vec<Fault>) {
+/// The files under the fleet directory, by kind.
+#[derive(Default)]
+struct Files {
+    results: Vec<PathBuf>,
+    summaries: Vec<PathBuf>,
+    statuses: Vec<PathBuf>,
+}
+
+/// Collects the files under `dir`; refuses once more than `limit` results (and as many
+/// summaries and statuses each) are found, rather than reading a part of them.
+fn walk(dir: &Path, depth: usize, out: &mut Files, limit: usize) -> Result<()> {
     let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
+        return Ok(());
     };
     let mut names: Vec<_> = rd.filter_map(|e| e.ok()).collect();
     names.sort_by_key(|e| e.file_name());
     for e in names {
-        if out.len() >= MAX_FILES {
-            if !faults.iter().any(|f| f.kind == FaultKind::TooMany) {
-                faults.push(Fault {
-                    who: dir.display().to_string(),
-                    kind: FaultKind::TooMany,
-                    reason: format!("more than {MAX_FILES} files: the rest were not read"),
-                });
-            }
-            return;
-        }
         // Symbolic links are not followed: a loop must not make the walk endless.
         let Ok(ft) = e.file_type() else { continue };
         let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
         if ft.is_dir() && depth < MAX_DEPTH {
-            walk(&p, depth + 1, out, faults);
-        } else if ft.is_file() && p.extension().is_some_and(|x| x == "json") {
-            out.push(p);
+            walk(&p, depth + 1, out, limit)?;
+        } else if ft.is_file() && name.ends_with(".status.json") {
+            out.statuses.push(p);
+        } else if ft.is_file() && name.ends_with(".summary.json") {
+            out.summaries.push(p);
+        } else if ft.is_file() && name.ends_with(".json") {
+            out.results.push(p);
+        }
+        if [&out.results, &out.summaries, &out.statuses]
+            .iter()
+            .any(|v| v.len() > limit)
+        {
+            return Err(Error::input(format!(
+                "more than {limit} results under the directory: raise --max-nodes (each node takes about 10 KiB of memory to analyse) or give a part of the fleet"
+            )));
         }
     }
+    Ok(())
 }
 
 fn rel(dir: &Path, p: &Path) -> PathBuf {
     p.strip_prefix(dir).unwrap_or(p).to_path_buf()
 }
 
-/// Reads every result and status file under `dir`.
-pub fn collect(dir: &Path) -> Collected {
-    let mut c = Collected::default();
-    let mut files = Vec::new();
-    walk(dir, 0, &mut files, &mut c.faults);
-    for f in &files {
-        let name = f
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if name.ends_with(".status.json") {
-            match read_status(f) {
-                Ok(s) => c.statuses.push((rel(dir, f), s)),
-                Err(reason) => c.faults.push(Fault {
-                    who: rel(dir, f).display().to_string(),
-                    kind: FaultKind::Unreadable,
-                    reason,
-                }),
+/// What is read for one node: its summary, or its full result cut down to one.
+enum Job {
+    Summary { summary: PathBuf, result: PathBuf },
+    Full(PathBuf),
+}
+
+/// The nodes to read: a result with a summary beside it is read from the summary (unless the
+/// curves are asked for, which a summary leaves out), a summary whose result is gone alone.
+fn jobs(files: &Files, curves: bool) -> Vec<Job> {
+    let summaries: HashSet<&PathBuf> = files.summaries.iter().collect();
+    let mut out = Vec::new();
+    let mut used = HashSet::new();
+    for r in &files.results {
+        let s = summary_path(r);
+        match summaries.get(&s) {
+            Some(s) if !curves => {
+                used.insert(s.to_path_buf());
+                out.push(Job::Summary {
+                    summary: s.to_path_buf(),
+                    result: r.clone(),
+                });
             }
-            continue;
+            _ => {
+                used.insert(s);
+                out.push(Job::Full(r.clone()))
+            }
         }
-        match crate::document::read(f) {
-            // The fleet's own report is not a member.
-            Ok(doc) if doc.command == "fleet" => {}
-            Ok(doc) => c.entries.push(Entry {
-                path: rel(dir, f),
-                doc,
-                status: None,
-            }),
-            Err(e) => c.faults.push(Fault {
+    }
+    for s in files.summaries.iter().filter(|s| !used.contains(*s)) {
+        let result = s.with_file_name(s.file_name().map_or(String::new(), |n| {
+            n.to_string_lossy().replace(".summary.json", ".json")
+        }));
+        out.push(Job::Summary {
+            summary: s.clone(),
+            result,
+        });
+    }
+    out
+}
+
+/// Reads one node: `None` for the fleet's own report, which is not a member.
+fn read(
+    job: &Job,
+    curves: bool,
+) -> std::result::Result<Option<(PathBuf, NodeSummary)>, (PathBuf, String)> {
+    match job {
+        Job::Summary { summary, result } => NodeSummary::read(summary)
+            .map(|s| Some((result.clone(), s)))
+            .map_err(|e| (summary.clone(), e)),
+        Job::Full(p) => match crate::document::read(p) {
+            Ok(doc) if doc.command == "fleet" => Ok(None),
+            Ok(doc) => {
+                let name = p
+                    .file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+                Ok(Some((p.clone(), NodeSummary::of(&doc, &name, curves))))
+            }
+            Err(e) => Err((p.clone(), e.to_string())),
+        },
+    }
+}
+
+/// Reads every result and status file under `dir` (at most `limit` results), the results in
+/// parallel; with `curves`, from the full results.
+pub fn collect(dir: &Path, options: &super::FleetOptions) -> Result<Collected> {
+    let curves = options.curves;
+    let mut files = Files::default();
+    walk(dir, 0, &mut files, options.max_nodes)?;
+    let mut c = Collected::default();
+    for f in &files.statuses {
+        match read_status(f) {
+            Ok(s) => c.statuses.push((rel(dir, f), s)),
+            Err(reason) => c.faults.push(Fault {
                 who: rel(dir, f).display().to_string(),
                 kind: FaultKind::Unreadable,
-                reason: e.to_string(),
+                reason,
             }),
         }
     }
+    let jobs = jobs(&files, curves);
+    drop(files);
+    // Each node's words are shared as it arrives, so the strings of only a few nodes are held
+    // apart at any time; results and faults are put in the directory's order after.
+    let mut words = Interner::default();
+    let mut entries: Vec<(usize, Entry)> = Vec::new();
+    let mut faults: Vec<(usize, Fault)> = Vec::new();
+    read_all(&jobs, (curves, options.summarise), &mut |i, r| match r {
+        Ok(None) => {}
+        Ok(Some((path, node))) => entries.push((
+            i,
+            Entry {
+                path: rel(dir, &path),
+                node: Node::of(node, &mut words),
+                status: None,
+            },
+        )),
+        Err((path, reason)) => faults.push((
+            i,
+            Fault {
+                who: rel(dir, &path).display().to_string(),
+                kind: FaultKind::Unreadable,
+                reason,
+            },
+        )),
+    });
+    entries.sort_by_key(|(i, _)| *i);
+    faults.sort_by_key(|(i, _)| *i);
+    c.entries = entries.into_iter().map(|(_, e)| e).collect();
+    c.faults.extend(faults.into_iter().map(|(_, f)| f));
     attach_statuses(dir, &mut c);
-    c
+    Ok(c)
 }
 
-fn read_status(p: &Path) -> Result<Status, String> {
+type Read = std::result::Result<Option<(PathBuf, NodeSummary)>, (PathBuf, String)>;
+
+/// Reads the jobs on every core, each worker one result at a time, handing each node to `take`
+/// on the calling thread as it is read; with `summarise`, writing the summary of each full
+/// result that has none.
+fn read_all(jobs: &[Job], (curves, summarise): (bool, bool), take: &mut dyn FnMut(usize, Read)) {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(16);
+    let next = AtomicUsize::new(0);
+    // Bounded: workers wait while the calling thread is behind, so read nodes do not pile up.
+    let (tx, rx) = mpsc::sync_channel(4 * workers);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let r = read(job, curves);
+                    if let (true, Job::Full(path), Ok(Some((_, s)))) = (summarise, job, &r) {
+                        write_summary(path, s);
+                    }
+                    if tx.send((i, r)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, r) in rx {
+            take(i, r);
+        }
+    });
+}
+
+/// Writes a full result's summary beside it, as `run --fleet` does; a summary that cannot be
+/// written is left out (the result is read again next time).
+fn write_summary(result: &Path, s: &NodeSummary) {
+    let mut s = s.clone();
+    // A summary holds the summary figures only, whatever this analysis read.
+    s.figures
+        .retain(|f| f.scope == crate::figure::Scope::Summary);
+    let path = summary_path(result);
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string(&s).expect("a node summary serialises");
+    if std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .is_err()
+    {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+fn read_status(p: &Path) -> std::result::Result<Status, String> {
     let text =
         memsight_core::input::read_text(p, 1 << 20, "status file").map_err(|e| e.to_string())?;
     serde_json::from_str(&text).map_err(|e| format!("damaged status file: {e}"))
@@ -192,7 +342,7 @@ fn missing_result(dir: &Path, s: &Status) -> Fault {
 fn set_partial_aside(c: &mut Collected) {
     let (partial, full): (Vec<Entry>, Vec<Entry>) = std::mem::take(&mut c.entries)
         .into_iter()
-        .partition(|e| !e.doc.complete);
+        .partition(|e| !e.node.complete);
     c.entries = full;
     for e in partial {
         c.faults.push(Fault {

@@ -123,28 +123,8 @@ fn disturbed(rows: &[FleetMember], groups: &[Group]) -> Vec<String> {
 /// group's most common.
 fn inventory(members: &[Member], groups: &[Group]) -> Vec<String> {
     let mut out = Vec::new();
-    for g in groups {
-        let in_g: Vec<&Member> = members
-            .iter()
-            .filter(|m| g.members.contains(&m.name))
-            .collect();
-        let sig = |m: &Member| -> Option<String> {
-            let d = super::outliers::dimms(m.doc)?;
-            let mut parts: Vec<String> = d
-                .inventory
-                .populated()
-                .map(|x| {
-                    format!(
-                        "{} {} rank {}",
-                        x.manufacturer.as_deref().unwrap_or("?"),
-                        x.part_number.as_deref().unwrap_or("?").trim(),
-                        x.rank.map_or("?".into(), |r| r.to_string())
-                    )
-                })
-                .collect();
-            parts.sort();
-            Some(parts.join(", "))
-        };
+    for in_g in super::outliers::by_group(members, groups) {
+        let sig = |m: &Member| -> Option<String> { m.node.dimms.clone() };
         let mut count: BTreeMap<String, usize> = BTreeMap::new();
         for m in &in_g {
             if let Some(s) = sig(m) {
@@ -166,7 +146,7 @@ fn inventory(members: &[Member], groups: &[Group]) -> Vec<String> {
         }
         let mem: Vec<(String, f64)> = in_g
             .iter()
-            .filter_map(|m| Some((m.name.clone(), m.doc.environment.memory.total_bytes? as f64)))
+            .filter_map(|m| Some((m.name.clone(), m.node.memory_total_bytes? as f64)))
             .collect();
         if mem.len() >= 3 {
             let (med, _) =

@@ -7,30 +7,38 @@
 //! flags, per figure, the ones far from their group's median.
 
 pub mod collect;
+pub mod node;
 pub mod outliers;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::fleet_report::{Fault, FaultKind, FleetMember, FleetResults, Group, Headline};
+use crate::fleet_report::{Fault, FaultKind, FleetMember, FleetResults, Headline};
 use crate::key::Key;
 use outliers::Member;
 
-/// How strict the analysis is.
+/// How the fleet is read and how strict the analysis is.
 #[derive(Debug, Clone, Copy)]
-pub struct Strictness {
+pub struct FleetOptions {
     pub threshold: f64,
     pub min_change: f64,
     /// Score every point of the latency and bandwidth curves too (`--all-figures`).
     pub curves: bool,
+    /// Results the directory may hold: more are refused (`--max-nodes`), never cut short.
+    pub max_nodes: usize,
+    /// Write each node's summary beside a full result that has none (`--summarise`), so that
+    /// the next analysis reads the summaries alone.
+    pub summarise: bool,
 }
 
-impl Strictness {
-    /// Score 3.5 (Iglewicz & Hoaglin) and 5% from the median.
-    pub const DEFAULT: Strictness = Strictness {
+impl FleetOptions {
+    /// Score 3.5 (Iglewicz & Hoaglin) and 5% from the median; up to a million nodes.
+    pub const DEFAULT: FleetOptions = FleetOptions {
         threshold: 3.5,
         min_change: 0.05,
         curves: false,
+        max_nodes: 1_000_000,
+        summarise: false,
     };
 }
 
@@ -79,25 +87,35 @@ const HEADLINES: [(&str, &str, Pick); 7] = [
 /// loaded-latency saturation, core-to-core latency and HPCCG's time per solve — where the
 /// members measured them.
 fn headline(members: &[Member]) -> Vec<Headline> {
+    let counts = key_counts(members);
     HEADLINES
         .into_iter()
-        .filter_map(|(name, unit, pred)| headline_column(members, name, unit, pred))
+        .filter_map(|column| headline_column(members, &counts, column))
         .collect()
 }
 
-/// One headline column, unless no member has a figure for it.
-fn headline_column(members: &[Member], name: &str, unit: &str, pred: Pick) -> Option<Headline> {
-    // The key most members have; among equals, the most threads (`…/8t` over `…/1t`).
+/// How many members have each key: every headline column picks from it.
+fn key_counts<'a>(members: &'a [Member]) -> BTreeMap<&'a str, usize> {
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
-    for m in members {
-        for f in m
-            .figures
-            .iter()
-            .filter(|f| Key::parse(&f.key).is_some_and(|k| pred(&k)))
-        {
-            *count.entry(f.key.as_str()).or_default() += 1;
-        }
+    for f in members.iter().flat_map(|m| &m.node.figures) {
+        *count.entry(&f.key).or_default() += 1;
     }
+    count
+}
+
+/// One headline column, unless no member has a figure for it.
+fn headline_column(
+    members: &[Member],
+    counts: &BTreeMap<&str, usize>,
+    (name, unit, pred): (&str, &str, Pick),
+) -> Option<Headline> {
+    // The key most members have; among equals, the most threads (`…/8t` over `…/1t`). Each
+    // distinct key is read once, however many members have it.
+    let count: BTreeMap<&str, usize> = counts
+        .iter()
+        .filter(|(k, _)| Key::parse(k).is_some_and(|k| pred(&k)))
+        .map(|(k, n)| (*k, *n))
+        .collect();
     let threads = |k: &str| -> u64 {
         match Key::parse(k) {
             Some(Key::Bandwidth { threads, .. }) => threads,
@@ -109,8 +127,8 @@ fn headline_column(members: &[Member], name: &str, unit: &str, pred: Pick) -> Op
         .max_by_key(|(k, n)| (**n, threads(k), std::cmp::Reverse(k.to_string())))?;
     let f = members
         .iter()
-        .flat_map(|m| &m.figures)
-        .find(|f| f.key == *key)
+        .flat_map(|m| &m.node.figures)
+        .find(|f| &*f.key == *key)
         .expect("counted");
     // Bandwidth columns say which test and how many threads (`copy-nt 2t`).
     let name = match Key::parse(key) {
@@ -127,13 +145,7 @@ fn headline_column(members: &[Member], name: &str, unit: &str, pred: Pick) -> Op
 
 /// Unique names: the host, or `host#rank` where one host gave several results.
 fn names(entries: &[collect::Entry]) -> Vec<String> {
-    let host = |e: &collect::Entry| {
-        e.doc
-            .environment
-            .hostname
-            .clone()
-            .unwrap_or_else(|| "?".into())
-    };
+    let host = |e: &collect::Entry| e.node.host.clone().unwrap_or_else(|| "?".into());
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
     for e in entries {
         *count.entry(host(e)).or_default() += 1;
@@ -156,8 +168,12 @@ fn names(entries: &[collect::Entry]) -> Vec<String> {
 }
 
 /// Builds the fleet report from a directory.
-pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> FleetResults {
-    let c = collect::collect(dir);
+pub fn aggregate(
+    dir: &Path,
+    strict: FleetOptions,
+    expected: Option<usize>,
+) -> memsight_core::Result<FleetResults> {
+    let c = collect::collect(dir, &strict)?;
     let names = names(&c.entries);
     let members: Vec<Member> = c
         .entries
@@ -165,8 +181,7 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
         .zip(&names)
         .map(|(e, n)| Member {
             name: n.clone(),
-            doc: &e.doc,
-            figures: crate::document::figures(&e.doc),
+            node: &e.node,
         })
         .collect();
     let groups = outliers::groups(&members);
@@ -178,11 +193,18 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
         strict.curves,
     );
     let head = headline(&members);
+    let group_of: std::collections::HashMap<&str, usize> = groups
+        .iter()
+        .flat_map(|g| g.members.iter().map(move |n| (n.as_str(), g.id)))
+        .collect();
     let fleet_members: Vec<FleetMember> = c
         .entries
         .iter()
         .zip(&members)
-        .map(|(e, m)| member_row(dir, e, m, &groups, &head))
+        .map(|(e, m)| {
+            let group = group_of.get(m.name.as_str()).copied().unwrap_or(0);
+            member_row(dir, e, m, group, &head)
+        })
         .collect();
     let mut faults = c.faults;
     if let Some(n) = expected {
@@ -204,7 +226,7 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
         &c.statuses,
     );
     findings.extend(members.iter().filter_map(|m| {
-        let short = m.figures.iter().filter(|f| outliers::rests_on_disturbed(f)).count();
+        let short = m.node.figures.iter().filter(|f| f.disturbed).count();
         (short > 0).then(|| {
             format!(
                 "{}: {short} figure(s) rest on disturbed samples (under 3 clean ones: a measuring thread lost its CPU, or a team did not start together): they were not compared with the group",
@@ -212,7 +234,7 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
             )
         })
     }));
-    FleetResults {
+    Ok(FleetResults {
         directory: dir.display().to_string(),
         method: METHOD.into(),
         expected,
@@ -224,16 +246,16 @@ pub fn aggregate(dir: &Path, strict: Strictness, expected: Option<usize>) -> Fle
         outliers: found,
         faults,
         findings,
-    }
+    })
 }
 
-const METHOD: &str = "Every memsight result under the directory (status files name the ranks that failed or wrote nothing). Members are grouped by command, CPU model, sockets/threads/NUMA nodes, kernel, THP mode and DIMM population. Per figure (same key and conditions, ≥ 3 members of a group): robust score = (value − group median) ÷ max(1.4826 × MAD, 0.5% of the median); a member is flagged when |score| exceeds the threshold, the value is further than the minimum change from the median, and its own confidence interval does not hold the median. Points of the latency and bandwidth curves (one working-set size each) are not scored unless --all-figures: near cache boundaries they move between runs of one healthy machine; their summaries (plateaus, tests) are scored.";
+const METHOD: &str = "Every memsight result under the directory, read from its compact summary where one lies beside it (status files name the ranks that failed or wrote nothing). Members are grouped by command, CPU model, sockets/threads/NUMA nodes, kernel, THP mode and DIMM population. Per figure (same key and conditions, ≥ 3 members of a group): robust score = (value − group median) ÷ max(1.4826 × MAD, 0.5% of the median); a member is flagged when |score| exceeds the threshold, the value is further than the minimum change from the median, and its own confidence interval does not hold the median. Points of the latency and bandwidth curves (one working-set size each) are not scored unless --all-figures: near cache boundaries they move between runs of one healthy machine; their summaries (plateaus, tests) are scored.";
 
 fn member_row(
     dir: &Path,
     e: &collect::Entry,
     m: &Member,
-    groups: &[Group],
+    group: usize,
     head: &[Headline],
 ) -> FleetMember {
     let report = e
@@ -244,37 +266,21 @@ fn member_row(
         .map(|p| p.display().to_string());
     FleetMember {
         name: m.name.clone(),
-        host: e
-            .doc
-            .environment
-            .hostname
-            .clone()
-            .unwrap_or_else(|| "?".into()),
+        host: e.node.host.clone().unwrap_or_else(|| "?".into()),
         rank: e.status.as_ref().map(|s| s.rank),
         path: e.path.display().to_string(),
         report,
-        command: e.doc.command.clone(),
-        group: groups
-            .iter()
-            .find(|g| g.members.contains(&m.name))
-            .map_or(0, |g| g.id),
-        started: e.doc.started.clone(),
+        command: e.node.command.clone(),
+        group,
+        started: e.node.started.clone(),
         headline: head
             .iter()
             .filter_map(|h| {
-                Some((
-                    h.key.clone(),
-                    m.figures.iter().find(|f| f.key == h.key)?.value,
-                ))
+                let f = m.node.figures.iter().find(|f| *f.key == *h.key)?;
+                Some((h.key.clone(), f.value))
             })
             .collect(),
-        warnings: e
-            .doc
-            .environment
-            .warnings
-            .iter()
-            .map(|w| w.code.clone())
-            .collect(),
+        warnings: e.node.warnings.clone(),
     }
 }
 

@@ -14,84 +14,21 @@
 
 use std::collections::BTreeMap;
 
-use crate::document::{Document, Results};
-use crate::figure::{Better, Figure};
+use super::node::{Fig, Node};
+use crate::figure::Better;
 use crate::fleet_report::{Direction, Group, Outlier, centre};
 
-/// A member as the analysis sees it.
+/// A member as the analysis sees it: its name in the report and its node's summary.
 pub struct Member<'a> {
     pub name: String,
-    pub doc: &'a Document,
-    pub figures: Vec<Figure>,
-}
-
-/// The settings the grouping uses, with their names.
-pub fn fingerprint(doc: &Document) -> Vec<(String, String)> {
-    let e = &doc.environment;
-    let t = &e.topology;
-    let mut f = vec![
-        ("command".to_string(), doc.command.clone()),
-        (
-            "CPU".into(),
-            e.cpu.model_name.clone().unwrap_or_else(|| "?".into()),
-        ),
-        (
-            "topology".into(),
-            format!(
-                "{} sockets, {} threads, {} NUMA nodes",
-                t.packages,
-                t.threads,
-                t.numa_nodes.len()
-            ),
-        ),
-        (
-            "kernel".into(),
-            e.kernel.clone().unwrap_or_else(|| "?".into()),
-        ),
-        (
-            "THP".into(),
-            e.thp_enabled.clone().unwrap_or_else(|| "?".into()),
-        ),
-    ];
-    if let Some(d) = dimms(doc) {
-        f.push(("DIMMs".into(), dimm_population(d)));
-    }
-    f
-}
-
-/// The DIMM inventory a run carries, if SMBIOS was readable.
-pub fn dimms(doc: &Document) -> Option<&memsight_suites::dimms::DimmsResults> {
-    match &doc.results {
-        Results::Run(r) => r.dimms.as_ref(),
-        Results::Dimms(d) => Some(d),
-        _ => None,
-    }
-}
-
-/// Populated slots, sizes and configured speed: `16 × 32 GiB @ 3200 MT/s`.
-pub fn dimm_population(d: &memsight_suites::dimms::DimmsResults) -> String {
-    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
-    for m in d.inventory.populated() {
-        let k = format!(
-            "{} @ {} MT/s",
-            m.size_bytes
-                .map_or("?".into(), memsight_core::units::format_bytes),
-            m.configured_mts.map_or("?".into(), |s| s.to_string())
-        );
-        *kinds.entry(k).or_default() += 1;
-    }
-    kinds
-        .into_iter()
-        .map(|(k, n)| format!("{n} × {k}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    pub node: &'a Node,
 }
 
 /// Groups members by fingerprint, largest group first.
 pub fn groups(members: &[Member]) -> Vec<Group> {
     let mut by: BTreeMap<Vec<(String, String)>, Vec<String>> = BTreeMap::new();
     for m in members {
-        by.entry(fingerprint(m.doc))
+        by.entry(m.node.fingerprint.clone())
             .or_default()
             .push(m.name.clone());
     }
@@ -125,10 +62,21 @@ pub fn is_curve_point(key: &str) -> bool {
     )
 }
 
-/// Whether a figure rests on too few clean samples: it is neither scored nor part of its
-/// group's median (a disturbed node would look slow, or shift its peers' centre).
-pub fn rests_on_disturbed(f: &Figure) -> bool {
-    f.summary.as_ref().is_some_and(|s| s.rests_on_disturbed())
+/// The members of each group, in the groups' order (one pass over the members, however many
+/// groups).
+pub fn by_group<'m, 'a>(members: &'m [Member<'a>], groups: &[Group]) -> Vec<Vec<&'m Member<'a>>> {
+    let id: std::collections::HashMap<&str, usize> = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(i, g)| g.members.iter().map(move |n| (n.as_str(), i)))
+        .collect();
+    let mut out: Vec<Vec<&Member>> = vec![Vec::new(); groups.len()];
+    for m in members {
+        if let Some(&i) = id.get(m.name.as_str()) {
+            out[i].push(m);
+        }
+    }
+    out
 }
 
 /// Flags every member's figures beyond `threshold` and `min_change`, group by group (curve
@@ -141,23 +89,20 @@ pub fn outliers(
     curves: bool,
 ) -> Vec<Outlier> {
     let mut out = Vec::new();
-    for g in groups {
-        let in_group: Vec<&Member> = members
-            .iter()
-            .filter(|m| g.members.contains(&m.name))
-            .collect();
-        // Figures by key and conditions: only like with like is compared.
-        let mut by: BTreeMap<(String, String), Vec<(&Member, &Figure)>> = BTreeMap::new();
+    for (g, in_group) in groups.iter().zip(by_group(members, groups)) {
+        // Figures by key and conditions: only like with like is compared. A figure resting on
+        // disturbed samples is neither scored nor part of the median (a disturbed node would
+        // look slow, or shift its peers' centre).
+        let mut by: BTreeMap<(&str, &str), Vec<(&Member, &Fig)>> = BTreeMap::new();
         for m in &in_group {
             for f in m
+                .node
                 .figures
                 .iter()
                 .filter(|f| curves || !is_curve_point(&f.key))
-                .filter(|f| !rests_on_disturbed(f))
+                .filter(|f| !f.disturbed)
             {
-                by.entry((f.key.clone(), f.conditions.clone()))
-                    .or_default()
-                    .push((m, f));
+                by.entry((&f.key, &f.conditions)).or_default().push((m, f));
             }
         }
         for ((key, _), v) in by {
@@ -169,10 +114,7 @@ pub fn outliers(
             for (member, f) in &v {
                 let score = (f.value - m) / spread;
                 let deviation = if m != 0.0 { f.value / m - 1.0 } else { 0.0 };
-                let ci_holds_median = f
-                    .summary
-                    .as_ref()
-                    .is_some_and(|s| s.ci_low <= m && m <= s.ci_high);
+                let ci_holds_median = f.ci.is_some_and(|[lo, hi]| lo <= m && m <= hi);
                 if score.abs() <= threshold || deviation.abs() <= min_change || ci_holds_median {
                     continue;
                 }
@@ -183,9 +125,9 @@ pub fn outliers(
                 out.push(Outlier {
                     member: member.name.clone(),
                     group: g.id,
-                    key: key.clone(),
-                    label: f.label.clone(),
-                    unit: f.unit.clone(),
+                    key: key.to_string(),
+                    label: f.label.to_string(),
+                    unit: f.unit.to_string(),
                     value: f.value,
                     median: m,
                     deviation,

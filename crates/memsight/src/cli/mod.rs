@@ -421,11 +421,20 @@ pub struct FleetArgs {
     /// directory with no usable result at all exits 1.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub expect: Option<u64>,
+    /// Most results the directory may hold: a larger fleet is refused, never read in part (the
+    /// analysis holds about 10 KiB a node, so a million nodes want about 10 GiB).
+    #[arg(long, value_name = "N", default_value_t = memsight_results::fleet::FleetOptions::DEFAULT.max_nodes as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_nodes: u64,
+    /// Write each node's compact summary beside every full result that has none
+    /// (`run.summary.json`, a few KiB): later analyses read the summaries alone. `run --fleet`
+    /// writes them itself.
+    #[arg(long)]
+    pub summarise: bool,
 }
 
 impl FleetArgs {
     /// The analysis settings, validated.
-    pub fn strictness(&self) -> memsight_core::Result<memsight_results::fleet::Strictness> {
+    pub fn strictness(&self) -> memsight_core::Result<memsight_results::fleet::FleetOptions> {
         if !(self.threshold > 0.0 && self.threshold.is_finite()) {
             return Err(memsight_core::Error::input(
                 "--threshold must be a positive score, e.g. 3.5",
@@ -436,10 +445,12 @@ impl FleetArgs {
                 "--min-change must be a fraction from 0 to 1, e.g. 0.05",
             ));
         }
-        Ok(memsight_results::fleet::Strictness {
+        Ok(memsight_results::fleet::FleetOptions {
             threshold: self.threshold,
             min_change: self.min_change,
             curves: self.all_figures,
+            max_nodes: usize::try_from(self.max_nodes).unwrap_or(usize::MAX),
+            summarise: self.summarise,
         })
     }
 }
