@@ -124,7 +124,7 @@ fn disturbed(rows: &[FleetMember], groups: &[Group]) -> Vec<String> {
 fn inventory(members: &[Member], groups: &[Group]) -> Vec<String> {
     let mut out = Vec::new();
     for in_g in super::outliers::by_group(members, groups) {
-        let sig = |m: &Member| -> Option<String> { m.node.dimms.clone() };
+        let sig = |m: &Member| -> Option<String> { m.node.dimms.as_deref().map(str::to_string) };
         let mut count: BTreeMap<String, usize> = BTreeMap::new();
         for m in &in_g {
             if let Some(s) = sig(m) {

@@ -98,7 +98,7 @@ fn headline(members: &[Member]) -> Vec<Headline> {
 fn key_counts<'a>(members: &'a [Member]) -> BTreeMap<&'a str, usize> {
     let mut count: BTreeMap<&str, usize> = BTreeMap::new();
     for f in members.iter().flat_map(|m| &m.node.figures) {
-        *count.entry(&f.key).or_default() += 1;
+        *count.entry(&f.meta.key).or_default() += 1;
     }
     count
 }
@@ -128,7 +128,7 @@ fn headline_column(
     let f = members
         .iter()
         .flat_map(|m| &m.node.figures)
-        .find(|f| &*f.key == *key)
+        .find(|f| f.meta.key == *key)
         .expect("counted");
     // Bandwidth columns say which test and how many threads (`copy-nt 2t`).
     let name = match Key::parse(key) {
@@ -270,17 +270,17 @@ fn member_row(
         rank: e.status.as_ref().map(|s| s.rank),
         path: e.path.display().to_string(),
         report,
-        command: e.node.command.clone(),
+        command: e.node.command.to_string(),
         group,
         started: e.node.started.clone(),
         headline: head
             .iter()
             .filter_map(|h| {
-                let f = m.node.figures.iter().find(|f| *f.key == *h.key)?;
+                let f = m.node.figures.iter().find(|f| f.meta.key == h.key)?;
                 Some((h.key.clone(), f.value))
             })
             .collect(),
-        warnings: e.node.warnings.clone(),
+        warnings: e.node.warnings.iter().map(|w| w.to_string()).collect(),
     }
 }
 

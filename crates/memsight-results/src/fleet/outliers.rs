@@ -28,9 +28,14 @@ pub struct Member<'a> {
 pub fn groups(members: &[Member]) -> Vec<Group> {
     let mut by: BTreeMap<Vec<(String, String)>, Vec<String>> = BTreeMap::new();
     for m in members {
-        by.entry(m.node.fingerprint.clone())
-            .or_default()
-            .push(m.name.clone());
+        let fingerprint = m.node.fingerprint.iter();
+        by.entry(
+            fingerprint
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+        .or_default()
+        .push(m.name.clone());
     }
     let mut v: Vec<_> = by.into_iter().collect();
     v.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
@@ -99,10 +104,12 @@ pub fn outliers(
                 .node
                 .figures
                 .iter()
-                .filter(|f| curves || !is_curve_point(&f.key))
+                .filter(|f| curves || !is_curve_point(&f.meta.key))
                 .filter(|f| !f.disturbed)
             {
-                by.entry((&f.key, &f.conditions)).or_default().push((m, f));
+                by.entry((&f.meta.key, &f.meta.conditions))
+                    .or_default()
+                    .push((m, f));
             }
         }
         for ((key, _), v) in by {
@@ -126,8 +133,8 @@ pub fn outliers(
                     member: member.name.clone(),
                     group: g.id,
                     key: key.to_string(),
-                    label: f.label.to_string(),
-                    unit: f.unit.to_string(),
+                    label: f.meta.label.clone(),
+                    unit: f.meta.unit.clone(),
                     value: f.value,
                     median: m,
                     deviation,
