@@ -6,39 +6,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{assert_valid, json, memsight};
+use common::{assert_valid, json, memsight, recorded_run, scale};
 use serde_json::Value;
-
-fn recorded_run() -> Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json");
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-/// Multiplies the bandwidth suite's medians, CIs and samples under `v` by `f`.
-fn scale(v: &mut Value, f: f64) {
-    match v {
-        Value::Object(m) => {
-            let is_summary = m.contains_key("median") && m.contains_key("ci_low");
-            for (k, x) in m.iter_mut() {
-                if is_summary
-                    && ["median", "ci_low", "ci_high", "min", "max", "mean"].contains(&k.as_str())
-                {
-                    if let Some(n) = x.as_f64() {
-                        *x = serde_json::json!(n * f);
-                    }
-                } else if is_summary && k == "samples" {
-                    for s in x.as_array_mut().into_iter().flatten() {
-                        *s = serde_json::json!(s.as_f64().unwrap() * f);
-                    }
-                } else {
-                    scale(x, f);
-                }
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(|x| scale(x, f)),
-        _ => {}
-    }
-}
 
 /// Eight nodes of one recorded run, node05's bandwidth 25% lower.
 fn fleet_dir(dir: &Path) {

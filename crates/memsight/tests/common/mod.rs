@@ -268,3 +268,40 @@ pub fn text(f: &serde_json::Value) -> &str {
         .or_else(|| f["text"].as_str())
         .expect("a finding is a sentence or an object with its text")
 }
+
+/// The thorough run recorded on a real machine (`tests/data/run-thorough.json`), as JSON.
+pub fn recorded_run() -> serde_json::Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Multiplies every statistic of a summary (median, CI, extremes, samples) under `v` by `f`.
+pub fn scale(v: &mut serde_json::Value, f: f64) {
+    match v {
+        serde_json::Value::Object(m) => {
+            let is_summary = m.contains_key("median") && m.contains_key("ci_low");
+            for (k, x) in m.iter_mut() {
+                if is_summary
+                    && ["median", "ci_low", "ci_high", "min", "max", "mean"].contains(&k.as_str())
+                {
+                    if let Some(n) = x.as_f64() {
+                        *x = serde_json::json!(n * f);
+                    }
+                } else if k == "ns" && x.is_f64() {
+                    // Plateau latencies of the ladder's levels are plain numbers.
+                    *x = serde_json::json!(x.as_f64().unwrap() * f);
+                } else if is_summary && k == "samples" {
+                    for s in x.as_array_mut().into_iter().flatten() {
+                        if let Some(n) = s.as_f64() {
+                            *s = serde_json::json!(n * f);
+                        }
+                    }
+                } else {
+                    scale(x, f);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| scale(x, f)),
+        _ => {}
+    }
+}
