@@ -89,9 +89,23 @@ impl Figure {
     /// A figure of one value. Its key is typed ([`Key`]): the text the figure carries is the
     /// key's text form, and its suite the key's.
     pub fn scalar(key: Key, label: String, unit: &str, better: Better, value: f64) -> Self {
+        let suite = key.suite().to_string();
+        Self::new(key.to_string(), suite, label, unit, better, value)
+    }
+
+    /// The one place a figure is spelt out: every constructor starts from the same defaults
+    /// (no summary, no conditions, a summary figure), and a field added is set here only.
+    fn new(
+        key: String,
+        suite: String,
+        label: String,
+        unit: &str,
+        better: Better,
+        value: f64,
+    ) -> Self {
         Figure {
-            key: key.to_string(),
-            suite: key.suite().to_string(),
+            key,
+            suite,
             label,
             unit: unit.to_string(),
             better,
@@ -108,17 +122,8 @@ impl Figure {
     /// column, which a newer memsight may have written): its key as written, its suite the key's
     /// first part.
     pub fn untyped(key: &str, label: String, unit: &str, better: Better, value: f64) -> Self {
-        Figure {
-            key: key.to_string(),
-            suite: key.split('/').next().unwrap_or_default().to_string(),
-            label,
-            unit: unit.to_string(),
-            better,
-            value,
-            summary: None,
-            conditions: String::new(),
-            scope: Scope::Summary,
-        }
+        let suite = key.split('/').next().unwrap_or_default().to_string();
+        Self::new(key.to_string(), suite, label, unit, better, value)
     }
 }
 
