@@ -81,6 +81,18 @@ fn rel(dir: &Path, p: &Path) -> PathBuf {
     p.strip_prefix(dir).unwrap_or(p).to_path_buf()
 }
 
+/// How a fleet directory is read: the part of the fleet's options reading depends on, so that
+/// this module does not reach up for its parent's options type (the parent builds it).
+#[derive(Debug, Clone, Copy)]
+pub struct Reading {
+    /// Read every point of the curves too: full results, never summaries, which leave them out.
+    pub curves: bool,
+    /// Results the directory may hold: more are refused, never cut short.
+    pub max_nodes: usize,
+    /// Write each full result's summary beside it where it has none.
+    pub summarise: bool,
+}
+
 /// What is read for one node: its summary, or its full result cut down to one.
 enum Job {
     Summary { summary: PathBuf, result: PathBuf },
@@ -143,12 +155,12 @@ fn read(
     }
 }
 
-/// Reads every result and status file under `dir` (at most `limit` results), the results in
-/// parallel; with `curves`, from the full results.
-pub fn collect(dir: &Path, options: &super::FleetOptions) -> Result<Collected> {
-    let curves = options.curves;
+/// Reads every result and status file under `dir` (at most `reading.max_nodes` results), the
+/// results in parallel; with `reading.curves`, from the full results.
+pub fn collect(dir: &Path, reading: Reading) -> Result<Collected> {
+    let curves = reading.curves;
     let mut files = Files::default();
-    walk(dir, 0, &mut files, options.max_nodes)?;
+    walk(dir, 0, &mut files, reading.max_nodes)?;
     let mut c = Collected::default();
     for f in &files.statuses {
         match read_status(f) {
@@ -167,7 +179,7 @@ pub fn collect(dir: &Path, options: &super::FleetOptions) -> Result<Collected> {
     let mut words = Interner::default();
     let mut entries: Vec<(usize, Entry)> = Vec::new();
     let mut faults: Vec<(usize, Fault)> = Vec::new();
-    read_all(&jobs, (curves, options.summarise), &mut |i, r| match r {
+    read_all(&jobs, reading, &mut |i, r| match r {
         Ok(None) => {}
         Ok(Some((path, node))) => entries.push((
             i,
@@ -197,9 +209,12 @@ pub fn collect(dir: &Path, options: &super::FleetOptions) -> Result<Collected> {
 type Read = std::result::Result<Option<(PathBuf, NodeSummary)>, (PathBuf, String)>;
 
 /// Reads the jobs on every core, each worker one result at a time, handing each node to `take`
-/// on the calling thread as it is read; with `summarise`, writing the summary of each full
-/// result that has none.
-fn read_all(jobs: &[Job], (curves, summarise): (bool, bool), take: &mut dyn FnMut(usize, Read)) {
+/// on the calling thread as it is read; with `reading.summarise`, writing the summary of each
+/// full result that has none.
+fn read_all(jobs: &[Job], reading: Reading, take: &mut dyn FnMut(usize, Read)) {
+    let Reading {
+        curves, summarise, ..
+    } = reading;
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(16);

@@ -40,6 +40,15 @@ impl FleetOptions {
         max_nodes: 1_000_000,
         summarise: false,
     };
+
+    /// What reading the directory needs of these options ([`collect::collect`]).
+    fn reading(&self) -> collect::Reading {
+        collect::Reading {
+            curves: self.curves,
+            max_nodes: self.max_nodes,
+            summarise: self.summarise,
+        }
+    }
 }
 
 /// Picks the figures of one headline column.
@@ -173,7 +182,7 @@ pub fn aggregate(
     strict: FleetOptions,
     expected: Option<usize>,
 ) -> memsight_core::Result<FleetResults> {
-    let c = collect::collect(dir, &strict)?;
+    let c = collect::collect(dir, strict.reading())?;
     let names = names(&c.entries);
     let members: Vec<Member> = c
         .entries
