@@ -99,3 +99,47 @@ proptest! {
         prop_assert_eq!(Key::parse(&fleet.to_string()), Some(fleet));
     }
 }
+
+/// Every family's suite, found by its text's first part: the figures recorded name these, and
+/// `check` finds a reference's suites by the same parts.
+#[test]
+fn every_family_finds_its_suite_by_its_first_part() {
+    for (text, suite) in [
+        ("latency/cpu0/level/L2", "latency"),
+        ("latency/cpu0/64MiB", "latency"),
+        ("tlb/cpu0/64MiB", "latency"),
+        ("mlp/cpu0/k4", "latency"),
+        ("bandwidth/read/2t", "bandwidth"),
+        ("bandwidth-sweep/read/1t/64KiB", "bandwidth"),
+        ("c2c/0-12/modified", "c2c"),
+        ("dimms/peak", "dimms"),
+        ("dimms-plan/1/peak", "dimms-plan"),
+        ("health/memory-errors/ce", "health"),
+        ("loaded/all-reads/saturation", "loaded-latency"),
+        ("numa/node0/node1/latency", "numa"),
+        ("pmem/65536/utilisation", "pmem"),
+        ("pmem/volume/single/seconds", "pmem"),
+        ("pmem/concurrency/single/failure-rate", "pmem"),
+        ("rowbuffer/copy/contiguous/peak", "rowbuffer"),
+        ("scan/dram-0x100000000/read", "scan"),
+        ("stream/triad", "stream"),
+        ("tiers/near/4GiB/latency", "tiers"),
+        ("tiers/weighted/3-1/read", "tiers"),
+        ("tiers/node2/latency-256B", "tiers"),
+        ("tiers/node2/random-read/256B/t4", "tiers"),
+        ("tiers/node2/latency", "tiers"),
+        ("alloc/process/rss-growth", "alloc"),
+        ("alloc/tcmalloc/ops", "alloc"),
+        ("profile/peak-rss", "profile"),
+        ("fleet/node17/bandwidth/read/2t", "fleet"),
+    ] {
+        let key = Key::parse(text).unwrap_or_else(|| panic!("{text} reads as a key"));
+        let first = text.split('/').next().unwrap();
+        assert_eq!(key.prefix(), first, "{text}");
+        assert_eq!(key.suite(), suite, "{text}");
+        assert_eq!(Key::suite_of_prefix(first), Some(suite), "{text}");
+    }
+    // A suite's name is no key's first part unless a family writes it.
+    assert_eq!(Key::suite_of_prefix("loaded-latency"), None);
+    assert_eq!(Key::suite_of_prefix("*"), None);
+}
