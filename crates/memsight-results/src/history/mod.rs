@@ -359,6 +359,14 @@ pub fn resolve(reference: &str, db: &Path) -> Result<Document, Error> {
     if as_path.exists() {
         return crate::document::read(as_path);
     }
+    // A missing file is said to be one before the history is looked for: without a history the
+    // reader would learn of the database, not of the path they mistyped.
+    let id: Option<i64> = reference.parse().ok();
+    if id.is_none() && !reference.starts_with("latest") {
+        return Err(Error::input(format!(
+            "'{reference}' is neither a result file, a run directory, a run id nor 'latest'"
+        )));
+    }
     let h = History::open(db, false)?;
     if let Some(rest) = reference.strip_prefix("latest") {
         let back: usize = if rest.is_empty() {
@@ -378,12 +386,7 @@ pub fn resolve(reference: &str, db: &Path) -> Result<Document, Error> {
         })?;
         return h.get(row.id);
     }
-    let id: i64 = reference.parse().map_err(|_| {
-        Error::input(format!(
-            "'{reference}' is neither a result file, a run directory, a run id nor 'latest'"
-        ))
-    })?;
-    h.get(id)
+    h.get(id.expect("read above"))
 }
 
 #[cfg(test)]
