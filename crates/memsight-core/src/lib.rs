@@ -22,6 +22,7 @@ pub mod cpuset;
 pub mod edac;
 pub mod env;
 pub mod error;
+pub mod files;
 pub mod finding;
 pub mod groupjoin;
 pub mod hugepool;

@@ -1,0 +1,86 @@
+//! Files written whole or not at all: beside their final path, then renamed into place, so a
+//! reader (node_exporter's textfile collector, a dashboard, a query engine) sees the old file or
+//! the new one, never part of one.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::Error;
+
+/// The directory a file goes into (`.` for a bare name).
+fn directory(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Refuses, in one line and before any work, a destination whose directory does not exist or
+/// that is itself a directory.
+pub fn check_destination(path: &Path) -> Result<(), Error> {
+    let dir = directory(path);
+    if path.is_dir() || !dir.is_dir() {
+        let which = if path.is_dir() { path } else { dir };
+        return Err(Error::input(format!(
+            "cannot write {}: {} is {}",
+            path.display(),
+            which.display(),
+            if path.is_dir() {
+                "a directory"
+            } else {
+                "not a directory"
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// Writes `path` with `fill`, atomically; the file is readable by others (mode 0644), as one
+/// written with the default umask would be, and on disk before it is renamed into place.
+pub fn write_atomic<E: From<Error>>(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
+) -> Result<(), E> {
+    let io = |e| Error::io("write", path, e);
+    let tmp = tempfile::Builder::new()
+        .prefix(".memsight-")
+        .tempfile_in(directory(path))
+        .map_err(io)?;
+    let mut out = BufWriter::new(tmp.reopen().map_err(io)?);
+    fill(&mut out)?;
+    out.flush().map_err(io)?;
+    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+        .and_then(|()| file.sync_all())
+        .map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_written_whole_or_left_as_it_was() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a.txt");
+        write_atomic::<Error>(&p, |w| {
+            w.write_all(b"one").map_err(|e| Error::io("write", &p, e))
+        })
+        .unwrap();
+        let failed = write_atomic(&p, |w| {
+            w.write_all(b"half").unwrap();
+            Err(Error::input("stopped"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "one");
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file left behind");
+        assert!(check_destination(&p).is_ok());
+        assert!(check_destination(d.path()).is_err());
+        assert!(check_destination(&d.path().join("no/such/file")).is_err());
+    }
+}
