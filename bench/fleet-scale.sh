@@ -86,18 +86,38 @@ cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 day=$(date -u +%F)
 out=bench/results/$day-fleet-scale-$host.md
 rows=()
-# measure LABEL DIR [ARGS…]: one `memsight fleet` of DIR, its wall time, peak RSS and verdict.
+# measure LABEL DIR [ARGS…]: one `memsight fleet` of DIR (with its Parquet table and page), its
+# wall time, peak RSS and verdict; then the terminal report (untimed) and a DuckDB query over the
+# table for the nodes 10% below their group's median bandwidth.
 measure() {
   local label=$1 dir=$2; shift 2
   local bytes; bytes=$(du -sb "$dir" | cut -f1)
   local nodes; nodes=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | wc -l)
-  /usr/bin/time -f "%e %M" -o "$work/time" "$bin" fleet --json --no-progress "$@" "$dir" >"$work/fleet.json" || true
+  /usr/bin/time -f "%e %M" -o "$work/time" "$bin" fleet --json --no-progress \
+    --parquet "$work/fleet.parquet" --html "$work/fleet.html" "$@" "$dir" >"$work/fleet.json" || true
   read -r wall rss <"$work/time"
   local found flagged
   found=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["results"]["members"]))' "$work/fleet.json")
   flagged=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(",".join(sorted({o["member"] for o in d["results"]["outliers"]})) or "none")' "$work/fleet.json")
-  echo "fleet-scale: $label: $nodes nodes, $bytes B, ${wall} s, peak RSS ${rss} KiB, found $found, flagged $flagged" >&2
-  rows+=("| $label | $nodes | $((bytes / 1048576)) MiB | $((bytes / nodes)) B | $wall s | $((rss / 1024)) MiB | $found | $flagged |")
+  "$bin" fleet --no-progress "$@" "$dir" >"$work/fleet.txt" 2>/dev/null || true
+  local lines; lines=$(wc -l <"$work/fleet.txt")
+  local sql=n/a
+  if python3 -c 'import duckdb' 2>/dev/null; then
+    sql=$(python3 bench/fleet-sql.py "$work/fleet.parquet")
+  fi
+  local pq html; pq=$(stat -c %s "$work/fleet.parquet"); html=$(stat -c %s "$work/fleet.html")
+  echo "fleet-scale: $label: $nodes nodes, $bytes B, ${wall} s, peak RSS ${rss} KiB, found $found, flagged $flagged, Parquet $pq B, page $html B, $lines terminal lines, DuckDB: $sql" >&2
+  rows+=("| $label | $nodes | $((bytes / 1048576)) MiB | $((bytes / nodes)) B | $wall s | $((rss / 1024)) MiB | $found | $flagged | $((pq / 1024)) KiB | $((html / 1024)) KiB | $lines | $sql |")
+}
+
+# shot PNG: the last fleet page drawn by headless Chromium (the top 1280 × 4000 pixels).
+shot() {
+  command -v chromium >/dev/null || { echo "fleet-scale: no chromium: no screenshot" >&2; return 0; }
+  local profile; profile=$(mktemp -d)
+  timeout 300 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+    --user-data-dir="$profile" --hide-scrollbars --window-size=1280,4000 \
+    --screenshot="$PWD/$1" "file://$work/fleet.html" >/dev/null 2>&1 || echo "fleet-scale: chromium failed" >&2
+  rm -rf "$profile"
 }
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -125,6 +145,7 @@ for n in "${sums[@]}"; do
   fi
   SUMMARY=$work/one.summary.json make summary "$n" "$work/sum-$n"
   measure "summaries" "$work/sum-$n"
+  shot "bench/results/$day-fleet-page-$n.png"
   [[ -n $keep ]] || rm -rf "$work/sum-$n"
 done
 
@@ -134,10 +155,11 @@ done
   echo "- CPU: $cpu ($(nproc) CPUs), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
   echo "- load before: $load; memsight at $(git rev-parse --short HEAD)"
   echo "- nodes made from \`$result\` ($(stat -c %s "$result") B), bandwidth jittered ±2%, node 7 (\`node000007\`) 20% slower"
-  echo "- command: \`memsight fleet --json DIR\`; wall time and peak RSS from /usr/bin/time"
+  echo "- command: \`memsight fleet --json --parquet FILE --html FILE DIR\`; wall time and peak RSS from /usr/bin/time"
+  echo "- then, untimed: the terminal report's lines (\`memsight fleet DIR\`), and the hosts a DuckDB query over the Parquet table finds 10% below their group's median bandwidth"
   echo
-  echo "| read from | nodes | on disk | per node | wall | peak RSS | members found | flagged |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| read from | nodes | on disk | per node | wall | peak RSS | members found | flagged | Parquet | page | terminal lines | DuckDB finds |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
 } >"$out"
 echo "fleet-scale: record in $out" >&2

@@ -67,6 +67,22 @@ impl Dim {
         Dim::Plan,
     ];
 
+    /// A count or a size (CPU and node numbers, threads, bytes, chains): an integer column in
+    /// the Parquet table, text everywhere else. `Node` is not: it may read `interleaved`.
+    pub fn is_count(self) -> bool {
+        matches!(
+            self,
+            Dim::Cpu
+                | Dim::PeerCpu
+                | Dim::CpuNode
+                | Dim::Threads
+                | Dim::WorkingSetBytes
+                | Dim::BlockBytes
+                | Dim::Chains
+                | Dim::ClassBytes
+        )
+    }
+
     /// The column and label name.
     pub fn name(self) -> &'static str {
         match self {

@@ -151,11 +151,14 @@ impl Figure {
         Doubt {
             disturbed: s.is_some_and(|s| s.rests_on_disturbed()),
             slow_phase: slow_suites.contains(&self.suite),
-            not_converged: s.is_some_and(|s| {
-                s.median != 0.0 && (s.ci_high - s.ci_low) / 2.0 > CONVERGED * s.median.abs()
-            }),
+            not_converged: s.is_some_and(|s| not_converged(s.median, [s.ci_low, s.ci_high])),
         }
     }
+}
+
+/// Whether a median's confidence interval stayed wider than ±[`CONVERGED`] of it.
+pub fn not_converged(median: f64, [low, high]: [f64; 2]) -> bool {
+    median != 0.0 && (high - low) / 2.0 > CONVERGED * median.abs()
 }
 
 impl Figure {

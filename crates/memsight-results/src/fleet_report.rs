@@ -49,8 +49,38 @@ pub struct FleetResults {
     pub members: Vec<FleetMember>,
     pub groups: Vec<Group>,
     pub outliers: Vec<Outlier>,
+    /// Each scored figure's spread over each group (≥ 3 members), group by group.
+    #[serde(default)]
+    pub distributions: Vec<Distribution>,
     pub faults: Vec<Fault>,
     pub findings: Vec<String>,
+    /// Draw a row for every node (`--all-nodes`), not only the flagged ones, however large the
+    /// fleet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_nodes: bool,
+}
+
+/// One figure over the members of one group that measured it (disturbed figures left out, as
+/// the scoring leaves them out).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Distribution {
+    pub group: usize,
+    pub key: String,
+    pub label: String,
+    pub unit: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub conditions: String,
+    pub n: usize,
+    pub median: f64,
+    /// First and third quartiles (interpolated: R's type 7, DuckDB's `quantile_cont`).
+    pub q1: f64,
+    pub q3: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Members in each of equal-width bins from `min` to `max`.
+    pub bins: Vec<u32>,
+    /// The members flagged on this figure.
+    pub flagged: Vec<String>,
 }
 
 /// Members expected to perform alike.
@@ -167,4 +197,57 @@ pub fn centre(values: &[f64]) -> (f64, f64) {
     let m = memsight_core::stats::median(values);
     let mad = memsight_core::stats::mad_sigma(values);
     (m, mad.max(0.005 * m.abs()).max(f64::MIN_POSITIVE))
+}
+
+/// Names, the first few of them when there are many: `a, b, c and 97 more`.
+pub fn some_names<S: AsRef<str>>(names: &[S]) -> String {
+    const SHOWN: usize = 8;
+    let mut s = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| n.as_ref())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    s
+}
+
+impl FleetResults {
+    /// Why a health check of this fleet fails (`memsight fleet` exits 1), if it does: results
+    /// missing (none at all, or fewer than `expect`), or, when `outliers_fail`, nodes worse
+    /// than their group and faults. A check whose results never arrived must not pass.
+    pub fn failure(&self, expect: Option<u64>, outliers_fail: bool) -> Option<String> {
+        let found = self.members.len();
+        if found == 0 {
+            return Some(format!(
+                "no usable memsight result in {} ({} fault(s)): nothing arrived to check",
+                self.directory,
+                self.faults.len()
+            ));
+        }
+        if let Some(n) = expect.filter(|&n| (found as u64) < n) {
+            return Some(format!(
+                "{found} usable result(s) of the {n} expected in {}: the rest never arrived or could not be read",
+                self.directory
+            ));
+        }
+        let worse: Vec<&str> = self
+            .outliers
+            .iter()
+            .filter(|o| o.direction == Direction::Worse)
+            .map(|o| o.member.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        (outliers_fail && (!worse.is_empty() || !self.faults.is_empty())).then(|| {
+            format!(
+                "{} node(s) stand out worse than their group ({}) and {} fault(s) were found",
+                worse.len(),
+                some_names(&worse),
+                self.faults.len()
+            )
+        })
+    }
 }

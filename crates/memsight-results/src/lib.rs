@@ -20,4 +20,5 @@ pub mod launcher;
 pub mod present;
 pub mod registry;
 pub mod story;
+pub mod table;
 pub mod view;

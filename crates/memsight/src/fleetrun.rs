@@ -12,7 +12,7 @@ use crate::cli::{FleetArgs, GlobalArgs, RunArgs};
 use crate::member::{Rank, write_atomic};
 use crate::suite::{Suite, Ui};
 use memsight_results::document::Document;
-use memsight_results::fleet::{FleetOptions, aggregate};
+use memsight_results::fleet::{FleetOptions, aggregate, analyse};
 use memsight_results::fleet_report::FleetResults;
 use memsight_results::fleet_report::State;
 use memsight_results::launcher;
@@ -148,46 +148,20 @@ pub fn fleet(
         .into());
     }
     let strict = a.strictness()?;
-    let results = aggregate(&a.dir, strict, None)?;
-    let verdict = verdict(a, &results);
+    if let Some(to) = &a.parquet {
+        memsight_core::files::check_destination(to)?;
+    }
+    let analysis = analyse(&a.dir, strict, None)?;
+    if let Some(to) = &a.parquet {
+        memsight_core::files::write_atomic(to, |f| analysis.write_parquet(f).map(drop))?;
+    }
+    let mut results = analysis.results;
+    results.all_nodes = a.all_nodes;
+    let verdict = results.failure(a.expect, a.fail_on_outliers);
     let code = show.study(env, results.into(), true, a.html.as_deref())?;
     Ok(match verdict {
         Some(why) => crate::show::failing(code, memsight_core::error::Exit::Failed, &why),
         None => code,
-    })
-}
-
-/// Why `memsight fleet` exits 1, if it does: results missing (none at all, or fewer than
-/// `--expect`), or with `--fail-on-outliers` nodes worse than their group and faults. A
-/// health check whose results never arrived must not pass.
-fn verdict(a: &FleetArgs, results: &FleetResults) -> Option<String> {
-    let found = results.members.len();
-    if found == 0 {
-        return Some(format!(
-            "no usable memsight result in {} ({} fault(s)): nothing arrived to check",
-            a.dir.display(),
-            results.faults.len()
-        ));
-    }
-    if let Some(n) = a.expect.filter(|&n| (found as u64) < n) {
-        return Some(format!(
-            "{found} usable result(s) of the {n} expected in {}: the rest never arrived or could not be read",
-            a.dir.display()
-        ));
-    }
-    let worse = results
-        .outliers
-        .iter()
-        .filter(|o| o.direction == memsight_results::fleet_report::Direction::Worse)
-        .map(|o| o.member.clone())
-        .collect::<std::collections::BTreeSet<_>>();
-    (a.fail_on_outliers && (!worse.is_empty() || !results.faults.is_empty())).then(|| {
-        format!(
-            "{} node(s) stand out worse than their group ({}) and {} fault(s) were found",
-            worse.len(),
-            worse.into_iter().collect::<Vec<_>>().join(", "),
-            results.faults.len()
-        )
     })
 }
 

@@ -1,6 +1,6 @@
 //! Commands on stored runs: `history`, `compare`, `report` and `export`. None of them measures.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -303,6 +303,15 @@ pub fn show(a: &ShowArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
 /// into place, so that a reader (node_exporter's textfile collector) sees the old file or the
 /// new one, never half of one.
 pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
+    if a.format == ExportFormat::Parquet && a.to.is_none() && std::io::stdout().is_terminal() {
+        return Err(Error::input(
+            "Parquet is binary: give --to FILE, or redirect the output to a file",
+        )
+        .into());
+    }
+    if let Some(to) = &a.to {
+        memsight_core::files::check_destination(to)?;
+    }
     let doc = history::resolve(&a.run, &a.db.path())?;
     let Some(path) = &a.to else {
         let mut out = std::io::stdout().lock();
@@ -310,23 +319,7 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".memsight-export-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io("write", path, e))?;
-    write_export(a, &doc, tmp.as_file_mut())?;
-    let file = tmp.as_file();
-    // Readable by the collector's user, as a file written with the default umask would be.
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(std::fs::Permissions::from_mode(0o644))
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io("write", path, e))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io("write", path, e.error))?;
+    memsight_core::files::write_atomic(path, |out| write_export(a, &doc, out))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -342,6 +335,11 @@ fn write_export(
         ExportFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, doc)?;
             writeln!(out)?;
+        }
+        // One result's table is small: built in memory, then written (stdout's lock cannot
+        // be handed to the Parquet writer's thread-safe sink).
+        ExportFormat::Parquet => {
+            out.write_all(&memsight_results::table::write_document(doc, Vec::new())?)?
         }
     }
     Ok(())

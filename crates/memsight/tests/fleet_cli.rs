@@ -427,10 +427,12 @@ fn a_large_fleet_is_drawn_as_histograms_and_its_slow_node_found() {
     assert_eq!(flagged.into_iter().collect::<Vec<_>>(), vec!["node077"]);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
-        page.contains("across 120 nodes"),
+        page.contains("across the 120 nodes of group 0"),
         "histograms, not 120 bars per figure"
     );
     assert!(page.contains("flagged: node077"));
+    // The page has the flagged node's row, not one per node.
+    assert!(page.contains("Flagged nodes: 1 of 120") && !page.contains("node078"));
 }
 
 /// Corrected memory errors (EDAC) are figures of every run: the node whose count stands out

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::outliers::Member;
-use crate::fleet_report::{Direction, Fault, FleetMember, Group, Outlier, Status};
+use crate::fleet_report::{Direction, Fault, FleetMember, Group, Outlier, Status, some_names};
 
 /// Environment warnings that mean a node was disturbed while it measured.
 const DISTURBING: [&str; 6] = [
@@ -16,6 +16,10 @@ const DISTURBING: [&str; 6] = [
     "damon",
     "cgroup_memory",
 ];
+
+/// Findings of one kind beyond this many are counted, not listed: a fleet of 100,000 nodes
+/// must still read in a screen or two.
+const MAX_LINES: usize = 20;
 
 pub fn findings(
     members: &[Member],
@@ -29,23 +33,7 @@ pub fn findings(
     if members.is_empty() {
         out.push("no usable memsight result in the directory".into());
     }
-    for o in outliers {
-        out.push(format!(
-            "{}: {} = {:.4} {} is {:+.1}% from its group's median {:.4} ({}, robust score {:+.1}, {} members)",
-            o.member,
-            o.label,
-            o.value,
-            o.unit,
-            100.0 * o.deviation,
-            o.median,
-            match o.direction {
-                Direction::Worse => "worse",
-                Direction::Better => "better",
-            },
-            o.score,
-            o.n
-        ));
-    }
+    out.extend(outlier_lines(outliers));
     out.extend(lonely(groups));
     out.extend(disturbed(rows, groups));
     out.extend(inventory(members, groups));
@@ -56,13 +44,77 @@ pub fn findings(
     out
 }
 
+/// One flagged figure in words.
+fn outlier_line(o: &Outlier) -> String {
+    format!(
+        "{} = {:.4} {} is {:+.1}% from its group's median {:.4} ({}, robust score {:+.1}, {} members)",
+        o.label,
+        o.value,
+        o.unit,
+        100.0 * o.deviation,
+        o.median,
+        match o.direction {
+            Direction::Worse => "worse",
+            Direction::Better => "better",
+        },
+        o.score,
+        o.n
+    )
+}
+
+/// The flagged figures, node by node (the furthest first): each figure of a node with a few,
+/// one line for a node with many (a slow memory channel moves every bandwidth figure).
+fn outlier_lines(outliers: &[Outlier]) -> Vec<String> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut by: std::collections::HashMap<&str, Vec<&Outlier>> = Default::default();
+    for o in outliers {
+        let v = by.entry(o.member.as_str()).or_default();
+        if v.is_empty() {
+            order.push(&o.member);
+        }
+        v.push(o);
+    }
+    let mut out = Vec::new();
+    for m in order.iter().take(MAX_LINES) {
+        let v = &by[m];
+        if v.len() <= 3 {
+            out.extend(v.iter().map(|o| format!("{m}: {}", outlier_line(o))));
+            continue;
+        }
+        let worse = v.iter().filter(|o| o.direction == Direction::Worse).count();
+        let (lo, hi) = v.iter().fold((f64::MAX, f64::MIN), |(a, b), o| {
+            (a.min(o.deviation), b.max(o.deviation))
+        });
+        out.push(format!(
+            "{m}: {} figures stand out ({worse} worse, {} better), {:+.1}% to {:+.1}% from their group's medians; the furthest: {}",
+            v.len(),
+            v.len() - worse,
+            100.0 * lo,
+            100.0 * hi,
+            outlier_line(v[0])
+        ));
+    }
+    if order.len() > MAX_LINES {
+        out.push(format!(
+            "… and {} more node(s) with flagged figures: the table of flagged figures, the JSON and the Parquet table hold them all",
+            order.len() - MAX_LINES
+        ));
+    }
+    out
+}
+
 /// Groups of one and of two: nothing (or too little) to compare with; what sets them apart.
 fn lonely(groups: &[Group]) -> Vec<String> {
     let Some(big) = groups.first() else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for g in groups.iter().skip(1).filter(|g| g.members.len() < 3) {
+    let small: Vec<&Group> = groups
+        .iter()
+        .skip(1)
+        .filter(|g| g.members.len() < 3)
+        .collect();
+    for g in small.iter().take(MAX_LINES) {
         let differs: Vec<String> = g
             .fingerprint
             .iter()
@@ -72,7 +124,7 @@ fn lonely(groups: &[Group]) -> Vec<String> {
             .collect();
         out.push(format!(
             "{} {} a group of {}: no figure is scored; it differs from the largest group in {}",
-            g.members.join(", "),
+            some_names(&g.members),
             if g.members.len() == 1 { "is" } else { "are" },
             g.members.len(),
             if differs.is_empty() {
@@ -80,6 +132,12 @@ fn lonely(groups: &[Group]) -> Vec<String> {
             } else {
                 differs.join("; ")
             }
+        ));
+    }
+    if small.len() > MAX_LINES {
+        out.push(format!(
+            "… and {} more groups of one or two nodes (the groups table lists them)",
+            small.len() - MAX_LINES
         ));
     }
     if (3..5).contains(&big.members.len()) {
@@ -100,8 +158,13 @@ fn lonely(groups: &[Group]) -> Vec<String> {
 /// Members whose environment warned of disturbance where most of their group did not.
 fn disturbed(rows: &[FleetMember], groups: &[Group]) -> Vec<String> {
     let mut out = Vec::new();
+    // Each group's rows, in one pass over the rows however many groups there are.
+    let mut by: BTreeMap<usize, Vec<&FleetMember>> = BTreeMap::new();
+    for r in rows {
+        by.entry(r.group).or_default().push(r);
+    }
     for g in groups {
-        let in_g: Vec<&FleetMember> = rows.iter().filter(|r| r.group == g.id).collect();
+        let in_g = by.remove(&g.id).unwrap_or_default();
         for code in DISTURBING {
             let with: Vec<&&FleetMember> = in_g
                 .iter()
@@ -111,7 +174,7 @@ fn disturbed(rows: &[FleetMember], groups: &[Group]) -> Vec<String> {
                 let names: Vec<&str> = with.iter().map(|r| r.name.as_str()).collect();
                 out.push(format!(
                     "{} warned [{code}] while measuring, unlike most of its group: its figures may be disturbed (see its environment report)",
-                    names.join(", ")
+                    some_names(&names)
                 ));
             }
         }

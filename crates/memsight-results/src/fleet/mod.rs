@@ -7,8 +7,10 @@
 //! flags, per figure, the ones far from their group's median.
 
 pub mod collect;
+pub mod distribution;
 pub mod node;
 pub mod outliers;
+mod parquet;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -179,10 +181,26 @@ fn names(entries: &[collect::Entry]) -> Vec<String> {
 /// Builds the fleet report from a directory.
 pub fn aggregate(
     dir: &Path,
-    strict: FleetOptions,
+    options: FleetOptions,
     expected: Option<usize>,
 ) -> memsight_core::Result<FleetResults> {
-    let c = collect::collect(dir, strict.reading())?;
+    analyse(dir, options, expected).map(|a| a.results)
+}
+
+/// The fleet report, with the nodes it was made from (for the Parquet table).
+pub struct Analysis {
+    pub results: FleetResults,
+    collected: collect::Collected,
+    names: Vec<String>,
+}
+
+/// Reads the directory and analyses it.
+pub fn analyse(
+    dir: &Path,
+    options: FleetOptions,
+    expected: Option<usize>,
+) -> memsight_core::Result<Analysis> {
+    let c = collect::collect(dir, options.reading())?;
     let names = names(&c.entries);
     let members: Vec<Member> = c
         .entries
@@ -194,12 +212,14 @@ pub fn aggregate(
         })
         .collect();
     let groups = outliers::groups(&members);
-    let found = outliers::outliers(
+    let scored = outliers::score(
         &members,
         &groups,
-        strict.threshold,
-        strict.min_change,
-        strict.curves,
+        outliers::Scoring {
+            threshold: options.threshold,
+            min_change: options.min_change,
+            curves: options.curves,
+        },
     );
     let head = headline(&members);
     let group_of: std::collections::HashMap<&str, usize> = groups
@@ -215,47 +235,78 @@ pub fn aggregate(
             member_row(dir, e, m, group, &head)
         })
         .collect();
-    let mut faults = c.faults;
-    if let Some(n) = expected {
-        let ranks = c.statuses.len();
-        if ranks < n && !faults.iter().any(|f| f.kind == FaultKind::NeverStarted) {
-            faults.push(Fault {
-                who: format!("{} of {n} ranks", n - ranks),
-                kind: FaultKind::NeverStarted,
-                reason: "left no status file in the directory".into(),
-            });
-        }
-    }
+    let faults = with_missing_ranks(c.faults.clone(), c.statuses.len(), expected);
     let mut findings = findings::findings(
         &members,
         &fleet_members,
         &groups,
-        &found,
+        &scored.outliers,
         &faults,
         &c.statuses,
     );
-    findings.extend(members.iter().filter_map(|m| {
-        let short = m.node.figures.iter().filter(|f| f.disturbed).count();
-        (short > 0).then(|| {
-            format!(
-                "{}: {short} figure(s) rest on disturbed samples (under 3 clean ones: a measuring thread lost its CPU, or a team did not start together): they were not compared with the group",
-                m.name
-            )
-        })
-    }));
-    Ok(FleetResults {
+    findings.extend(disturbed_samples(&members));
+    let results = FleetResults {
         directory: dir.display().to_string(),
         method: METHOD.into(),
         expected,
-        threshold: strict.threshold,
-        min_change: strict.min_change,
+        threshold: options.threshold,
+        min_change: options.min_change,
         headline: head,
         members: fleet_members,
         groups,
-        outliers: found,
+        outliers: scored.outliers,
+        distributions: scored.distributions,
         faults,
         findings,
+        all_nodes: false,
+    };
+    drop(members);
+    Ok(Analysis {
+        results,
+        collected: c,
+        names,
     })
+}
+
+/// The faults, with the ranks the launcher started that left no trace.
+fn with_missing_ranks(mut faults: Vec<Fault>, ranks: usize, expected: Option<usize>) -> Vec<Fault> {
+    if let Some(n) = expected
+        && ranks < n
+        && !faults.iter().any(|f| f.kind == FaultKind::NeverStarted)
+    {
+        faults.push(Fault {
+            who: format!("{} of {n} ranks", n - ranks),
+            kind: FaultKind::NeverStarted,
+            reason: "left no status file in the directory".into(),
+        });
+    }
+    faults
+}
+
+/// Members with figures on disturbed samples, which were not compared with their group.
+fn disturbed_samples(members: &[Member]) -> Vec<String> {
+    let with: Vec<(&str, usize)> = members
+        .iter()
+        .map(|m| {
+            (
+                m.name.as_str(),
+                m.node.figures.iter().filter(|f| f.disturbed).count(),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    const WHY: &str = "under 3 clean ones: a measuring thread lost its CPU, or a team did not start together): they were not compared with the group";
+    if with.len() > 20 {
+        let names: Vec<&str> = with.iter().map(|(n, _)| *n).collect();
+        return vec![format!(
+            "{} nodes have figures resting on disturbed samples ({WHY}): {}",
+            with.len(),
+            crate::fleet_report::some_names(&names)
+        )];
+    }
+    with.into_iter()
+        .map(|(name, short)| format!("{name}: {short} figure(s) rest on disturbed samples ({WHY}"))
+        .collect()
 }
 
 const METHOD: &str = "Every memsight result under the directory, read from its compact summary where one lies beside it (status files name the ranks that failed or wrote nothing). Members are grouped by command, CPU model, sockets/threads/NUMA nodes, kernel, THP mode and DIMM population. Per figure (same key and conditions, ≥ 3 members of a group): robust score = (value − group median) ÷ max(1.4826 × MAD, 0.5% of the median); a member is flagged when |score| exceeds the threshold, the value is further than the minimum change from the median, and its own confidence interval does not hold the median. Points of the latency and bandwidth curves (one working-set size each) are not scored unless --all-figures: near cache boundaries they move between runs of one healthy machine; their summaries (plateaus, tests) are scored.";

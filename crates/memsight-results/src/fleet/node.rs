@@ -59,6 +59,9 @@ pub struct NodeFigure {
     /// It rests on disturbed samples: neither scored nor part of its group's median.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
+    /// Its suite measured while the run's drift probes read the machine slow.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slow_phase: bool,
     /// What the key does not say but the value depends on: only like is compared with like.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub conditions: String,
@@ -71,10 +74,11 @@ impl NodeSummary {
     /// latency and bandwidth curves too (`fleet --all-figures`), which a written record leaves
     /// out.
     pub fn of(doc: &Document, result: &str, curves: bool) -> NodeSummary {
+        let slow = crate::document::slow_suites(doc);
         let figures = crate::document::figures(doc)
             .into_iter()
             .filter(|f| curves || f.scope == Scope::Summary)
-            .map(NodeFigure::of)
+            .map(|f| NodeFigure::of(f, &slow))
             .collect();
         NodeSummary {
             schema: SCHEMA.into(),
@@ -114,11 +118,12 @@ impl NodeSummary {
 }
 
 impl NodeFigure {
-    fn of(f: Figure) -> NodeFigure {
+    fn of(f: Figure, slow_suites: &[String]) -> NodeFigure {
         let s = f.summary.as_ref();
         NodeFigure {
             ci: s.map(|s| [s.ci_low, s.ci_high]),
             disturbed: s.is_some_and(|s| s.rests_on_disturbed()),
+            slow_phase: slow_suites.contains(&f.suite),
             key: f.key,
             label: f.label,
             unit: f.unit,
@@ -237,6 +242,8 @@ pub struct Fig {
     pub value: f64,
     pub ci: Option<[f64; 2]>,
     pub disturbed: bool,
+    pub slow_phase: bool,
+    pub scope: Scope,
 }
 
 /// Shares equal words between nodes. What it keeps is allocated on the thread that analyses,
@@ -287,6 +294,8 @@ impl Interner {
                 value: f.value,
                 ci: f.ci,
                 disturbed: f.disturbed,
+                slow_phase: f.slow_phase,
+                scope: f.scope,
             });
         }
         out

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use super::node::{Fig, Node};
 use crate::figure::Better;
-use crate::fleet_report::{Direction, Group, Outlier, centre};
+use crate::fleet_report::{Direction, Distribution, Group, Outlier, centre};
 
 /// A member as the analysis sees it: its name in the report and its node's summary.
 pub struct Member<'a> {
@@ -84,16 +84,28 @@ pub fn by_group<'m, 'a>(members: &'m [Member<'a>], groups: &[Group]) -> Vec<Vec<
     out
 }
 
-/// Flags every member's figures beyond `threshold` and `min_change`, group by group (curve
-/// points only when `curves`).
-pub fn outliers(
-    members: &[Member],
-    groups: &[Group],
-    threshold: f64,
-    min_change: f64,
-    curves: bool,
-) -> Vec<Outlier> {
-    let mut out = Vec::new();
+/// How strict the scoring is: the robust score and the distance from the median past which a
+/// figure is flagged, and whether curve points are scored.
+#[derive(Debug, Clone, Copy)]
+pub struct Scoring {
+    pub threshold: f64,
+    pub min_change: f64,
+    pub curves: bool,
+}
+
+/// What the scoring finds: the flagged figures, and every scored figure's spread per group.
+pub struct Scored {
+    pub outliers: Vec<Outlier>,
+    pub distributions: Vec<Distribution>,
+}
+
+/// Flags every member's figures beyond the threshold and minimum change, group by group (curve
+/// points only when asked), and describes each scored figure's spread in its group.
+pub fn score(members: &[Member], groups: &[Group], how: Scoring) -> Scored {
+    let mut out = Scored {
+        outliers: Vec::new(),
+        distributions: Vec::new(),
+    };
     for (g, in_group) in groups.iter().zip(by_group(members, groups)) {
         // Figures by key and conditions: only like with like is compared. A figure resting on
         // disturbed samples is neither scored nor part of the median (a disturbed node would
@@ -104,7 +116,7 @@ pub fn outliers(
                 .node
                 .figures
                 .iter()
-                .filter(|f| curves || !is_curve_point(&f.meta.key))
+                .filter(|f| how.curves || !is_curve_point(&f.meta.key))
                 .filter(|f| !f.disturbed)
             {
                 by.entry((&f.meta.key, &f.meta.conditions))
@@ -112,44 +124,58 @@ pub fn outliers(
                     .push((m, f));
             }
         }
-        for ((key, _), v) in by {
-            if v.len() < 3 {
-                continue;
-            }
-            let values: Vec<f64> = v.iter().map(|(_, f)| f.value).collect();
-            let (m, spread) = centre(&values);
-            for (member, f) in &v {
-                let score = (f.value - m) / spread;
-                let deviation = if m != 0.0 { f.value / m - 1.0 } else { 0.0 };
-                let ci_holds_median = f.ci.is_some_and(|[lo, hi]| lo <= m && m <= hi);
-                if score.abs() <= threshold || deviation.abs() <= min_change || ci_holds_median {
-                    continue;
-                }
-                let worse = match f.better {
-                    Better::Higher => f.value < m,
-                    Better::Lower => f.value > m,
-                };
-                out.push(Outlier {
-                    member: member.name.clone(),
-                    group: g.id,
-                    key: key.to_string(),
-                    label: f.meta.label.clone(),
-                    unit: f.meta.unit.clone(),
-                    value: f.value,
-                    median: m,
-                    deviation,
-                    score,
-                    direction: if worse {
-                        Direction::Worse
-                    } else {
-                        Direction::Better
-                    },
-                    n: v.len(),
-                });
-            }
+        for v in by.into_values().filter(|v| v.len() >= 3) {
+            let flagged = figure_outliers(g.id, &v, how);
+            let mut values: Vec<f64> = v.iter().map(|(_, f)| f.value).collect();
+            let meta = &v[0].1.meta;
+            let mut d = super::distribution::of(g.id, &meta.key, &mut values);
+            d.label = meta.label.clone();
+            d.unit = meta.unit.clone();
+            d.conditions = meta.conditions.clone();
+            d.flagged = flagged.iter().map(|o| o.member.clone()).collect();
+            out.distributions.push(d);
+            out.outliers.extend(flagged);
         }
     }
-    out.sort_by(|a, b| b.score.abs().total_cmp(&a.score.abs()));
+    out.outliers
+        .sort_by(|a, b| b.score.abs().total_cmp(&a.score.abs()));
+    out
+}
+
+/// The members of one group flagged on one figure (`v`: each member's figure, n ≥ 3).
+fn figure_outliers(group: usize, v: &[(&Member, &Fig)], how: Scoring) -> Vec<Outlier> {
+    let values: Vec<f64> = v.iter().map(|(_, f)| f.value).collect();
+    let (m, spread) = centre(&values);
+    let mut out = Vec::new();
+    for (member, f) in v {
+        let score = (f.value - m) / spread;
+        let deviation = if m != 0.0 { f.value / m - 1.0 } else { 0.0 };
+        let ci_holds_median = f.ci.is_some_and(|[lo, hi]| lo <= m && m <= hi);
+        if score.abs() <= how.threshold || deviation.abs() <= how.min_change || ci_holds_median {
+            continue;
+        }
+        let worse = match f.better {
+            Better::Higher => f.value < m,
+            Better::Lower => f.value > m,
+        };
+        out.push(Outlier {
+            member: member.name.clone(),
+            group,
+            key: f.meta.key.clone(),
+            label: f.meta.label.clone(),
+            unit: f.meta.unit.clone(),
+            value: f.value,
+            median: m,
+            deviation,
+            score,
+            direction: if worse {
+                Direction::Worse
+            } else {
+                Direction::Better
+            },
+            n: v.len(),
+        });
+    }
     out
 }
 

@@ -9,25 +9,31 @@ use crate::fleet_report::FleetResults;
 use crate::key::Key;
 use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View, num};
 
-impl FleetResults {
-    /// The outlier of `member` on `key`, if flagged.
-    fn flag(&self, member: &str, key: &str) -> Option<Direction> {
-        self.outliers
-            .iter()
-            .find(|o| o.member == member && o.key == key)
-            .map(|o| o.direction)
-    }
+/// Up to this many nodes the report has a row (and a bar) for each; beyond, the flagged nodes'
+/// rows and each group's distributions, unless every row is asked for (`--all-nodes`).
+const MAX_ROWS: usize = 40;
 
-    /// Members flagged on `key`.
-    fn flagged(&self, key: &str) -> Vec<String> {
+/// Groups whose headline figures are drawn (the largest first); the distributions table holds
+/// every group.
+const CHARTED_GROUPS: usize = 4;
+
+/// Outliers by member and key, looked up once per cell.
+type Flags<'a> = std::collections::HashMap<(&'a str, &'a str), Direction>;
+
+impl FleetResults {
+    fn flags(&self) -> Flags<'_> {
         self.outliers
             .iter()
-            .filter(|o| o.key == key)
-            .map(|o| o.member.clone())
+            .map(|o| ((o.member.as_str(), o.key.as_str()), o.direction))
             .collect()
     }
 
-    fn nodes_table(&self) -> Table {
+    /// Whether every node gets a row.
+    fn every_row(&self) -> bool {
+        self.all_nodes || self.members.len() <= MAX_ROWS
+    }
+
+    fn nodes_table(&self, flags: &Flags) -> Table {
         let mut header = vec!["node".to_string(), "group".into()];
         header.extend(
             self.headline
@@ -36,34 +42,51 @@ impl FleetResults {
         );
         header.push("report".into());
         let refs: Vec<&str> = header.iter().map(String::as_str).collect();
-        let mut t = Table::new(
-            "Nodes (▲ worse, ▽ better than the group beyond the threshold)",
-            &refs,
-        );
-        for m in &self.members {
-            let mut row = vec![Cell::Text(m.name.clone()), Cell::Num(m.group.to_string())];
-            for h in &self.headline {
-                let mark = match self.flag(&m.name, &h.key) {
-                    Some(Direction::Worse) => " ▲",
-                    Some(Direction::Better) => " ▽",
-                    None => "",
-                };
-                row.push(Cell::Num(
-                    m.headline
-                        .get(&h.key)
-                        .map_or("-".into(), |v| format!("{}{mark}", num(*v))),
-                ));
-            }
-            row.push(match &m.report {
-                Some(r) => Cell::Link {
-                    text: "report".into(),
-                    href: r.clone(),
-                },
-                None => Cell::Text(m.path.clone()),
-            });
-            t.rows.push(row);
+        let flagged: std::collections::HashSet<&str> =
+            self.outliers.iter().map(|o| o.member.as_str()).collect();
+        let every = self.every_row();
+        let caption = if every {
+            "Nodes (▲ worse, ▽ better than the group beyond the threshold)".to_string()
+        } else {
+            format!(
+                "Flagged nodes: {} of {} (▲ worse, ▽ better than the group beyond the threshold; --all-nodes lists every node)",
+                flagged.len(),
+                self.members.len()
+            )
+        };
+        let mut t = Table::new(&caption, &refs);
+        for m in self
+            .members
+            .iter()
+            .filter(|m| every || flagged.contains(m.name.as_str()))
+        {
+            t.rows.push(self.node_row(m, flags));
         }
         t
+    }
+
+    fn node_row(&self, m: &crate::fleet_report::FleetMember, flags: &Flags) -> Vec<Cell> {
+        let mut row = vec![Cell::Text(m.name.clone()), Cell::Num(m.group.to_string())];
+        for h in &self.headline {
+            let mark = match flags.get(&(m.name.as_str(), h.key.as_str())) {
+                Some(Direction::Worse) => " ▲",
+                Some(Direction::Better) => " ▽",
+                None => "",
+            };
+            row.push(Cell::Num(
+                m.headline
+                    .get(&h.key)
+                    .map_or("-".into(), |v| format!("{}{mark}", num(*v))),
+            ));
+        }
+        row.push(match &m.report {
+            Some(r) => Cell::Link {
+                text: "report".into(),
+                href: r.clone(),
+            },
+            None => Cell::Text(m.path.clone()),
+        });
+        row
     }
 
     fn outliers_table(&self) -> Table {
@@ -93,129 +116,54 @@ impl FleetResults {
         t
     }
 
-    /// One chart per headline figure: a bar per node, the group medians marked.
-    fn distributions(&self) -> Vec<Block> {
-        let mut out = Vec::new();
-        for h in &self.headline {
-            let mut bars: Vec<Bar> = self
-                .members
-                .iter()
-                .filter_map(|m| {
-                    let v = *m.headline.get(&h.key)?;
-                    let mark = if self.flag(&m.name, &h.key).is_some() {
-                        " ⚑"
-                    } else {
-                        ""
-                    };
-                    Some(Bar {
-                        label: format!("{}{mark}", m.name),
-                        value: v,
-                        low: v,
-                        high: v,
-                        secondary: None,
-                    })
-                })
-                .collect();
-            if bars.len() < 2 {
-                continue;
-            }
-            bars.sort_by(|a, b| a.value.total_cmp(&b.value));
-            let values: Vec<f64> = bars.iter().map(|b| b.value).collect();
-            let (median, _) = crate::fleet_report::centre(&values);
-            if bars.len() > MAX_BARS {
-                out.push(histogram(h, &values, median, &self.flagged(&h.key)));
-                continue;
-            }
-            out.push(Block::Bars(
-                Bars {
-                    title: format!("{} across nodes", h.name),
-                    x_desc: h.unit.clone(),
-                    legend: (h.key.clone(), String::new()),
-                    bars,
-                    marks: vec![Mark {
-                        at: median,
-                        label: "fleet median".into(),
-                    }],
-                },
-                format!(
-                    "{} ({}) of every node, flagged nodes marked ⚑.",
-                    h.name, h.key
-                ),
-            ));
+    /// Each group's headline figures as distributions (the JSON holds every scored figure's).
+    fn distributions_table(&self) -> Table {
+        let mut t = Table::new(
+            "Figures across each group (median, quartiles, range; disturbed figures left out)",
+            &[
+                "group",
+                "figure",
+                "n",
+                "median",
+                "IQR",
+                "min – max",
+                "flagged",
+            ],
+        );
+        let headline: std::collections::HashSet<&str> =
+            self.headline.iter().map(|h| h.key.as_str()).collect();
+        for d in self
+            .distributions
+            .iter()
+            .filter(|d| headline.contains(d.key.as_str()))
+        {
+            t.rows.push(vec![
+                Cell::Num(d.group.to_string()),
+                Cell::Text(format!("{} ({})", d.label, d.unit)),
+                Cell::Num(d.n.to_string()),
+                Cell::Num(num(d.median)),
+                Cell::Num(format!("{} – {}", num(d.q1), num(d.q3))),
+                Cell::Num(format!("{} – {}", num(d.min), num(d.max))),
+                Cell::Text(if d.flagged.is_empty() {
+                    "-".into()
+                } else {
+                    crate::fleet_report::some_names(&d.flagged)
+                }),
+            ]);
         }
-        out
+        t
     }
-}
 
-/// Above this many nodes a headline figure is drawn as a histogram, not a bar per node.
-const MAX_BARS: usize = 40;
-
-/// The distribution of one headline figure over many nodes: 20 equal bins, the median marked,
-/// the flagged nodes named in the caption.
-fn histogram(
-    h: &crate::fleet_report::Headline,
-    values: &[f64],
-    median: f64,
-    flagged: &[String],
-) -> Block {
-    const BINS: usize = 20;
-    let (lo, hi) = (values[0], values[values.len() - 1]);
-    let width = ((hi - lo) / BINS as f64).max(f64::MIN_POSITIVE);
-    let mut counts = [0usize; BINS];
-    for v in values {
-        counts[(((v - lo) / width) as usize).min(BINS - 1)] += 1;
-    }
-    let bars = counts
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| {
-            let a = lo + i as f64 * width;
-            Bar {
-                label: format!("{}–{} {}", num(a), num(a + width), h.unit),
-                value: n as f64,
-                low: n as f64,
-                high: n as f64,
-                secondary: None,
-            }
-        })
-        .collect();
-    Block::Bars(
-        Bars {
-            title: format!("{} across {} nodes", h.name, values.len()),
-            x_desc: "nodes".into(),
-            legend: (h.key.clone(), String::new()),
-            bars,
-            marks: Vec::new(),
-        },
-        format!(
-            "{} ({}): nodes per bin; median {} {}; flagged: {}.",
-            h.name,
-            h.key,
-            num(median),
-            h.unit,
-            if flagged.is_empty() {
-                "none".to_string()
-            } else {
-                flagged.join(", ")
-            }
-        ),
-    )
-}
-
-impl Present for FleetResults {
-    fn view(&self) -> View {
-        let mut blocks = vec![Block::Table(self.nodes_table())];
-        if !self.outliers.is_empty() {
-            blocks.push(Block::Table(self.outliers_table()));
-        }
+    fn groups_table(&self) -> Table {
         let mut groups = Table::new(
             "Groups (nodes expected to perform alike)",
-            &["group", "nodes", "fingerprint"],
+            &["group", "nodes", "members", "fingerprint"],
         );
         for g in &self.groups {
             groups.rows.push(vec![
                 Cell::Num(g.id.to_string()),
-                Cell::Text(g.members.join(", ")),
+                Cell::Num(g.members.len().to_string()),
+                Cell::Text(crate::fleet_report::some_names(&g.members)),
                 Cell::Text(
                     g.fingerprint
                         .iter()
@@ -225,7 +173,135 @@ impl Present for FleetResults {
                 ),
             ]);
         }
-        blocks.push(Block::Table(groups));
+        groups
+    }
+
+    /// The headline figures of the largest groups: a bar per node in a small group, a
+    /// histogram in a large one, flagged nodes named.
+    fn charts(&self, flags: &Flags) -> Vec<Block> {
+        let mut out = Vec::new();
+        for g in self
+            .groups
+            .iter()
+            .filter(|g| g.members.len() >= 3)
+            .take(CHARTED_GROUPS)
+        {
+            for h in &self.headline {
+                let Some(d) = self
+                    .distributions
+                    .iter()
+                    .find(|d| d.group == g.id && d.key == h.key)
+                else {
+                    continue;
+                };
+                out.push(if d.n <= MAX_ROWS {
+                    self.node_bars(h, d, flags)
+                } else {
+                    histogram(h, d)
+                });
+            }
+        }
+        out
+    }
+
+    /// A bar per node of one group, the group median marked.
+    fn node_bars(
+        &self,
+        h: &crate::fleet_report::Headline,
+        d: &crate::fleet_report::Distribution,
+        flags: &Flags,
+    ) -> Block {
+        let mut bars: Vec<Bar> = self
+            .members
+            .iter()
+            .filter(|m| m.group == d.group)
+            .filter_map(|m| {
+                let v = *m.headline.get(&h.key)?;
+                let flagged = flags.contains_key(&(m.name.as_str(), h.key.as_str()));
+                Some(Bar {
+                    label: format!("{}{}", m.name, if flagged { " ⚑" } else { "" }),
+                    value: v,
+                    low: v,
+                    high: v,
+                    secondary: None,
+                })
+            })
+            .collect();
+        bars.sort_by(|a, b| a.value.total_cmp(&b.value));
+        Block::Bars(
+            Bars {
+                title: format!("{} across group {}", h.name, d.group),
+                x_desc: h.unit.clone(),
+                legend: (h.key.clone(), String::new()),
+                bars,
+                marks: vec![Mark {
+                    at: d.median,
+                    label: "group median".into(),
+                }],
+            },
+            format!(
+                "{} ({}) of every node of group {}, flagged nodes marked ⚑.",
+                h.name, h.key, d.group
+            ),
+        )
+    }
+}
+
+/// One headline figure over a large group: nodes per bin, the median and the flagged nodes
+/// named in the caption.
+fn histogram(h: &crate::fleet_report::Headline, d: &crate::fleet_report::Distribution) -> Block {
+    let width = (d.max - d.min) / d.bins.len().max(1) as f64;
+    let bars = d
+        .bins
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let a = d.min + i as f64 * width;
+            Bar {
+                label: format!("{}–{} {}", num(a), num(a + width), h.unit),
+                value: f64::from(n),
+                low: f64::from(n),
+                high: f64::from(n),
+                secondary: None,
+            }
+        })
+        .collect();
+    Block::Bars(
+        Bars {
+            title: format!("{} across the {} nodes of group {}", h.name, d.n, d.group),
+            x_desc: "nodes".into(),
+            legend: (h.key.clone(), String::new()),
+            bars,
+            marks: Vec::new(),
+        },
+        format!(
+            "{} ({}): nodes per bin; median {} {}, IQR {} – {}; flagged: {}.",
+            h.name,
+            h.key,
+            num(d.median),
+            h.unit,
+            num(d.q1),
+            num(d.q3),
+            if d.flagged.is_empty() {
+                "none".to_string()
+            } else {
+                crate::fleet_report::some_names(&d.flagged)
+            }
+        ),
+    )
+}
+
+impl Present for FleetResults {
+    fn view(&self) -> View {
+        let flags = self.flags();
+        let mut blocks = vec![Block::Table(self.nodes_table(&flags))];
+        if !self.outliers.is_empty() {
+            blocks.push(Block::Table(self.outliers_table()));
+        }
+        blocks.push(Block::Table(self.groups_table()));
+        if !self.distributions.is_empty() {
+            blocks.push(Block::Table(self.distributions_table()));
+        }
         if !self.faults.is_empty() {
             let mut t = Table::new(
                 "Faults (members without a usable result)",
@@ -240,7 +316,7 @@ impl Present for FleetResults {
             }
             blocks.push(Block::Table(t));
         }
-        blocks.extend(self.distributions());
+        blocks.extend(self.charts(&flags));
         let mut facts = vec![format!(
             "{}: {} result(s) in {} group(s), {} figure(s) flagged, {} fault(s); threshold: robust score {} and {:.0}% from the median",
             self.directory,

@@ -1,0 +1,61 @@
+//! A fleet as one long Parquet table ([`crate::table`]): a row per figure of every node that
+//! gave a usable result, with the node's group and whether the analysis flagged the figure. A
+//! fleet beyond one machine's analysis is then queried with DuckDB, pandas, polars or Spark.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use memsight_core::Error;
+
+use super::Analysis;
+use crate::figure::{Doubt, not_converged};
+use crate::fleet_report::Direction;
+use crate::table::{LongTable, Row, micros};
+
+impl Analysis {
+    /// Writes every node's figures (those the analysis read: summary figures, and curve points
+    /// with `--all-figures`) to `out`.
+    pub fn write_parquet<W: Write + Send>(&self, out: W) -> Result<W, Error> {
+        let r = &self.results;
+        let group: HashMap<&str, u32> = r
+            .groups
+            .iter()
+            .flat_map(|g| {
+                let id = u32::try_from(g.id).unwrap_or(u32::MAX);
+                g.members.iter().map(move |n| (n.as_str(), id))
+            })
+            .collect();
+        let flagged: HashMap<(&str, &str), Direction> = r
+            .outliers
+            .iter()
+            .map(|o| ((o.member.as_str(), o.key.as_str()), o.direction))
+            .collect();
+        let mut t = LongTable::new(out)?;
+        for (e, name) in self.collected.entries.iter().zip(&self.names) {
+            let started = micros(&e.node.started);
+            for f in &e.node.figures {
+                let key = f.meta.key.as_str();
+                t.push(&Row {
+                    host: name,
+                    group: group.get(name.as_str()).copied(),
+                    started,
+                    key,
+                    label: &f.meta.label,
+                    unit: &f.meta.unit,
+                    better: f.better,
+                    value: f.value,
+                    ci: f.ci,
+                    scope: f.scope,
+                    conditions: &f.meta.conditions,
+                    doubt: Doubt {
+                        disturbed: f.disturbed,
+                        slow_phase: f.slow_phase,
+                        not_converged: f.ci.is_some_and(|c| not_converged(f.value, c)),
+                    },
+                    flagged: flagged.get(&(name.as_str(), key)).copied(),
+                })?;
+            }
+        }
+        t.finish()
+    }
+}
