@@ -10,8 +10,9 @@ import duckdb
 
 table = sys.argv[1].replace("'", "''")
 rows = duckdb.sql(f"""
-    WITH m AS (SELECT "group", key, median(value) AS med FROM '{table}'
+    WITH m AS (SELECT "group", key, conditions, median(value) AS med FROM '{table}'
                WHERE NOT disturbed AND suite = 'bandwidth' GROUP BY ALL)
-    SELECT DISTINCT t.host FROM '{table}' t JOIN m USING ("group", key)
-    WHERE t.suite = 'bandwidth' AND t.value < 0.9 * m.med ORDER BY 1""").fetchall()
+    SELECT DISTINCT t.host FROM '{table}' t JOIN m USING ("group", key, conditions)
+    WHERE NOT t.disturbed AND t.suite = 'bandwidth' AND t.value < 0.9 * m.med
+    ORDER BY 1""").fetchall()
 print(",".join(r[0] for r in rows) or "none")

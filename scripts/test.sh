@@ -18,10 +18,12 @@ cd "$(dirname "$0")/.."
 MEMSIGHT_TEST_PACKAGES="rpm cpio debootstrap chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus prometheus-node-exporter curl python3-jsonschema"
 . scripts/deps.sh
 # pyarrow and duckdb read the Parquet tables back as analysts would (tests/fleet_parquet.rs): from
-# PyPI (pip puts a user install where this python3 finds it).
+# PyPI, the versions the tests were written against (pip puts a user install where this python3
+# finds it).
+parquet_readers=(pyarrow==26.0.1 duckdb==2.0.1)
 if ! python3 -c 'import pyarrow, duckdb' 2>/dev/null; then
-  python3 -m pip install --quiet --user pyarrow duckdb 2>/dev/null \
-    || python3 -m pip install --quiet --break-system-packages --user pyarrow duckdb
+  python3 -m pip install --quiet --user "${parquet_readers[@]}" 2>/dev/null \
+    || python3 -m pip install --quiet --break-system-packages --user "${parquet_readers[@]}"
 fi
 # Each step says what it cost (docs/testing.md quotes them).
 step() {

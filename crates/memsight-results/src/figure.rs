@@ -41,6 +41,16 @@ pub enum Scope {
     Curve,
 }
 
+impl Scope {
+    /// `summary` or `curve`, as exports write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Scope::Summary => "summary",
+            Scope::Curve => "curve",
+        }
+    }
+}
+
 /// One figure of a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Figure {

@@ -52,6 +52,10 @@ pub struct FleetResults {
     /// Each scored figure's spread over each group (≥ 3 members), group by group.
     #[serde(default)]
     pub distributions: Vec<Distribution>,
+    /// Members none of whose figures were scored (a group under 3, every figure disturbed):
+    /// not flagged, and not known to be alike either.
+    #[serde(default)]
+    pub unscored: Vec<String>,
     pub faults: Vec<Fault>,
     pub findings: Vec<String>,
     /// Draw a row for every node (`--all-nodes`), not only the flagged ones, however large the
@@ -81,6 +85,9 @@ pub struct Distribution {
     pub bins: Vec<u32>,
     /// The members flagged on this figure.
     pub flagged: Vec<String>,
+    /// Members that had the figure but were left out: disturbed, or not a finite number.
+    #[serde(default)]
+    pub left_out: usize,
 }
 
 /// Members expected to perform alike.
@@ -93,12 +100,33 @@ pub struct Group {
     pub members: Vec<String>,
 }
 
+impl Group {
+    /// What its members share, in words: `CPU: AMD EPYC 9654; kernel: 6.8.0; …`.
+    pub fn describe(&self) -> String {
+        self.fingerprint
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
 /// Which way a flagged member deviates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     Worse,
     Better,
+}
+
+impl Direction {
+    /// `worse` or `better`, as findings, tables and exports write it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Direction::Worse => "worse",
+            Direction::Better => "better",
+        }
+    }
 }
 
 /// A member's figure beyond the threshold.
@@ -117,6 +145,10 @@ pub struct Outlier {
     pub direction: Direction,
     /// Members of the group that measured the figure.
     pub n: usize,
+    /// Its suite measured while the node's drift probes read the machine slow: the node may be
+    /// fine, and its figure should be measured again before anyone acts on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slow_phase: bool,
 }
 
 /// What a rank says about itself while and after it runs (`rank-NNNNN.status.json`).

@@ -11,18 +11,19 @@ use std::io::Write;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
-    UInt32Builder,
+    BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use memsight_core::Error;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
 use crate::dims::{Dim, Dims};
-use crate::figure::{Better, Doubt, Scope};
+use crate::figure::{Better, Scope};
 use crate::fleet_report::Direction;
 
 /// The table's name and version, in the file's key-value metadata (`memsight.schema`).
@@ -37,8 +38,9 @@ pub struct Row<'a> {
     /// The machine: its host name (a fleet's member name, `host#rank` where one host gave
     /// several results). The `node` column is a figure's NUMA node.
     pub host: &'a str,
-    /// Its fleet group; none for a single result.
-    pub group: Option<u32>,
+    /// Its fleet group (the report's number) and what the group's nodes share; none for a
+    /// single result.
+    pub group: Option<(i32, &'a str)>,
     /// When its run started, microseconds since 1970 (UTC).
     pub started: Option<i64>,
     pub key: &'a str,
@@ -49,7 +51,13 @@ pub struct Row<'a> {
     pub ci: Option<[f64; 2]>,
     pub scope: Scope,
     pub conditions: &'a str,
-    pub doubt: Doubt,
+    /// It rests on disturbed samples.
+    pub disturbed: bool,
+    /// Its suite measured while the run's drift probes read the machine slow; unknown for a
+    /// node summary written before the mark existed.
+    pub slow_phase: Option<bool>,
+    /// Its confidence interval stayed wider than ±5% of the median.
+    pub not_converged: bool,
     /// Flagged against its group (fleets only).
     pub flagged: Option<Direction>,
 }
@@ -66,7 +74,8 @@ pub struct LongTable<W: Write + Send> {
     schema: Arc<Schema>,
     rows: usize,
     host: StringBuilder,
-    group: UInt32Builder,
+    group: Int32Builder,
+    group_fingerprint: StringBuilder,
     started: TimestampMicrosecondBuilder,
     key: StringBuilder,
     suite: StringBuilder,
@@ -82,14 +91,15 @@ pub struct LongTable<W: Write + Send> {
 
 /// The text columns after the dimensions, in order.
 const WORDS: [&str; 5] = ["label", "unit", "better", "scope", "conditions"];
-const DOUBTS: [&str; 3] = ["disturbed", "slow_phase", "not_converged"];
 
 /// The table's columns, in order.
 pub fn schema() -> Schema {
     let text = |n: &str| Field::new(n, DataType::Utf8, false);
     let mut fields = vec![
         text("host"),
-        Field::new("group", DataType::UInt32, true),
+        // Int32, not unsigned: Spark before 3.2 refuses unsigned columns.
+        Field::new("group", DataType::Int32, true),
+        Field::new("group_fingerprint", DataType::Utf8, true),
         Field::new(
             "started",
             DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
@@ -110,11 +120,9 @@ pub fn schema() -> Schema {
     fields.push(Field::new("value", DataType::Float64, false));
     fields.push(Field::new("ci_low", DataType::Float64, true));
     fields.push(Field::new("ci_high", DataType::Float64, true));
-    fields.extend(
-        DOUBTS
-            .iter()
-            .map(|n| Field::new(*n, DataType::Boolean, false)),
-    );
+    fields.push(Field::new("disturbed", DataType::Boolean, false));
+    fields.push(Field::new("slow_phase", DataType::Boolean, true));
+    fields.push(Field::new("not_converged", DataType::Boolean, false));
     fields.push(Field::new("flagged", DataType::Utf8, true));
     let meta = HashMap::from([
         ("memsight.schema".to_string(), SCHEMA.to_string()),
@@ -131,7 +139,21 @@ impl<W: Write + Send> LongTable<W> {
     /// A table writing to `out`.
     pub fn new(out: W) -> Result<Self, Error> {
         let schema = Arc::new(schema());
+        // The schema's name in the file's own key-value metadata, where every engine sees it
+        // (the Arrow schema's copy is read by Arrow readers only); row groups of one batch, so
+        // the writer holds a batch, not the table.
+        let named = [
+            ("memsight.schema", SCHEMA.to_string()),
+            ("memsight.schema_version", VERSION.to_string()),
+        ];
         let props = WriterProperties::builder()
+            .set_key_value_metadata(Some(
+                named
+                    .into_iter()
+                    .map(|(k, v)| KeyValue::new(k.to_string(), v))
+                    .collect(),
+            ))
+            .set_max_row_group_row_count(Some(BATCH))
             .set_compression(Compression::SNAPPY)
             .set_created_by(format!("memsight {}", env!("CARGO_PKG_VERSION")))
             .build();
@@ -148,7 +170,8 @@ impl<W: Write + Send> LongTable<W> {
             schema,
             rows: 0,
             host: StringBuilder::new(),
-            group: UInt32Builder::new(),
+            group: Int32Builder::new(),
+            group_fingerprint: StringBuilder::new(),
             started: TimestampMicrosecondBuilder::new().with_timezone("UTC"),
             key: StringBuilder::new(),
             suite: StringBuilder::new(),
@@ -165,36 +188,27 @@ impl<W: Write + Send> LongTable<W> {
     /// Adds a row; a full batch is written out.
     pub fn push(&mut self, r: &Row) -> Result<(), Error> {
         self.host.append_value(r.host);
-        self.group.append_option(r.group);
+        self.group.append_option(r.group.map(|g| g.0));
+        self.group_fingerprint.append_option(r.group.map(|g| g.1));
         self.started.append_option(r.started);
         self.key.append_value(r.key);
         self.push_key_columns(r.key);
-        let scope = match r.scope {
-            Scope::Summary => "summary",
-            Scope::Curve => "curve",
-        };
-        for (b, v) in
-            self.words
-                .iter_mut()
-                .zip([r.label, r.unit, r.better.word(), scope, r.conditions])
-        {
+        for (b, v) in self.words.iter_mut().zip([
+            r.label,
+            r.unit,
+            r.better.word(),
+            r.scope.word(),
+            r.conditions,
+        ]) {
             b.append_value(v);
         }
         self.value.append_value(r.value);
         self.ci[0].append_option(r.ci.map(|c| c[0]));
         self.ci[1].append_option(r.ci.map(|c| c[1]));
-        let d = r.doubt;
-        for (b, v) in self
-            .doubt
-            .iter_mut()
-            .zip([d.disturbed, d.slow_phase, d.not_converged])
-        {
-            b.append_value(v);
-        }
-        self.flagged.append_option(r.flagged.map(|d| match d {
-            Direction::Worse => "worse",
-            Direction::Better => "better",
-        }));
+        self.doubt[0].append_value(r.disturbed);
+        self.doubt[1].append_option(r.slow_phase);
+        self.doubt[2].append_value(r.not_converged);
+        self.flagged.append_option(r.flagged.map(Direction::word));
         self.rows += 1;
         if self.rows >= BATCH {
             self.write_batch()?;
@@ -236,6 +250,7 @@ impl<W: Write + Send> LongTable<W> {
         let mut cols: Vec<ArrayRef> = vec![
             Arc::new(self.host.finish()),
             Arc::new(self.group.finish()),
+            Arc::new(self.group_fingerprint.finish()),
             Arc::new(self.started.finish()),
             Arc::new(self.key.finish()),
             Arc::new(self.suite.finish()),
@@ -284,11 +299,18 @@ pub fn write_document<W: Write + Send>(
     doc: &crate::document::Document,
     out: W,
 ) -> Result<W, Error> {
+    if matches!(doc.results, crate::document::Results::Fleet(_)) {
+        // Its figures are every member's headline, under the analysing machine's name.
+        return Err(Error::input(
+            "a fleet report's table is written by `memsight fleet DIR --parquet FILE`, a row per figure of every node",
+        ));
+    }
     let mut t = LongTable::new(out)?;
     let host = doc.environment.hostname.clone().unwrap_or_default();
     let slow = crate::document::slow_suites(doc);
     let started = micros(&doc.started);
     for f in crate::document::figures(doc) {
+        let doubt = f.doubt(&slow);
         t.push(&Row {
             host: &host,
             group: None,
@@ -301,7 +323,9 @@ pub fn write_document<W: Write + Send>(
             ci: f.summary.as_ref().map(|s| [s.ci_low, s.ci_high]),
             scope: f.scope,
             conditions: &f.conditions,
-            doubt: f.doubt(&slow),
+            disturbed: doubt.disturbed,
+            slow_phase: Some(doubt.slow_phase),
+            not_converged: doubt.not_converged,
             flagged: None,
         })?;
     }

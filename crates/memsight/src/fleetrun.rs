@@ -155,7 +155,8 @@ pub fn fleet(
     if let Some(to) = &a.parquet {
         memsight_core::files::write_atomic(to, |f| analysis.write_parquet(f).map(drop))?;
     }
-    let mut results = analysis.results;
+    // The nodes' figures are let go before the report is drawn and written.
+    let mut results = analysis.into_results();
     results.all_nodes = a.all_nodes;
     let verdict = results.failure(a.expect, a.fail_on_outliers);
     let code = show.study(env, results.into(), true, a.html.as_deref())?;

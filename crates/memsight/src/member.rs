@@ -35,10 +35,11 @@ fn status_path(job_dir: &Path, rank: usize) -> PathBuf {
 /// Writes `value` to `path` atomically (temporary file in the same directory, then rename), so
 /// a reader never sees half a file.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| Error::io("write", path, e))
+    use std::io::Write;
+    memsight_core::files::write_atomic(path, |w| {
+        w.write_all(text.as_bytes())
+            .map_err(|e| Error::io("write", path, e))
+    })
 }
 
 impl Rank {

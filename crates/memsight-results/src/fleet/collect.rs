@@ -254,14 +254,9 @@ fn write_summary(result: &Path, s: &NodeSummary) {
     s.figures
         .retain(|f| f.scope == crate::figure::Scope::Summary);
     let path = summary_path(result);
-    let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string(&s).expect("a node summary serialises");
-    if std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, &path))
-        .is_err()
-    {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    let _ = memsight_core::files::write_atomic(&path, |w| {
+        serde_json::to_writer(w, &s).map_err(|e| Error::system(format!("{e}")))
+    });
 }
 
 fn read_status(p: &Path) -> std::result::Result<Status, String> {

@@ -25,6 +25,7 @@ pub fn of(group: usize, key: &str, values: &mut [f64]) -> Distribution {
         max,
         bins: bins(values, min, max),
         flagged: Vec::new(),
+        left_out: 0,
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::outliers::Member;
+use super::outliers::{Member, Scored};
 use crate::fleet_report::{Direction, Fault, FleetMember, Group, Outlier, Status, some_names};
 
 /// Environment warnings that mean a node was disturbed while it measured.
@@ -25,7 +25,7 @@ pub fn findings(
     members: &[Member],
     rows: &[FleetMember],
     groups: &[Group],
-    outliers: &[Outlier],
+    scored: &Scored,
     faults: &[Fault],
     statuses: &[(PathBuf, Status)],
 ) -> Vec<String> {
@@ -33,15 +33,66 @@ pub fn findings(
     if members.is_empty() {
         out.push("no usable memsight result in the directory".into());
     }
-    out.extend(outlier_lines(outliers));
+    out.extend(outlier_lines(&scored.outliers));
+    out.extend(unscored(&scored.unscored));
     out.extend(lonely(groups));
-    out.extend(disturbed(rows, groups));
-    out.extend(inventory(members, groups));
-    out.extend(crowded(rows, statuses));
-    for f in faults {
-        out.push(format!("{} — {}: {}", f.who, f.kind.describe(), f.reason));
-    }
+    out.extend(capped(disturbed(rows, groups), "warnings of disturbance"));
+    out.extend(capped(
+        disturbed_samples(members),
+        "nodes with disturbed figures",
+    ));
+    out.extend(capped(
+        inventory(members, groups),
+        "nodes whose memory differs",
+    ));
+    out.extend(capped(crowded(rows, statuses), "hosts with several ranks"));
+    let faults = faults
+        .iter()
+        .map(|f| format!("{} — {}: {}", f.who, f.kind.describe(), f.reason));
+    out.extend(capped(faults.collect(), "faults"));
     out
+}
+
+/// The first [`MAX_LINES`] findings of one kind, and a count of the rest.
+fn capped(mut lines: Vec<String>, what: &str) -> Vec<String> {
+    if lines.len() > MAX_LINES {
+        let rest = lines.len() - MAX_LINES;
+        lines.truncate(MAX_LINES);
+        lines.push(format!(
+            "… and {rest} more {what}: the tables, the JSON and the Parquet table hold them all"
+        ));
+    }
+    lines
+}
+
+/// Nodes never compared with a group: neither flagged nor known to be alike.
+fn unscored(names: &[String]) -> Option<String> {
+    (!names.is_empty()).then(|| {
+        format!(
+            "{} node(s) were not scored (a group under 3 members, or every figure disturbed): they are neither flagged nor known to be like the others: {}",
+            names.len(),
+            some_names(names)
+        )
+    })
+}
+
+/// Members with figures on disturbed samples, which were not compared with their group.
+fn disturbed_samples(members: &[Member]) -> Vec<String> {
+    let with: Vec<(&str, usize)> = members
+        .iter()
+        .map(|m| {
+            (
+                m.name.as_str(),
+                m.node.figures.iter().filter(|f| f.disturbed).count(),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    const WHY: &str = "under 3 clean ones: a measuring thread lost its CPU, or a team did not start together): they were not compared with the group";
+
+    with.into_iter()
+        .map(|(name, short)| format!("{name}: {short} figure(s) rest on disturbed samples ({WHY}"))
+        .collect()
 }
 
 /// One flagged figure in words.
@@ -53,13 +104,14 @@ fn outlier_line(o: &Outlier) -> String {
         o.unit,
         100.0 * o.deviation,
         o.median,
-        match o.direction {
-            Direction::Worse => "worse",
-            Direction::Better => "better",
-        },
+        o.direction.word(),
         o.score,
         o.n
-    )
+    ) + if o.slow_phase {
+        "; measured while the node's drift probes read it slow: measure it again before acting"
+    } else {
+        ""
+    }
 }
 
 /// The flagged figures, node by node (the furthest first): each figure of a node with a few,

@@ -184,7 +184,7 @@ pub fn aggregate(
     options: FleetOptions,
     expected: Option<usize>,
 ) -> memsight_core::Result<FleetResults> {
-    analyse(dir, options, expected).map(|a| a.results)
+    analyse(dir, options, expected).map(Analysis::into_results)
 }
 
 /// The fleet report, with the nodes it was made from (for the Parquet table).
@@ -192,6 +192,13 @@ pub struct Analysis {
     pub results: FleetResults,
     collected: collect::Collected,
     names: Vec<String>,
+}
+
+impl Analysis {
+    /// The report, the nodes' figures let go.
+    pub fn into_results(self) -> FleetResults {
+        self.results
+    }
 }
 
 /// Reads the directory and analyses it.
@@ -236,15 +243,14 @@ pub fn analyse(
         })
         .collect();
     let faults = with_missing_ranks(c.faults.clone(), c.statuses.len(), expected);
-    let mut findings = findings::findings(
+    let findings = findings::findings(
         &members,
         &fleet_members,
         &groups,
-        &scored.outliers,
+        &scored,
         &faults,
         &c.statuses,
     );
-    findings.extend(disturbed_samples(&members));
     let results = FleetResults {
         directory: dir.display().to_string(),
         method: METHOD.into(),
@@ -256,6 +262,7 @@ pub fn analyse(
         groups,
         outliers: scored.outliers,
         distributions: scored.distributions,
+        unscored: scored.unscored,
         faults,
         findings,
         all_nodes: false,
@@ -281,32 +288,6 @@ fn with_missing_ranks(mut faults: Vec<Fault>, ranks: usize, expected: Option<usi
         });
     }
     faults
-}
-
-/// Members with figures on disturbed samples, which were not compared with their group.
-fn disturbed_samples(members: &[Member]) -> Vec<String> {
-    let with: Vec<(&str, usize)> = members
-        .iter()
-        .map(|m| {
-            (
-                m.name.as_str(),
-                m.node.figures.iter().filter(|f| f.disturbed).count(),
-            )
-        })
-        .filter(|(_, n)| *n > 0)
-        .collect();
-    const WHY: &str = "under 3 clean ones: a measuring thread lost its CPU, or a team did not start together): they were not compared with the group";
-    if with.len() > 20 {
-        let names: Vec<&str> = with.iter().map(|(n, _)| *n).collect();
-        return vec![format!(
-            "{} nodes have figures resting on disturbed samples ({WHY}): {}",
-            with.len(),
-            crate::fleet_report::some_names(&names)
-        )];
-    }
-    with.into_iter()
-        .map(|(name, short)| format!("{name}: {short} figure(s) rest on disturbed samples ({WHY}"))
-        .collect()
 }
 
 const METHOD: &str = "Every memsight result under the directory, read from its compact summary where one lies beside it (status files name the ranks that failed or wrote nothing). Members are grouped by command, CPU model, sockets/threads/NUMA nodes, kernel, THP mode and DIMM population. Per figure (same key and conditions, ≥ 3 members of a group): robust score = (value − group median) ÷ max(1.4826 × MAD, 0.5% of the median); a member is flagged when |score| exceeds the threshold, the value is further than the minimum change from the median, and its own confidence interval does not hold the median. Points of the latency and bandwidth curves (one working-set size each) are not scored unless --all-figures: near cache boundaries they move between runs of one healthy machine; their summaries (plateaus, tests) are scored.";

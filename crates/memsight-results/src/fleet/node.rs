@@ -19,7 +19,8 @@ use crate::figure::{Better, Figure, Scope};
 
 /// The record's schema name and version, as its file says them.
 pub const SCHEMA: &str = "memsight-node-summary";
-pub const VERSION: u32 = 1;
+/// Version 2 added each figure's `slow_phase`; a version 1 record leaves it unknown.
+pub const VERSION: u32 = 2;
 
 /// A node's summary: identity, the settings it is grouped by, and its figures.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,9 +60,10 @@ pub struct NodeFigure {
     /// It rests on disturbed samples: neither scored nor part of its group's median.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
-    /// Its suite measured while the run's drift probes read the machine slow.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub slow_phase: bool,
+    /// Its suite measured while the run's drift probes read the machine slow; `None` in a
+    /// version 1 record, which did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slow_phase: Option<bool>,
     /// What the key does not say but the value depends on: only like is compared with like.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub conditions: String,
@@ -123,7 +125,7 @@ impl NodeFigure {
         NodeFigure {
             ci: s.map(|s| [s.ci_low, s.ci_high]),
             disturbed: s.is_some_and(|s| s.rests_on_disturbed()),
-            slow_phase: slow_suites.contains(&f.suite),
+            slow_phase: Some(slow_suites.contains(&f.suite)),
             key: f.key,
             label: f.label,
             unit: f.unit,
@@ -242,7 +244,7 @@ pub struct Fig {
     pub value: f64,
     pub ci: Option<[f64; 2]>,
     pub disturbed: bool,
-    pub slow_phase: bool,
+    pub slow_phase: Option<bool>,
     pub scope: Scope,
 }
 

@@ -93,38 +93,57 @@ pub struct Scoring {
     pub curves: bool,
 }
 
-/// What the scoring finds: the flagged figures, and every scored figure's spread per group.
+/// What the scoring finds: the flagged figures, every scored figure's spread per group, and
+/// the members none of whose figures could be scored.
 pub struct Scored {
     pub outliers: Vec<Outlier>,
     pub distributions: Vec<Distribution>,
+    pub unscored: Vec<String>,
+}
+
+/// A group's figures by key and conditions (only like is compared with like), and how many
+/// of each were left out (disturbed, or not a finite number).
+type Buckets<'m, 'a> = BTreeMap<(&'m str, &'m str), (Vec<(&'m Member<'a>, &'m Fig)>, usize)>;
+
+fn buckets<'m, 'a>(in_group: &[&'m Member<'a>], curves: bool) -> Buckets<'m, 'a> {
+    let mut by: Buckets = BTreeMap::new();
+    for m in in_group {
+        for f in m
+            .node
+            .figures
+            .iter()
+            .filter(|f| curves || !is_curve_point(&f.meta.key))
+        {
+            let e = by.entry((&f.meta.key, &f.meta.conditions)).or_default();
+            // A figure on disturbed samples is neither scored nor part of the median (a
+            // disturbed node would look slow, or shift its peers' centre); nor is a value that
+            // is not a number.
+            if f.disturbed || !f.value.is_finite() {
+                e.1 += 1;
+            } else {
+                e.0.push((m, f));
+            }
+        }
+    }
+    by
 }
 
 /// Flags every member's figures beyond the threshold and minimum change, group by group (curve
-/// points only when asked), and describes each scored figure's spread in its group.
+/// points only when asked), and describes each scored figure's spread in its group. Worse
+/// figures come first, then better ones, each by the size of their score.
 pub fn score(members: &[Member], groups: &[Group], how: Scoring) -> Scored {
     let mut out = Scored {
         outliers: Vec::new(),
         distributions: Vec::new(),
+        unscored: Vec::new(),
     };
+    let mut scored: std::collections::HashSet<&str> = Default::default();
     for (g, in_group) in groups.iter().zip(by_group(members, groups)) {
-        // Figures by key and conditions: only like with like is compared. A figure resting on
-        // disturbed samples is neither scored nor part of the median (a disturbed node would
-        // look slow, or shift its peers' centre).
-        let mut by: BTreeMap<(&str, &str), Vec<(&Member, &Fig)>> = BTreeMap::new();
-        for m in &in_group {
-            for f in m
-                .node
-                .figures
-                .iter()
-                .filter(|f| how.curves || !is_curve_point(&f.meta.key))
-                .filter(|f| !f.disturbed)
-            {
-                by.entry((&f.meta.key, &f.meta.conditions))
-                    .or_default()
-                    .push((m, f));
+        for (v, left_out) in buckets(&in_group, how.curves).into_values() {
+            if v.len() < 3 {
+                continue;
             }
-        }
-        for v in by.into_values().filter(|v| v.len() >= 3) {
+            scored.extend(v.iter().map(|(m, _)| m.name.as_str()));
             let flagged = figure_outliers(g.id, &v, how);
             let mut values: Vec<f64> = v.iter().map(|(_, f)| f.value).collect();
             let meta = &v[0].1.meta;
@@ -132,13 +151,22 @@ pub fn score(members: &[Member], groups: &[Group], how: Scoring) -> Scored {
             d.label = meta.label.clone();
             d.unit = meta.unit.clone();
             d.conditions = meta.conditions.clone();
+            d.left_out = left_out;
             d.flagged = flagged.iter().map(|o| o.member.clone()).collect();
             out.distributions.push(d);
             out.outliers.extend(flagged);
         }
     }
-    out.outliers
-        .sort_by(|a, b| b.score.abs().total_cmp(&a.score.abs()));
+    out.unscored = members
+        .iter()
+        .filter(|m| !scored.contains(m.name.as_str()))
+        .map(|m| m.name.clone())
+        .collect();
+    out.outliers.sort_by(|a, b| {
+        (a.direction != Direction::Worse)
+            .cmp(&(b.direction != Direction::Worse))
+            .then(b.score.abs().total_cmp(&a.score.abs()))
+    });
     out
 }
 
@@ -174,6 +202,7 @@ fn figure_outliers(group: usize, v: &[(&Member, &Fig)], how: Scoring) -> Vec<Out
                 Direction::Better
             },
             n: v.len(),
+            slow_phase: f.slow_phase == Some(true),
         });
     }
     out

@@ -8,7 +8,7 @@ use std::io::Write;
 use memsight_core::Error;
 
 use super::Analysis;
-use crate::figure::{Doubt, not_converged};
+use crate::figure::not_converged;
 use crate::fleet_report::Direction;
 use crate::table::{LongTable, Row, micros};
 
@@ -17,12 +17,18 @@ impl Analysis {
     /// with `--all-figures`) to `out`.
     pub fn write_parquet<W: Write + Send>(&self, out: W) -> Result<W, Error> {
         let r = &self.results;
-        let group: HashMap<&str, u32> = r
+        // What each group's nodes share, in the report's words: ids are positions in one
+        // analysis, the fingerprint joins groups across days.
+        let shared: Vec<String> = r.groups.iter().map(|g| g.describe()).collect();
+        let group: HashMap<&str, (i32, &str)> = r
             .groups
             .iter()
-            .flat_map(|g| {
-                let id = u32::try_from(g.id).unwrap_or(u32::MAX);
-                g.members.iter().map(move |n| (n.as_str(), id))
+            .zip(&shared)
+            .flat_map(|(g, words)| {
+                let id = i32::try_from(g.id).unwrap_or(i32::MAX);
+                g.members
+                    .iter()
+                    .map(move |n| (n.as_str(), (id, words.as_str())))
             })
             .collect();
         let flagged: HashMap<(&str, &str), Direction> = r
@@ -47,11 +53,9 @@ impl Analysis {
                     ci: f.ci,
                     scope: f.scope,
                     conditions: &f.meta.conditions,
-                    doubt: Doubt {
-                        disturbed: f.disturbed,
-                        slow_phase: f.slow_phase,
-                        not_converged: f.ci.is_some_and(|c| not_converged(f.value, c)),
-                    },
+                    disturbed: f.disturbed,
+                    slow_phase: f.slow_phase,
+                    not_converged: f.ci.is_some_and(|c| not_converged(f.value, c)),
                     flagged: flagged.get(&(name.as_str(), key)).copied(),
                 })?;
             }

@@ -7,7 +7,6 @@ use memsight_core::Error;
 
 use crate::dims::Dim;
 use crate::document::Document;
-use crate::figure::Scope;
 
 /// Writes one row per figure: run, key, suite, the key's dimensions as typed columns (test,
 /// cpu, threads, node, working_set_bytes, mix …; empty where a figure has none), label, unit,
@@ -40,10 +39,6 @@ pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
     let slow = crate::document::slow_suites(doc);
     for f in crate::document::figures(doc) {
         let doubt = f.doubt(&slow);
-        let scope = match f.scope {
-            Scope::Summary => "summary",
-            Scope::Curve => "curve",
-        };
         let s = f.summary.as_ref();
         let dims = f.dims();
         let mut row = vec![doc.started.clone(), host.clone(), f.key, f.suite];
@@ -64,7 +59,7 @@ pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
             opt(s.map(|s| s.min)),
             opt(s.map(|s| s.max)),
             opt(s.map(|s| s.cv)),
-            scope.to_string(),
+            f.scope.word().to_string(),
             doubt.disturbed.to_string(),
             doubt.slow_phase.to_string(),
             doubt.not_converged.to_string(),

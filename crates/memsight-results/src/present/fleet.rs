@@ -13,9 +13,27 @@ use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View, num};
 /// rows and each group's distributions, unless every row is asked for (`--all-nodes`).
 const MAX_ROWS: usize = 40;
 
-/// Groups whose headline figures are drawn (the largest first); the distributions table holds
-/// every group.
+/// Groups whose headline figures are drawn (the largest first).
 const CHARTED_GROUPS: usize = 4;
+
+/// Rows a table of a large fleet shows (nodes, flagged figures, faults) unless every row is
+/// asked for; the JSON and the Parquet table hold them all.
+const MAX_LISTED: usize = 200;
+
+/// Groups the groups and distributions tables show, the largest first.
+const MAX_GROUPS: usize = 20;
+
+/// Cuts a table to its first `limit` rows, saying how many there were.
+fn cap(mut t: Table, limit: usize) -> Table {
+    let n = t.rows.len();
+    if n > limit {
+        t.rows.truncate(limit);
+        t.caption.push_str(&format!(
+            " — the first {limit} of {n} rows (--all-nodes for every one; the JSON and the Parquet table hold them all)"
+        ));
+    }
+    t
+}
 
 /// Outliers by member and key, looked up once per cell.
 type Flags<'a> = std::collections::HashMap<(&'a str, &'a str), Direction>;
@@ -44,25 +62,31 @@ impl FleetResults {
         let refs: Vec<&str> = header.iter().map(String::as_str).collect();
         let flagged: std::collections::HashSet<&str> =
             self.outliers.iter().map(|o| o.member.as_str()).collect();
+        let unscored: std::collections::HashSet<&str> =
+            self.unscored.iter().map(String::as_str).collect();
         let every = self.every_row();
         let caption = if every {
             "Nodes (▲ worse, ▽ better than the group beyond the threshold)".to_string()
         } else {
+            // Nodes never compared are listed too: an aggregate must not pass them as alike.
             format!(
-                "Flagged nodes: {} of {} (▲ worse, ▽ better than the group beyond the threshold; --all-nodes lists every node)",
+                "Flagged nodes: {} of {}, and {} not scored (▲ worse, ▽ better than the group beyond the threshold; --all-nodes lists every node)",
                 flagged.len(),
-                self.members.len()
+                self.members.len(),
+                unscored.len()
             )
         };
         let mut t = Table::new(&caption, &refs);
-        for m in self
-            .members
-            .iter()
-            .filter(|m| every || flagged.contains(m.name.as_str()))
-        {
+        for m in self.members.iter().filter(|m| {
+            every || flagged.contains(m.name.as_str()) || unscored.contains(m.name.as_str())
+        }) {
             t.rows.push(self.node_row(m, flags));
         }
-        t
+        if self.all_nodes {
+            t
+        } else {
+            cap(t, MAX_LISTED.max(MAX_ROWS))
+        }
     }
 
     fn node_row(&self, m: &crate::fleet_report::FleetMember, flags: &Flags) -> Vec<Cell> {
@@ -108,12 +132,21 @@ impl FleetResults {
                 Cell::Text(format!("{} ({})", o.label, o.unit)),
                 Cell::Num(num(o.value)),
                 Cell::Num(num(o.median)),
-                Cell::Num(format!("{:+.1}% {:?}", 100.0 * o.deviation, o.direction).to_lowercase()),
+                Cell::Num(format!(
+                    "{:+.1}% {}{}",
+                    100.0 * o.deviation,
+                    o.direction.word(),
+                    if o.slow_phase { " ⚠ slow phase" } else { "" }
+                )),
                 Cell::Num(format!("{:+.1}", o.score)),
                 Cell::Num(o.n.to_string()),
             ]);
         }
-        t
+        if self.all_nodes {
+            t
+        } else {
+            cap(t, MAX_LISTED)
+        }
     }
 
     /// Each group's headline figures as distributions (the JSON holds every scored figure's).
@@ -159,19 +192,27 @@ impl FleetResults {
             "Groups (nodes expected to perform alike)",
             &["group", "nodes", "members", "fingerprint"],
         );
-        for g in &self.groups {
+        for g in self.groups.iter().take(MAX_GROUPS) {
+            // A large group's members are its count: names belong to the flagged.
+            let names = if g.members.len() <= 8 {
+                g.members.join(", ")
+            } else {
+                "-".into()
+            };
             groups.rows.push(vec![
                 Cell::Num(g.id.to_string()),
                 Cell::Num(g.members.len().to_string()),
-                Cell::Text(crate::fleet_report::some_names(&g.members)),
-                Cell::Text(
-                    g.fingerprint
-                        .iter()
-                        .map(|(k, v)| format!("{k}: {v}"))
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                ),
+                Cell::Text(names),
+                Cell::Text(g.describe()),
             ]);
+        }
+        if self.groups.len() > MAX_GROUPS {
+            let rest = &self.groups[MAX_GROUPS..];
+            groups.caption.push_str(&format!(
+                " — the {MAX_GROUPS} largest; {} more group(s) of {} node(s) in the JSON",
+                rest.len(),
+                rest.iter().map(|g| g.members.len()).sum::<usize>()
+            ));
         }
         groups
     }
@@ -187,10 +228,12 @@ impl FleetResults {
             .take(CHARTED_GROUPS)
         {
             for h in &self.headline {
+                // The conditions most of the group measured under.
                 let Some(d) = self
                     .distributions
                     .iter()
-                    .find(|d| d.group == g.id && d.key == h.key)
+                    .filter(|d| d.group == g.id && d.key == h.key)
+                    .max_by_key(|d| d.n)
                 else {
                     continue;
                 };
@@ -314,14 +357,19 @@ impl Present for FleetResults {
                     Cell::Text(f.reason.clone()),
                 ]);
             }
-            blocks.push(Block::Table(t));
+            blocks.push(Block::Table(if self.all_nodes {
+                t
+            } else {
+                cap(t, MAX_LISTED)
+            }));
         }
         blocks.extend(self.charts(&flags));
         let mut facts = vec![format!(
-            "{}: {} result(s) in {} group(s), {} figure(s) flagged, {} fault(s); threshold: robust score {} and {:.0}% from the median",
+            "{}: {} result(s) in {} group(s), {} not scored, {} figure(s) flagged, {} fault(s); threshold: robust score {} and {:.0}% from the median",
             self.directory,
             self.members.len(),
             self.groups.len(),
+            self.unscored.len(),
             self.outliers.len(),
             self.faults.len(),
             self.threshold,

@@ -310,9 +310,10 @@ pub enum ExportFormat {
     /// …) labelled with suite, test, cpu, threads, node, working_set_bytes …; a fleet report
     /// gives every node's headline figures.
     Prometheus,
-    /// One long Parquet table, a row per figure (node, key, its dimensions as typed columns,
-    /// unit, median, CI, doubt marks, start time), for DuckDB, pandas, polars or Spark. Binary:
-    /// give --to FILE or redirect stdout.
+    /// One long Parquet table, a row per figure (host, key, its dimensions as typed columns,
+    /// unit, value, CI, doubt marks, start time), for DuckDB, pandas, polars or Spark. Binary:
+    /// give --to FILE or redirect stdout. A fleet report's table: `memsight fleet DIR
+    /// --parquet FILE`.
     Parquet,
 }
 
@@ -434,13 +435,14 @@ pub struct FleetArgs {
     /// writes them itself.
     #[arg(long)]
     pub summarise: bool,
-    /// Also write every node's figures as one long Parquet table to this file (node, group,
-    /// figure key and its dimensions, unit, median, CI, doubt marks, flagged), for DuckDB,
+    /// Also write every node's figures as one long Parquet table to this file (host, group,
+    /// figure key and its dimensions, unit, value, CI, doubt marks, flagged), for DuckDB,
     /// pandas, polars or Spark.
     #[arg(long, value_name = "FILE")]
     pub parquet: Option<PathBuf>,
-    /// List every node in the terminal table and the page; by default, beyond 40 nodes, only
-    /// the flagged ones, with each group's distributions.
+    /// List every node in the terminal table and the page, and every row of the flagged
+    /// figures and faults; by default, beyond 40 nodes, only the flagged and unscored nodes
+    /// (at most 200 rows a table).
     #[arg(long)]
     pub all_nodes: bool,
 }
