@@ -161,3 +161,61 @@ fn report_renders_in_headless_chromium() {
             .all(|p| *p == page_bg || *p == [255, 255, 255])
     );
 }
+
+/// A fleet page beyond 40 nodes (histograms per headline figure, the flagged node's row, each
+/// group's distributions) renders whole: every chart frame painted, the page within the window.
+#[test]
+fn a_large_fleets_page_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("CI must install chromium (scripts/test.sh does)");
+        }
+        eprintln!("no chromium here: browser test skipped");
+        return;
+    };
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/results/bandwidth.json");
+    let base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..60 {
+        let mut d = base.clone();
+        d["environment"]["hostname"] = serde_json::Value::String(format!("node{i:02}"));
+        let f = if i == 17 {
+            0.8
+        } else {
+            1.0 + 0.004 * ((i % 9) as f64 - 4.0) / 4.0
+        };
+        common::scale(&mut d["results"], f);
+        let file = dir.path().join(format!("n{i:02}/bandwidth.json"));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, serde_json::to_string(&d).unwrap()).unwrap();
+    }
+    let html = dir.path().join("fleet.html");
+    let out = memsight()
+        .args(["fleet", "--html"])
+        .arg(&html)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&html).unwrap();
+    let charts = text.matches("<figure class=\"chart\">").count();
+    assert!(charts >= 2, "a histogram per headline figure: {charts}");
+    assert!(text.contains("Flagged nodes: 1 of 60") && text.contains("flagged: node17"));
+    let png = dir.path().join("fleet.png");
+    screenshot(&browser, &html, &png, 9000);
+    let (px, w, h) = pixels(&png);
+    let edges = frame_edges(&px, w, h, FRAME, 150);
+    assert_eq!(edges, 2 * charts, "{edges} frame edges for {charts} charts");
+    let page_bg = [246, 247, 249];
+    assert!(
+        px[(h - 1) * w..]
+            .iter()
+            .all(|p| *p == page_bg || *p == [255, 255, 255]),
+        "the page ran past the window"
+    );
+}

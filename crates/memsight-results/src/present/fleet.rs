@@ -237,11 +237,18 @@ impl FleetResults {
                 else {
                     continue;
                 };
-                out.push(if d.n <= MAX_ROWS {
-                    self.node_bars(h, d, flags)
-                } else {
-                    histogram(h, d)
-                });
+                if d.n <= MAX_ROWS {
+                    out.push(self.node_bars(h, d, flags));
+                } else if d.max > d.min {
+                    // (Nodes that all read alike have no spread to draw: the table says so.)
+                    let flagged: Vec<(&str, f64)> = self
+                        .outliers
+                        .iter()
+                        .filter(|o| o.group == d.group && o.key == d.key)
+                        .map(|o| (o.member.as_str(), o.value))
+                        .collect();
+                    out.push(histogram(h, d, &flagged));
+                }
             }
         }
         out
@@ -292,16 +299,32 @@ impl FleetResults {
 
 /// One headline figure over a large group: nodes per bin, the median and the flagged nodes
 /// named in the caption.
-fn histogram(h: &crate::fleet_report::Headline, d: &crate::fleet_report::Distribution) -> Block {
-    let width = (d.max - d.min) / d.bins.len().max(1) as f64;
+fn histogram(
+    h: &crate::fleet_report::Headline,
+    d: &crate::fleet_report::Distribution,
+    flagged: &[(&str, f64)],
+) -> Block {
+    let bins = d.bins.len().max(1);
+    let width = (d.max - d.min) / bins as f64;
     let bars = d
         .bins
         .iter()
         .enumerate()
         .map(|(i, &n)| {
             let a = d.min + i as f64 * width;
+            // A flagged node's bin is named: one node among thousands draws no visible bar.
+            let here: Vec<&str> = flagged
+                .iter()
+                .filter(|(_, v)| (((v - d.min) / width) as usize).min(bins - 1) == i)
+                .map(|(m, _)| *m)
+                .collect();
+            let mark = if here.is_empty() {
+                String::new()
+            } else {
+                format!(" ⚑ {}", crate::fleet_report::some_names(&here))
+            };
             Bar {
-                label: format!("{}–{} {}", num(a), num(a + width), h.unit),
+                label: format!("{}–{} {}{mark}", num(a), num(a + width), h.unit),
                 value: f64::from(n),
                 low: f64::from(n),
                 high: f64::from(n),
