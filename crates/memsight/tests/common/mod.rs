@@ -247,12 +247,9 @@ pub fn pipe(cmd: &str, args: &[&str], input: &str) -> Option<(bool, String, Stri
         .stderr(std::process::Stdio::piped())
         .spawn()
         .ok()?;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    // A program that stops before reading all its input (an import that failed) closes the
+    // pipe: its exit status and stderr say why, a broken pipe here would only hide it.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
     let out = child.wait_with_output().unwrap();
     Some((
         out.status.success(),
