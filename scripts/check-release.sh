@@ -61,18 +61,19 @@ trap cleanup EXIT
 deb_files=(usr/bin/memsight usr/share/man/man1/memsight.1.gz usr/share/man/man1/memsight-run.1.gz
   usr/share/bash-completion/completions/memsight usr/share/zsh/vendor-completions/_memsight
   usr/share/fish/vendor_completions.d/memsight.fish usr/share/doc/memsight/copyright
-  usr/share/doc/memsight/README.md usr/share/doc/memsight/trust.md
+  usr/share/doc/memsight/README.md usr/share/doc/memsight/CHANGELOG.md usr/share/doc/memsight/trust.md
   usr/share/doc/memsight/methods/latency.md usr/share/doc/memsight/reference/jedec-ddr.md
   usr/share/doc/memsight/operations.md usr/share/doc/memsight/examples/node-reference.toml
   usr/lib/systemd/system/memsight-metrics.service usr/lib/systemd/system/memsight-metrics.timer)
 rpm_files=(/usr/bin/memsight /usr/share/man/man1/memsight.1.gz /usr/share/man/man1/memsight-run.1.gz
   /usr/share/bash-completion/completions/memsight /usr/share/zsh/site-functions/_memsight
   /usr/share/fish/vendor_completions.d/memsight.fish /usr/share/licenses/memsight/LICENSE
-  /usr/share/doc/memsight/README.md /usr/share/doc/memsight/trust.md
+  /usr/share/licenses/memsight/LICENSE-MIT /usr/share/licenses/memsight/LICENSE-APACHE
+  /usr/share/doc/memsight/README.md /usr/share/doc/memsight/CHANGELOG.md /usr/share/doc/memsight/trust.md
   /usr/share/doc/memsight/methods/latency.md /usr/share/doc/memsight/reference/jedec-ddr.md
   /usr/share/doc/memsight/examples/node-reference.toml
   /usr/lib/systemd/system/memsight-metrics.service /usr/lib/systemd/system/memsight-metrics.timer)
-tar_files=(memsight LICENSE README.md man/man1/memsight.1 man/man1/memsight-run.1
+tar_files=(memsight LICENSE LICENSE-MIT LICENSE-APACHE CHANGELOG.md README.md man/man1/memsight.1 man/man1/memsight-run.1
   complete/memsight.bash complete/_memsight complete/memsight.fish doc/trust.md
   doc/distributions.md doc/methods/latency.md doc/reference/jedec-ddr.md
   examples/node-reference.toml systemd/memsight-metrics.service systemd/memsight-metrics.timer)

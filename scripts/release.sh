@@ -54,7 +54,7 @@ stage_tree() {
   "$gen" completions bash >"$dir/complete/memsight.bash"
   "$gen" completions zsh >"$dir/complete/_memsight"
   "$gen" completions fish >"$dir/complete/memsight.fish"
-  cp README.md LICENSE "$dir/"
+  cp README.md CHANGELOG.md LICENSE LICENSE-MIT LICENSE-APACHE "$dir/"
   cp docs/*.md docs/*.png "$dir/doc/"
   cp -r docs/methods docs/reference "$dir/doc/"
   cp -r packaging/examples "$dir/examples"
@@ -75,7 +75,7 @@ make_deb() {
   install -Dm644 "$dir/complete/memsight.bash" "$root/usr/share/bash-completion/completions/memsight"
   install -Dm644 "$dir/complete/_memsight" "$root/usr/share/zsh/vendor-completions/_memsight"
   install -Dm644 "$dir/complete/memsight.fish" "$root/usr/share/fish/vendor_completions.d/memsight.fish"
-  cp -r "$dir/README.md" "$dir"/doc/* "$dir/examples" "$doc/"
+  cp -r "$dir/README.md" "$dir/CHANGELOG.md" "$dir"/doc/* "$dir/examples" "$doc/"
   install -m644 "$dir"/systemd/* "$root/usr/lib/systemd/system/"
   {
     echo "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
@@ -85,7 +85,13 @@ make_deb() {
     echo "Files: *"
     echo "Copyright: 2026 memsight developers"
     echo "License: MIT or Apache-2.0"
-    sed -e 's/^$/./' -e 's/^/ /' "$dir/LICENSE"
+    echo
+    echo "License: MIT"
+    sed -e 's/^$/./' -e 's/^/ /' "$dir/LICENSE-MIT"
+    echo
+    echo "License: Apache-2.0"
+    echo " On Debian systems, the complete text of the Apache License, Version 2.0, is in"
+    echo " /usr/share/common-licenses/Apache-2.0."
   } >"$doc/copyright"
   chmod -R u+rwX,go+rX,go-w "$root"
   install -d "$root/DEBIAN"
