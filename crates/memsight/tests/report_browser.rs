@@ -28,6 +28,27 @@ fn chromium() -> Option<PathBuf> {
         })
 }
 
+/// The browser, or `None` where there is none (said; in CI a failure).
+fn browser_or_skip() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install chromium (scripts/test.sh does)"
+        );
+        eprintln!("no chromium here: browser test skipped");
+    }
+    found
+}
+
+/// Runs `cmd` with `html` as its last argument (the page to write): the page and its charts.
+fn page(cmd: &mut Command, html: &Path) -> (String, usize) {
+    common::ok(&cmd.arg(html).output().unwrap());
+    let text = std::fs::read_to_string(html).unwrap();
+    let charts = text.matches("<figure class=\"chart\">").count();
+    (text, charts)
+}
+
 /// Renders `html` to a PNG of 1280 × `height` CSS pixels at scale 1.
 fn screenshot(browser: &Path, html: &Path, png: &Path, height: u32) {
     let profile = tempfile::tempdir().unwrap();
@@ -100,30 +121,13 @@ fn frame_edges(px: &[[u8; 3]], w: usize, h: usize, color: [u8; 3], min_len: usiz
 
 #[test]
 fn report_renders_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("CI must install chromium (scripts/test.sh does)");
-        }
-        eprintln!("no chromium here: browser test skipped");
+    let Some(browser) = browser_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("report.html");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json");
-    let out = memsight()
-        .arg("report")
-        .arg(&fixture)
-        .arg("--html")
-        .arg(&html)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = std::fs::read_to_string(&html).unwrap();
-    let charts = text.matches("<figure class=\"chart\">").count();
+    let (_, charts) = page(memsight().arg("report").arg(&fixture).arg("--html"), &html);
     assert_eq!(charts, 11);
 
     let png = dir.path().join("report.png");
@@ -166,11 +170,7 @@ fn report_renders_in_headless_chromium() {
 /// group's distributions) renders whole: every chart frame painted, the page within the window.
 #[test]
 fn a_large_fleets_page_renders_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("CI must install chromium (scripts/test.sh does)");
-        }
-        eprintln!("no chromium here: browser test skipped");
+    let Some(browser) = browser_or_skip() else {
         return;
     };
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/results/bandwidth.json");
@@ -191,19 +191,10 @@ fn a_large_fleets_page_renders_in_headless_chromium() {
         std::fs::write(file, serde_json::to_string(&d).unwrap()).unwrap();
     }
     let html = dir.path().join("fleet.html");
-    let out = memsight()
-        .args(["fleet", "--html"])
-        .arg(&html)
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let (text, charts) = page(
+        memsight().args(["fleet"]).arg(dir.path()).arg("--html"),
+        &html,
     );
-    let text = std::fs::read_to_string(&html).unwrap();
-    let charts = text.matches("<figure class=\"chart\">").count();
     assert!(charts >= 2, "a histogram per headline figure: {charts}");
     assert!(text.contains("Flagged nodes: 1 of 60") && text.contains("flagged: node17"));
     let png = dir.path().join("fleet.png");
