@@ -246,7 +246,19 @@ pub fn some_names<S: AsRef<str>>(names: &[S]) -> String {
     s
 }
 
+/// Flagged figures by (member, key), with the way each deviates.
+pub type Flags<'a> = std::collections::HashMap<(&'a str, &'a str), Direction>;
+
 impl FleetResults {
+    /// The outliers as a map, so that a report's cells and a table's rows look each figure up
+    /// once instead of scanning the outliers for every one.
+    pub fn flags(&self) -> Flags<'_> {
+        self.outliers
+            .iter()
+            .map(|o| ((o.member.as_str(), o.key.as_str()), o.direction))
+            .collect()
+    }
+
     /// Why a health check of this fleet fails (`memsight fleet` exits 1), if it does: results
     /// missing (none at all, or fewer than `expect`), or, when `outliers_fail`, nodes worse
     /// than their group and faults. A check whose results never arrived must not pass.

@@ -121,11 +121,13 @@ impl NodeSummary {
 
 impl NodeFigure {
     fn of(f: Figure, slow_suites: &[String]) -> NodeFigure {
-        let s = f.summary.as_ref();
+        // The marks as the terminal and the exports work them out, so a node's summary cannot
+        // disagree with its own result; a record written here always knows its slow phase.
+        let doubt = f.doubt(slow_suites);
         NodeFigure {
-            ci: s.map(|s| [s.ci_low, s.ci_high]),
-            disturbed: s.is_some_and(|s| s.rests_on_disturbed()),
-            slow_phase: Some(slow_suites.contains(&f.suite)),
+            ci: f.summary.as_ref().map(|s| [s.ci_low, s.ci_high]),
+            disturbed: doubt.disturbed,
+            slow_phase: Some(doubt.slow_phase),
             key: f.key,
             label: f.label,
             unit: f.unit,

@@ -9,7 +9,6 @@ use memsight_core::Error;
 
 use super::Analysis;
 use crate::figure::not_converged;
-use crate::fleet_report::Direction;
 use crate::table::{LongTable, Row, micros};
 
 impl Analysis {
@@ -31,11 +30,7 @@ impl Analysis {
                     .map(move |n| (n.as_str(), (id, words.as_str())))
             })
             .collect();
-        let flagged: HashMap<(&str, &str), Direction> = r
-            .outliers
-            .iter()
-            .map(|o| ((o.member.as_str(), o.key.as_str()), o.direction))
-            .collect();
+        let flagged = r.flags();
         let mut t = LongTable::new(out)?;
         for (e, name) in self.collected.entries.iter().zip(&self.names) {
             let started = micros(&e.node.started);

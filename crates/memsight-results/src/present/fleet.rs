@@ -4,8 +4,7 @@
 
 use super::Present;
 use crate::figure::{Better, Figure};
-use crate::fleet_report::Direction;
-use crate::fleet_report::FleetResults;
+use crate::fleet_report::{Direction, Flags, FleetResults};
 use crate::key::Key;
 use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View, num};
 
@@ -23,27 +22,18 @@ const MAX_LISTED: usize = 200;
 /// Groups the groups and distributions tables show, the largest first.
 const MAX_GROUPS: usize = 20;
 
-/// Cuts a table to its first `limit` rows, saying how many there were.
-fn cap(mut t: Table, limit: usize) -> Table {
-    let n = t.rows.len();
-    if n > limit {
-        t.rows.truncate(limit);
-        t.caption.push_str(&format!(
-            " — the first {limit} of {n} rows (--all-nodes for every one; the JSON and the Parquet table hold them all)"
-        ));
-    }
-    t
-}
-
-/// Outliers by member and key, looked up once per cell.
-type Flags<'a> = std::collections::HashMap<(&'a str, &'a str), Direction>;
-
 impl FleetResults {
-    fn flags(&self) -> Flags<'_> {
-        self.outliers
-            .iter()
-            .map(|o| ((o.member.as_str(), o.key.as_str()), o.direction))
-            .collect()
+    /// Cuts a table to its first `limit` rows, saying how many there were, unless every row
+    /// was asked for (`--all-nodes`): the one place that flag lifts the cut.
+    fn cap(&self, mut t: Table, limit: usize) -> Table {
+        let n = t.rows.len();
+        if !self.all_nodes && n > limit {
+            t.rows.truncate(limit);
+            t.caption.push_str(&format!(
+                " — the first {limit} of {n} rows (--all-nodes for every one; the JSON and the Parquet table hold them all)"
+            ));
+        }
+        t
     }
 
     /// Whether every node gets a row.
@@ -82,11 +72,7 @@ impl FleetResults {
         }) {
             t.rows.push(self.node_row(m, flags));
         }
-        if self.all_nodes {
-            t
-        } else {
-            cap(t, MAX_LISTED.max(MAX_ROWS))
-        }
+        self.cap(t, MAX_LISTED.max(MAX_ROWS))
     }
 
     fn node_row(&self, m: &crate::fleet_report::FleetMember, flags: &Flags) -> Vec<Cell> {
@@ -142,11 +128,7 @@ impl FleetResults {
                 Cell::Num(o.n.to_string()),
             ]);
         }
-        if self.all_nodes {
-            t
-        } else {
-            cap(t, MAX_LISTED)
-        }
+        self.cap(t, MAX_LISTED)
     }
 
     /// Each group's headline figures as distributions (the JSON holds every scored figure's).
@@ -380,11 +362,7 @@ impl Present for FleetResults {
                     Cell::Text(f.reason.clone()),
                 ]);
             }
-            blocks.push(Block::Table(if self.all_nodes {
-                t
-            } else {
-                cap(t, MAX_LISTED)
-            }));
+            blocks.push(Block::Table(self.cap(t, MAX_LISTED)));
         }
         blocks.extend(self.charts(&flags));
         let mut facts = vec![format!(
