@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Reads a memsight binary and checks that it runs on any Linux with glibc 2.28 or later:
 # built for the named architecture, needing no shared library beyond glibc's own, and using no
-# glibc symbol version newer than 2.28.
+# glibc symbol version newer than 2.28; with `musl`, that it is static (no loader, no library).
+# Either way: a GNU build-id, and no path of the machine that built it (cargo's registry, the
+# checkout, hwloc's build directory).
 #
-#   scripts/check-elf.sh BINARY x86_64|aarch64
+#   scripts/check-elf.sh BINARY x86_64|aarch64 [gnu|musl]
 set -euo pipefail
-bin=${1:?usage: $0 BINARY x86_64|aarch64}
-arch=${2:?usage: $0 BINARY x86_64|aarch64}
+bin=${1:?usage: $0 BINARY x86_64|aarch64 [gnu|musl]}
+arch=${2:?usage: $0 BINARY x86_64|aarch64 [gnu|musl]}
+libc=${3:-gnu}
 . "$(dirname "$0")/release-common.sh"
 fail() { echo "memsight: $bin: $*" >&2; exit 1; }
 [[ -f $bin ]] || fail "no such file"
@@ -17,6 +20,18 @@ case $arch in
   aarch64) [[ $machine == *AArch64* ]] ;;
   *) false ;;
 esac || fail "built for '$machine', not $arch"
+
+readelf -n "$bin" | grep -q "Build ID:" || fail "has no GNU build-id"
+# (Captured first: grep -q leaving the pipe early would end strings with SIGPIPE.)
+top=$(cd "$(dirname "$0")/.." && pwd)
+paths=$(strings -n 8 "$bin" | grep -F -e "$top/" -e "${CARGO_HOME:-$HOME/.cargo}/" -e "/.cargo/registry/" | head -n 3 || true)
+[[ -z $paths ]] || fail "names build paths: $(tr '\n' ' ' <<<"$paths")"
+if [[ $libc == musl ]]; then
+  [[ -z $(readelf -d "$bin" 2>/dev/null | grep "(NEEDED)" || true) ]] || fail "needs shared libraries"
+  [[ -z $(readelf -l "$bin" | grep "program interpreter" || true) ]] || fail "asks for a loader"
+  echo "memsight: $bin: $machine, static (no loader, no shared library)" >&2
+  exit 0
+fi
 
 # Only glibc's own libraries.
 needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')

@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
-# Checks the release artefacts (scripts/release.sh --check runs it):
+# Checks the tarballs (scripts/release.sh --check runs it; scripts/check-packages.sh checks the
+# distributions' packages):
 #   - each binary read with readelf/objdump (scripts/check-elf.sh): architecture, only glibc's
-#     libraries, no symbol newer than GLIBC_2.28; the tarball, the .deb and the RPM hold the
-#     same binary; SHA256SUMS verifies;
-#   - the tarball's, the .deb's and the RPM's contents; the .deb's Depends and Suggests; the RPM's
-#     Requires (glibc only), Recommends and scriptlets (none), inspected with Debian's rpm;
-#   - the x86_64 tarball's binary runs `env`, `latency --max-size 4MiB` and `run --quick` in a
-#     Debian 11 root (glibc 2.31, made with debootstrap from Debian's packages), where the .deb
-#     also installs with dpkg and the RPM's binary starts;
-#   - the portable binary reads recorded hwloc topologies as the build it is compared with does;
-#   - the aarch64 tarball's binary starts under qemu-user (scripts/test-aarch64.sh runs the
-#     same build on a smoke set there).
+#     libraries and no symbol newer than GLIBC_2.28 (or, for musl, no library and no loader), a
+#     GNU build-id, no build path; SHA256SUMS and every ASSET.sha256 verify;
+#   - each tarball's contents: licences, THIRD-PARTY.md, CHANGELOG.md, install.sh, man pages,
+#     completions, examples, units; install.sh installs into a scratch prefix with the units
+#     naming the binary it installed, and --uninstall removes all of it;
+#   - the x86_64 portable binary runs `env`, `latency --max-size 4MiB` and `run --quick` in a
+#     Debian 11 root (glibc 2.31, made with debootstrap from Debian's packages);
+#   - the static binary runs `env` and `latency --max-size 4MiB` in a root holding nothing but
+#     it and Debian's busybox-static (no libc at all), and the aarch64 one under qemu-user;
+#   - the portable binary reads recorded hwloc topologies as the build it is compared with does.
 #
-#   scripts/check-release.sh --prepare            make (or reuse) the Debian 11 root
-#   scripts/check-release.sh DIST ARCH...         check the artefacts in DIST
+#   scripts/check-release.sh --prepare            make (or reuse) the Debian 11 and 12 roots
+#   scripts/check-release.sh DIST ARCH...         check the tarballs in DIST
 #
-# The Debian 11 root needs root (debootstrap, chroot); without it that part is skipped, said.
-# It is kept in target/release-check/bullseye and reused (about 240 MB, a minute to make).
+# The roots need root (debootstrap, chroot); without it those parts are skipped, said. They are
+# kept in target/release-check/{bullseye,bookworm} and reused (about 240 and 330 MB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root_dir=$PWD/target/release-check/bullseye
@@ -26,15 +27,24 @@ say() { echo "memsight: release check: $*" >&2; }
 
 can_chroot() { [[ $(id -u) == 0 ]] && command -v debootstrap >/dev/null; }
 
+# One root, made once: DIR SUITE [PACKAGES].
+make_root() {
+  local dir=$1 suite=$2 include=${3:-}
+  [[ -f $dir/.memsight-complete ]] && return 0
+  rm -rf "$dir"
+  mkdir -p "$(dirname "$dir")"
+  debootstrap --variant=minbase ${include:+--include=$include} "$suite" "$dir" "$MIRROR" >"$dir.log" 2>&1 \
+    || { tail -n 20 "$dir.log" >&2; fail "debootstrap of $suite failed (log: $dir.log)"; }
+  touch "$dir/.memsight-complete"
+}
+
+# Debian 11 runs the portable binary; Debian 12, with systemd and the libraries the .deb links,
+# takes the .deb through install, enable, removal and purge (check-packages.sh).
 prepare() {
-  can_chroot || { say "skipping the Debian 11 root: needs root and debootstrap"; return 0; }
-  [[ -f $root_dir/.memsight-complete ]] && return 0
-  rm -rf "$root_dir"
-  mkdir -p "$(dirname "$root_dir")"
-  local log=$root_dir.log
-  debootstrap --variant=minbase bullseye "$root_dir" "$MIRROR" >"$log" 2>&1 \
-    || { tail -n 20 "$log" >&2; fail "debootstrap of Debian 11 failed (log: $log)"; }
-  touch "$root_dir/.memsight-complete"
+  can_chroot || { say "skipping the Debian roots: needs root and debootstrap"; return 0; }
+  # (One after the other: two debootstraps at once fail to find their packages.)
+  make_root "$root_dir" bullseye
+  make_root "$(dirname "$root_dir")/bookworm" bookworm systemd,libhwloc15,libsqlite3-0
 }
 
 if [[ ${1:-} == --prepare ]]; then
@@ -46,114 +56,46 @@ shift
 (($#)) || fail "name the architectures to check"
 . scripts/release-common.sh
 version=$(workspace_version)
-work=$(mktemp -d)
-mounted=()
-cleanup() {
-  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+scratch_with_mounts
 
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not verify"
 
-# What every package ships, relative to its root (the .deb's paths; the RPM differs only in
-# where zsh completions and the licence go, as Fedora and RHEL place them).
-deb_files=(usr/bin/memsight usr/share/man/man1/memsight.1.gz usr/share/man/man1/memsight-run.1.gz
-  usr/share/bash-completion/completions/memsight usr/share/zsh/vendor-completions/_memsight
-  usr/share/fish/vendor_completions.d/memsight.fish usr/share/doc/memsight/copyright
-  usr/share/doc/memsight/README.md usr/share/doc/memsight/CHANGELOG.md usr/share/doc/memsight/trust.md
-  usr/share/doc/memsight/methods/latency.md usr/share/doc/memsight/reference/jedec-ddr.md
-  usr/share/doc/memsight/operations.md usr/share/doc/memsight/examples/node-reference.toml
-  usr/lib/systemd/system/memsight-metrics.service usr/lib/systemd/system/memsight-metrics.timer)
-rpm_files=(/usr/bin/memsight /usr/share/man/man1/memsight.1.gz /usr/share/man/man1/memsight-run.1.gz
-  /usr/share/bash-completion/completions/memsight /usr/share/zsh/site-functions/_memsight
-  /usr/share/fish/vendor_completions.d/memsight.fish /usr/share/licenses/memsight/LICENSE
-  /usr/share/licenses/memsight/LICENSE-MIT /usr/share/licenses/memsight/LICENSE-APACHE
-  /usr/share/doc/memsight/README.md /usr/share/doc/memsight/CHANGELOG.md /usr/share/doc/memsight/trust.md
-  /usr/share/doc/memsight/methods/latency.md /usr/share/doc/memsight/reference/jedec-ddr.md
-  /usr/share/doc/memsight/examples/node-reference.toml
-  /usr/lib/systemd/system/memsight-metrics.service /usr/lib/systemd/system/memsight-metrics.timer)
-tar_files=(memsight LICENSE LICENSE-MIT LICENSE-APACHE CHANGELOG.md README.md man/man1/memsight.1 man/man1/memsight-run.1
+tar_files=(memsight LICENSE LICENSE-MIT LICENSE-APACHE THIRD-PARTY.md CHANGELOG.md README.md install.sh man/man1/memsight.1 man/man1/memsight-run.1
   complete/memsight.bash complete/_memsight complete/memsight.fish doc/trust.md
   doc/distributions.md doc/methods/latency.md doc/reference/jedec-ddr.md
   examples/node-reference.toml systemd/memsight-metrics.service systemd/memsight-metrics.timer)
 
 check_tarball() {
-  local arch=$1 name=memsight-$version-$1-linux-gnu
+  local arch=$1 libc=$2 name=memsight-$version-$1-linux-$2
   local tgz=$dist/$name.tar.gz
   [[ -f $tgz ]] || fail "no $tgz"
-  mkdir -p "$work/tar-$arch"
-  tar xzf "$tgz" -C "$work/tar-$arch"
-  local dir=$work/tar-$arch/$name
+  mkdir -p "$work/tar-$arch-$libc"
+  tar xzf "$tgz" -C "$work/tar-$arch-$libc"
+  local dir=$work/tar-$arch-$libc/$name
   for f in "${tar_files[@]}"; do [[ -f $dir/$f ]] || fail "$tgz lacks $name/$f"; done
-  [[ -x $dir/memsight ]] || fail "$tgz: memsight is not executable"
-  bash scripts/check-elf.sh "$dir/memsight" "$arch"
+  [[ -x $dir/memsight && -x $dir/install.sh ]] || fail "$tgz: memsight or install.sh is not executable"
+  grep -q "hwloc" "$dir/THIRD-PARTY.md" || fail "$tgz: THIRD-PARTY.md lacks hwloc's notice"
+  bash scripts/check-elf.sh "$dir/memsight" "$arch" "$libc"
   grep -q '^\.TH memsight' "$dir/man/man1/memsight.1" || fail "$tgz: the man page does not render"
   bash -n "$dir/complete/memsight.bash" || fail "$tgz: the bash completion does not parse"
 }
 
-check_deb() {
-  local arch=$1 debarch
-  case $arch in x86_64) debarch=amd64 ;; aarch64) debarch=arm64 ;; esac
-  local deb=$dist/memsight_${version}-1_$debarch.deb
-  [[ -f $deb ]] || fail "no $deb"
-  local contents info
-  contents=$(dpkg-deb -c "$deb")
-  for f in "${deb_files[@]}"; do grep -q " \./$f\$" <<<"$contents" || fail "$deb lacks /$f"; done
-  info=$(dpkg-deb -I "$deb")
-  grep -q "^ Architecture: $debarch\$" <<<"$info" || fail "$deb is not for $debarch"
-  # Nothing beyond glibc 2.28: that is what the binary needs (check-elf.sh).
-  [[ $(sed -n 's/^ Depends: //p' <<<"$info") == "libc6 (>= 2.28)" ]] \
-    || fail "$deb depends on $(sed -n 's/^ Depends: //p' <<<"$info"), not only libc6 (>= 2.28)"
-  grep -q "^ Suggests:.*libpmemobj" <<<"$info" || fail "$deb does not suggest PMDK"
-  # The systemd timer is installed, not enabled: no maintainer script turns it on.
-  ! grep -qE "postinst|preinst|prerm|postrm" <<<"$info" || fail "$deb has maintainer scripts"
-  mkdir -p "$work/deb-$arch"
-  dpkg-deb -x "$deb" "$work/deb-$arch"
-  cmp -s "$work/deb-$arch/usr/bin/memsight" "$work/tar-$arch/memsight-$version-$arch-linux-gnu/memsight" \
-    || fail "$deb holds another binary than the tarball"
-  # (Output is captured before it is searched: `grep -q` leaving a pipe early would end the
-  # writer with SIGPIPE, which pipefail turns into a failure.)
-  grep -q 'noise' <<<"$(zcat "$work/deb-$arch/usr/share/man/man1/memsight-compare.1.gz")" \
-    || fail "$deb: memsight-compare(1) does not render"
-  grep -q "complete -c memsight" "$work/deb-$arch/usr/share/fish/vendor_completions.d/memsight.fish"
-  grep -q "#compdef memsight" "$work/deb-$arch/usr/share/zsh/vendor-completions/_memsight"
-  if command -v systemd-analyze >/dev/null; then
-    local u out
-    for u in memsight-metrics.service memsight-metrics.timer; do
-      # The unit's syntax; "not found" for /usr/bin/memsight outside the root is expected.
-      out=$(systemd-analyze verify --root="$work/deb-$arch" "$work/deb-$arch/usr/lib/systemd/system/$u" 2>&1 || true)
-      ! grep -qiE "unknown (key|section)|failed to parse|invalid" <<<"$out" || fail "$u does not parse: $out"
-    done
-  fi
-}
-
-check_rpm() {
-  local arch=$1
-  local rpmf=$dist/memsight-${version}-1.$arch.rpm
-  [[ -f $rpmf ]] || fail "no $rpmf"
-  [[ $(rpm -qp --qf '%{ARCH}' "$rpmf" 2>/dev/null) == "$arch" ]] || fail "$rpmf is not for $arch"
-  local list req
-  list=$(rpm -qpl "$rpmf" 2>/dev/null)
-  for f in "${rpm_files[@]}"; do grep -qx "$f" <<<"$list" || fail "$rpmf lacks $f"; done
-  # Requires: rpm's own features and glibc's libraries only, none newer than the floor
-  # ("libc.so.6(GLIBC_2.17)(64bit)": the library is the part before the first parenthesis).
-  req=$(rpm -qpR "$rpmf" 2>/dev/null)
-  while read -r r; do
-    [[ $r == rpmlib\(* || $r == "rtld(GNU_HASH)" ]] || glibc_library "${r%%(*}" \
-      || fail "$rpmf requires '$r', which glibc does not provide"
-    if [[ $r =~ GLIBC_([0-9.]+) ]]; then
-      glibc_at_most_floor "${BASH_REMATCH[1]}" || fail "$rpmf requires $r, newer than glibc $GLIBC_FLOOR"
-    fi
-  done <<<"$req"
-  [[ -z $(rpm -qp --scripts "$rpmf" 2>/dev/null) ]] || fail "$rpmf has scriptlets"
-  local rec
-  rec=$(rpm -qp --recommends "$rpmf" 2>/dev/null)
-  for p in gperftools-libs jemalloc libpmemobj; do grep -qx "$p" <<<"$rec" || fail "$rpmf does not recommend $p"; done
-  mkdir -p "$work/rpm-$arch"
-  (cd "$work/rpm-$arch" && rpm2cpio "$rpmf" | cpio -idm --quiet)
-  cmp -s "$work/rpm-$arch/usr/bin/memsight" "$work/tar-$arch/memsight-$version-$arch-linux-gnu/memsight" \
-    || fail "$rpmf holds another binary than the tarball"
+# install.sh into a scratch prefix (DESTDIR): the units name the binary where it went, the
+# examples are where the Slurm script says; --uninstall leaves nothing.
+check_install_script() {
+  local dir=$work/tar-x86_64-gnu/memsight-$version-x86_64-linux-gnu dest=$work/destdir
+  DESTDIR=$dest sh "$dir/install.sh" --prefix /opt/memsight >/dev/null
+  [[ -x $dest/opt/memsight/bin/memsight ]] || fail "install.sh installed no binary"
+  grep -q "^ExecStart=/opt/memsight/bin/memsight " "$dest/opt/memsight/lib/systemd/system/memsight-metrics.service" \
+    || fail "install.sh's unit does not run the binary it installed"
+  ! grep -q "/usr/bin/memsight" "$dest/opt/memsight/lib/systemd/system/memsight-metrics.service" \
+    || fail "install.sh's unit still names /usr/bin/memsight"
+  [[ -x $dest/opt/memsight/share/memsight/slurm-healthcheck.sh && -f $dest/opt/memsight/share/doc/memsight/THIRD-PARTY.md ]] \
+    || fail "install.sh did not install the examples and notices"
+  DESTDIR=$dest sh "$dir/install.sh" --prefix /opt/memsight --uninstall >/dev/null
+  local left
+  left=$(find "$dest" -type f -o -type l)
+  [[ -z $left ]] || fail "install.sh --uninstall left: $left"
 }
 
 # The portable binary against a build of this checkout (the tests' own, when there) on recorded
@@ -182,23 +124,18 @@ check_same_results() {
   say "the portable binary reads recorded topologies and this machine as $ref does"
 }
 
-# In the Debian 11 root: the tarball's binary measures, the .deb installs, the RPM's binary starts.
+# In the Debian 11 root: the portable binary measures.
 check_old_userland() {
   can_chroot || { say "skipping the Debian 11 root: needs root and debootstrap"; return 0; }
   prepare
-  local arch=x86_64 name=memsight-$version-x86_64-linux-gnu
+  local name=memsight-$version-x86_64-linux-gnu
   local glibc
   glibc=$(chroot "$root_dir" ldd --version)
   glibc=$(sed -n '1s/.* \([0-9][0-9]*\.[0-9][0-9]*\)$/\1/p' <<<"$glibc")
   rm -rf "$root_dir/tmp/memsight-check"
   mkdir -p "$root_dir/tmp/memsight-check"
   tar xzf "$dist/$name.tar.gz" -C "$root_dir/tmp/memsight-check"
-  cp "$dist/memsight_${version}-1_amd64.deb" "$root_dir/tmp/memsight-check/"
-  cp "$work/rpm-x86_64/usr/bin/memsight" "$root_dir/tmp/memsight-check/memsight-rpm"
-  for m in proc sys; do
-    mount --bind "/$m" "$root_dir/$m"
-    mounted+=("$root_dir/$m")
-  done
+  bind_proc_sys "$root_dir"
   local in=(chroot "$root_dir" env -i PATH=/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin HOME=/root LANG=C.UTF-8)
   local bin=/tmp/memsight-check/$name/memsight
   "${in[@]}" "$bin" --json env >"$work/env.json" || fail "env failed in the Debian 11 root"
@@ -207,32 +144,58 @@ check_old_userland() {
   "${in[@]}" "$bin" --no-progress run --quick --no-history --out /tmp/memsight-check/run >/dev/null \
     || fail "run --quick failed in the Debian 11 root"
   cp "$root_dir/tmp/memsight-check/run/run.json" "$work/run.json"
-  python3 - "$work" <<'PY'
+  python3 - "$work" x86_64 <<'PY'
 import json, sys
-d = sys.argv[1]
+d, arch = sys.argv[1], sys.argv[2]
 env = json.load(open(f"{d}/env.json"))["environment"]
-assert env["cpu"]["architecture"] == "x86_64", env["cpu"]["architecture"]
+assert env["cpu"]["architecture"] == arch, env["cpu"]["architecture"]
 lat = json.load(open(f"{d}/latency.json"))["results"]["ladders"][0]
 assert lat["main"]["points"], "no latency points"
 run = json.load(open(f"{d}/run.json"))
 assert run["complete"], "run --quick did not complete"
 PY
-  # The .deb installs with dpkg (its Depends met by Debian 11's libc6) and its binary runs.
-  "${in[@]}" dpkg -i "/tmp/memsight-check/memsight_${version}-1_amd64.deb" >"$work/dpkg.log" 2>&1 \
-    || { cat "$work/dpkg.log" >&2; fail "the .deb does not install on Debian 11"; }
-  grep -q "^memsight $version" <<<"$("${in[@]}" memsight --version)" || fail "the installed .deb does not run"
-  "${in[@]}" dpkg --purge memsight >/dev/null 2>&1
-  grep -q "^memsight " <<<"$("${in[@]}" /tmp/memsight-check/memsight-rpm --version)" \
-    || fail "the RPM's binary does not run on Debian 11"
   rm -rf "$root_dir/tmp/memsight-check"
-  say "x86_64: the tarball's binary ran env, latency and run --quick, the .deb installed and the RPM's binary started in Debian 11 (glibc $glibc)"
+  say "x86_64: the portable binary ran env, latency and run --quick in Debian 11 (glibc $glibc)"
 }
 
+# The static binary in a root with nothing but it and busybox (no libc, no loader, no /lib):
+# env and a latency ladder (their JSON read outside: the root has no Python).
+check_static() {
+  local arch=$1 bin=$work/tar-$1-musl/memsight-$version-$1-linux-musl/memsight
+  if [[ $arch == "$(uname -m)" ]]; then
+    can_chroot || { say "skipping the busybox root: needs root"; return 0; }
+    [[ -x /bin/busybox ]] && ! ldd /bin/busybox >/dev/null 2>&1 || fail "no static /bin/busybox (busybox-static)"
+    local root=$work/busybox-root
+    mkdir -p "$root/bin" "$root/tmp"
+    cp /bin/busybox "$root/bin/busybox"
+    ln -s busybox "$root/bin/sh"
+    cp "$bin" "$root/bin/memsight"
+    bind_proc_sys "$root"
+    [[ -z $(find "$root" -path "$root/proc" -prune -o -path "$root/sys" -prune -o -name '*.so*' -print) ]] || fail "the busybox root holds a library"
+    chroot "$root" /bin/memsight --json env >"$work/static-env.json" || fail "the static binary's env failed in a root without libc"
+    chroot "$root" /bin/memsight --json --no-progress latency --max-size 4MiB >"$work/static-latency.json" \
+      || fail "the static binary's latency failed in a root without libc"
+    python3 - "$work" "$arch" <<'PY'
+import json, sys
+d, arch = sys.argv[1], sys.argv[2]
+assert json.load(open(f"{d}/static-env.json"))["environment"]["cpu"]["architecture"] == arch
+assert json.load(open(f"{d}/static-latency.json"))["results"]["ladders"][0]["main"]["points"]
+PY
+    say "$arch: the static binary ran env and latency --max-size 4MiB in a root holding only busybox"
+  elif command -v qemu-aarch64 >/dev/null; then
+    qemu-aarch64 "$bin" --json env | python3 -c 'import json,sys; a=json.load(sys.stdin)["environment"]["cpu"]["architecture"]; assert a == "aarch64", a' \
+      || fail "the static aarch64 binary does not run under qemu"
+    say "$arch: the static binary ran env under qemu-user"
+  else
+    say "no qemu-aarch64: the static aarch64 binary was read, not run"
+  fi
+}
+
+(cd "$dist" && cat ./*.sha256 | sha256sum --quiet -c -) || fail "a per-asset checksum does not verify"
 for arch in "$@"; do
-  check_tarball "$arch"
-  check_deb "$arch"
-  check_rpm "$arch"
-  bin=$work/tar-$arch/memsight-$version-$arch-linux-gnu/memsight
+  check_tarball "$arch" gnu
+  check_tarball "$arch" musl
+  bin=$work/tar-$arch-gnu/memsight-$version-$arch-linux-gnu/memsight
   if [[ $arch == "$(uname -m)" ]]; then
     grep -q "^memsight $version" <<<"$("$bin" --version)" || fail "$bin does not run here"
     check_same_results "$bin"
@@ -245,6 +208,10 @@ for arch in "$@"; do
       say "no qemu-aarch64: the aarch64 binary was read, not run"
     fi
   fi
-  say "$arch: tarball, .deb and RPM checked"
+  check_static "$arch"
+  say "$arch: the glibc and static tarballs checked"
 done
-[[ " $* " != *" x86_64 "* ]] || check_old_userland
+if [[ " $* " == *" x86_64 "* ]]; then
+  check_install_script
+  check_old_userland
+fi

@@ -4,7 +4,7 @@
 # test.sh; exits with a list of exactly what is missing when it cannot install it.
 set -euo pipefail
 
-PACKAGES=(build-essential pkg-config libhwloc-dev libudev-dev bzip2)
+PACKAGES=(build-essential pkg-config libhwloc-dev libsqlite3-dev libudev-dev bzip2)
 # Packages only the tests need (test.sh sets them): e.g. chromium for the report's browser test.
 # shellcheck disable=SC2206
 PACKAGES+=(${MEMSIGHT_TEST_PACKAGES:-})

@@ -1,5 +1,6 @@
 # What the release scripts share (sourced, not run): the glibc the portable binary targets and
-# what counts as glibc's own, how qemu-user runs an aarch64 binary here, the workspace version.
+# what counts as glibc's own, how qemu-user runs an aarch64 binary here, the workspace version,
+# the hwloc source the portable binaries link, the tools a release is made with.
 
 # The oldest glibc the portable binary runs on.
 GLIBC_FLOOR=2.28
@@ -40,3 +41,88 @@ workspace_version() {
 # unset and one that set it would rebuild each other's binaries.
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || stat -c %Y Cargo.lock)}
 export SOURCE_DATE_EPOCH
+
+# The hwloc release the portable and static binaries link: Debian's orig tarball of the
+# libhwloc15 this project is tested with, checked against a pinned SHA-256 (portable.sh).
+HWLOC_VERSION=2.9.0
+HWLOC_URL=http://deb.debian.org/debian/pool/main/h/hwloc/hwloc_${HWLOC_VERSION}.orig.tar.bz2
+HWLOC_SHA256=b3fb1a43a14d8fbcd8e976de5ede2ea7ce1d768ed173adb33c7ceaaf098dc970
+# Its path, downloaded first when missing (under a name of its own, then renamed: both
+# architectures' builds may fetch it at once).
+hwloc_tarball() {
+  local tarball=target/portable/hwloc_${HWLOC_VERSION}.orig.tar.bz2
+  mkdir -p target/portable
+  if [[ ! -f $tarball ]]; then
+    curl -fsSL --retry 3 -o "$tarball.$$" "$HWLOC_URL" && mv -f "$tarball.$$" "$tarball"
+  fi
+  echo "$HWLOC_SHA256  $tarball" | sha256sum -c --quiet - \
+    || { echo "memsight: $tarball does not match its pinned SHA-256" >&2; rm -f "$tarball"; return 1; }
+  echo "$tarball"
+}
+
+# The tools a release is made with, installed when missing: Debian's packaging tools and linters,
+# and two cargo subcommands at the versions this project was released with.
+release_tools() {
+  local p missing=()
+  # (And the other architecture's objcopy, which portable.sh strips that binary with.)
+  local other=aarch64
+  [[ $(uname -m) != aarch64 ]] || other=x86-64
+  for p in rpm cpio debhelper dpkg-dev fakeroot lintian rpmlint busybox-static debootstrap "binutils-$other-linux-gnu"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    [[ $(id -u) == 0 ]] || { echo "memsight: missing packages: sudo apt-get install ${missing[*]}" >&2; exit 1; }
+    echo "memsight: installing ${missing[*]}" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  cargo about --version 2>/dev/null | grep -q "^cargo-about 0.9.3$" \
+    || cargo install --quiet --locked cargo-about@0.9.3 --features cli
+  cargo vendor-filterer --version 2>/dev/null | grep -q "0.5.18" \
+    || cargo install --quiet --locked cargo-vendor-filterer@0.5.18
+}
+
+# Where the distributions' packages are built from the source tarball, and the cargo target
+# directory their builds share (scripts/source-packages.sh).
+source_build_dir() { echo "$PWD/target/source-build"; }
+source_cargo_dir() { echo "$PWD/target/source-build-cargo"; }
+packaging_spec=packaging/rpm/memsight.spec
+
+# rpmbuild ARGS... with this project's settings: sources in its rpm/SOURCES, the build unpacked
+# in source_build_dir (the path the .deb was built at), results under its rpm/; reproducible
+# (every file and the build time clamped to SOURCE_DATE_EPOCH, no build host name); without
+# checking build dependencies (rustup's toolchain); with packaging/rpm's fallbacks for the
+# systemd macros where systemd-rpm-macros is not installed; and the binary stripped whole (on
+# Fedora the debuginfo step does that, moving the symbols into -debuginfo; Debian's rpm has none
+# and its own strip step keeps the symbol table).
+rpm_build() {
+  local build fallback=()
+  build=$(source_build_dir)
+  [[ $(rpm --eval '%{?systemd_post:yes}') == yes ]] || fallback=(--load packaging/rpm/macros.systemd-fallback)
+  rpmbuild "${fallback[@]}" --nodeps --quiet \
+    --define "_topdir $build/rpm" --define "_sourcedir $build/rpm/SOURCES" --define "_builddir $build" \
+    --define "memsight_cargo_target_dir $(source_cargo_dir)" \
+    --define "packager $(sed -n 's/^Maintainer: //p' debian/control)" \
+    --define "__brp_strip /usr/bin/strip --strip-unneeded --remove-section=.comment %{buildroot}/usr/bin/memsight" \
+    --define "_buildhost reproducible" --define "source_date_epoch_from_changelog 0" \
+    --define "use_source_date_epoch_as_buildtime 1" --define "clamp_mtime_to_source_date_epoch 1" \
+    "$@"
+}
+
+# A scratch directory ($work) and the bind mounts made into roots ($mounted), both undone when
+# the script exits, however it exits.
+scratch_with_mounts() {
+  work=$(mktemp -d)
+  mounted=()
+  trap 'for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+}
+
+# /proc and /sys of this machine inside root $1 (recorded for scratch_with_mounts to undo).
+bind_proc_sys() {
+  local m
+  for m in proc sys; do
+    mkdir -p "$1/$m"
+    mount --bind "/$m" "$1/$m"
+    mounted+=("$1/$m")
+  done
+}

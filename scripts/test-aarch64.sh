@@ -35,7 +35,7 @@ timeout 900 cargo test --locked --target aarch64-unknown-linux-gnu -p memsight-k
 # finish there (kernels a core lacks are left out and said). Timings under an emulator mean
 # nothing; what is checked is that every path runs and its JSON reads.
 arm=$(bash scripts/portable.sh aarch64)
-PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR=$PWD/target/portable/hwloc-aarch64/lib/pkgconfig \
+PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR=$PWD/target/portable/hwloc-aarch64-v3/lib/pkgconfig \
   cargo clippy --locked --target aarch64-unknown-linux-gnu -q -- -D warnings
 read -ra qemu <<<"$(qemu_aarch64)"
 smoke=$(mktemp -d)

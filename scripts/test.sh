@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, the kernel tests and the portable binary for aarch64
 # under qemu (best effort: skipped with a message where the cross toolchain cannot be had), unit,
-# property and integration tests, then the release artefacts (tarballs, RPMs, .debs) built and
-# checked, in a Debian 11 root among other ways, and fleet mode under real launchers.
+# property and integration tests, then the release artefacts (portable and static tarballs, the
+# source tarball, the .dsc/.deb and SRPM/RPM built from it) made and checked, in Debian 11 and
+# 12 roots and a root with only busybox among other ways, and fleet mode under real launchers.
 # The tests read recorded machines (dmidecode dumps, hwloc XML and sysfs snapshots) from
 # testdata/ in this repository; nothing outside the checkout.
 set -euo pipefail
@@ -24,7 +25,7 @@ esac
 # and debootstrap (the Debian 11 root the release binary runs in); node_exporter, Prometheus and
 # curl (scripts/test-metrics.sh: the textfiles scraped, the alert rules' unit tests, the
 # dashboard's queries).
-MEMSIGHT_TEST_PACKAGES="rpm cpio debootstrap chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus prometheus-node-exporter curl python3-jsonschema"
+MEMSIGHT_TEST_PACKAGES="rpm cpio debootstrap debhelper lintian rpmlint busybox-static chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus prometheus-node-exporter curl python3-jsonschema"
 . scripts/deps.sh
 # pyarrow and duckdb read the Parquet tables back as analysts would (tests/fleet_parquet.rs): from
 # PyPI, the versions the tests were written against (pip puts a user install where this python3
@@ -84,12 +85,14 @@ prep_root=$!
 trap 'kill "$prep" "$prep_root" 2>/dev/null || true' EXIT
 lints
 wait "$prep" || { cat "$prep_log" >&2; echo "memsight: preparing the release build failed" >&2; exit 1; }
-# The two release binaries build at the lowest priority beside the aarch64 tests and the cargo
+# The release artefacts build at the lowest priority beside the aarch64 tests and the cargo
 # tests, on the CPU time those leave idle (the tests assert what holds on a loaded machine:
-# scripts/test-under-load.sh); scripts/test-aarch64.sh and scripts/release.sh then find them
-# built (cargo waits for the build directory's lock meanwhile).
+# scripts/test-under-load.sh): the portable and static binaries, the source tarball and the
+# packages compiled from it. scripts/test-aarch64.sh and `release.sh --check` then find them
+# built (cargo waits for the build directory's lock meanwhile; the packages' second build finds
+# its compiled code fresh).
 build_log=${CARGO_TARGET_DIR:-target}/release-build.log
-{ nice -n 19 bash scripts/portable.sh aarch64 && nice -n 19 bash scripts/portable.sh x86_64; } >"$build_log" 2>&1 &
+{ nice -n 19 bash scripts/portable.sh aarch64 && nice -n 19 bash scripts/release.sh; } >"$build_log" 2>&1 &
 build=$!
 trap 'kill "$prep_root" "$build" 2>/dev/null || true' EXIT
 step bash scripts/test-aarch64.sh
@@ -106,8 +109,10 @@ renice_tree() {
 renice_tree "$build"
 wait "$build" || { cat "$build_log" >&2; echo "memsight: the release binaries did not build" >&2; exit 1; }
 wait "$prep_root" || { cat "$prep_log.root" >&2; echo "memsight: the Debian 11 root could not be made" >&2; exit 1; }
-# The release artefacts: the portable binaries (glibc >= 2.28, hwloc static) in tarballs, RPMs
-# and .debs, read with readelf and rpm, and run in a Debian 11 root (scripts/check-release.sh).
+# The release artefacts checked: the portable and static tarballs read and run (a Debian 11 root,
+# a root with only busybox, qemu), the .deb and RPM built from the source tarball read, linted,
+# rebuilt and taken through install, enable, removal and purge (scripts/check-release.sh,
+# scripts/check-packages.sh).
 step bash scripts/release.sh --check
 # Fleet mode under real launchers: Open MPI's mpirun and a one-node Slurm cluster started here.
 step bash scripts/test-launchers.sh

@@ -2,17 +2,19 @@
 # Slurm HealthCheckProgram: judge this node with memsight; drain it on FAIL or INCOMPLETE, with
 # memsight's one line (ASCII) as the reason, and resume it when it passes again, if memsight was
 # what drained it. In slurm.conf:
-#   HealthCheckProgram=/usr/share/doc/memsight/examples/slurm-healthcheck.sh
+#   HealthCheckProgram=/usr/share/memsight/slurm-healthcheck.sh
 #   HealthCheckInterval=21600
 #   HealthCheckNodeState=IDLE      # measure only on idle nodes: jobs would disturb it and it them
 # MEMSIGHT_REFERENCE overrides the reference (default /etc/memsight/node-reference.toml);
-# MEMSIGHT_RESULT judges a stored result instead of measuring.
+# MEMSIGHT_RESULT judges a stored result instead of measuring; MEMSIGHT names the binary (default:
+# memsight from PATH; install.sh writes the one it installed).
 # Exit status: memsight check's (0 PASS, 1 FAIL, 3 INCOMPLETE or a system error); 2 (bad input: a
 # reference with an error in it, a file that is not there) is reported and drains nothing: it
 # is the configuration that is wrong.
 reference=${MEMSIGHT_REFERENCE:-/etc/memsight/node-reference.toml}
 node=${SLURMD_NODENAME:-$(hostname -s)}
-line=$(memsight check --quiet --no-progress --reference "$reference" --format line ${MEMSIGHT_RESULT:+"$MEMSIGHT_RESULT"} 2>&1)
+memsight=${MEMSIGHT:-memsight}
+line=$("$memsight" check --quiet --no-progress --reference "$reference" --format line ${MEMSIGHT_RESULT:+"$MEMSIGHT_RESULT"} 2>&1)
 status=$?
 case $status in
     0)

@@ -215,8 +215,20 @@ pub fn glibc_arenas() -> Option<usize> {
     if stream.is_null() {
         return None;
     }
+    // Looked up, not linked: a static musl build has no malloc_info (nor glibc's arenas).
+    let f = symbol(c"malloc_info");
+    if f.is_null() {
+        // SAFETY: the stream was opened above and is closed once.
+        unsafe { libc::fclose(stream) };
+        // SAFETY: whatever the stream allocated was allocated with malloc.
+        unsafe { libc::free(buf.cast()) };
+        return None;
+    }
+    type Info = unsafe extern "C" fn(libc::c_int, *mut libc::FILE) -> libc::c_int;
+    // SAFETY: glibc exports malloc_info(int options, FILE *stream) -> int.
+    let info: Info = unsafe { std::mem::transmute::<*mut libc::c_void, Info>(f) };
     // SAFETY: a valid stream; glibc writes its XML report into it under the arena locks.
-    let rc = unsafe { libc::malloc_info(0, stream) };
+    let rc = unsafe { info(0, stream) };
     // SAFETY: the stream was opened above and is closed once; closing sets `buf` and `len`.
     unsafe { libc::fclose(stream) };
     if buf.is_null() {

@@ -29,3 +29,33 @@ fn the_changelog_names_this_version_as_its_latest_release() {
     let out = common::ok(&common::memsight().arg("--version").output().unwrap());
     assert_eq!(out.trim(), format!("memsight {version}"));
 }
+
+/// The packages' changelogs (debian/changelog, the spec's %changelog and Version) are made from
+/// CHANGELOG.md, and Debian's copyright file from Cargo.lock: both kept current in the
+/// repository, which the release refuses otherwise.
+#[test]
+fn the_packaging_files_made_from_the_changelog_and_the_lock_file_are_current() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for args in [
+        &["scripts/changelogs.py", "--check"][..],
+        &["scripts/notices.py", "debian-copyright", "--check"][..],
+    ] {
+        let out = match std::process::Command::new("python3")
+            .args(args)
+            .current_dir(&root)
+            .output()
+        {
+            Ok(out) => out,
+            Err(e) => {
+                eprintln!("skipped: python3 cannot be started ({e})");
+                return;
+            }
+        };
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

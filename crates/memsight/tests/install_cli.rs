@@ -231,7 +231,7 @@ fn the_studies_page_gives_real_commands() {
 #[test]
 fn the_docs_cite_paths_that_exist() {
     let cited = regex::Regex::new(
-        r"`((?:crates|docs|testdata|bench|scripts)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])`",
+        r"`((?:crates|docs|testdata|bench|scripts|packaging|debian)/[A-Za-z0-9_./-]*[A-Za-z0-9_/])`",
     )
     .unwrap();
     let mut docs = vec![top().join("README.md")];
