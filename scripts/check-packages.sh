@@ -135,7 +135,7 @@ check_lifecycle() {
   [[ ! -e $root/usr/bin/memsight && ! -e $root/lib/systemd/system/memsight-metrics.timer ]] || fail "removal left the program"
   "${in[@]}" dpkg -P memsight >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -P"; }
   local left
-  left=$("${in[@]}" find / -xdev -name '*memsight*' -not -path '/tmp/*')
+  left=$("${in[@]}" find / -xdev -name '*memsight*' -not -path '/tmp/*' -not -path /.memsight-complete)
   left+=$("${in[@]}" find /etc/systemd /lib/systemd /usr/lib/systemd -xtype l)
   [[ -z $left ]] || fail "enable, remove, purge left: $left"
   rm -rf "$root/tmp/memsight-check" "$root/var/lib/prometheus"
