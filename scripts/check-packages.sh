@@ -110,7 +110,7 @@ check_rpm_reproducible() {
       continue
     fi
     # Not byte for byte: the files must still be the same (payload digest; every file's digest,
-    # size, mode, owner and date), and the difference is said. (The SRPM's compressed payload
+    # size, mode, owner and date), and the difference is said. (The SRPM's header
     # has differed by a few bytes between builds, and the RPM's header records the SRPM's digest.)
     [[ $(rpm -qp --qf '%{PAYLOADDIGEST}' "$a" 2>/dev/null) == $(rpm -qp --qf '%{PAYLOADDIGEST}' "$b" 2>/dev/null) ]] \
       && [[ $(rpm -qp --dump "$a" 2>/dev/null) == $(rpm -qp --dump "$b" 2>/dev/null) ]] \
