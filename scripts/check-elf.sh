@@ -22,9 +22,7 @@ case $arch in
 esac || fail "built for '$machine', not $arch"
 
 readelf -n "$bin" | grep -q "Build ID:" || fail "has no GNU build-id"
-# (Captured first: grep -q leaving the pipe early would end strings with SIGPIPE.)
-top=$(cd "$(dirname "$0")/.." && pwd)
-paths=$(strings -n 8 "$bin" | grep -F -e "$top/" -e "${CARGO_HOME:-$HOME/.cargo}/" -e "/.cargo/registry/" | head -n 3 || true)
+paths=$(build_paths_in "$bin")
 [[ -z $paths ]] || fail "names build paths: $(tr '\n' ' ' <<<"$paths")"
 if [[ $libc == musl ]]; then
   [[ -z $(readelf -d "$bin" 2>/dev/null | grep "(NEEDED)" || true) ]] || fail "needs shared libraries"

@@ -76,7 +76,7 @@ check_contents() {
   local bin=$d/usr/bin/memsight
   readelf -n "$bin" | grep -q "Build ID:" || fail "the .deb's binary has no GNU build-id"
   local paths
-  paths=$(strings -n 8 "$bin" | grep -E "/root/|/home/|\.cargo/registry|$(source_build_dir)" | head -n 3 || true)
+  paths=$(build_paths_in "$bin" /root/ /home/)
   [[ -z $paths ]] || fail "the .deb's binary names build paths: $paths"
   grep -q "^memsight $version" <<<"$("$bin" --version)" || fail "the .deb's binary does not run here"
 }

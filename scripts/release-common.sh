@@ -126,3 +126,16 @@ bind_proc_sys() {
     mounted+=("$1/$m")
   done
 }
+
+# The first paths of the build machine binary $1 names, if any: this checkout (which holds the
+# packages' build directory), cargo's home and registry, and any further fixed strings given.
+# (Captured before grep reads it: grep leaving a pipe early would end strings with SIGPIPE.)
+build_paths_in() {
+  local bin=$1 top s
+  shift
+  top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  s=$(strings -n 8 "$bin")
+  local pats=(-e "$top/" -e "${CARGO_HOME:-$HOME/.cargo}/" -e "/.cargo/registry/")
+  for p in "$@"; do pats+=(-e "$p"); done
+  grep -F "${pats[@]}" <<<"$s" | head -n 3 || true
+}
