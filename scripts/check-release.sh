@@ -158,6 +158,18 @@ PY
   say "x86_64: the portable binary ran env, latency and run --quick in Debian 11 (glibc $glibc)"
 }
 
+# An aarch64 binary (WHAT, BIN) run under qemu-user on an x86_64 machine: `env` must say aarch64.
+# (A static binary ignores the libc qemu_aarch64 points the loader at.)
+env_under_qemu() {
+  local what=$1 bin=$2
+  command -v qemu-aarch64 >/dev/null || { say "no qemu-aarch64: the $what was read, not run"; return 0; }
+  local qemu
+  read -ra qemu <<<"$(qemu_aarch64)"
+  "${qemu[@]}" "$bin" --json env | python3 -c 'import json,sys; a=json.load(sys.stdin)["environment"]["cpu"]["architecture"]; assert a == "aarch64", a' \
+    || fail "the $what does not run under qemu"
+  say "the $what ran env under qemu-user"
+}
+
 # The static binary in a root with nothing but it and busybox (no libc, no loader, no /lib):
 # env and a latency ladder (their JSON read outside: the root has no Python).
 check_static() {
@@ -182,12 +194,8 @@ assert json.load(open(f"{d}/static-env.json"))["environment"]["cpu"]["architectu
 assert json.load(open(f"{d}/static-latency.json"))["results"]["ladders"][0]["main"]["points"]
 PY
     say "$arch: the static binary ran env and latency --max-size 4MiB in a root holding only busybox"
-  elif command -v qemu-aarch64 >/dev/null; then
-    qemu-aarch64 "$bin" --json env | python3 -c 'import json,sys; a=json.load(sys.stdin)["environment"]["cpu"]["architecture"]; assert a == "aarch64", a' \
-      || fail "the static aarch64 binary does not run under qemu"
-    say "$arch: the static binary ran env under qemu-user"
-  else
-    say "no qemu-aarch64: the static aarch64 binary was read, not run"
+  elif [[ $arch == aarch64 ]]; then
+    env_under_qemu "static aarch64 binary" "$bin"
   fi
 }
 
@@ -200,13 +208,7 @@ for arch in "$@"; do
     grep -q "^memsight $version" <<<"$("$bin" --version)" || fail "$bin does not run here"
     check_same_results "$bin"
   elif [[ $arch == aarch64 ]]; then
-    if command -v qemu-aarch64 >/dev/null; then
-      read -ra qemu <<<"$(qemu_aarch64)"
-      "${qemu[@]}" "$bin" --json env | python3 -c 'import json,sys; a=json.load(sys.stdin)["environment"]["cpu"]["architecture"]; assert a == "aarch64", a' \
-        || fail "the aarch64 binary does not run under qemu"
-    else
-      say "no qemu-aarch64: the aarch64 binary was read, not run"
-    fi
+    env_under_qemu "portable aarch64 binary" "$bin"
   fi
   check_static "$arch"
   say "$arch: the glibc and static tarballs checked"

@@ -9,6 +9,10 @@
         debian/copyright (DEP-5) for the source package: memsight, every crate of Cargo.lock
         (vendor/ of the source tarball) with its authors and licence, the SQLite source
         libsqlite3-sys carries, and one stand-alone paragraph per licence named.
+    scripts/notices.py rpm-provides [--check]
+        The spec's `Provides: bundled(crate(NAME)) = VERSION` lines (Fedora's rule for bundled
+        code): every crate the packages' build links into the binary on the architectures the
+        spec builds for, between the spec's two marker lines.
 """
 import json
 import re
@@ -157,6 +161,48 @@ def debian_copyright():
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+SPEC = ROOT / "packaging/rpm/memsight.spec"
+PROVIDES_BEGIN = "# bundled crates: made by scripts/notices.py rpm-provides from Cargo.lock"
+PROVIDES_END = "# end of bundled crates"
+# The architectures the spec builds for (its ExclusiveArch), as Rust targets.
+RPM_TARGETS = ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"]
+
+
+def bundled_crates():
+    """(name, version) of every crate linked into the packages' binary: the packages' features
+    (--no-default-features), no build scripts' or proc macros' dependencies (they run at build
+    time and are not shipped), as Fedora's vendor manifest counts them; workspace crates left out."""
+    found = set()
+    for target in RPM_TARGETS:
+        tree = subprocess.run(
+            ["cargo", "tree", "-q", "--locked", "--offline", "-p", "memsight", "--no-default-features",
+             "-e", "no-build,no-dev,no-proc-macro", "--target", target, "--prefix", "none", "--format", "{p}"],
+            cwd=ROOT, check=True, capture_output=True, text=True).stdout
+        for line in tree.splitlines():
+            m = re.match(r"^(\S+) v(\S+)( \((.*)\))?", line)
+            if m and not (m.group(4) or "").startswith("/"):
+                found.add((m.group(1), m.group(2)))
+    return sorted(found)
+
+
+def rpm_provides(spec_text):
+    """The spec with its bundled-crates block made afresh (RPM versions take ~ for a pre-release's -)."""
+    lines = [PROVIDES_BEGIN] + [f"Provides:       bundled(crate({n})) = {v.replace('-', '~')}"
+                                for n, v in bundled_crates()] + [PROVIDES_END]
+    begin, end = spec_text.find(PROVIDES_BEGIN), spec_text.find(PROVIDES_END)
+    if begin < 0 or end < begin:
+        sys.exit(f"notices.py: {SPEC} lacks the bundled-crates marker lines")
+    return spec_text[:begin] + "\n".join(lines) + spec_text[end + len(PROVIDES_END):]
+
+
+def write_or_check(path, text, check, what, command):
+    """Writes TEXT to PATH, or with CHECK fails when PATH does not hold it (a stale file)."""
+    if not check:
+        path.write_text(text)
+    elif not path.exists() or path.read_text() != text:
+        sys.exit(f"{what} is out of date with Cargo.lock (run scripts/notices.py {command})")
+
+
 def copyright_line(mit):
     m = re.search(r"^Copyright \(c\) (.+)$", mit, re.M)
     return m.group(1) if m else "the memsight developers"
@@ -167,12 +213,11 @@ def main():
     if args[:1] == ["third-party"] and len(args) in (2, 3):
         sys.stdout.write(third_party(*args[1:]))
     elif args[:1] == ["debian-copyright"] and args[1:] in ([], ["--check"]):
-        text, path = debian_copyright(), ROOT / "debian/copyright"
-        if args[1:] == ["--check"]:
-            if not path.exists() or path.read_text() != text:
-                sys.exit("debian/copyright is out of date with Cargo.lock (run scripts/notices.py debian-copyright)")
-        else:
-            path.write_text(text)
+        write_or_check(ROOT / "debian/copyright", debian_copyright(), args[1:] == ["--check"],
+                       "debian/copyright", "debian-copyright")
+    elif args[:1] == ["rpm-provides"] and args[1:] in ([], ["--check"]):
+        write_or_check(SPEC, rpm_provides(SPEC.read_text()), args[1:] == ["--check"],
+                       "the spec's bundled crates", "rpm-provides")
     else:
         sys.exit(__doc__)
 

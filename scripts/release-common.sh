@@ -89,7 +89,8 @@ source_cargo_dir() { echo "$PWD/target/source-build-cargo"; }
 packaging_spec=packaging/rpm/memsight.spec
 
 # rpmbuild ARGS... with this project's settings: sources in its rpm/SOURCES, the build unpacked
-# in source_build_dir (the path the .deb was built at), results under its rpm/; reproducible
+# in source_build_dir (the path the .deb was built at), results under its rpm/, compiled in
+# source_cargo_dir unless MEMSIGHT_CARGO_TARGET_DIR names another directory; reproducible
 # (every file and the build time clamped to SOURCE_DATE_EPOCH, no build host name); without
 # checking build dependencies (rustup's toolchain); with packaging/rpm's fallbacks for the
 # systemd macros where systemd-rpm-macros is not installed; and the binary stripped whole (on
@@ -99,9 +100,8 @@ rpm_build() {
   local build fallback=()
   build=$(source_build_dir)
   [[ $(rpm --eval '%{?systemd_post:yes}') == yes ]] || fallback=(--load packaging/rpm/macros.systemd-fallback)
-  rpmbuild "${fallback[@]}" --nodeps --quiet \
+  MEMSIGHT_CARGO_TARGET_DIR=${MEMSIGHT_CARGO_TARGET_DIR:-$(source_cargo_dir)} rpmbuild "${fallback[@]}" --nodeps --quiet \
     --define "_topdir $build/rpm" --define "_sourcedir $build/rpm/SOURCES" --define "_builddir $build" \
-    --define "memsight_cargo_target_dir $(source_cargo_dir)" \
     --define "packager $(sed -n 's/^Maintainer: //p' debian/control)" \
     --define "__brp_strip /usr/bin/strip --strip-unneeded --remove-section=.comment %{buildroot}/usr/bin/memsight" \
     --define "_buildhost reproducible" --define "source_date_epoch_from_changelog 0" \

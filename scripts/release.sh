@@ -47,10 +47,11 @@ mkdir -p "$dist"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The packages' changelogs and Debian's copyright file are made from CHANGELOG.md and Cargo.lock
-# and kept in the repository: a release refuses stale ones.
+# The packages' changelogs, Debian's copyright file and the spec's bundled crates are made from
+# CHANGELOG.md and Cargo.lock and kept in the repository: a release refuses stale ones.
 python3 scripts/changelogs.py --check
 python3 scripts/notices.py debian-copyright --check
+python3 scripts/notices.py rpm-provides --check
 
 # The Debian 11 and 12 roots the checks run in are made while the binaries build (mostly
 # download).

@@ -10,8 +10,8 @@
 # dependencies, newer than Debian 12's), so dpkg-buildpackage runs with -d and rpmbuild with
 # --nodeps; Debian's libhwloc-dev and libsqlite3-dev are linked. Both builds unpack the source
 # at one path and share one cargo target directory: the RPM's compile finds the .deb's done
-# (same source, same flags), so the code is compiled once. `release.sh --check` rebuilds the
-# RPM from its SRPM and compares the two byte for byte.
+# (same source, same flags), so the code is compiled once. `release.sh --check` builds the SRPM
+# and RPM again, compiled afresh, and compares them byte for byte (scripts/check-packages.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/release-common.sh

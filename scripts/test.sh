@@ -88,9 +88,9 @@ wait "$prep" || { cat "$prep_log" >&2; echo "memsight: preparing the release bui
 # The release artefacts build at the lowest priority beside the aarch64 tests and the cargo
 # tests, on the CPU time those leave idle (the tests assert what holds on a loaded machine:
 # scripts/test-under-load.sh): the portable and static binaries, the source tarball and the
-# packages compiled from it. scripts/test-aarch64.sh and `release.sh --check` then find them
-# built (cargo waits for the build directory's lock meanwhile; the packages' second build finds
-# its compiled code fresh).
+# packages compiled from it. scripts/test-aarch64.sh finds the aarch64 binary built (cargo waits
+# for the build directory's lock meanwhile), and the checks below read what it made in
+# target/dist.
 build_log=${CARGO_TARGET_DIR:-target}/release-build.log
 { nice -n 19 bash scripts/portable.sh aarch64 && nice -n 19 bash scripts/release.sh; } >"$build_log" 2>&1 &
 build=$!
@@ -111,9 +111,10 @@ wait "$build" || { cat "$build_log" >&2; echo "memsight: the release binaries di
 wait "$prep_root" || { cat "$prep_log.root" >&2; echo "memsight: the Debian 11 root could not be made" >&2; exit 1; }
 # The release artefacts checked: the portable and static tarballs read and run (a Debian 11 root,
 # a root with only busybox, qemu), the .deb and RPM built from the source tarball read, linted,
-# rebuilt and taken through install, enable, removal and purge (scripts/check-release.sh,
-# scripts/check-packages.sh).
-step bash scripts/release.sh --check
+# rebuilt and taken through install, enable, removal and purge: what `release.sh --check` runs
+# after building, here on the artefacts the background build made (not built twice).
+step bash scripts/check-release.sh target/dist x86_64 aarch64
+step bash scripts/check-packages.sh target/dist
 # Fleet mode under real launchers: Open MPI's mpirun and a one-node Slurm cluster started here.
 step bash scripts/test-launchers.sh
 # Metrics with the real components on loopback: node_exporter, Prometheus, promtool.

@@ -9,9 +9,6 @@ use memsight_core::report::Envelope;
 
 use crate::cli::{Cli, SchemaOf};
 
-/// Where the schema says it lives; never fetched: validators take the document as it is.
-const SCHEMA_ID: &str = "https://memsight.example.invalid/schema/result.json";
-
 /// `memsight schema`: one JSON Schema (draft 2020-12) of every result file, which validators
 /// take as it is: the envelope, and the results of each command under `$defs/results-COMMAND`,
 /// chosen by the envelope's `command` (if/then); `--of reference` and `--of check` describe
@@ -34,7 +31,8 @@ fn result_schema() -> serde_json::Value {
     use serde_json::{Value, json};
     let mut root = serde_json::to_value(schemars::schema_for!(Envelope<Value>))
         .expect("the envelope's schema is JSON");
-    root["$id"] = json!(SCHEMA_ID);
+    // No `$id` of its own: memsight has no public home to serve it from, and validators take the
+    // document as it is (the per-command resources below are named relative to wherever it is).
     let all = memsight_results::document::Results::schemas();
     let mut choices = Vec::new();
     for (command, mut schema) in all.into_iter().filter(|(_, s)| !s.is_null()) {

@@ -31,14 +31,15 @@ fn the_changelog_names_this_version_as_its_latest_release() {
 }
 
 /// The packages' changelogs (debian/changelog, the spec's %changelog and Version) are made from
-/// CHANGELOG.md, and Debian's copyright file from Cargo.lock: both kept current in the
-/// repository, which the release refuses otherwise.
+/// CHANGELOG.md, and Debian's copyright file and the spec's bundled crates from Cargo.lock: all
+/// kept current in the repository, which the release refuses otherwise.
 #[test]
 fn the_packaging_files_made_from_the_changelog_and_the_lock_file_are_current() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     for args in [
         &["scripts/changelogs.py", "--check"][..],
         &["scripts/notices.py", "debian-copyright", "--check"][..],
+        &["scripts/notices.py", "rpm-provides", "--check"][..],
     ] {
         let out = match std::process::Command::new("python3")
             .args(args)
