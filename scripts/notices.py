@@ -164,20 +164,24 @@ def debian_copyright():
 SPEC = ROOT / "packaging/rpm/memsight.spec"
 PROVIDES_BEGIN = "# bundled crates: made by scripts/notices.py rpm-provides from Cargo.lock"
 PROVIDES_END = "# end of bundled crates"
-# The architectures the spec builds for (its ExclusiveArch), as Rust targets.
-RPM_TARGETS = ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"]
 
 
-def bundled_crates():
-    """(name, version) of every crate linked into the packages' binary: the packages' features
-    (--no-default-features), no build scripts' or proc macros' dependencies (they run at build
-    time and are not shipped), as Fedora's vendor manifest counts them; workspace crates left out."""
+def bundled_crates(spec_text):
+    """(name, version) of every crate linked into the packages' binary on the architectures the
+    spec builds for (its ExclusiveArch): the packages' features (--no-default-features), no
+    build scripts' or proc macros' dependencies (they run at build time and are not shipped), as
+    Fedora's vendor manifest counts them; workspace crates left out."""
+    m = re.search(r"^ExclusiveArch:\s*(.+)$", spec_text, re.M)
+    if not m:
+        sys.exit(f"notices.py: {SPEC} has no ExclusiveArch")
     found = set()
-    for target in RPM_TARGETS:
+    for arch in m.group(1).split():
+        # (cargo's own errors go to the terminal: a failed tree is then explained.)
         tree = subprocess.run(
             ["cargo", "tree", "-q", "--locked", "--offline", "-p", "memsight", "--no-default-features",
-             "-e", "no-build,no-dev,no-proc-macro", "--target", target, "--prefix", "none", "--format", "{p}"],
-            cwd=ROOT, check=True, capture_output=True, text=True).stdout
+             "-e", "no-build,no-dev,no-proc-macro", "--target", f"{arch}-unknown-linux-gnu",
+             "--prefix", "none", "--format", "{p}"],
+            cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
         for line in tree.splitlines():
             m = re.match(r"^(\S+) v(\S+)( \((.*)\))?", line)
             if m and not (m.group(4) or "").startswith("/"):
@@ -185,10 +189,20 @@ def bundled_crates():
     return sorted(found)
 
 
+def rpm_version(semver):
+    """A crate's version as RPM compares it, the way Fedora writes it: the pre-release after ~
+    (sorting before the release), any - inside it as _, build metadata dropped (semver ignores
+    it in ordering; kept, 1.2.2+spec-1.1.0 would sort after 1.2.2 and hide from an advisory)."""
+    m = re.fullmatch(r"(\d+\.\d+\.\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?", semver)
+    if not m:
+        sys.exit(f"notices.py: {semver} is not a semantic version")
+    return m.group(1) + (f"~{m.group(2).replace('-', '_')}" if m.group(2) else "")
+
+
 def rpm_provides(spec_text):
-    """The spec with its bundled-crates block made afresh (RPM versions take ~ for a pre-release's -)."""
-    lines = [PROVIDES_BEGIN] + [f"Provides:       bundled(crate({n})) = {v.replace('-', '~')}"
-                                for n, v in bundled_crates()] + [PROVIDES_END]
+    """The spec with its bundled-crates block made afresh."""
+    lines = [PROVIDES_BEGIN] + [f"Provides:       bundled(crate({n})) = {rpm_version(v)}"
+                                for n, v in bundled_crates(spec_text)] + [PROVIDES_END]
     begin, end = spec_text.find(PROVIDES_BEGIN), spec_text.find(PROVIDES_END)
     if begin < 0 or end < begin:
         sys.exit(f"notices.py: {SPEC} lacks the bundled-crates marker lines")
@@ -200,7 +214,7 @@ def write_or_check(path, text, check, what, command):
     if not check:
         path.write_text(text)
     elif not path.exists() or path.read_text() != text:
-        sys.exit(f"{what} is out of date with Cargo.lock (run scripts/notices.py {command})")
+        sys.exit(f"{what}: out of date with Cargo.lock (run scripts/notices.py {command})")
 
 
 def copyright_line(mit):

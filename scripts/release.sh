@@ -16,22 +16,26 @@
 # The packages build offline from the source tarball against the distribution's hwloc and SQLite;
 # the tarballs' binaries link both statically (scripts/portable.sh).
 #
-#   scripts/release.sh [--arch x86_64|aarch64|all] [--check]
+#   scripts/release.sh [--arch x86_64|aarch64|all] [--check | --check-only]
 #
-# --check   then checks what was made (scripts/check-release.sh, scripts/check-packages.sh): the
-#           binaries read with readelf/objdump, the packages' contents, scripts and changelogs,
-#           lintian and rpmlint, the RPM built twice and compared, the .deb installed, its timer
-#           enabled, removed and purged in a Debian 12 root, the portable binary run in a
-#           Debian 11 root and the static one in a root holding only busybox.
+# --check        then checks what was made (scripts/check-release.sh, scripts/check-packages.sh):
+#                the binaries read with readelf/objdump, the packages' contents, scripts and
+#                changelogs, lintian and rpmlint, the SRPM and RPM built a second time and
+#                compared byte for byte, the .deb installed, its timer enabled, removed and purged
+#                in a Debian 12 root, the portable binary run in a Debian 11 root and the static
+#                one in a root holding only busybox.
+# --check-only   those checks alone, on the artefacts already in target/dist (scripts/test.sh
+#                --full builds them in the background beside the tests, then checks them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arches=(x86_64 aarch64)
-check=false
+check=false build=true
 while (($#)); do
   case $1 in
     --arch) [[ $2 == all ]] || arches=("$2"); shift 2 ;;
     --check) check=true; shift ;;
-    *) echo "usage: $0 [--arch x86_64|aarch64|all] [--check]" >&2; exit 2 ;;
+    --check-only) check=true build=false; shift ;;
+    *) echo "usage: $0 [--arch x86_64|aarch64|all] [--check | --check-only]" >&2; exit 2 ;;
   esac
 done
 for a in "${arches[@]}"; do
@@ -42,6 +46,17 @@ done
 release_tools
 version=$(workspace_version)
 dist=target/dist
+# The checks (the Debian roots they run in waited for first, when made in the background).
+check_artefacts() {
+  [[ -z ${1:-} ]] || wait "$1" || { echo "memsight: the Debian roots could not be made" >&2; exit 1; }
+  bash scripts/check-release.sh "$dist" "${arches[@]}"
+  bash scripts/check-packages.sh "$dist"
+}
+if ! $build; then
+  bash scripts/check-release.sh --prepare
+  check_artefacts
+  exit 0
+fi
 rm -rf "$dist"
 mkdir -p "$dist"
 work=$(mktemp -d)
@@ -118,8 +133,4 @@ bash scripts/source-packages.sh "$dist"
 (cd "$dist" && for f in *.tar.gz *.tar.xz *.dsc *.deb *.rpm; do sha256sum -- "$f" >"$f.sha256"; done)
 echo "memsight: release artefacts in $dist:" >&2
 ls -1 "$dist" | grep -v '\.sha256$' >&2
-if $check; then
-  [[ -z $prepare ]] || wait "$prepare" || { echo "memsight: the Debian roots could not be made" >&2; exit 1; }
-  bash scripts/check-release.sh "$dist" "${arches[@]}"
-  bash scripts/check-packages.sh "$dist"
-fi
+! $check || check_artefacts "$prepare"

@@ -108,13 +108,12 @@ renice_tree() {
 }
 renice_tree "$build"
 wait "$build" || { cat "$build_log" >&2; echo "memsight: the release binaries did not build" >&2; exit 1; }
-wait "$prep_root" || { cat "$prep_log.root" >&2; echo "memsight: the Debian 11 root could not be made" >&2; exit 1; }
+wait "$prep_root" || { cat "$prep_log.root" >&2; echo "memsight: the Debian 11 and 12 roots could not be made" >&2; exit 1; }
 # The release artefacts checked: the portable and static tarballs read and run (a Debian 11 root,
 # a root with only busybox, qemu), the .deb and RPM built from the source tarball read, linted,
-# rebuilt and taken through install, enable, removal and purge: what `release.sh --check` runs
-# after building, here on the artefacts the background build made (not built twice).
-step bash scripts/check-release.sh target/dist x86_64 aarch64
-step bash scripts/check-packages.sh target/dist
+# rebuilt and taken through install, enable, removal and purge: the artefacts the background
+# build made (not built twice).
+step bash scripts/release.sh --check-only
 # Fleet mode under real launchers: Open MPI's mpirun and a one-node Slurm cluster started here.
 step bash scripts/test-launchers.sh
 # Metrics with the real components on loopback: node_exporter, Prometheus, promtool.
