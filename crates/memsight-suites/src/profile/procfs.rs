@@ -173,21 +173,30 @@ pub struct Snapshot {
 /// When `numa_maps` is read. The kernel builds it by walking every page table of the process,
 /// which takes a noticeable share of a CPU for a process of hundreds of GiB; so once read, it is
 /// read again only after 20 times what that read took (the watcher spends at most about 5% of
-/// its time there), and the readings between carry the last pages per node.
+/// its time there), and the readings between carry the last pages per node. But a reading is
+/// also taken whenever the resident size has moved by more than an eighth since the last one:
+/// the placement is judged at the peak, and on a busy machine a slow read (the watcher
+/// descheduled) pushed the next one seconds away, so that the peak carried pages counted
+/// before the program had written its memory. Growth by eighths costs a few readings more.
 #[derive(Debug, Default)]
 pub struct NumaMaps {
     due: Option<Instant>,
     last: Vec<NodePages>,
+    /// The resident size when `last` was read, bytes.
+    last_rss: u64,
 }
 
 impl NumaMaps {
-    /// Pages per node of `pid`: read now when due, else the last reading's.
-    pub fn read(&mut self, pid: u32) -> Vec<NodePages> {
+    /// Pages per node of `pid`, whose resident size is now `rss`: read now when due or when
+    /// the resident size moved by more than an eighth since the last reading, else that one's.
+    pub fn read(&mut self, pid: u32, rss: u64) -> Vec<NodePages> {
         let now = Instant::now();
-        if self.due.is_none_or(|due| now >= due) {
+        if self.due.is_none_or(|due| now >= due) || self.last_rss.abs_diff(rss) > self.last_rss / 8
+        {
             let text =
                 std::fs::read_to_string(format!("/proc/{pid}/numa_maps")).unwrap_or_default();
             self.last = parse_numa_maps(&text);
+            self.last_rss = rss;
             self.due = Some(now + now.elapsed() * 20);
         }
         self.last.clone()
@@ -206,6 +215,7 @@ pub fn snapshot(pid: u32, seconds: f64, numa: &mut NumaMaps) -> Option<Snapshot>
     {
         return None;
     }
+    let nodes = numa.read(pid, held.rss);
     let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
         .or_else(|_| std::fs::read_to_string(format!("/proc/{pid}/smaps")))
         .unwrap_or_default();
@@ -213,7 +223,7 @@ pub fn snapshot(pid: u32, seconds: f64, numa: &mut NumaMaps) -> Option<Snapshot>
         seconds,
         held,
         huge: parse_smaps(&smaps),
-        nodes: numa.read(pid),
+        nodes,
         group: None,
         monitored_bytes: None,
     })
@@ -297,5 +307,23 @@ mod tests {
             again.nodes.iter().map(|n| n.node).collect::<Vec<_>>(),
             s.nodes.iter().map(|n| n.node).collect::<Vec<_>>()
         );
+    }
+
+    /// A reading not yet due is taken anyway once the resident size moved by more than an
+    /// eighth (the peak must not carry pages counted long before it), and not for less.
+    #[test]
+    fn numa_maps_is_read_again_when_the_resident_size_moves() {
+        let me = std::process::id();
+        let mut numa = NumaMaps::default();
+        numa.read(me, 800 << 20);
+        let far = Instant::now() + std::time::Duration::from_secs(3600);
+        numa.due = Some(far);
+        numa.read(me, 850 << 20);
+        assert_eq!(numa.last_rss, 800 << 20, "a move of 6% waits for its turn");
+        numa.read(me, 1000 << 20);
+        assert_eq!(numa.last_rss, 1000 << 20, "a growth of 25% is read at once");
+        numa.due = Some(far);
+        numa.read(me, 100 << 20);
+        assert_eq!(numa.last_rss, 100 << 20, "so is a fall to a tenth");
     }
 }
