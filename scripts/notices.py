@@ -118,10 +118,25 @@ def paragraph(ident, dirs):
     return [f"License: {ident}"] + body
 
 
+def cargo(*args):
+    """Cargo's standard output for ARGS in this workspace, fetching any crate of Cargo.lock that
+    cargo's cache lacks (a machine that only built memsight for its own target has not downloaded
+    the crates other targets use; `CARGO_NET_OFFLINE=true` forbids the download). A failure is
+    one line, cargo's own reason and what to do, never a traceback."""
+    try:
+        run = subprocess.run(["cargo", *args, "--locked"], cwd=ROOT, capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"notices.py: cannot start cargo ({e}): install Rust from https://rustup.rs")
+    if run.returncode != 0:
+        lines = [l.strip() for l in run.stderr.splitlines() if l.strip()]
+        reason = next((l for l in lines if l.startswith("error")), lines[-1] if lines else "no message")
+        sys.exit(f"notices.py: cargo {args[0]} failed ({reason}); the crates of Cargo.lock must be "
+                 "in cargo's cache: run `cargo fetch --locked` on a machine that reaches crates.io")
+    return run.stdout
+
+
 def debian_copyright():
-    meta = json.loads(subprocess.run(
-        ["cargo", "metadata", "--format-version", "1", "--locked", "--offline"],
-        cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+    meta = json.loads(cargo("metadata", "--format-version", "1"))
     mit = (ROOT / "LICENSE-MIT").read_text()
     out = ["Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/",
            "Upstream-Name: memsight",
@@ -176,12 +191,9 @@ def bundled_crates(spec_text):
         sys.exit(f"notices.py: {SPEC} has no ExclusiveArch")
     found = set()
     for arch in m.group(1).split():
-        # (cargo's own errors go to the terminal: a failed tree is then explained.)
-        tree = subprocess.run(
-            ["cargo", "tree", "-q", "--locked", "--offline", "-p", "memsight", "--no-default-features",
-             "-e", "no-build,no-dev,no-proc-macro", "--target", f"{arch}-unknown-linux-gnu",
-             "--prefix", "none", "--format", "{p}"],
-            cwd=ROOT, check=True, stdout=subprocess.PIPE, text=True).stdout
+        tree = cargo("tree", "-q", "-p", "memsight", "--no-default-features",
+                     "-e", "no-build,no-dev,no-proc-macro", "--target", f"{arch}-unknown-linux-gnu",
+                     "--prefix", "none", "--format", "{p}")
         for line in tree.splitlines():
             m = re.match(r"^(\S+) v(\S+)( \((.*)\))?", line)
             if m and not (m.group(4) or "").startswith("/"):

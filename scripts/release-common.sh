@@ -76,10 +76,29 @@ release_tools() {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
+  # (Installed for the user beside zig and cargo-zigbuild, not into cargo's home: they are
+  # tools, like those, and CI's cargo home starts empty every run.)
+  local root=${MEMSIGHT_TOOLS_ROOT:-$HOME/.local}
+  export PATH="$root/bin:$PATH"
   cargo about --version 2>/dev/null | grep -q "^cargo-about 0.9.3$" \
-    || cargo install --quiet --locked cargo-about@0.9.3 --features cli
+    || cargo install --quiet --locked --root "$root" cargo-about@0.9.3 --features cli
   cargo vendor-filterer --version 2>/dev/null | grep -q "0.5.18" \
-    || cargo install --quiet --locked cargo-vendor-filterer@0.5.18
+    || cargo install --quiet --locked --root "$root" cargo-vendor-filterer@0.5.18
+}
+
+# Every crate of Cargo.lock, for every target, in cargo's cache: the release's offline steps (the
+# notices, the vendored source) read them, and a machine that only built memsight for its own
+# target has not downloaded the crates other targets use. One line on failure, never cargo's
+# whole output.
+fetch_crates() {
+  local log
+  log=$(mktemp)
+  if ! cargo fetch --locked >/dev/null 2>"$log"; then
+    echo "memsight: cannot download the crates of Cargo.lock ($(grep -m 1 '^error' "$log" || tail -n 1 "$log")): run \`cargo fetch --locked\` where crates.io is reachable" >&2
+    rm -f "$log"
+    exit 1
+  fi
+  rm -f "$log"
 }
 
 # Where the distributions' packages are built from the source tarball, and the cargo target
@@ -95,15 +114,25 @@ packaging_spec=packaging/rpm/memsight.spec
 # checking build dependencies (rustup's toolchain); with packaging/rpm's fallbacks for the
 # systemd macros where systemd-rpm-macros is not installed; and the binary stripped whole (on
 # Fedora the debuginfo step does that, moving the symbols into -debuginfo; Debian's rpm has none
-# and its own strip step keeps the symbol table).
+# and its own strip step keeps the symbol table), by MEMSIGHT_RPM_STRIP when set (a cross build's
+# binary needs its target's strip).
 rpm_build() {
-  local build fallback=()
+  local build fallback=() strip=${MEMSIGHT_RPM_STRIP:-/usr/bin/strip} cross=()
+  # (A cross build's other ELF steps too: the static-archive and comment-note strips.)
+  [[ -z ${MEMSIGHT_RPM_STRIP:-} ]] || cross=(--define "__strip $strip" --define "__objdump ${strip%strip}objdump")
   build=$(source_build_dir)
-  [[ $(rpm --eval '%{?systemd_post:yes}') == yes ]] || fallback=(--load packaging/rpm/macros.systemd-fallback)
-  MEMSIGHT_CARGO_TARGET_DIR=${MEMSIGHT_CARGO_TARGET_DIR:-$(source_cargo_dir)} rpmbuild "${fallback[@]}" --nodeps --quiet \
+  # (Each fallback as a --define: rpmbuild --target reads the macro files again for the target
+  # and forgets what --load added.)
+  local name body
+  if [[ $(rpm --eval '%{?systemd_post:yes}') != yes ]]; then
+    while read -r name body; do
+      [[ $name == %* ]] && fallback+=(--define "${name#%} $body")
+    done <packaging/rpm/macros.systemd-fallback
+  fi
+  MEMSIGHT_CARGO_TARGET_DIR=${MEMSIGHT_CARGO_TARGET_DIR:-$(source_cargo_dir)} rpmbuild "${fallback[@]}" "${cross[@]}" --nodeps --quiet \
     --define "_topdir $build/rpm" --define "_sourcedir $build/rpm/SOURCES" --define "_builddir $build" \
     --define "packager $(sed -n 's/^Maintainer: //p' debian/control)" \
-    --define "__brp_strip /usr/bin/strip --strip-unneeded --remove-section=.comment %{buildroot}/usr/bin/memsight" \
+    --define "__brp_strip $strip --strip-unneeded --remove-section=.comment %{buildroot}/usr/bin/memsight" \
     --define "_buildhost reproducible" --define "source_date_epoch_from_changelog 0" \
     --define "use_source_date_epoch_as_buildtime 1" --define "clamp_mtime_to_source_date_epoch 1" \
     "$@"

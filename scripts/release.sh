@@ -12,12 +12,18 @@
 #                                             architecture, with its -dbgsym, .buildinfo, .changes
 #   memsight-VERSION-1.src.rpm, ...ARCH.rpm   the SRPM and the RPM rpmbuild makes from it
 #                                             (packaging/rpm/memsight.spec)
+#   memsight_VERSION-1_arm64.deb, ...         on x86_64, the arm64 .deb and the aarch64 RPM
+#   memsight-VERSION-1.aarch64.rpm            cross-built from that .dsc and SRPM
+#                                             (scripts/cross-packages.sh)
 #   SHA256SUMS and one ASSET.sha256 per artefact
 # The packages build offline from the source tarball against the distribution's hwloc and SQLite;
 # the tarballs' binaries link both statically (scripts/portable.sh).
 #
-#   scripts/release.sh [--arch x86_64|aarch64|all] [--check | --check-only]
+#   scripts/release.sh [--arch x86_64|aarch64|all] [--host-packages] [--check | --check-only]
 #
+# --host-packages  the .deb and RPM for this machine's architecture only, not the cross-built
+#                  ones (about 15 minutes more with their checks): scripts/test.sh --full, which
+#                  CI runs; a release is made and checked without it.
 # --check        then checks what was made (scripts/check-release.sh, scripts/check-packages.sh):
 #                the binaries read with readelf/objdump, the packages' contents, scripts and
 #                changelogs, lintian and rpmlint, the SRPM and RPM built a second time and
@@ -29,21 +35,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arches=(x86_64 aarch64)
-check=false build=true
+check=false build=true cross=true
+usage="usage: $0 [--arch x86_64|aarch64|all] [--host-packages] [--check | --check-only]"
 while (($#)); do
   case $1 in
-    --arch) [[ $2 == all ]] || arches=("$2"); shift 2 ;;
+    --arch) [[ ${2:-} ]] || { echo "$usage" >&2; exit 2; }; [[ $2 == all ]] || arches=("$2"); shift 2 ;;
+    --host-packages) cross=false; shift ;;
     --check) check=true; shift ;;
     --check-only) check=true build=false; shift ;;
-    *) echo "usage: $0 [--arch x86_64|aarch64|all] [--check | --check-only]" >&2; exit 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
   esac
 done
+# (Cross-built from x86_64 only.)
+[[ $(uname -m) == x86_64 ]] || cross=false
 for a in "${arches[@]}"; do
   [[ $a == x86_64 || $a == aarch64 ]] || { echo "memsight: no such architecture: $a" >&2; exit 2; }
 done
 . scripts/deps.sh
 . scripts/release-common.sh
 release_tools
+fetch_crates
 version=$(workspace_version)
 dist=target/dist
 # The checks (the Debian roots they run in waited for first, when made in the background).
@@ -51,6 +62,7 @@ check_artefacts() {
   [[ -z ${1:-} ]] || wait "$1" || { echo "memsight: the Debian roots could not be made" >&2; exit 1; }
   bash scripts/check-release.sh "$dist" "${arches[@]}"
   bash scripts/check-packages.sh "$dist"
+  ! $cross || bash scripts/check-cross-packages.sh "$dist"
 }
 if ! $build; then
   bash scripts/check-release.sh --prepare
@@ -128,6 +140,7 @@ done
 # The source tarball, then the distributions' packages built from it.
 bash scripts/source-tarball.sh "$dist" "$work/THIRD-PARTY.md" >/dev/null
 bash scripts/source-packages.sh "$dist"
+! $cross || bash scripts/cross-packages.sh "$dist"
 
 (cd "$dist" && sha256sum -- *.tar.gz *.tar.xz *.dsc *.deb *.rpm >SHA256SUMS)
 (cd "$dist" && for f in *.tar.gz *.tar.xz *.dsc *.deb *.rpm; do sha256sum -- "$f" >"$f.sha256"; done)

@@ -15,8 +15,9 @@ cd "$(dirname "$0")/.."
 . scripts/release-common.sh
 out=${1:?usage: $0 OUTDIR THIRD-PARTY.md}
 notice=${2:?usage: $0 OUTDIR THIRD-PARTY.md}
-command -v cargo-vendor-filterer >/dev/null \
+cargo vendor-filterer --version >/dev/null 2>&1 \
   || { echo "memsight: cargo-vendor-filterer is missing: cargo install --locked cargo-vendor-filterer" >&2; exit 1; }
+fetch_crates
 version=$(workspace_version)
 name=memsight-$version
 stage=$(mktemp -d)

@@ -92,7 +92,7 @@ wait "$prep" || { cat "$prep_log" >&2; echo "memsight: preparing the release bui
 # for the build directory's lock meanwhile), and the checks below read what it made in
 # target/dist.
 build_log=${CARGO_TARGET_DIR:-target}/release-build.log
-{ nice -n 19 bash scripts/portable.sh aarch64 && nice -n 19 bash scripts/release.sh; } >"$build_log" 2>&1 &
+{ nice -n 19 bash scripts/portable.sh aarch64 && nice -n 19 bash scripts/release.sh --host-packages; } >"$build_log" 2>&1 &
 build=$!
 trap 'kill "$prep_root" "$build" 2>/dev/null || true' EXIT
 step bash scripts/test-aarch64.sh
@@ -113,7 +113,7 @@ wait "$prep_root" || { cat "$prep_log.root" >&2; echo "memsight: the Debian 11 a
 # a root with only busybox, qemu), the .deb and RPM built from the source tarball read, linted,
 # rebuilt and taken through install, enable, removal and purge: the artefacts the background
 # build made (not built twice).
-step bash scripts/release.sh --check-only
+step bash scripts/release.sh --check-only --host-packages
 # Fleet mode under real launchers: Open MPI's mpirun and a one-node Slurm cluster started here.
 step bash scripts/test-launchers.sh
 # Metrics with the real components on loopback: node_exporter, Prometheus, promtool.

@@ -59,6 +59,26 @@ pub fn write_atomic<E: From<Error>>(
     Ok(())
 }
 
+/// Writes `text` to `path` whole or not at all ([`write_atomic`]).
+pub fn write_text(path: &Path, text: &str) -> Result<(), Error> {
+    write_atomic(path, |w| {
+        w.write_all(text.as_bytes())
+            .map_err(|e| Error::io("write", path, e))
+    })
+}
+
+/// Refuses, before any work, a destination [`write_atomic`] could not write: its directory
+/// missing, not a directory, or not writable. Unlike opening the file, this leaves a file
+/// already there as it was (a run stopped before it writes its result leaves no empty stub).
+pub fn check_writable(path: &Path) -> Result<(), Error> {
+    check_destination(path)?;
+    tempfile::Builder::new()
+        .prefix(".memsight-")
+        .tempfile_in(directory(path))
+        .map(drop)
+        .map_err(|e| Error::io("write", path, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,12 @@ use crate::cli::check::{CheckArgs, CheckFormat};
 use crate::cli::{Cli, Command, GlobalArgs};
 use crate::output;
 
+/// Whether `check` measures this machine (`--reference FILE` without stored results) rather
+/// than reading stored results or making a reference.
+pub fn live(a: &CheckArgs) -> bool {
+    a.make_reference.is_none() && (a.reference.is_none() || a.results.is_empty())
+}
+
 /// `memsight check --make-reference FILE RESULT…`: offline.
 pub fn make_reference(a: &CheckArgs, path: &std::path::Path) -> anyhow::Result<ExitCode> {
     let docs = a

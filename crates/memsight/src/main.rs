@@ -28,7 +28,6 @@ mod suite;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use anyhow::Context;
 use clap::{CommandFactory, FromArgMatches};
 use memsight_core::env::Environment;
 use memsight_core::error::Exit;
@@ -41,6 +40,12 @@ use show::Show;
 
 fn main() -> ExitCode {
     cancel::end_quietly_when_the_reader_leaves();
+    // First of all, so that a stop at any later moment is recorded (cancel.rs); each command
+    // then says what a stop does to it.
+    if let Err(e) = ctrlc::set_handler(cancel::on_signal) {
+        eprintln!("memsight: error: cannot install the Ctrl-C handler: {e}");
+        return ExitCode::from(Exit::System.code());
+    }
     let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,
         Err(e) => return cli::refuse(e),
@@ -101,10 +106,17 @@ fn say_error(e: &anyhow::Error) -> Exit {
 /// Dispatch: commands on stored results first, then everything that looks at this machine.
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let started = SystemTime::now();
+    if let Some(mode) = stops(&cli.command) {
+        // Nothing measured, nothing to keep: a stop that came while the arguments were read
+        // ends the command now, and any later one at once.
+        cancel::on_stop(mode);
+        if mode == cancel::OnStop::Exit && cancel::requested() {
+            return Err(Error::Interrupted.into());
+        }
+    }
     if let Some(done) = offline(&cli) {
         return done;
     }
-    ctrlc::set_handler(cancel::request).context("cannot install the Ctrl-C handler")?;
     // Refuse an unwritable output path now, not after minutes of measuring.
     if let Some(path) = &cli.global.output {
         show::check_writable(path, "choose a writable path for -o")?;
@@ -135,6 +147,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// What a stop does to a command that does not measure (`None`: it measures, and the stop is
+/// recorded for its measurement loops): commands on stored results exit at once, the workers of
+/// child processes leave it to their parent.
+fn stops(command: &Command) -> Option<cancel::OnStop> {
+    match command {
+        Command::AllocWorker(_) | Command::PmemWorker(_) => Some(cancel::OnStop::Ignore),
+        Command::Schema(_)
+        | Command::Completions(_)
+        | Command::Manpages(_)
+        | Command::History(_)
+        | Command::Compare(_)
+        | Command::Report(_)
+        | Command::Show(_)
+        | Command::Export(_) => Some(cancel::OnStop::Exit),
+        Command::Check(a) if !check::live(a) => Some(cancel::OnStop::Exit),
+        _ => None,
+    }
+}
+
 /// Commands that read stored results, and the workers of child processes: they need neither
 /// the live machine nor Ctrl-C handling. `None` for every other command.
 fn offline(cli: &Cli) -> Option<anyhow::Result<ExitCode>> {
@@ -145,12 +176,12 @@ fn offline(cli: &Cli) -> Option<anyhow::Result<ExitCode>> {
         Command::Manpages(a) => meta::manpages(&a.dir),
         Command::History(a) => stored::history(a, &cli.global),
         Command::Compare(a) => stored::compare(a, &cli.global),
-        Command::Check(a) => match (&a.make_reference, &a.reference) {
+        Command::Check(a) if !check::live(a) => match (&a.make_reference, &a.reference) {
             (Some(path), _) => check::make_reference(a, path),
-            (None, Some(r)) if !a.results.is_empty() => memsight_results::check::Reference::read(r)
+            (None, Some(r)) => memsight_results::check::Reference::read(r)
                 .map_err(Into::into)
                 .and_then(|r| check::judge_stored(a, &cli.global, &r)),
-            _ => return None,
+            _ => unreachable!("check::live covers the other modes"),
         },
         Command::Report(a) => stored::report(a),
         Command::Show(a) => stored::show(a, &cli.global),

@@ -97,7 +97,11 @@ pub fn measure(
     show::require_live(&env)?;
     let level = level(a);
     let machine = Machine::new();
-    let (probe, suite_env) = drift_probe(a, &env, &machine)?;
+    let DriftPlan {
+        probe,
+        suite_env,
+        interrupted,
+    } = drift_probe(a, &env, &machine)?;
     let (mut results, done) = crate::progress::with_progress(None, g.no_progress, |tick| {
         std::thread::scope(|scope| {
             let drift =
@@ -116,6 +120,7 @@ pub fn measure(
                 complete: true,
                 tick,
             };
+            ctx.run.skipped.extend(interrupted);
             let stepped = steps(&mut ctx);
             let (mut run, complete) = (ctx.run, ctx.complete);
             // The series is kept whatever happened to the steps (Ctrl-C keeps what was probed).
@@ -124,6 +129,13 @@ pub fn measure(
             anyhow::Ok((run, complete))
         })
     })?;
+    // A stop request makes the run partial whenever it came, even after the last suite's last
+    // check: whatever came after it in the plan did not run. (Taken here, where the result is
+    // made; a request during the writing that follows finds the measurements done.)
+    let done = done && !memsight_core::cancel::requested();
+    if !done && results.suites().is_empty() {
+        results.level = Level::Interrupted;
+    }
     if done && results.suites().is_empty() {
         return Err(memsight_core::Error::input(format!(
             "nothing was measured, every suite was skipped ({}): choose suites this run level and machine run with --only",
@@ -148,22 +160,41 @@ pub fn measure(
     ))
 }
 
-/// The drift probe (CPU, bytes) if any, and the env the suites see: less its buffer, held all run.
-fn drift_probe(
-    a: &RunArgs,
-    env: &Environment,
-    machine: &Machine,
-) -> anyhow::Result<(Option<(usize, u64)>, Environment)> {
-    let mut suite_env = env.clone();
+/// The run's drift probe as planned.
+struct DriftPlan {
+    /// Its CPU and buffer bytes, if it runs.
+    probe: Option<(usize, u64)>,
+    /// The env the suites see: less the probe's buffer, held all run.
+    suite_env: Environment,
+    /// When a stop request cut the probe's sizing short, the line that says so.
+    interrupted: Option<String>,
+}
+
+/// Plans the drift probe.
+fn drift_probe(a: &RunArgs, env: &Environment, machine: &Machine) -> anyhow::Result<DriftPlan> {
+    let mut plan = DriftPlan {
+        probe: None,
+        suite_env: env.clone(),
+        interrupted: None,
+    };
     if a.no_drift {
-        return Ok((None, suite_env));
+        return Ok(plan);
     }
     let cpu = *env.allowed_cpus.first().ok_or_else(|| {
         memsight_core::Error::input("this process may not run on any CPU (empty cpuset)")
     })?;
-    let bytes = prober::buffer_bytes(machine.memory(env)?.working_set(), env);
-    suite_env.memory.reserve(bytes);
-    Ok((Some((cpu, bytes)), suite_env))
+    let memory = match machine.memory(env) {
+        Ok(m) => m,
+        Err(e) if memsight_core::cancel::requested() => {
+            plan.interrupted = Some(format!("drift: interrupted before its first probe ({e})"));
+            return Ok(plan);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let bytes = prober::buffer_bytes(memory.working_set(), env);
+    plan.suite_env.memory.reserve(bytes);
+    plan.probe = Some((cpu, bytes));
+    Ok(plan)
 }
 
 /// The results directory for this run.
@@ -207,9 +238,10 @@ pub fn save_as(
     let json = dir.join(file);
     let text = serde_json::to_string_pretty(doc)
         .map_err(|e| Error::system(format!("cannot encode the results: {e}")))?;
-    std::fs::write(&json, text).map_err(|e| Error::io("write", &json, e))?;
+    // (Whole or not at all: a stop that cuts the process short leaves the old file or the new.)
+    memsight_core::files::write_text(&json, &text)?;
     let html = dir.join("report.html");
-    std::fs::write(&html, crate::report::render(doc)).map_err(|e| Error::io("write", &html, e))?;
+    memsight_core::files::write_text(&html, &crate::report::render(doc))?;
     if !quiet {
         say!("  results: {}", json.display());
         say!("  report:  {}", html.display());

@@ -99,19 +99,20 @@ pub fn failing(code: ExitCode, exit: Exit, what: &str) -> ExitCode {
     }
 }
 
-/// Refuses a path that cannot be written, with `fix` saying what to do.
+/// Refuses a path that cannot be written, with `fix` saying what to do (a file already there is
+/// left as it is until the result replaces it whole).
 pub fn check_writable(path: &Path, fix: &str) -> anyhow::Result<()> {
-    std::fs::File::create(path).map_err(|e| match Error::io("write", path, e) {
+    memsight_core::files::check_writable(path).map_err(|e| match e {
         Error::Input(why) => Error::input(format!("{why}; {fix}")),
         other => other,
     })?;
     Ok(())
 }
 
-/// Writes the page `html` renders to `path`, if one was asked for.
+/// Writes the page `html` renders to `path`, if one was asked for, whole or not at all.
 pub fn write_html(path: Option<&Path>, html: impl FnOnce() -> String) -> anyhow::Result<()> {
     if let Some(path) = path {
-        std::fs::write(path, html()).map_err(|e| Error::io("write", path, e))?;
+        memsight_core::files::write_text(path, &html())?;
     }
     Ok(())
 }
@@ -136,15 +137,25 @@ pub fn emit<T: Serialize>(g: &GlobalArgs, envelope: Envelope<T>) -> anyhow::Resu
         writeln!(out, "{text}")?;
     }
     if let Some(path) = &g.output {
-        std::fs::write(path, format!("{text}\n")).map_err(|e| Error::io("write", path, e))?;
+        memsight_core::files::write_text(path, &format!("{text}\n"))?;
     }
     if !g.json && envelope.samples.figures > 0 {
         say!("\nSamples: {}", envelope.samples.describe());
     }
-    if envelope.complete {
-        Ok(ExitCode::SUCCESS)
-    } else {
+    exit_code(envelope.complete)
+}
+
+/// 0 for a complete result; 130 for a partial one, and for a complete one whose command was
+/// asked to stop after its measurements ended (what it wrote is whole, and says so).
+pub fn exit_code(complete: bool) -> anyhow::Result<ExitCode> {
+    if !complete {
         eprintln!("memsight: interrupted: partial results written");
-        Ok(ExitCode::from(EXIT_INTERRUPTED))
+    } else if memsight_core::cancel::requested() {
+        eprintln!(
+            "memsight: interrupted after the measurements ended: the results written are complete"
+        );
+    } else {
+        return Ok(ExitCode::SUCCESS);
     }
+    Ok(ExitCode::from(EXIT_INTERRUPTED))
 }

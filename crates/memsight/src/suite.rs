@@ -146,14 +146,17 @@ pub trait InRun {
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<Self::Results>>;
 }
 
-/// Runs one step and files its results with `store`; after Ctrl-C, nothing more runs. A run
-/// stopped during its first suite is marked `interrupted`.
+/// Runs one step and files its results with `store`. After a stop request (Ctrl-C, SIGTERM)
+/// nothing more runs: this suite and every later one are recorded as interrupted, so that the
+/// result reads as partial whenever the request came (before a suite, inside it, or as it
+/// failed because of it). A run stopped during its first suite is marked `interrupted`.
 pub fn step<S: InRun>(
     ctx: &mut RunCtx,
     name: &str,
     store: impl FnOnce(&mut RunResults, S::Results),
 ) -> anyhow::Result<()> {
     if memsight_core::cancel::requested() {
+        interrupted(ctx, name, "not run: interrupted before its turn");
         return Ok(());
     }
     let first = ctx.run.suites().is_empty();
@@ -161,6 +164,14 @@ pub fn step<S: InRun>(
         d.begin(name);
     }
     let outcome = match S::in_run(ctx) {
+        // (A suite whose setup a stop cut short, such as its reach probe, fails with it.)
+        Err(e) if memsight_core::cancel::requested() => {
+            if let Some(d) = ctx.drift {
+                d.end(false);
+            }
+            interrupted(ctx, name, &format!("interrupted ({e})"));
+            return Ok(());
+        }
         Err(e) => match e.downcast_ref::<memsight_core::Error>() {
             // A default working set larger than this process may have (a cgroup's limit): the
             // suite is skipped with the reason, the run goes on.
@@ -178,9 +189,6 @@ pub fn step<S: InRun>(
             ctx.complete &= done;
             if !done && first {
                 ctx.run.level = Level::Interrupted;
-                ctx.run
-                    .skipped
-                    .push("every suite after the latency ladder: interrupted".into());
             }
         }
         // Each line starts with the suite's command name, so `check` can tell which suite a
@@ -195,4 +203,14 @@ pub fn step<S: InRun>(
             }),
     }
     Ok(())
+}
+
+/// Records suite `name` as not run because of a stop request: the run is partial, and
+/// `interrupted` when no suite holds results.
+fn interrupted(ctx: &mut RunCtx, name: &str, why: &str) {
+    ctx.complete = false;
+    ctx.run.skipped.push(format!("{name}: {why}"));
+    if ctx.run.suites().is_empty() {
+        ctx.run.level = Level::Interrupted;
+    }
 }

@@ -196,6 +196,7 @@ impl Watch {
                     use std::os::unix::process::ExitStatusExt;
                     return Ok(match (status.code(), status.signal()) {
                         (Some(c), _) => Ending::Exited(c),
+                        (None, Some(s)) if cancel::stopped_with_us(s) => Ending::Interrupted,
                         (None, Some(s)) => Ending::Signalled(s),
                         _ => Ending::Exited(-1),
                     });

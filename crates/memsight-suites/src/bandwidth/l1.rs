@@ -29,6 +29,10 @@ pub struct L1Read {
     /// The core design the limit is for.
     #[serde(default)]
     pub core: memsight_core::cpu::CoreClass,
+    /// That design as reports name it, with what named it
+    /// ([`memsight_core::cpu::CpuInfo::core_name`]).
+    #[serde(default)]
+    pub core_name: String,
 }
 
 /// Bytes per cycle the load ports carry for `isa` on this core (an efficiency core of a hybrid
@@ -77,6 +81,7 @@ pub(super) fn l1_read(
         limit_bytes_per_cycle: limit,
         fraction: limit.map(|l| per_cycle / l),
         core: env.cpu.core_class,
+        core_name: env.cpu.core_name(),
     };
     let cites = vec![
         Cited::of("L1 read", "GB/s", &p.program_gbs),
@@ -96,16 +101,17 @@ fn l1_finding(l: &L1Read) -> String {
         l.bytes_per_cycle,
         l.core_ghz.median,
     );
+    let core = if l.core_name.is_empty() {
+        l.core.describe().to_string()
+    } else {
+        l.core_name.clone()
+    };
     match (l.limit_bytes_per_cycle, l.fraction) {
         (Some(limit), Some(f)) => format!(
-            "{head}, {:.0}% of the {:.0} B/cycle the load ports carry ({})",
+            "{head}, {:.0}% of the {:.0} B/cycle the load ports carry (this core: {core})",
             100.0 * f,
             limit,
-            l.core.describe()
         ),
-        _ => format!(
-            "{head} ({}: no load-port limit to compare with)",
-            l.core.describe()
-        ),
+        _ => format!("{head} (this core: {core}; no load-port limit to compare with)"),
     }
 }

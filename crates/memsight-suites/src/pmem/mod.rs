@@ -211,7 +211,7 @@ pub(crate) fn child(
     let _ = std::fs::remove_file(path);
     let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
     match status {
-        None if cancel::requested() => Err(Error::input("interrupted")),
+        None if cancel::requested() => Err(Error::Interrupted),
         None => Err(Error::input(format!(
             "the PMDK worker did not finish in {:.0} s",
             timeout.as_secs_f64()
@@ -361,7 +361,8 @@ fn class_table(path: &Path, pool: u64, timeout: Duration) -> Result<Vec<Class>> 
     Ok(descs.iter().map(Class::of).collect())
 }
 
-/// Runs `step` for each item until Ctrl-C; false when interrupted.
+/// Runs `step` for each item until Ctrl-C; false when interrupted (also when the stop cut the
+/// item's worker short: the items before it are kept).
 fn each<T, R>(
     items: &[T],
     out: &mut Vec<R>,
@@ -371,7 +372,11 @@ fn each<T, R>(
         if cancel::requested() {
             return Ok(false);
         }
-        out.push(step(x)?);
+        match step(x) {
+            Ok(r) => out.push(r),
+            Err(_) if cancel::requested() => return Ok(false),
+            Err(e) => return Err(e),
+        }
     }
     Ok(true)
 }

@@ -352,6 +352,7 @@ fn exit_ending(e: std::process::ExitStatus) -> Ending {
     use std::os::unix::process::ExitStatusExt;
     match (e.code(), e.signal()) {
         (Some(c), _) => Ending::Exited(c),
+        (None, Some(s)) if cancel::stopped_with_us(s) => Ending::Interrupted,
         (None, Some(s)) => Ending::Signalled(s),
         (None, None) => Ending::Exited(-1),
     }

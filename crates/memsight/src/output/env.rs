@@ -44,6 +44,7 @@ fn facts(env: &Environment) {
         opt(&env.cpu.stepping),
         env.cpu.architecture
     );
+    say!("core            {}", env.cpu.core_name());
     let f = &env.cpu.features;
     let mut isa: Vec<&str> = Vec::new();
     for (on, name) in [

@@ -2,9 +2,10 @@
 //! be read.
 //!
 //! The estimate adds a read for ownership to every regular store: the core reads a line before
-//! it writes part of it. Ice Lake-SP and later Xeons (SpecI2M) and Neoverse V2 can skip that read
-//! for full-line stores under load (Laukemann et al., "Analyzing the Performance of
-//! Write-Allocate Evasion on Modern Processors", IPDPS 2024), so on those cores the estimate
+//! it writes part of it. Ice Lake-SP and later Xeons (SpecI2M) and Arm's Neoverse cores (write
+//! streaming mode) can skip that read for full-line stores under load (Laukemann et al.,
+//! "Analyzing the Performance of Write-Allocate Evasion on Modern Processors", IPDPS 2024; Arm's
+//! technical reference manuals), so on those cores the estimate
 //! overstates the traffic of write and copy kernels by up to the stores' own bytes. Where the
 //! kernel exposes the memory controllers' CAS counters (Intel `uncore_imc_*` `cas_count_read`
 //! and `cas_count_write`, 64 bytes each), each point also carries the bytes they counted over its
@@ -60,7 +61,7 @@ pub fn evasion_finding(env: &Environment, counted: bool) -> Option<String> {
     env.cpu.core_class.may_evade_write_allocate().then(|| {
         format!(
             "estimated DRAM bytes may overstate write traffic here: this core ({}) can skip the read for ownership of full-line stores under load (Laukemann et al., IPDPS 2024); {}",
-            env.cpu.core_class.describe(),
+            env.cpu.core_name(),
             if counted {
                 "compare with the counted DRAM bytes"
             } else {

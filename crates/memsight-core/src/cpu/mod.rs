@@ -6,6 +6,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::sysfs::FsRoot;
 
+mod class;
+#[cfg(test)]
+mod class_tests;
+mod table;
+
+pub use class::{ClassBasis, CoreClass, CoreId, Signature};
+
 /// ISA features that decide which kernels can run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct IsaFeatures {
@@ -54,158 +61,20 @@ pub struct CpuInfo {
     /// Hypervisor named by CPUID leaf 0x40000000 or `/sys/hypervisor/type`.
     pub hypervisor: Option<String>,
     /// The core design, as far as it matters to the methods (load ports, write-allocate
-    /// evasion); from vendor, family and feature flags rather than model numbers, which
-    /// hypervisors often replace.
+    /// evasion): from family and model first, the feature flags where the numbers are not in
+    /// memsight's table or the flags prove them replaced ([`CoreClass::identify`]).
     #[serde(default)]
     pub core_class: CoreClass,
-}
-
-/// Core designs whose memory behaviour differs in ways the methods must know.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum CoreClass {
-    /// Intel Golden Cove or later server core (Sapphire, Emerald, Granite Rapids): AMX or
-    /// AVX512-FP16 present.
-    IntelGoldenCoveServer,
-    /// Intel hybrid client (Alder/Raptor Lake and later: AVX-VNNI without AVX-512): Golden
-    /// Cove-class P-cores beside Gracemont-class E-cores.
-    IntelHybrid,
-    /// Intel Sunny/Cypress/Willow Cove with AVX-512 (Ice Lake, Tiger Lake, Rocket Lake):
-    /// AVX512-VBMI2 without AMX. `server` when the brand string says Xeon (Ice Lake-SP).
-    IntelSunnyCove { server: bool },
-    /// Intel Skylake-SP/Cascade Lake/Cooper Lake: AVX-512 without VBMI2.
-    IntelSkylakeServer,
-    /// Other Intel cores (Haswell to Comet Lake clients, Atom).
-    IntelOther,
-    /// AMD Zen 2/3 (family 0x17, or 0x19 without AVX-512).
-    AmdZen3,
-    /// AMD Zen 4 (family 0x19 with AVX-512: 512-bit ops as two 256-bit halves).
-    AmdZen4,
-    /// AMD Zen 5 (family 0x1A: full 512-bit datapaths on server and desktop parts).
-    AmdZen5,
-    /// Arm Neoverse N1 (CPU part 0xd0c).
-    NeoverseN1,
-    /// Arm Neoverse V1 (0xd40).
-    NeoverseV1,
-    /// Arm Neoverse N2 (0xd49).
-    NeoverseN2,
-    /// Arm Neoverse V2 (0xd4f, NVIDIA Grace, AWS Graviton4).
-    NeoverseV2,
-    /// Arm Neoverse V3/N3 and later (0xd84, 0xd8e).
-    NeoverseV3,
-    #[default]
-    Unknown,
-}
-
-impl CoreClass {
-    /// From the vendor (or Arm implementer), family, Arm CPU part, flags and brand string.
-    pub fn identify(
-        vendor: Option<&str>,
-        family: Option<u32>,
-        arm_part: Option<u32>,
-        flags: &[&str],
-        brand: Option<&str>,
-    ) -> CoreClass {
-        let has = |f: &str| flags.contains(&f);
-        match vendor {
-            Some("GenuineIntel") => {
-                if has("amx_tile") || has("avx512_fp16") {
-                    CoreClass::IntelGoldenCoveServer
-                } else if has("avx512f") && has("avx512_vbmi2") {
-                    CoreClass::IntelSunnyCove {
-                        server: brand.is_some_and(|b| b.to_ascii_lowercase().contains("xeon")),
-                    }
-                } else if has("avx512f") {
-                    CoreClass::IntelSkylakeServer
-                } else if has("avx_vnni") {
-                    CoreClass::IntelHybrid
-                } else {
-                    CoreClass::IntelOther
-                }
-            }
-            Some("AuthenticAMD") | Some("HygonGenuine") => match family {
-                Some(0x1A) => CoreClass::AmdZen5,
-                Some(0x19) if has("avx512f") => CoreClass::AmdZen4,
-                Some(0x17) | Some(0x19) => CoreClass::AmdZen3,
-                _ => CoreClass::Unknown,
-            },
-            // The Arm implementer code as /proc/cpuinfo gives it.
-            Some("0x41") => match arm_part {
-                Some(0xd0c) => CoreClass::NeoverseN1,
-                Some(0xd40) => CoreClass::NeoverseV1,
-                Some(0xd49) => CoreClass::NeoverseN2,
-                Some(0xd4f) => CoreClass::NeoverseV2,
-                Some(0xd84) | Some(0xd8e) => CoreClass::NeoverseV3,
-                _ => CoreClass::Unknown,
-            },
-            _ => CoreClass::Unknown,
-        }
-    }
-
-    /// Bytes per cycle the L1 load ports carry with loads `vector_bytes` wide: loads per cycle
-    /// at that width × the width (capped at the datapath). From the vendors' optimisation
-    /// manuals and measurements (docs/methods/bandwidth.md lists the sources); `None` for cores
-    /// not in the table.
-    pub fn l1_load_bytes_per_cycle(self, vector_bytes: u64) -> Option<f64> {
-        let (loads, max_width): (u64, u64) = match self {
-            // Three load ports up to 256 bits, two of them for 512-bit loads.
-            CoreClass::IntelGoldenCoveServer | CoreClass::IntelHybrid => {
-                if vector_bytes >= 64 {
-                    (2, 64)
-                } else {
-                    (3, 32)
-                }
-            }
-            CoreClass::IntelSunnyCove { .. }
-            | CoreClass::IntelSkylakeServer
-            | CoreClass::IntelOther => (2, 64),
-            // Zen 2-4: two 256-bit loads per cycle (a 512-bit load is two halves on Zen 4).
-            CoreClass::AmdZen3 | CoreClass::AmdZen4 => (2, 32),
-            CoreClass::AmdZen5 => (2, 64),
-            CoreClass::NeoverseN1 | CoreClass::NeoverseN2 => (2, 16),
-            CoreClass::NeoverseV1 | CoreClass::NeoverseV2 | CoreClass::NeoverseV3 => (3, 16),
-            CoreClass::Unknown => return None,
-        };
-        Some((loads * vector_bytes.min(max_width)) as f64)
-    }
-
-    /// Whether regular full-line stores may skip their read for ownership under load (Intel's
-    /// SpecI2M on Ice Lake-SP and later Xeons, Neoverse V2's write streaming; Laukemann et al.,
-    /// IPDPS 2024), so that "a store reads its line first" overstates DRAM traffic.
-    pub fn may_evade_write_allocate(self) -> bool {
-        matches!(
-            self,
-            CoreClass::IntelGoldenCoveServer
-                | CoreClass::IntelSunnyCove { server: true }
-                | CoreClass::NeoverseV2
-                | CoreClass::NeoverseV3
-        )
-    }
-
-    /// A name for reports.
-    pub fn describe(self) -> &'static str {
-        match self {
-            CoreClass::IntelGoldenCoveServer => {
-                "Intel Golden Cove-class server core (Sapphire Rapids or later)"
-            }
-            CoreClass::IntelHybrid => "Intel hybrid client (Golden Cove-class P-cores)",
-            CoreClass::IntelSunnyCove { server: true } => {
-                "Intel Sunny Cove server core (Ice Lake-SP)"
-            }
-            CoreClass::IntelSunnyCove { server: false } => "Intel Sunny Cove-class client core",
-            CoreClass::IntelSkylakeServer => "Intel Skylake-SP-class core",
-            CoreClass::IntelOther => "Intel core",
-            CoreClass::AmdZen3 => "AMD Zen 2/3",
-            CoreClass::AmdZen4 => "AMD Zen 4",
-            CoreClass::AmdZen5 => "AMD Zen 5",
-            CoreClass::NeoverseN1 => "Arm Neoverse N1",
-            CoreClass::NeoverseV1 => "Arm Neoverse V1",
-            CoreClass::NeoverseN2 => "Arm Neoverse N2",
-            CoreClass::NeoverseV2 => "Arm Neoverse V2",
-            CoreClass::NeoverseV3 => "Arm Neoverse V3/N3",
-            CoreClass::Unknown => "core not in memsight's table",
-        }
-    }
+    /// The Arm CPU part (`CPU part` of /proc/cpuinfo), which names the design there.
+    #[serde(default)]
+    pub arm_part: Option<u32>,
+    /// What named the class.
+    #[serde(default)]
+    pub core_basis: ClassBasis,
+    /// The design the family and model name ("Emerald Rapids"), when the table has them; with
+    /// `core_basis` `flags-over-model`, the design the flags proved the numbers wrong about.
+    #[serde(default)]
+    pub core_design: Option<String>,
 }
 
 impl CpuInfo {
@@ -237,6 +106,10 @@ impl CpuInfo {
                 None
             },
             core_class: CoreClass::Unknown,
+            arm_part: cpuinfo_field(&cpuinfo, "CPU part")
+                .and_then(|p| u32::from_str_radix(p.trim_start_matches("0x"), 16).ok()),
+            core_basis: ClassBasis::Unknown,
+            core_design: None,
         };
         if let Some(h) = fs.read("/sys/hypervisor/type").filter(|h| !h.is_empty()) {
             info.hypervisor = Some(h);
@@ -245,21 +118,49 @@ impl CpuInfo {
         if fs.is_live() {
             read_cpuid(&mut info);
         }
-        let arm_part = first("CPU part")
-            .and_then(|p| u32::from_str_radix(p.trim_start_matches("0x"), 16).ok());
         let flag_refs: Vec<&str> = flags.iter().map(String::as_str).collect();
-        info.core_class = CoreClass::identify(
-            info.vendor.as_deref(),
-            info.family,
-            arm_part,
-            &flag_refs,
-            info.model_name.as_deref(),
-        );
+        let id = CoreClass::identify(&Signature {
+            vendor: info.vendor.as_deref(),
+            family: info.family,
+            model: info.model,
+            stepping: info.stepping,
+            arm_part: info.arm_part,
+            flags: &flag_refs,
+            brand: info.model_name.as_deref(),
+        });
+        info.core_class = id.class;
+        info.core_basis = id.basis;
+        info.core_design = id.design.map(str::to_string);
         #[cfg(target_arch = "aarch64")]
         if fs.is_live() {
             live_arm_features(&mut info, first("CPU implementer").is_some());
         }
         info
+    }
+
+    /// The core for reports: its class, the design and the numbers that named it, or why the
+    /// flags did ("Intel Golden Cove-class server core, Emerald Rapids (family 6 model 207)").
+    pub fn core_name(&self) -> String {
+        let class = self.core_class.describe();
+        let numbers = match (self.family, self.model, self.arm_part) {
+            (Some(f), Some(m), _) => format!("family {f} model {m}"),
+            (_, _, Some(p)) => format!("CPU part {p:#x}"),
+            _ => "no family and model".to_string(),
+        };
+        match (self.core_basis, &self.core_design) {
+            // (An Arm design's name is its class's.)
+            (ClassBasis::FamilyModel, Some(d)) if class.ends_with(d.as_str()) => {
+                format!("{class} ({numbers})")
+            }
+            (ClassBasis::FamilyModel, Some(d)) => format!("{class}, {d} ({numbers})"),
+            (ClassBasis::FlagsOverModel, Some(d)) => format!(
+                "{class} (from its feature flags: {numbers} names {d}, which lacks some of them)"
+            ),
+            (ClassBasis::Flags, _) => {
+                format!("{class} (from its feature flags: {numbers} is not in memsight's table)")
+            }
+            _ => class.to_string(),
+        }
     }
 }
 
@@ -317,6 +218,8 @@ fn live_arm_features(info: &mut CpuInfo, arm_implementer: bool) {
     (features.clzero, features.clflushopt, features.clwb) = (false, false, false);
     if !arm_implementer {
         info.core_class = CoreClass::Unknown;
+        info.core_basis = ClassBasis::Unknown;
+        info.core_design = None;
     }
 }
 
@@ -451,68 +354,6 @@ fn parse_sysfs_size(s: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Cores are told apart by features, not model numbers: a KVM guest on a Sapphire Rapids
-    /// host was seen reporting family 6 model 167 (Rocket Lake's number) with AMX.
-    #[test]
-    fn core_classes_from_features() {
-        let id = |v, fam, part, flags: &str, brand| {
-            let f: Vec<&str> = flags.split_whitespace().collect();
-            CoreClass::identify(Some(v), fam, part, &f, brand)
-        };
-        let spr = id(
-            "GenuineIntel",
-            Some(6),
-            None,
-            "avx2 avx512f avx512_vbmi2 amx_tile avx512_fp16",
-            None,
-        );
-        assert_eq!(spr, CoreClass::IntelGoldenCoveServer);
-        assert_eq!(spr.l1_load_bytes_per_cycle(64), Some(128.0));
-        assert_eq!(spr.l1_load_bytes_per_cycle(32), Some(96.0));
-        assert!(spr.may_evade_write_allocate());
-        let icx = id(
-            "GenuineIntel",
-            Some(6),
-            None,
-            "avx512f avx512_vbmi2",
-            Some("Intel(R) Xeon(R) Platinum 8380"),
-        );
-        assert_eq!(icx, CoreClass::IntelSunnyCove { server: true });
-        assert!(icx.may_evade_write_allocate());
-        let tgl = id(
-            "GenuineIntel",
-            Some(6),
-            None,
-            "avx512f avx512_vbmi2",
-            Some("11th Gen Intel(R) Core(TM) i7"),
-        );
-        assert!(!tgl.may_evade_write_allocate());
-        let clx = id("GenuineIntel", Some(6), None, "avx512f avx512_vnni", None);
-        assert_eq!(clx, CoreClass::IntelSkylakeServer);
-        assert!(!clx.may_evade_write_allocate());
-        let zen4 = id("AuthenticAMD", Some(0x19), None, "avx2 avx512f", None);
-        assert_eq!(zen4, CoreClass::AmdZen4);
-        assert_eq!(zen4.l1_load_bytes_per_cycle(64), Some(64.0));
-        let zen5 = id("AuthenticAMD", Some(0x1A), None, "avx2 avx512f", None);
-        assert_eq!(zen5.l1_load_bytes_per_cycle(64), Some(128.0));
-        assert_eq!(
-            id("AuthenticAMD", Some(0x19), None, "avx2", None),
-            CoreClass::AmdZen3
-        );
-        let grace = id("0x41", None, Some(0xd4f), "asimd sve2", None);
-        assert_eq!(grace, CoreClass::NeoverseV2);
-        assert_eq!(grace.l1_load_bytes_per_cycle(16), Some(48.0));
-        assert!(grace.may_evade_write_allocate());
-        assert_eq!(
-            id("0x41", None, Some(0xd0c), "asimd", None),
-            CoreClass::NeoverseN1
-        );
-        assert_eq!(
-            id("0x61", None, Some(0x22), "asimd", None).l1_load_bytes_per_cycle(16),
-            None
-        );
-    }
 
     #[test]
     fn sysfs_sizes() {

@@ -1,0 +1,98 @@
+//! Family and model numbers (Arm: implementer and part) of the designs memsight knows, from the
+//! numbers Linux names them by (arch/x86/include/asm/intel-family.h, the Zen generations'
+//! model ranges in arch/x86/kernel/cpu/amd.c, arch/arm64/include/asm/cputype.h).
+
+use super::class::{CoreClass, Signature};
+
+/// The class and design the numbers name, or `None` when the table does not have them.
+pub(super) fn by_numbers(sig: &Signature) -> Option<(CoreClass, &'static str)> {
+    match sig.vendor? {
+        "GenuineIntel" if sig.family == Some(6) => intel(sig.model?, sig.stepping),
+        "AuthenticAMD" => amd(sig.family?, sig.model?),
+        // Hygon's Dhyana is a Zen 1 core under family 0x18.
+        "HygonGenuine" if sig.family == Some(0x18) => Some((CoreClass::AmdZen1, "Hygon Dhyana")),
+        "0x41" => arm(sig.arm_part?),
+        _ => None,
+    }
+}
+
+/// Intel family 6.
+fn intel(model: u32, stepping: Option<u32>) -> Option<(CoreClass, &'static str)> {
+    use CoreClass::*;
+    let sunny_server = IntelSunnyCove { server: true };
+    let sunny_client = IntelSunnyCove { server: false };
+    Some(match model {
+        // One model number for three generations; the stepping tells them apart.
+        0x55 => (
+            IntelSkylakeServer,
+            match stepping {
+                Some(10..) => "Cooper Lake",
+                Some(5..=7) => "Cascade Lake",
+                Some(0..=4) => "Skylake-SP",
+                _ => "Skylake-SP, Cascade Lake or Cooper Lake",
+            },
+        ),
+        0x6A => (sunny_server, "Ice Lake-SP"),
+        0x6C => (sunny_server, "Ice Lake-D"),
+        0x8F => (IntelGoldenCoveServer, "Sapphire Rapids"),
+        0xCF => (IntelGoldenCoveServer, "Emerald Rapids"),
+        0xAD => (IntelGoldenCoveServer, "Granite Rapids"),
+        0xAE => (IntelGoldenCoveServer, "Granite Rapids-D"),
+        0xAF => (IntelEfficiency, "Sierra Forest"),
+        0xB6 => (IntelEfficiency, "Grand Ridge"),
+        0xDD => (IntelEfficiency, "Clearwater Forest"),
+        0xBE => (IntelEfficiency, "Alder Lake-N"),
+        0x97 | 0x9A => (IntelHybrid, "Alder Lake"),
+        0xB7 | 0xBA | 0xBF => (IntelHybrid, "Raptor Lake"),
+        0xAA | 0xAC => (IntelHybrid, "Meteor Lake"),
+        0xB5 | 0xC5 | 0xC6 => (IntelHybrid, "Arrow Lake"),
+        0xBD => (IntelHybrid, "Lunar Lake"),
+        0xCC => (IntelHybrid, "Panther Lake"),
+        0x7D | 0x7E => (sunny_client, "Ice Lake"),
+        0x8C | 0x8D => (sunny_client, "Tiger Lake"),
+        0xA7 => (sunny_client, "Rocket Lake"),
+        0x4E | 0x5E => (IntelOther, "Skylake"),
+        0x8E | 0x9E => (IntelOther, "Kaby Lake or Coffee Lake"),
+        0xA5 | 0xA6 => (IntelOther, "Comet Lake"),
+        0x3F => (IntelOther, "Haswell-EP"),
+        0x4F => (IntelOther, "Broadwell-EP"),
+        0x56 => (IntelOther, "Broadwell-DE"),
+        0x3C | 0x45 | 0x46 => (IntelOther, "Haswell"),
+        0x3D | 0x47 => (IntelOther, "Broadwell"),
+        _ => return None,
+    })
+}
+
+/// AMD families 0x17 (Zen 1, Zen 2), 0x19 (Zen 3, Zen 4) and 0x1A (Zen 5), by the model ranges
+/// Linux gives each generation; Zen 6's ranges of family 0x1A are not in the table.
+fn amd(family: u32, model: u32) -> Option<(CoreClass, &'static str)> {
+    use CoreClass::*;
+    Some(match (family, model) {
+        (0x17, 0x00..=0x2F | 0x50..=0x5F) => (AmdZen1, "Zen/Zen+"),
+        (0x17, 0x30..=0x3F) => (AmdZen2, "Rome (EPYC 7002)"),
+        (0x17, 0x40..=0x4F | 0x60..=0x7F | 0x90..=0x91 | 0xA0..=0xAF) => (AmdZen2, "Zen 2"),
+        (0x19, 0x00..=0x0F) => (AmdZen3, "Milan (EPYC 7003)"),
+        (0x19, 0x20..=0x5F) => (AmdZen3, "Zen 3"),
+        (0x19, 0x10..=0x1F) => (AmdZen4, "Genoa (EPYC 9004)"),
+        (0x19, 0xA0..=0xAF) => (AmdZen4, "Bergamo or Siena (EPYC 9004, 8004)"),
+        (0x19, 0x60..=0x9F) => (AmdZen4, "Zen 4"),
+        (0x1A, 0x00..=0x0F) => (AmdZen5, "Turin (EPYC 9005)"),
+        (0x1A, 0x10..=0x1F) => (AmdZen5, "Turin Dense (EPYC 9005)"),
+        (0x1A, 0x20..=0x2F | 0x40..=0x4F | 0x60..=0x7F) => (AmdZen5, "Zen 5"),
+        _ => return None,
+    })
+}
+
+/// Arm Ltd's own designs (implementer 0x41).
+fn arm(part: u32) -> Option<(CoreClass, &'static str)> {
+    use CoreClass::*;
+    Some(match part {
+        0xd0c => (NeoverseN1, "Neoverse N1"),
+        0xd40 => (NeoverseV1, "Neoverse V1"),
+        0xd49 => (NeoverseN2, "Neoverse N2"),
+        0xd4f => (NeoverseV2, "Neoverse V2"),
+        0xd84 => (NeoverseV3, "Neoverse V3"),
+        0xd8e => (NeoverseV3, "Neoverse N3"),
+        _ => return None,
+    })
+}
