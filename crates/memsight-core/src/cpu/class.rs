@@ -1,6 +1,6 @@
-//! Which core design this is, as far as the methods care (load ports, write-allocate evasion):
-//! named from the vendor's family and model numbers first (Arm: implementer and part), with the
-//! feature flags as the fallback. Hypervisors hide flags (a guest of an Emerald Rapids host was
+//! The core designs the methods tell apart (load ports, write-allocate evasion), and what each
+//! gives them. identify.rs names a core from the vendor's family and model numbers first (Arm:
+//! implementer and part), with the feature flags as the fallback. Hypervisors hide flags (a guest of an Emerald Rapids host was
 //! seen without `amx_tile` and `avx512_fp16`) and some replace the model number (a guest of a
 //! Sapphire Rapids host reported model 167, Rocket Lake's, with AMX); flags can be hidden but
 //! never added, so a flag the named design cannot have proves the number wrong, and then the
@@ -103,72 +103,9 @@ const TELLING: [&str; 5] = [
 ];
 
 impl CoreClass {
-    /// Names the core: family and model first, the flags where the numbers are not in the table
-    /// or where the flags prove them wrong.
-    pub fn identify(sig: &Signature) -> CoreId {
-        let by_flags = Self::from_flags(sig);
-        let Some((class, design)) = super::table::by_numbers(sig) else {
-            let basis = if by_flags == CoreClass::Unknown {
-                ClassBasis::Unknown
-            } else {
-                ClassBasis::Flags
-            };
-            return CoreId {
-                class: by_flags,
-                design: None,
-                basis,
-            };
-        };
-        // A flag the design cannot have: the number is not this core's.
-        if sig.flags.iter().any(|f| !class.may_have(f)) {
-            return CoreId {
-                class: by_flags,
-                design: Some(design),
-                basis: ClassBasis::FlagsOverModel,
-            };
-        }
-        CoreId {
-            class,
-            design: Some(design),
-            basis: ClassBasis::FamilyModel,
-        }
-    }
-
-    /// The class the feature flags alone suggest (a lower bound: flags may be hidden).
-    fn from_flags(sig: &Signature) -> CoreClass {
-        let has = |f: &str| sig.flags.contains(&f);
-        match sig.vendor {
-            Some("GenuineIntel") => {
-                if has("amx_tile") || has("avx512_fp16") {
-                    CoreClass::IntelGoldenCoveServer
-                } else if has("avx512f") && has("avx512_vbmi2") {
-                    CoreClass::IntelSunnyCove {
-                        server: sig
-                            .brand
-                            .is_some_and(|b| b.to_ascii_lowercase().contains("xeon")),
-                    }
-                } else if has("avx512f") {
-                    CoreClass::IntelSkylakeServer
-                } else if has("avx_vnni") {
-                    CoreClass::IntelHybrid
-                } else {
-                    CoreClass::IntelOther
-                }
-            }
-            // Zen 3 and Zen 4 share family 0x19; AVX-512 tells them apart. Other families'
-            // unknown models are not guessed.
-            Some("AuthenticAMD") => match sig.family {
-                Some(0x19) if has("avx512f") => CoreClass::AmdZen4,
-                Some(0x19) => CoreClass::AmdZen3,
-                _ => CoreClass::Unknown,
-            },
-            _ => CoreClass::Unknown,
-        }
-    }
-
     /// Whether this design can have feature `flag` (of the telling ones; any other flag is
     /// allowed). Only x86 classes are judged by flags.
-    fn may_have(self, flag: &str) -> bool {
+    pub(super) fn may_have(self, flag: &str) -> bool {
         if !TELLING.contains(&flag) {
             return true;
         }

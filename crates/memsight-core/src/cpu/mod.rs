@@ -9,7 +9,7 @@ use crate::sysfs::FsRoot;
 mod class;
 #[cfg(test)]
 mod class_tests;
-mod table;
+mod identify;
 
 pub use class::{ClassBasis, CoreClass, CoreId, Signature};
 

@@ -1,11 +1,78 @@
-//! Family and model numbers (Arm: implementer and part) of the designs memsight knows, from the
-//! numbers Linux names them by (arch/x86/include/asm/intel-family.h, the Zen generations'
-//! model ranges in arch/x86/kernel/cpu/amd.c, arch/arm64/include/asm/cputype.h).
+//! Naming the core: the family and model numbers (Arm: implementer and part) of the designs
+//! memsight knows, from the numbers Linux names them by (arch/x86/include/asm/intel-family.h,
+//! the Zen generations' model ranges in arch/x86/kernel/cpu/amd.c,
+//! arch/arm64/include/asm/cputype.h), and the feature flags where the numbers are not in the
+//! table or the flags prove them replaced.
 
-use super::class::{CoreClass, Signature};
+use super::class::{ClassBasis, CoreClass, CoreId, Signature};
+
+impl CoreClass {
+    /// Names the core: family and model first, the flags where the numbers are not in the table
+    /// or where the flags prove them wrong.
+    pub fn identify(sig: &Signature) -> CoreId {
+        let by_flags = Self::from_flags(sig);
+        let Some((class, design)) = by_numbers(sig) else {
+            let basis = if by_flags == CoreClass::Unknown {
+                ClassBasis::Unknown
+            } else {
+                ClassBasis::Flags
+            };
+            return CoreId {
+                class: by_flags,
+                design: None,
+                basis,
+            };
+        };
+        // A flag the design cannot have: the number is not this core's.
+        if sig.flags.iter().any(|f| !class.may_have(f)) {
+            return CoreId {
+                class: by_flags,
+                design: Some(design),
+                basis: ClassBasis::FlagsOverModel,
+            };
+        }
+        CoreId {
+            class,
+            design: Some(design),
+            basis: ClassBasis::FamilyModel,
+        }
+    }
+
+    /// The class the feature flags alone suggest (a lower bound: flags may be hidden).
+    fn from_flags(sig: &Signature) -> CoreClass {
+        let has = |f: &str| sig.flags.contains(&f);
+        match sig.vendor {
+            Some("GenuineIntel") => {
+                if has("amx_tile") || has("avx512_fp16") {
+                    CoreClass::IntelGoldenCoveServer
+                } else if has("avx512f") && has("avx512_vbmi2") {
+                    CoreClass::IntelSunnyCove {
+                        server: sig
+                            .brand
+                            .is_some_and(|b| b.to_ascii_lowercase().contains("xeon")),
+                    }
+                } else if has("avx512f") {
+                    CoreClass::IntelSkylakeServer
+                } else if has("avx_vnni") {
+                    CoreClass::IntelHybrid
+                } else {
+                    CoreClass::IntelOther
+                }
+            }
+            // Zen 3 and Zen 4 share family 0x19; AVX-512 tells them apart. Other families'
+            // unknown models are not guessed.
+            Some("AuthenticAMD") => match sig.family {
+                Some(0x19) if has("avx512f") => CoreClass::AmdZen4,
+                Some(0x19) => CoreClass::AmdZen3,
+                _ => CoreClass::Unknown,
+            },
+            _ => CoreClass::Unknown,
+        }
+    }
+}
 
 /// The class and design the numbers name, or `None` when the table does not have them.
-pub(super) fn by_numbers(sig: &Signature) -> Option<(CoreClass, &'static str)> {
+fn by_numbers(sig: &Signature) -> Option<(CoreClass, &'static str)> {
     match sig.vendor? {
         "GenuineIntel" if sig.family == Some(6) => intel(sig.model?, sig.stepping),
         "AuthenticAMD" => amd(sig.family?, sig.model?),
