@@ -13,6 +13,7 @@ pub mod dims;
 pub mod document;
 pub mod figure;
 pub mod fleet;
+pub mod fleet_member;
 pub mod fleet_report;
 pub mod history;
 pub mod key;

@@ -9,10 +9,11 @@ use memsight_core::env::Environment;
 use memsight_core::report::Envelope;
 
 use crate::cli::{FleetArgs, GlobalArgs, RunArgs};
-use crate::member::{Rank, write_atomic};
 use crate::suite::{Suite, Ui};
+use memsight_core::files::write_text;
 use memsight_results::document::Document;
 use memsight_results::fleet::{FleetOptions, aggregate, analyse};
+use memsight_results::fleet_member::Rank;
 use memsight_results::fleet_report::FleetResults;
 use memsight_results::fleet_report::State;
 use memsight_results::launcher;
@@ -84,7 +85,7 @@ fn rank_with(
             let summary = memsight_results::fleet::node::NodeSummary::of(&doc, file, false);
             let path = memsight_results::fleet::node::summary_path(&me.out_dir.join(file));
             let text = serde_json::to_string(&summary).expect("a node summary serialises");
-            crate::member::write_atomic(&path, &text)?;
+            write_text(&path, &text)?;
             let state = if doc.complete {
                 State::Done
             } else {
@@ -179,11 +180,11 @@ fn report(
         crate::output::draw(&view);
     }
     let envelope = Envelope::new("fleet", started, env, results, true);
-    write_atomic(
+    write_text(
         &job_dir.join("fleet.json"),
         &serde_json::to_string_pretty(&envelope)?,
     )?;
-    write_atomic(
+    write_text(
         &job_dir.join("fleet.html"),
         &crate::report::study_page(&envelope, std::slice::from_ref(&view)),
     )?;

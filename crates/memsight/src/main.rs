@@ -15,7 +15,6 @@ macro_rules! say {
 mod check;
 mod cli;
 mod fleetrun;
-mod member;
 mod meta;
 mod output;
 mod progress;

@@ -97,12 +97,12 @@ pub fn measure(
     show::require_live(&env)?;
     let level = level(a);
     let machine = Machine::new();
-    let DriftPlan {
+    let prober::Plan {
         probe,
         suite_env,
         interrupted,
-    } = drift_probe(a, &env, &machine)?;
-    let (mut results, done) = crate::progress::with_progress(None, g.no_progress, |tick| {
+    } = prober::plan(&env, &machine, a.no_drift)?;
+    let (results, done) = crate::progress::with_progress(None, g.no_progress, |tick| {
         std::thread::scope(|scope| {
             let drift =
                 probe.map(|(cpu, bytes)| Prober::start(scope, &suite_env, cpu, bytes, DRIFT_EVERY));
@@ -129,6 +129,18 @@ pub fn measure(
             anyhow::Ok((run, complete))
         })
     })?;
+    document(results, done, env, started, dir, quiet)
+}
+
+/// The run's document from its results, shown unless `quiet`.
+fn document(
+    mut results: RunResults,
+    done: bool,
+    env: Environment,
+    started: SystemTime,
+    dir: &Path,
+    quiet: bool,
+) -> anyhow::Result<Document> {
     // A stop request makes the run partial whenever it came, even after the last suite's last
     // check: whatever came after it in the plan did not run. (Taken here, where the result is
     // made; a request during the writing that follows finds the measurements done.)
@@ -158,43 +170,6 @@ pub fn measure(
         Results::Run(Box::new(results)),
         done,
     ))
-}
-
-/// The run's drift probe as planned.
-struct DriftPlan {
-    /// Its CPU and buffer bytes, if it runs.
-    probe: Option<(usize, u64)>,
-    /// The env the suites see: less the probe's buffer, held all run.
-    suite_env: Environment,
-    /// When a stop request cut the probe's sizing short, the line that says so.
-    interrupted: Option<String>,
-}
-
-/// Plans the drift probe.
-fn drift_probe(a: &RunArgs, env: &Environment, machine: &Machine) -> anyhow::Result<DriftPlan> {
-    let mut plan = DriftPlan {
-        probe: None,
-        suite_env: env.clone(),
-        interrupted: None,
-    };
-    if a.no_drift {
-        return Ok(plan);
-    }
-    let cpu = *env.allowed_cpus.first().ok_or_else(|| {
-        memsight_core::Error::input("this process may not run on any CPU (empty cpuset)")
-    })?;
-    let memory = match machine.memory(env) {
-        Ok(m) => m,
-        Err(e) if memsight_core::cancel::requested() => {
-            plan.interrupted = Some(format!("drift: interrupted before its first probe ({e})"));
-            return Ok(plan);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let bytes = prober::buffer_bytes(memory.working_set(), env);
-    plan.suite_env.memory.reserve(bytes);
-    plan.probe = Some((cpu, bytes));
-    Ok(plan)
 }
 
 /// The results directory for this run.

@@ -21,6 +21,7 @@ use memsight_core::env::Environment;
 use memsight_core::stats::{StopRule, median};
 use memsight_core::team::sample_team;
 use memsight_core::units::{MIB, format_bytes};
+use memsight_core::{Error, Result};
 use memsight_kernels::bandwidth::{self as k, Isa};
 use memsight_kernels::chain::Pattern;
 use memsight_kernels::chase::Chains;
@@ -186,6 +187,50 @@ impl<'scope> Prober<'scope> {
             findings,
         }
     }
+}
+
+/// A run's drift probe as planned.
+pub struct Plan {
+    /// Its CPU and buffer bytes, if it runs.
+    pub probe: Option<(usize, u64)>,
+    /// The environment the suites see: less the probe's buffer, held all run.
+    pub suite_env: Environment,
+    /// When a stop request cut the probe's sizing short, the line that says so.
+    pub interrupted: Option<String>,
+}
+
+/// Plans a run's drift probe (`off`: none, as `--no-drift` asks): on the first allowed CPU, its
+/// buffer sized from the memory working set the machine's reach probe finds. A stop during that
+/// probe leaves the run without one, and says so, instead of failing the run.
+pub fn plan(
+    env: &Environment,
+    machine: &crate::measure::machine::Machine,
+    off: bool,
+) -> Result<Plan> {
+    let mut plan = Plan {
+        probe: None,
+        suite_env: env.clone(),
+        interrupted: None,
+    };
+    if off {
+        return Ok(plan);
+    }
+    let cpu = *env
+        .allowed_cpus
+        .first()
+        .ok_or_else(|| Error::input("this process may not run on any CPU (empty cpuset)"))?;
+    let memory = match machine.memory(env) {
+        Ok(m) => m,
+        Err(e) if memsight_core::cancel::requested() => {
+            plan.interrupted = Some(format!("drift: interrupted before its first probe ({e})"));
+            return Ok(plan);
+        }
+        Err(e) => return Err(e),
+    };
+    let bytes = buffer_bytes(memory.working_set(), env);
+    plan.suite_env.memory.reserve(bytes);
+    plan.probe = Some((cpu, bytes));
+    Ok(plan)
 }
 
 /// The probe buffer's size for a memory working set `working_set`: at most an eighth of what

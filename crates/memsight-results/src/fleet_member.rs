@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use memsight_core::{Error, cancel};
 
-use memsight_results::fleet_report::{State, Status};
-use memsight_results::launcher::Place;
+use crate::fleet_report::{State, Status};
+use crate::launcher::Place;
 
 /// A claimed rank.
 pub struct Rank {
@@ -30,16 +30,6 @@ pub struct Rank {
 
 fn status_path(job_dir: &Path, rank: usize) -> PathBuf {
     job_dir.join(format!("rank-{rank:05}.status.json"))
-}
-
-/// Writes `value` to `path` atomically (temporary file in the same directory, then rename), so
-/// a reader never sees half a file.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), Error> {
-    use std::io::Write;
-    memsight_core::files::write_atomic(path, |w| {
-        w.write_all(text.as_bytes())
-            .map_err(|e| Error::io("write", path, e))
-    })
 }
 
 impl Rank {
@@ -109,7 +99,7 @@ impl Rank {
             self.status.result = Some(format!("rank-{:05}/{}", self.place.rank, self.file));
         }
         let text = serde_json::to_string_pretty(&self.status).expect("status serialises");
-        write_atomic(&status_path(&self.job_dir, self.place.rank), &text)
+        memsight_core::files::write_text(&status_path(&self.job_dir, self.place.rank), &text)
     }
 
     /// Rank 0: waits until every rank has finished (or failed) or `timeout` passes or Ctrl-C
