@@ -33,6 +33,7 @@ pub mod nvdimm;
 pub mod pagemap;
 pub mod perf;
 pub mod pin;
+pub mod ratio;
 pub mod report;
 pub mod resctrl;
 pub mod stats;

@@ -13,6 +13,7 @@
 use crate::measure::level::Level;
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
+use memsight_core::ratio::{Ratio, Relation};
 use memsight_core::stats::{Summary, median};
 use memsight_core::team::sample_team;
 use memsight_core::{Error, Result};
@@ -456,7 +457,9 @@ pub fn findings(env: &Environment, pairs: &[Pair]) -> Vec<Finding> {
 }
 
 /// What a spin-then-store handoff costs beside one transfer, over the pairs where both are
-/// clean.
+/// clean. The sentence follows the ratio: a read miss then an upgrade (two coherence
+/// transactions) only where the handoff costs clearly more than one transfer, the same cost
+/// where the two are within the noise of each other.
 fn load_store_finding(pairs: &[Pair]) -> Option<Finding> {
     let both: Vec<(&Summary, &Summary)> = pairs
         .iter()
@@ -466,10 +469,10 @@ fn load_store_finding(pairs: &[Pair]) -> Option<Finding> {
     if both.is_empty() {
         return None;
     }
-    let ratio = median(
+    let r = Ratio::median_of(
         &both
             .iter()
-            .map(|(a, l)| l.median / a.median)
+            .map(|(a, l)| Ratio::of(l, a))
             .collect::<Vec<_>>(),
     );
     let cites = both
@@ -481,13 +484,27 @@ fn load_store_finding(pairs: &[Pair]) -> Option<Finding> {
             ]
         })
         .collect();
-    Some(Finding::citing(
-        format!(
-            "a handoff that spins on a load and then stores takes {ratio:.2}× one atomic transfer (median over {} pair(s)): a read miss and then an upgrade, two coherence transactions a turn",
-            both.len()
-        ),
-        cites,
-    ))
+    let head = format!(
+        "a handoff that spins on a load and then stores takes {:.2}× one atomic transfer (median over {} pair(s), {:.2}–{:.2} within the figures' confidence intervals)",
+        r.value,
+        both.len(),
+        r.low,
+        r.high
+    );
+    let why = match r.relation() {
+        Relation::Same => {
+            "the same cost within the noise: no second coherence transaction's cost shows"
+        }
+        Relation::Below => "less than one atomic transfer",
+        // (Half-way to two transfers: the second transaction's cost shows.)
+        Relation::Above if r.value >= 1.5 => {
+            "a read miss and then an upgrade, two coherence transactions a turn"
+        }
+        Relation::Above => {
+            "more than one transfer, less than the two a read miss and then an upgrade would cost apart"
+        }
+    };
+    Some(Finding::citing(format!("{head}: {why}"), cites))
 }
 
 #[cfg(test)]
@@ -541,5 +558,38 @@ mod tests {
             f[0].text
         );
         assert!(f.iter().any(|x| x.contains("1.20× one atomic transfer")));
+    }
+
+    /// The handoff's sentence follows its ratio: at 1.01× (seen on an Emerald Rapids guest) it
+    /// may not claim a second coherence transaction.
+    #[test]
+    fn the_handoff_sentence_follows_its_ratio() {
+        let spread = |ns: f64| summarize(&[ns * 0.98, ns, ns * 1.02, ns * 0.99, ns * 1.01, ns]);
+        let with = |atomic: f64, handoff: f64| {
+            let p = Pair {
+                a: 0,
+                b: 1,
+                modified_ns: spread(atomic),
+                load_store_ns: Some(spread(handoff)),
+                clean_a_from_b_ns: None,
+                clean_b_from_a_ns: None,
+            };
+            load_store_finding(&[p]).unwrap().text
+        };
+        let same = with(100.0, 101.0);
+        assert!(
+            same.contains("1.01×") && same.contains("the same cost within the noise"),
+            "{same}"
+        );
+        assert!(!same.contains("two coherence transactions"), "{same}");
+        let two = with(100.0, 190.0);
+        assert!(two.contains("two coherence transactions a turn"), "{two}");
+        let between = with(100.0, 125.0);
+        assert!(
+            between.contains("more than one transfer, less than"),
+            "{between}"
+        );
+        let less = with(100.0, 80.0);
+        assert!(less.contains("less than one atomic transfer"), "{less}");
     }
 }

@@ -5,8 +5,8 @@
 //! must read as JSON the schema accepts, and `check` against a reference whose tolerances pass
 //! any figure must call a partial one INCOMPLETE, never PASS.
 //!
-//! `MEMSIGHT_SIGNAL_STEP_S=0.5` sends one every half second instead of 14 in all (about five
-//! minutes instead of two, on 2 CPUs).
+//! By default the offsets grow geometrically (`offsets`); `MEMSIGHT_SIGNAL_STEP_S=0.5` sends one
+//! every half second instead (about five minutes instead of one, on 2 CPUs).
 
 mod common;
 
@@ -130,6 +130,31 @@ fn stop_each(dir: &Path, offsets: &[f64]) -> Vec<Stopped> {
     done
 }
 
+/// When the signals go, from just after the start (a signal before main installs its handler,
+/// in the first milliseconds, ends the process as the default action does) to past the end of
+/// a run `length` seconds long: by default 0.1 s × 1.6^k, dense where the setup's phases follow
+/// each other fast (environment, reach probe, first drift probe, the ladder's start), then as
+/// the whole run ends (its last probe, the writing) and after it; with MEMSIGHT_SIGNAL_STEP_S,
+/// every that many seconds.
+fn offsets(length: f64) -> Vec<f64> {
+    let end = length + 1.0;
+    if let Some(step) = std::env::var("MEMSIGHT_SIGNAL_STEP_S")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+    {
+        return (0..)
+            .map(|i| 0.1 + i as f64 * step)
+            .take_while(|t| *t < end)
+            .collect();
+    }
+    let mut at: Vec<f64> = (0..)
+        .map(|k| 0.1 * 1.6f64.powi(k))
+        .take_while(|t| *t < length - 1.0)
+        .collect();
+    at.extend([length - 0.1, length + 0.5]);
+    at
+}
+
 #[test]
 fn a_stop_at_any_moment_of_a_quick_run_keeps_a_partial_result() {
     let _serial = common::measuring();
@@ -142,17 +167,7 @@ fn a_stop_at_any_moment_of_a_quick_run_keeps_a_partial_result() {
     let length = t0.elapsed().as_secs_f64();
     let reference = lenient_reference(dir.path(), &whole);
     assert_eq!(verdict(&reference, &whole.join("run.json")), "PASS");
-    // From just after the start (a signal before main installs its handler, in the first
-    // milliseconds, ends the process as the default action does) to past the whole run's end:
-    // 14 offsets by default (about two minutes), every MEMSIGHT_SIGNAL_STEP_S seconds if set.
-    let step: f64 = std::env::var("MEMSIGHT_SIGNAL_STEP_S")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or((length + 1.0) / 14.0);
-    let offsets: Vec<f64> = (0..)
-        .map(|i| 0.1 + i as f64 * step)
-        .take_while(|t| *t < length + 1.0)
-        .collect();
+    let offsets = offsets(length);
     let stopped = stop_each(dir.path(), &offsets);
     let (mut partial, mut named) = (0, 0);
     for s in &stopped {
