@@ -2,19 +2,57 @@
 """Checks the findings of memsight result files against what they cite.
 
 Usage: scripts/check-findings.py RESULT.json...
+       scripts/check-findings.py --self-test
 
 A finding object (`text`, `cites`, `evidence`) that cites a figure resting on disturbed samples
 must say so: its evidence is `mixed` or `disturbed` and its text starts with the ⚠ mark. One whose
 cited figures are all clean carries no mark. Advice (a finding under an `advice` or `recommendation` key) on doubtful
-evidence must read "unconfirmed". Findings kept as bare sentences (suites whose findings cite no
-sampled figure, or files before schema 4) are counted, not judged. Prints one line per failure,
-then a count per file and the closing line `N passed, M failed`; exits 1 on any failure.
+evidence must read "unconfirmed". A comparative sentence must follow its numbers: a clause that
+says two figures differ ("slower", "more than", "two coherence transactions", ...) is refused
+when it prints a ratio of 1.00×, or when the figures of one unit it cites all lie within each
+other's confidence intervals (`ci` of each cited figure) and the sentence does not say they are
+the same. Findings kept as bare sentences (suites whose findings cite no sampled figure, or files
+before schema 4) are counted, not judged. Prints one line per failure, then a count per file and
+the closing line `N passed, M failed`; exits 1 on any failure.
 """
 
+import itertools
 import json
+import re
 import sys
 
 MARK = "⚠"
+# Words that say two figures differ, and words that say they do not.
+DIFFERENCE = re.compile(r"\b(slower|faster|more than|less than|higher than|lower than|twice|"
+                        r"costs? more|costs? less|two coherence transactions|beyond the noise)\b")
+SAME = re.compile(r"\b(the same|within the noise|no faster|no slower|about what|about the same|"
+                  r"alike|within \d+% of)\b")
+RATIO = re.compile(r"(\d+(?:\.\d+)?)\s*×")
+
+
+def overlap(a, b):
+    return a["ci"][0] <= b["ci"][1] and b["ci"][0] <= a["ci"][1]
+
+
+def contradiction(f):
+    """Why a finding's comparative clause contradicts its numbers, or None."""
+    text = f["text"]
+    for clause in re.split(r"[;:]", text):
+        m = RATIO.search(clause)
+        d = DIFFERENCE.search(clause)
+        if m and d and round(float(m.group(1)), 2) == 1.0 and not SAME.search(clause):
+            return f"prints {m.group(0)} but says '{d.group(0)}'"
+    d = DIFFERENCE.search(text)
+    if not d or SAME.search(text):
+        return None
+    sampled = [c for c in f.get("cites", []) if c.get("ci")]
+    for unit, group in itertools.groupby(sorted(sampled, key=lambda c: c["unit"]), key=lambda c: c["unit"]):
+        group = list(group)
+        if len(group) >= 2 and all(overlap(a, b) for a, b in itertools.combinations(group, 2)):
+            values = ", ".join(f"{c['value']:.3g}" for c in group)
+            return (f"says '{d.group(0)}' of {unit} figures within each other's confidence "
+                    f"intervals ({values})")
+    return None
 
 
 def findings(value, under=None):
@@ -50,7 +88,34 @@ def judge(under, f):
         return "rests on clean figures but carries ⚠"
     if under in ("advice", "recommendation") and doubtful and "unconfirmed" not in text:
         return "advice on disturbed evidence not marked unconfirmed"
-    return None
+    return contradiction(f)
+
+
+def self_test():
+    """The rules on made-up findings: each case, and what the check must say of it."""
+    def cite(value, lo, hi, unit="ns"):
+        return {"what": "x", "value": value, "unit": unit, "disturbed": False, "ci": [lo, hi]}
+    cases = [
+        ("a handoff takes 1.01× one atomic transfer: a read miss and then an upgrade, two coherence transactions a turn",
+         [cite(30.0, 29.5, 30.6), cite(30.3, 29.8, 30.9)], True),
+        ("a handoff takes 1.01× one atomic transfer (0.98–1.04): the same cost within the noise",
+         [cite(30.0, 29.5, 30.6), cite(30.3, 29.8, 30.9)], False),
+        ("a handoff takes 1.90× one atomic transfer: two coherence transactions a turn",
+         [cite(30.0, 29.5, 30.6), cite(57.0, 56.0, 58.0)], False),
+        ("persisting makes such writes 1.0× slower", [], True),
+        ("node 1 reads slower than node 0", [cite(100.0, 95.0, 110.0), cite(104.0, 99.0, 109.0)], True),
+        ("node 1 reads slower than node 0", [cite(100.0, 95.0, 101.0), cite(140.0, 130.0, 150.0)], False),
+        ("memory bandwidth 30 GB/s, latency 100 ns, more than the probes' spread",
+         [cite(30.0, 29.0, 31.0, "GB/s"), cite(100.0, 99.0, 101.0)], False),
+    ]
+    bad = 0
+    for text, cites, refused in cases:
+        why = contradiction({"text": text, "cites": cites, "evidence": "clean"})
+        if (why is not None) != refused:
+            bad += 1
+            print(f"self-test: {'missed' if refused else 'refused'}: {text} ({why})")
+    print(f"self-test: {len(cases) - bad} of {len(cases)} cases as expected")
+    return 1 if bad else 0
 
 
 def main(paths):
@@ -83,4 +148,4 @@ def main(paths):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else main(sys.argv[1:]))

@@ -43,6 +43,11 @@ pub struct Cited {
     pub unit: String,
     /// Whether it rests on disturbed samples.
     pub disturbed: bool,
+    /// The confidence interval of the median cited, where the figure is sampled: what a
+    /// sentence comparing two figures must clear before it says they differ
+    /// (`scripts/check-findings.py` holds the sentences to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci: Option<[f64; 2]>,
 }
 
 impl Cited {
@@ -53,6 +58,7 @@ impl Cited {
             value: s.median,
             unit: unit.to_string(),
             disturbed: s.rests_on_disturbed(),
+            ci: (s.ci_low.is_finite() && s.ci_high.is_finite()).then_some([s.ci_low, s.ci_high]),
         }
     }
 
@@ -63,6 +69,7 @@ impl Cited {
             value,
             unit: unit.to_string(),
             disturbed,
+            ci: None,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_valid, json, memsight};
+use common::{assert_findings_follow_their_figures, assert_valid, json, memsight};
 
 #[test]
 fn matrix_is_complete_and_symmetric_for_modified_lines() {
@@ -22,6 +22,7 @@ fn matrix_is_complete_and_symmetric_for_modified_lines() {
         "0.2",
     ]));
     assert_valid(&doc);
+    assert_findings_follow_their_figures(&doc);
     let r = &doc["results"];
     let m = r["modified"].as_array().unwrap();
     assert_eq!(m.len(), 2);

@@ -166,6 +166,9 @@ fn a_stop_at_any_moment_of_a_quick_run_keeps_a_partial_result() {
     assert!(st.success(), "an uninterrupted quick run: {st}");
     let length = t0.elapsed().as_secs_f64();
     let reference = lenient_reference(dir.path(), &whole);
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(whole.join("run.json")).unwrap()).unwrap();
+    common::assert_findings_follow_their_figures(&doc);
     assert_eq!(verdict(&reference, &whole.join("run.json")), "PASS");
     let offsets = offsets(length);
     let stopped = stop_each(dir.path(), &offsets);

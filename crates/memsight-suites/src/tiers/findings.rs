@@ -1,6 +1,7 @@
 //! The tier study's findings, in words with their evidence.
 
 use memsight_core::finding::{Cited, Finding};
+use memsight_core::ratio::{Ratio, Relation};
 
 use super::measure::{MemTarget, TargetFigures};
 use super::plan::TierPlan;
@@ -146,7 +147,10 @@ fn block_latency_finding(t: &TargetFigures) -> Option<String> {
         ));
     }
     let ratio = last.ns.median / first.ns.median;
-    let why = if ratio < 1.1 {
+    // (The same within the noise of the two figures, or within 10%: the band the granule
+    // finding uses.)
+    let same = ratio < 1.1 || Ratio::of(&last.ns, &first.ns).relation() != Relation::Above;
+    let why = if same {
         "reading the whole block costs about what one line does: the medium or its controller delivers that much at once (Intel's Optane talk: 256 B reads cost as little as 64 B on Optane)"
     } else {
         "the extra lines of a block arrive after the first: larger accesses wait for them (usual for DRAM, where every line is its own burst)"
@@ -258,8 +262,14 @@ fn dax(plan: &TierPlan, t: &TargetFigures) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(crate::measure::dax_finding(backing));
     if let Some(c) = t.persist_cost {
+        // (The sentence follows the ratio: within 10%, persisting costs nothing measurable.)
+        let cost = if c < 1.1 {
+            format!("costs such writes no measurable time ({c:.2}× unpersisted ones)")
+        } else {
+            format!("makes such writes {c:.1}× slower")
+        };
         out.push(format!(
-            "{}: persisting each 64-byte random write (line write-back + sfence) makes such writes {c:.1}× slower; {}",
+            "{}: persisting each 64-byte random write (line write-back + sfence) {cost}; {}",
             t.target.label(),
             persistence_meaning(plan)
         ));

@@ -92,6 +92,25 @@ pub fn assert_valid(doc: &serde_json::Value) {
     assert!(errors.is_empty(), "{}: {errors:?}", doc["command"]);
 }
 
+/// Holds a result's findings to scripts/check-findings.py: doubt marks where the figures rest on
+/// disturbed samples, and comparative sentences that follow their numbers.
+pub fn assert_findings_follow_their_figures(doc: &serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("result.json");
+    std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = Command::new("python3")
+        .arg(root.join("scripts/check-findings.py"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// Serialises the tests of one binary that time memory: two ladders pinned to the same CPU would
 /// share it and distort each other's figures (and their orderings).
 pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
