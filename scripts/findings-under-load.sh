@@ -59,7 +59,7 @@ python3 scripts/check-findings.py "$out"/*.json >"$out/check" 2>&1
 status=$?
 host=$(hostname -s)
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-record=bench/results/$(date -u +%F)-findings-under-load-$host.md
+record=bench/results/$(date -u +%F-%H%M)-findings-under-load-$host.md
 {
   echo "# Findings under load"
   echo

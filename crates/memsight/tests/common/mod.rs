@@ -98,10 +98,15 @@ pub fn assert_findings_follow_their_figures(doc: &serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("result.json");
     std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
+    findings_check(&[file.as_os_str()]);
+}
+
+/// Runs scripts/check-findings.py with `args`, asserting that it passes.
+pub fn findings_check(args: &[&std::ffi::OsStr]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let out = Command::new("python3")
         .arg(root.join("scripts/check-findings.py"))
-        .arg(&file)
+        .args(args)
         .output()
         .unwrap();
     assert!(
