@@ -91,7 +91,9 @@ check_in_root() {
   arm64_programs_run || fail "binfmt_misc cannot run arm64 programs here (mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc; update-binfmts --enable qemu-aarch64)"
   local root=$PWD/target/release-check/bookworm-arm64
   if [[ ! -f $root/.memsight-complete ]]; then
-    rm -rf "$root"
+    # (An interrupted debootstrap may have left /proc mounted inside.)
+    umount -l "$root/proc" "$root/sys" 2>/dev/null || true
+    rm -rf --one-file-system "$root"
     mkdir -p "$(dirname "$root")"
     say "making an arm64 Debian 12 root (debootstrap under qemu, once)"
     debootstrap --arch=arm64 --variant=minbase --include=libhwloc15,libsqlite3-0,libudev1 \

@@ -46,8 +46,12 @@ while (($#)); do
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
-# (Cross-built from x86_64 only.)
-[[ $(uname -m) == x86_64 ]] || cross=false
+# (Cross-built from x86_64 Debian only: Debian's archive carries arm64 beside amd64 at one
+# address, where Ubuntu keeps arm64 on another host and adding the architecture breaks apt.)
+if $cross && ! { [[ $(uname -m) == x86_64 ]] && grep -qx 'ID=debian' /etc/os-release 2>/dev/null; }; then
+  echo "memsight: the arm64 packages are cross-built on x86_64 Debian only: this machine's packages alone" >&2
+  cross=false
+fi
 for a in "${arches[@]}"; do
   [[ $a == x86_64 || $a == aarch64 ]] || { echo "memsight: no such architecture: $a" >&2; exit 2; }
 done

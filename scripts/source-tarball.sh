@@ -15,8 +15,10 @@ cd "$(dirname "$0")/.."
 . scripts/release-common.sh
 out=${1:?usage: $0 OUTDIR THIRD-PARTY.md}
 notice=${2:?usage: $0 OUTDIR THIRD-PARTY.md}
+# (Where release.sh installs it, when run on its own.)
+export PATH="${MEMSIGHT_TOOLS_ROOT:-$HOME/.local}/bin:$PATH"
 cargo vendor-filterer --version >/dev/null 2>&1 \
-  || { echo "memsight: cargo-vendor-filterer is missing: cargo install --locked cargo-vendor-filterer" >&2; exit 1; }
+  || { echo "memsight: cargo-vendor-filterer is missing: cargo install --locked --root ~/.local cargo-vendor-filterer@0.5.18 (scripts/release.sh installs it)" >&2; exit 1; }
 fetch_crates
 version=$(workspace_version)
 name=memsight-$version

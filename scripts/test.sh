@@ -9,8 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Without --full: formatting, lints, the layer and size checks and the test suite, for a
-# contributor's change (about 10 minutes on 2 vCPUs); --full adds the aarch64, release,
-# distribution, launcher and metrics checks (.ci/run runs it; docs/testing.md gives the times).
+# contributor's change (about 14 minutes on 2 vCPUs from a fresh clone); --full adds the aarch64,
+# release, distribution, launcher and metrics checks (.ci/run runs it; docs/testing.md gives the
+# times).
 full=false
 case ${1:-} in
   --full) full=true ;;

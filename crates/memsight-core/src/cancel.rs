@@ -8,10 +8,12 @@
 //! its next check and writes a partial result; a command that only reads stored results has
 //! nothing to keep and exits at once; a worker process leaves the decision to its parent.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static ON_STOP: AtomicU8 = AtomicU8::new(OnStop::Record as u8);
+/// A worker's parent when it was told to ignore stops ([`OnStop::Ignore`]).
+static PARENT: AtomicI32 = AtomicI32::new(0);
 
 /// What a stop request does in this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,17 +33,48 @@ pub enum OnStop {
 /// has nothing to keep learns what it is ([`OnStop::Exit`]) is not lost: the caller checks
 /// [`requested`] right after.
 pub fn on_stop(mode: OnStop) {
+    PARENT.store(parent(), Ordering::SeqCst);
     ON_STOP.store(mode as u8, Ordering::SeqCst);
 }
 
-/// The signal handler's body (it runs on the handler's own thread, not in signal context).
+/// The signal handler's body (it runs on the handler's own thread, not in signal context). A
+/// worker whose parent is gone (killed outright, so nobody will stop it) exits like a command.
 pub fn on_signal() {
+    let exit = || std::process::exit(crate::error::Exit::Interrupted.code().into());
     match ON_STOP.load(Ordering::SeqCst) {
-        m if m == OnStop::Exit as u8 => {
-            std::process::exit(crate::error::Exit::Interrupted.code().into())
+        m if m == OnStop::Exit as u8 => exit(),
+        m if m == OnStop::Ignore as u8 => {
+            if parent() != PARENT.load(Ordering::SeqCst) {
+                exit();
+            }
         }
-        m if m == OnStop::Ignore as u8 => {}
         _ => request(),
+    }
+}
+
+fn parent() -> i32 {
+    // SAFETY: getppid(2) takes nothing and cannot fail.
+    unsafe { libc::getppid() }
+}
+
+/// Whether SIGHUP is ignored now, as `nohup` leaves it: the stop handler, which takes SIGHUP
+/// too, must then leave it ignored ([`ignore_hangup`]), or closing the terminal would stop a
+/// run its user meant to outlive it.
+pub fn hangup_ignored() -> bool {
+    // SAFETY: sigaction(2) with a null new action only reads the current one into `old`, a
+    // zeroed struct of the right type.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Ignores SIGHUP again after the stop handler was installed (`nohup`).
+pub fn ignore_hangup() {
+    // SAFETY: signal(2) with SIG_IGN installs no handler code.
+    unsafe {
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
     }
 }
 

@@ -36,13 +36,34 @@ pub fn check_destination(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// Where `path` leads: a symbolic link's target (the link is kept, its target written), else
+/// the path itself.
+fn destination(path: &Path) -> std::path::PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Whether `path` exists and is not a regular file (`/dev/null`, `/dev/stdout`, a FIFO): such a
+/// destination is written in place, never renamed over.
+fn special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file())
+}
+
 /// Writes `path` with `fill`, atomically; the file is readable by others (mode 0644), as one
-/// written with the default umask would be, and on disk before it is renamed into place.
+/// written with the default umask would be, and on disk before it is renamed into place. A
+/// symbolic link's target is written; a destination that is not a regular file is written in
+/// place (renaming over `/dev/null` as root would replace the device).
 pub fn write_atomic<E: From<Error>>(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<File>) -> Result<(), E>,
 ) -> Result<(), E> {
+    let target = destination(path);
+    let path = target.as_path();
     let io = |e| Error::io("write", path, e);
+    if special(path) {
+        let mut out = BufWriter::new(File::options().write(true).open(path).map_err(io)?);
+        fill(&mut out)?;
+        return out.flush().map_err(|e| io(e).into());
+    }
     let tmp = tempfile::Builder::new()
         .prefix(".memsight-")
         .tempfile_in(directory(path))
@@ -71,17 +92,59 @@ pub fn write_text(path: &Path, text: &str) -> Result<(), Error> {
 /// missing, not a directory, or not writable. Unlike opening the file, this leaves a file
 /// already there as it was (a run stopped before it writes its result leaves no empty stub).
 pub fn check_writable(path: &Path) -> Result<(), Error> {
-    check_destination(path)?;
+    let target = destination(path);
+    let io = |e| Error::io("write", &target, e);
+    if special(&target) {
+        return File::options()
+            .write(true)
+            .open(&target)
+            .map(drop)
+            .map_err(io);
+    }
+    check_destination(&target)?;
+    if target.exists() {
+        // (Opened for writing, not truncated: a file this user may not write is refused now.)
+        File::options().write(true).open(&target).map_err(io)?;
+    }
     tempfile::Builder::new()
         .prefix(".memsight-")
-        .tempfile_in(directory(path))
+        .tempfile_in(directory(&target))
         .map(drop)
-        .map_err(|e| Error::io("write", path, e))
+        .map_err(io)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::os::unix::fs::FileTypeExt;
+
+    /// `-o /dev/null` and a symbolic link are written through, never renamed over.
+    #[test]
+    fn special_files_and_links_are_written_through() {
+        check_writable(Path::new("/dev/null")).unwrap();
+        write_text(Path::new("/dev/null"), "x").unwrap();
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real.json");
+        let link = d.path().join("link.json");
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        check_writable(&link).unwrap();
+        write_text(&link, "new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+    }
 
     #[test]
     fn a_file_is_written_whole_or_left_as_it_was() {

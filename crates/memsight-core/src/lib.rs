@@ -10,8 +10,8 @@
 //! - [`perf`]: event counters through perf_event_open, and PMUs as sysfs describes them.
 //!
 //! `unsafe` here: buffer (mmap, mbind, madvise), pin (sched_setaffinity), pagemap, cpuclock
-//! (clock_gettime), perf (perf_event_open), cancel (SIGPIPE's default action); each block has a
-//! `// SAFETY:` comment.
+//! (clock_gettime), perf (perf_event_open), cancel (SIGPIPE's default action, SIGHUP left
+//! ignored under `nohup`, the parent's pid); each block has a `// SAFETY:` comment.
 
 pub mod buffer;
 pub mod cancel;

@@ -34,6 +34,16 @@ impl Ratio {
         }
     }
 
+    /// `a ÷ b` of two cited figures, where both carry their confidence interval.
+    pub fn of_cited(a: &crate::finding::Cited, b: &crate::finding::Cited) -> Option<Ratio> {
+        let (a_ci, b_ci) = (a.ci?, b.ci?);
+        Some(Ratio {
+            value: a.value / b.value,
+            low: a_ci[0] / b_ci[1],
+            high: a_ci[1] / b_ci[0],
+        })
+    }
+
     /// The typical ratio over several pairs of figures: the median of each end.
     pub fn median_of(ratios: &[Ratio]) -> Ratio {
         let of = |f: fn(&Ratio) -> f64| median(&ratios.iter().map(f).collect::<Vec<_>>());

@@ -14,8 +14,11 @@ pub const SCHEMA_NAME: &str = "memsight-result";
 /// every summary (`Summary::samples`); version 3 names memory `memory` in bandwidth sweep points
 /// (was `DRAM`, still read), as the latency ladder does; version 4 keeps findings as objects
 /// (their text, the figures they cite and what those rest on: `finding::Finding`; bare strings
-/// still read) and counts c2c's modified line one atomic transfer a turn (`c2c.turn`).
-pub const SCHEMA_VERSION: u32 = 4;
+/// still read) and counts c2c's modified line one atomic transfer a turn (`c2c.turn`); version 5
+/// names the core from family and model (`cpu.core_basis`, `cpu.core_design`, `cpu.arm_part`,
+/// new `core_class` values a version-4 reader does not know), keeps the confidence interval of a
+/// cited figure (`Cited::ci`) and a row-buffer layout's point noise.
+pub const SCHEMA_VERSION: u32 = 5;
 /// The oldest version this memsight still reads (missing fields take their defaults).
 pub const OLDEST_READABLE: u32 = 1;
 

@@ -353,7 +353,7 @@ impl RunResults {
                 let slow = self.drift.as_ref().and_then(|d| d.slow_share(name));
                 s.headline().into_iter().map(move |line| match slow {
                     Some(share) => format!(
-                        "{line} — measured while one core's memory bandwidth was {share:.2}× the run's best (drift): up to {:.2}× higher outside that phase",
+                        "{line} — measured while one core's memory bandwidth was {share:.2}× the run's best (drift): outside that phase its figures may read better (bandwidth up to {:.2}× higher, latency lower)",
                         1.0 / share
                     ),
                     None => line,

@@ -440,10 +440,7 @@ pub fn findings(env: &Environment, pairs: &[Pair]) -> Vec<Finding> {
         let mut cites = fw.cites.clone();
         cites.extend(fx.cites.iter().cloned());
         out.push(Finding::citing(
-            format!(
-                "crossing an LLC boundary costs {:.1}× a transfer inside one ({x:.0} vs {w:.0} ns)",
-                x / w
-            ),
+            crossing(*x, *w, &fx.cites, &fw.cites),
             cites,
         ));
     }
@@ -454,6 +451,33 @@ pub fn findings(env: &Environment, pairs: &[Pair]) -> Vec<Finding> {
         )));
     }
     out
+}
+
+/// What crossing an LLC boundary costs (`far` ns, its pairs cited in `far_cites`) beside a
+/// transfer inside one (`near`), said as the pairs' confidence intervals allow: the same within
+/// the noise (a hypervisor's vCPUs, or domains that cost alike), more, or less.
+fn crossing(far: f64, near: f64, far_cites: &[Cited], near_cites: &[Cited]) -> String {
+    let ratios: Vec<Ratio> = far_cites
+        .iter()
+        .flat_map(|f| near_cites.iter().filter_map(|n| Ratio::of_cited(f, n)))
+        .collect();
+    let relation = if ratios.is_empty() {
+        Relation::Same
+    } else {
+        Ratio::median_of(&ratios).relation()
+    };
+    let r = far / near;
+    match relation {
+        Relation::Above => format!(
+            "crossing an LLC boundary costs {r:.1}× a transfer inside one ({far:.0} vs {near:.0} ns)"
+        ),
+        Relation::Same => format!(
+            "crossing an LLC boundary costs the same as a transfer inside one within the noise ({far:.0} vs {near:.0} ns, {r:.2}×): these LLC domains cost alike, or the vCPUs of a guest sit elsewhere than the domains they report"
+        ),
+        Relation::Below => format!(
+            "crossing an LLC boundary costs less than a transfer inside one ({far:.0} vs {near:.0} ns, {r:.2}×): the domains the topology reports are not where these CPUs sit (a hypervisor's placement)"
+        ),
+    }
 }
 
 /// What a spin-then-store handoff costs beside one transfer, over the pairs where both are

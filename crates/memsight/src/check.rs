@@ -39,7 +39,7 @@ pub fn make_reference(a: &CheckArgs, path: &std::path::Path) -> anyhow::Result<E
             .unwrap_or_else(|| "this kind of node".into())
     });
     let r = check::make::make(&docs, &a.results, name)?;
-    std::fs::write(path, r.to_text(path)?).map_err(|e| Error::io("write", path, e))?;
+    memsight_core::files::write_text(path, &r.to_text(path)?)?;
     say!(
         "memsight: wrote {} with {} figure(s) from {} result(s): edit the tolerances to what this kind of node must hold",
         path.display(),
@@ -135,7 +135,7 @@ fn verdict(a: &CheckArgs, g: &GlobalArgs, report: &CheckReport) -> anyhow::Resul
     }
     if let Some(path) = &g.output {
         let text = serde_json::to_string_pretty(report)? + "\n";
-        std::fs::write(path, text).map_err(|e| Error::io("write", path, e))?;
+        memsight_core::files::write_text(path, &text)?;
     }
     std::io::stdout().flush()?;
     if format == CheckFormat::Nagios {

@@ -41,9 +41,13 @@ fn main() -> ExitCode {
     cancel::end_quietly_when_the_reader_leaves();
     // First of all, so that a stop at any later moment is recorded (cancel.rs); each command
     // then says what a stop does to it.
+    let nohup = cancel::hangup_ignored();
     if let Err(e) = ctrlc::set_handler(cancel::on_signal) {
         eprintln!("memsight: error: cannot install the Ctrl-C handler: {e}");
         return ExitCode::from(Exit::System.code());
+    }
+    if nohup {
+        cancel::ignore_hangup();
     }
     let matches = match Cli::command().try_get_matches() {
         Ok(m) => m,

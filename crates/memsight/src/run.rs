@@ -144,7 +144,13 @@ fn document(
     // A stop request makes the run partial whenever it came, even after the last suite's last
     // check: whatever came after it in the plan did not run. (Taken here, where the result is
     // made; a request during the writing that follows finds the measurements done.)
-    let done = done && !memsight_core::cancel::requested();
+    let stopped = memsight_core::cancel::requested();
+    if done && stopped {
+        results.skipped.push(
+            "run: interrupted after its last suite: what followed the stop (the closing drift probe, a suite's work after its last check) may be cut".into(),
+        );
+    }
+    let done = done && !stopped;
     if !done && results.suites().is_empty() {
         results.level = Level::Interrupted;
     }

@@ -95,8 +95,7 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
     };
     let c = compare::compare(&a.a, &run_a, &a.b, &run_b, floor, a.all_figures)?;
     if let Some(path) = &a.html {
-        std::fs::write(path, report::render_comparison(&c))
-            .map_err(|e| Error::io("write", path, e))?;
+        memsight_core::files::write_text(path, &report::render_comparison(&c))?;
     }
     if g.json {
         println!("{}", serde_json::to_string_pretty(&c)?);
@@ -146,8 +145,7 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(path) = &g.output {
-        std::fs::write(path, serde_json::to_string_pretty(&c)?)
-            .map_err(|e| Error::io("write", path, e))?;
+        memsight_core::files::write_text(path, &serde_json::to_string_pretty(&c)?)?;
     }
     Ok(match a.fail_on_regression {
         Some(pct) => regression_verdict(&c, pct),
@@ -273,12 +271,8 @@ pub fn report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         .html
         .clone()
         .unwrap_or_else(|| default_report_path(&a.run));
-    std::fs::write(&path, report::render(&doc)).map_err(|e| {
-        Error::input(format!(
-            "cannot write {}: {e}; choose another file with --html",
-            path.display()
-        ))
-    })?;
+    memsight_core::files::write_text(&path, &report::render(&doc))
+        .map_err(|e| Error::input(format!("{e}; choose another file with --html")))?;
     say!("{}", path.display());
     Ok(ExitCode::SUCCESS)
 }

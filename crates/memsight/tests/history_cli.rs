@@ -46,7 +46,7 @@ fn quick_run_writes_json_report_and_history_row() {
         .unwrap());
     assert!(stdout.contains("report:") && stdout.contains("history: run 1"));
     let doc = read_json(&out_dir.join("run.json"));
-    assert_eq!(doc["schema_version"], 4);
+    assert_eq!(doc["schema_version"], 5);
     common::assert_valid(&doc);
     // Samples are stored with every summary, so runs can be compared by rank tests.
     let p0 = &doc["results"]["latency"]["ladders"][0]["main"]["points"][0]["ns"];

@@ -48,7 +48,7 @@ fn ladder_json_is_valid_and_ordered() {
     }
     assert_valid(&doc);
     assert_eq!(doc["schema"], "memsight-result");
-    assert_eq!(doc["schema_version"], 4);
+    assert_eq!(doc["schema_version"], 5);
     assert_eq!(doc["command"], "latency");
     assert_eq!(doc["complete"], true);
     let l = &doc["results"]["ladders"][0];

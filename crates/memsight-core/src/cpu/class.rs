@@ -120,7 +120,10 @@ impl CoreClass {
             | CoreClass::AmdZen1
             | CoreClass::AmdZen2
             | CoreClass::AmdZen3 => false,
-            CoreClass::AmdZen4 | CoreClass::AmdZen5 => flag == "avx512f",
+            // Zen 4 has AVX-512 with VBMI2 (not AMX, FP16 or the VEX AVX-VNNI); Zen 5 adds
+            // AVX-VNNI.
+            CoreClass::AmdZen4 => matches!(flag, "avx512f" | "avx512_vbmi2"),
+            CoreClass::AmdZen5 => matches!(flag, "avx512f" | "avx512_vbmi2" | "avx_vnni"),
             _ => true,
         }
     }

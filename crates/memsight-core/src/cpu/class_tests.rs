@@ -81,10 +81,31 @@ fn the_amd_guests_are_named_by_family_and_model() {
     assert_eq!(zen4.core_basis, ClassBasis::FamilyModel);
     assert_eq!(
         zen4.core_name(),
-        "AMD Zen 4, Genoa (EPYC 9004) (family 25 model 17)"
+        "AMD Zen 4, Genoa or Storm Peak (EPYC 9004, Threadripper 7000) (family 25 model 17)"
     );
     assert_eq!(zen4.core_class.l1_load_bytes_per_cycle(64), Some(64.0));
     assert!(!zen4.core_class.may_evade_write_allocate());
+    // The AVX-512 flags Linux lists on Genoa (with VBMI2, without AVX-VNNI, AMX or FP16) and on
+    // Turin (with AVX-VNNI too) are the designs' own: the numbers name them.
+    let genoa_flags = "fpu sse2 avx avx2 avx512f avx512dq avx512ifma avx512cd avx512bw avx512vl avx512_bf16 clzero avx512vbmi avx512_vbmi2 gfni vaes vpclmulqdq avx512_vnni avx512_bitalg avx512_vpopcntdq";
+    for (family, model, flags, class) in [
+        (25, 17, genoa_flags.to_string(), CoreClass::AmdZen4),
+        (
+            26,
+            2,
+            format!("{genoa_flags} avx_vnni avx512_vp2intersect"),
+            CoreClass::AmdZen5,
+        ),
+    ] {
+        let cpu = read(&format!(
+            "vendor_id\t: AuthenticAMD\ncpu family\t: {family}\nmodel\t\t: {model}\nflags\t\t: {flags}\n"
+        ));
+        assert_eq!(
+            (cpu.core_class, cpu.core_basis),
+            (class, ClassBasis::FamilyModel),
+            "{family}/{model}"
+        );
+    }
     // Zen 4 with AVX-512 hidden is still Zen 4 (the flags alone said "Zen 2/3").
     let masked =
         read("vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nflags\t\t: sse2 avx2\n");

@@ -79,6 +79,10 @@ fn by_numbers(sig: &Signature) -> Option<(CoreClass, &'static str)> {
         // Hygon's Dhyana is a Zen 1 core under family 0x18.
         "HygonGenuine" if sig.family == Some(0x18) => Some((CoreClass::AmdZen1, "Hygon Dhyana")),
         "0x41" => arm(sig.arm_part?),
+        // Microsoft's Azure Cobalt 100 is a Neoverse N2 under its own implementer code.
+        "0x6d" if sig.arm_part == Some(0xd49) => {
+            Some((CoreClass::NeoverseN2, "Azure Cobalt 100 (Neoverse N2)"))
+        }
         _ => None,
     }
 }
@@ -136,14 +140,23 @@ fn amd(family: u32, model: u32) -> Option<(CoreClass, &'static str)> {
     use CoreClass::*;
     Some(match (family, model) {
         (0x17, 0x00..=0x2F | 0x50..=0x5F) => (AmdZen1, "Zen/Zen+"),
-        (0x17, 0x30..=0x3F) => (AmdZen2, "Rome (EPYC 7002)"),
+        (0x17, 0x30..=0x3F) => (
+            AmdZen2,
+            "Rome or Castle Peak (EPYC 7002, Threadripper 3000)",
+        ),
         (0x17, 0x40..=0x4F | 0x60..=0x7F | 0x90..=0x91 | 0xA0..=0xAF) => (AmdZen2, "Zen 2"),
-        (0x19, 0x00..=0x0F) => (AmdZen3, "Milan (EPYC 7003)"),
+        (0x19, 0x00..=0x0F) => (AmdZen3, "Milan or Chagall (EPYC 7003, Threadripper 5000)"),
         (0x19, 0x20..=0x5F) => (AmdZen3, "Zen 3"),
-        (0x19, 0x10..=0x1F) => (AmdZen4, "Genoa (EPYC 9004)"),
+        (0x19, 0x10..=0x1F) => (
+            AmdZen4,
+            "Genoa or Storm Peak (EPYC 9004, Threadripper 7000)",
+        ),
         (0x19, 0xA0..=0xAF) => (AmdZen4, "Bergamo or Siena (EPYC 9004, 8004)"),
         (0x19, 0x60..=0x9F) => (AmdZen4, "Zen 4"),
-        (0x1A, 0x00..=0x0F) => (AmdZen5, "Turin (EPYC 9005)"),
+        (0x1A, 0x00..=0x0F) => (
+            AmdZen5,
+            "Turin or Shimada Peak (EPYC 9005, Threadripper 9000)",
+        ),
         (0x1A, 0x10..=0x1F) => (AmdZen5, "Turin Dense (EPYC 9005)"),
         (0x1A, 0x20..=0x2F | 0x40..=0x4F | 0x60..=0x7F) => (AmdZen5, "Zen 5"),
         _ => return None,
@@ -159,6 +172,7 @@ fn arm(part: u32) -> Option<(CoreClass, &'static str)> {
         0xd49 => (NeoverseN2, "Neoverse N2"),
         0xd4f => (NeoverseV2, "Neoverse V2"),
         0xd84 => (NeoverseV3, "Neoverse V3"),
+        0xd83 => (NeoverseV3, "Neoverse V3AE"),
         0xd8e => (NeoverseV3, "Neoverse N3"),
         _ => return None,
     })

@@ -148,9 +148,9 @@ impl CpuInfo {
             _ => "no family and model".to_string(),
         };
         match (self.core_basis, &self.core_design) {
-            // (An Arm design's name is its class's.)
-            (ClassBasis::FamilyModel, Some(d)) if class.ends_with(d.as_str()) => {
-                format!("{class} ({numbers})")
+            // (An Arm design's name says more than its class's.)
+            (ClassBasis::FamilyModel, Some(d)) if self.arm_part.is_some() => {
+                format!("Arm {d} ({numbers})")
             }
             (ClassBasis::FamilyModel, Some(d)) => format!("{class}, {d} ({numbers})"),
             (ClassBasis::FlagsOverModel, Some(d)) => format!(

@@ -80,7 +80,9 @@ fn recommendation(
     let gain = other.and_then(|g| Some(ratio(g, user)? / ratio(b, user)?));
     let cites = recommendation_cites(b, other, what, user);
     let text = match (gain, glibc) {
-        (Some(x), Some(g)) if x < RECOMMEND_GAIN => format!(
+        // (Within the band either way: a configuration holding clearly more than glibc's
+        // defaults was chosen because glibc's were too slow, which the other branch says.)
+        (Some(x), Some(g)) if x < RECOMMEND_GAIN && x * RECOMMEND_GAIN > 1.0 => format!(
             "keep glibc's defaults: no configuration holds clearly less ({what}: {} with {} vs {} with glibc defaults, within {:.0}%)",
             show(b, user),
             b.config.name,

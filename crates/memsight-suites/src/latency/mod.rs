@@ -360,9 +360,17 @@ fn rise_finding(pts: &[Point], tag: &str) -> Option<Finding> {
         return None;
     }
     let ratio = last.ns.median / first.ns.median;
+    // (A ladder inside one level, as --min-size and --max-size can make it, may not rise.)
+    let moves = match memsight_core::ratio::Ratio::of(&last.ns, &first.ns).relation() {
+        memsight_core::ratio::Relation::Above => format!("rises {ratio:.1}×"),
+        memsight_core::ratio::Relation::Same => {
+            format!("holds within the noise ({ratio:.2}×)")
+        }
+        memsight_core::ratio::Relation::Below => format!("falls to {ratio:.2}×"),
+    };
     Some(Finding::citing(
         format!(
-            "{tag}latency rises {ratio:.1}× from {} ({:.2} ns) to {} ({:.1} ns)",
+            "{tag}latency {moves} from {} ({:.2} ns) to {} ({:.1} ns)",
             format_bytes(first.size_bytes),
             first.ns.median,
             format_bytes(last.size_bytes),

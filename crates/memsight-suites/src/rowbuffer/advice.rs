@@ -243,7 +243,9 @@ fn offset_advice(op: Kernel, curves: &[Curve], cfg: &Config) -> Option<Finding> 
 }
 
 /// Huge against 4 KiB pages: by their medians over offsets first, then their best and worst
-/// cases (outliers left out), each change computed from the figures printed beside it.
+/// cases (outliers left out), each change computed from the figures printed beside it and
+/// counted only beyond ±2% and the two layouts' point noise (a peak or a worst case is one
+/// point, as noisy as any).
 fn layout_advice(op: Kernel, c: &LayoutSummary, p: &LayoutSummary) -> Finding {
     let change = |a: f64, b: f64| a / b - 1.0;
     let (median, peak, worst) = (
@@ -251,17 +253,22 @@ fn layout_advice(op: Kernel, c: &LayoutSummary, p: &LayoutSummary) -> Finding {
         change(c.peak_gbs, p.peak_gbs),
         change(c.worst_gbs, p.worst_gbs),
     );
+    let band = (c.point_noise + p.point_noise).max(0.02);
     let sign = |x: f64| {
-        if x > 0.02 {
+        if x > band {
             1
-        } else if x < -0.02 {
+        } else if x < -band {
             -1
         } else {
             0
         }
     };
+    let same = format!(
+        "no difference beyond ±{:.0}% (the larger of 2% and the points' noise) in the median, the best or the worst case here",
+        100.0 * band
+    );
     let verdict = match (sign(median), sign(peak), sign(worst)) {
-        (0, 0, 0) => "no difference beyond ±2% in the median, the best or the worst case here",
+        (0, 0, 0) => same.as_str(),
         (_, 1, -1) => {
             "huge pages win the best case but lose the worst case: pick them when you can control array offsets, 4 KiB pages when you cannot"
         }
@@ -320,15 +327,35 @@ pub(super) fn variance_findings(summaries: &[LayoutSummary]) -> Vec<Finding> {
             .iter()
             .find(|x| x.kernel == s.kernel && x.memory == Memory::Paged4k)
         {
-            out.push(Finding::citing(format!(
-                "{}: fragmenting free memory first changed the spread over offsets and repetitions from CV {:.1}% to {:.1}% and the worst case from {:.1} to {:.1} GB/s (the Catamount paper, Ferreira et al., CUG 2008, saw more variance long after boot)",
-                s.kernel.name(),
-                fresh.cv * 100.0,
-                s.cv * 100.0,
-                fresh.worst_gbs,
-                s.worst_gbs
-            ), vec![cited_layout(fresh), cited_layout(s)]));
+            out.push(Finding::citing(
+                fragmentation_sentence(fresh, s),
+                vec![cited_layout(fresh), cited_layout(s)],
+            ));
         }
     }
     out
+}
+
+/// What fragmenting free memory first did to the spread and the worst case (`fresh` before,
+/// `frag` after), in words that follow the figures: a CV moves beyond its own sampling error
+/// (CV ÷ √(2n) each), a worst case beyond ±2% and the points' noise.
+fn fragmentation_sentence(fresh: &LayoutSummary, frag: &LayoutSummary) -> String {
+    let se = |l: &LayoutSummary| l.cv / (2.0 * l.points.max(1) as f64).sqrt();
+    let cv_moved = (frag.cv - fresh.cv).abs() > 2.0 * (se(fresh) + se(frag));
+    let band = (fresh.point_noise + frag.point_noise).max(0.02);
+    let worst_moved = (frag.worst_gbs / fresh.worst_gbs - 1.0).abs() > band;
+    let what = match (cv_moved, frag.cv > fresh.cv, worst_moved) {
+        (false, _, false) => "left the spread and the worst case as they were, within the noise",
+        (true, true, _) => "raised the spread",
+        (true, false, _) => "lowered the spread",
+        (false, _, true) => "moved the worst case, not the spread",
+    };
+    format!(
+        "{}: fragmenting free memory first {what} (CV over offsets and repetitions {:.1}% → {:.1}%, worst case {:.1} → {:.1} GB/s; the Catamount paper, Ferreira et al., CUG 2008, saw more variance long after boot)",
+        fresh.kernel.name(),
+        fresh.cv * 100.0,
+        frag.cv * 100.0,
+        fresh.worst_gbs,
+        frag.worst_gbs
+    )
 }

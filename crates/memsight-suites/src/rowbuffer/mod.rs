@@ -198,6 +198,11 @@ pub struct LayoutSummary {
     /// Clean points left out of peak and worst as outliers (modified Z-score above 3.5).
     #[serde(default)]
     pub outlying_points: usize,
+    /// One point's noise: the median over its points of half the median's confidence interval,
+    /// as a share of the median. Two layouts' figures closer than the sum of theirs are the
+    /// same (0 in files before it was kept).
+    #[serde(default)]
+    pub point_noise: f64,
 }
 
 impl LayoutSummary {
@@ -581,6 +586,12 @@ fn summarise(curves: &[Curve], cfg: &Config) -> Vec<LayoutSummary> {
                 .map(|p| p.value(cfg.stat))
                 .collect();
             let s = summarize(&values);
+            let noise: Vec<f64> = points
+                .iter()
+                .filter(|p| p.gbs.median > 0.0)
+                .map(|p| (p.gbs.ci_high - p.gbs.ci_low) / (2.0 * p.gbs.median))
+                .filter(|n| n.is_finite())
+                .collect();
             // Peak and worst over the points that are not outliers: one lucky or unlucky point
             // is not the layout's best or worst case.
             let sigma = memsight_core::stats::mad_sigma(&values);
@@ -605,6 +616,11 @@ fn summarise(curves: &[Curve], cfg: &Config) -> Vec<LayoutSummary> {
                 dips: set.iter().map(|c| c.detection.dips.len()).sum(),
                 disturbed_points: disturbed,
                 outlying_points: values.len() - typical.len(),
+                point_noise: if noise.is_empty() {
+                    0.0
+                } else {
+                    memsight_core::stats::median(&noise)
+                },
             });
         }
     }

@@ -262,11 +262,14 @@ fn dax(plan: &TierPlan, t: &TargetFigures) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(crate::measure::dax_finding(backing));
     if let Some(c) = t.persist_cost {
-        // (The sentence follows the ratio: within 10%, persisting costs nothing measurable.)
+        // (The sentence follows the ratio: within 10%, the band the granule uses, persisting
+        // costs nothing this measurement can tell.)
         let cost = if c < 1.1 {
-            format!("costs such writes no measurable time ({c:.2}× unpersisted ones)")
+            format!(
+                "costs such writes nothing measurable here ({c:.2}× unpersisted ones, within 10%)"
+            )
         } else {
-            format!("makes such writes {c:.1}× slower")
+            format!("makes such writes {c:.2}× slower")
         };
         out.push(format!(
             "{}: persisting each 64-byte random write (line write-back + sfence) {cost}; {}",
