@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: formatting, lints, the kernel tests and the portable binary for aarch64
 # under qemu (best effort: skipped with a message where the cross toolchain cannot be had), unit,
-# property and integration tests, then the release artefacts (portable and static tarballs, the
+# property and integration tests, fleet mode under real launchers, metrics with the real
+# Prometheus components, then the release artefacts CI has time for (the portable tarballs, the
 # source tarball, the .dsc/.deb and SRPM/RPM built from it) made and checked, in Debian 11 and
-# 12 roots and a root with only busybox among other ways, and fleet mode under real launchers.
+# 12 roots among other ways; scripts/release.sh --check makes and checks the whole release.
 # The tests read recorded machines (dmidecode dumps, hwloc XML and sysfs snapshots) from
 # testdata/ in this repository; nothing outside the checkout.
 set -euo pipefail
@@ -86,19 +87,27 @@ prep_root=$!
 trap 'kill "$prep" "$prep_root" 2>/dev/null || true' EXIT
 lints
 wait "$prep" || { cat "$prep_log" >&2; echo "memsight: preparing the release build failed" >&2; exit 1; }
-# The release artefacts build at the lowest priority beside the aarch64 tests and the cargo
-# tests, on the CPU time those leave idle (the tests assert what holds on a loaded machine:
-# scripts/test-under-load.sh): the portable and static binaries, the source tarball and the
-# packages compiled from it. scripts/test-aarch64.sh finds the aarch64 binary built (cargo waits
-# for the build directory's lock meanwhile), and the checks below read what it made in
-# target/dist.
+# The release artefacts build at the lowest priority beside the aarch64 tests, the cargo tests and
+# the launcher and metrics checks, on the CPU time those leave idle (the tests assert what holds
+# on a loaded machine: scripts/test-under-load.sh): the portable binaries first (the aarch64 one
+# scripts/test-aarch64.sh runs, then this machine's, which the launcher and metrics checks run),
+# then the source tarball and the packages compiled from it. Only what CI checks is made
+# (release.sh --for-tests): the static tarballs, the cross-built packages and the RPM's second
+# compile are a release's (release.sh --check), which CI's time has no room for.
 build_log=${CARGO_TARGET_DIR:-target}/release-build.log
-{ nice -n 19 bash scripts/portable.sh aarch64 && nice -n 19 bash scripts/release.sh --host-packages; } >"$build_log" 2>&1 &
+{ nice -n 19 bash scripts/portable.sh aarch64 && nice -n 19 bash scripts/release.sh --for-tests; } >"$build_log" 2>&1 &
 build=$!
 trap 'kill "$prep_root" "$build" 2>/dev/null || true' EXIT
 step bash scripts/test-aarch64.sh
 step cargo test --locked --all-targets
-# The tests are done, so the build no longer competes with them: left at nice 19 beside other
+# Fleet mode under real launchers (Open MPI's mpirun, MPICH's hydra, a one-node Slurm cluster
+# started here), then metrics with the real components on loopback (node_exporter, Prometheus,
+# promtool): mostly waiting on daemons, so the build goes on beside them. Both run this
+# machine's portable binary, which the build made first (cargo waits for its lock if not yet).
+bash scripts/portable.sh "$(uname -m)" >/dev/null || { echo "memsight: the portable binary did not build" >&2; exit 1; }
+step bash scripts/test-launchers.sh
+step bash scripts/test-metrics.sh
+# The checks are done, so the build no longer competes with them: left at nice 19 beside other
 # CPU-bound work (a shared CI runner; scripts/test-under-load.sh's competitors) it would get
 # almost no CPU, so it goes on at normal priority (raising a priority needs root; otherwise it
 # stays where it was).
@@ -110,12 +119,7 @@ renice_tree() {
 renice_tree "$build"
 wait "$build" || { cat "$build_log" >&2; echo "memsight: the release binaries did not build" >&2; exit 1; }
 wait "$prep_root" || { cat "$prep_log.root" >&2; echo "memsight: the Debian 11 and 12 roots could not be made" >&2; exit 1; }
-# The release artefacts checked: the portable and static tarballs read and run (a Debian 11 root,
-# a root with only busybox, qemu), the .deb and RPM built from the source tarball read, linted,
-# rebuilt and taken through install, enable, removal and purge: the artefacts the background
-# build made (not built twice).
-step bash scripts/release.sh --check-only --host-packages
-# Fleet mode under real launchers: Open MPI's mpirun and a one-node Slurm cluster started here.
-step bash scripts/test-launchers.sh
-# Metrics with the real components on loopback: node_exporter, Prometheus, promtool.
-step bash scripts/test-metrics.sh
+# The artefacts the background build made, checked (not built twice): the glibc tarballs read
+# and run (a Debian 11 root, qemu), the .deb and RPM built from the source tarball read, linted
+# and taken through install, enable, removal and purge.
+step bash scripts/release.sh --check-only --for-tests
