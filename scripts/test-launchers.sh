@@ -198,7 +198,7 @@ hc() {
   cat >"$s/healthcheck.sh" <<EOF
 #!/bin/sh
 PATH="$(dirname "$ms"):$(dirname "$(command -v scontrol)"):/usr/bin:/bin"
-export PATH SLURM_CONF="$SLURM_CONF" MEMSIGHT_REFERENCE="$1" MEMSIGHT_RESULT="${2:-$result}"
+export PATH SLURM_CONF="$SLURM_CONF" MEMSIGHT_REFERENCE="$1" MEMSIGHT_RESULT="${2:-$result}" MEMSIGHT="${3:-$ms}"
 exec "$PWD/packaging/examples/slurm-healthcheck.sh"
 EOF
   chmod 755 "$s/healthcheck.sh"
@@ -240,6 +240,15 @@ PY
 hc "$s/good.json" "$s/partial.json"
 wait_state 'drain*|memsight: INCOMPLETE*' || fail "an interrupted result did not drain the node (state: $state)"
 LC_ALL=C grep -q '[^ -~]' <<<"$state" && fail "the drain reason is not ASCII: $state"
+echo "  drained: ${state:0:120}"
+# It fails closed: a memsight that crashes (SIGSEGV) drains the node, the signal in the reason.
+hc "$s/good.json"
+wait_state 'idle*' || fail "a passing check did not resume the node (state: $state)"
+mkdir -p "$s/crash"
+printf '#!/bin/sh\nkill -SEGV $$\n' >"$s/crash/memsight"
+chmod 755 "$s/crash/memsight"
+hc "$s/good.json" "" "$s/crash/memsight"
+wait_state 'drain*|memsight: killed by signal 11 ?exit 139?' || fail "a crashing memsight did not drain the node (state: $state)"
 echo "  drained: ${state:0:120}"
 scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
 echo "test-launchers: passed"
