@@ -35,7 +35,8 @@ if $uninstall; then
     rm -rf "$root/share/memsight" "$root/share/doc/memsight"
     if [ -z "${DESTDIR:-}" ]; then
         rm -rf /var/lib/private/memsight /var/lib/memsight
-        rm -f /var/lib/prometheus/node-exporter/memsight-run.prom
+        rm -f /var/lib/prometheus/node-exporter/memsight-run.prom \
+            /var/lib/prometheus/node-exporter/.memsight-run.prom.tmp
         ! command -v systemctl >/dev/null 2>&1 || systemctl daemon-reload >/dev/null 2>&1 || true
     fi
     echo "memsight removed from $prefix"
@@ -62,6 +63,9 @@ done
 sed -i -e "s|/usr/share/memsight|$prefix/share/memsight|g" \
     -e "s|^memsight=\${MEMSIGHT:-memsight}|memsight=\${MEMSIGHT:-$prefix/bin/memsight}|" "$root/share/memsight/slurm-healthcheck.sh"
 sed -i "s|/usr/bin/memsight|$prefix/bin/memsight|g" "$root/share/memsight/nhc-memsight.conf"
+# The alerts' runbook_url names the runbook where it was installed.
+sed -i "s|/usr/share/memsight|$prefix/share/memsight|g" "$root/share/memsight/prometheus/memsight-alerts.yml" \
+    "$root/share/memsight/prometheus/memsight-alerts.test.yml"
 case $prefix in
     /usr | /usr/local) ;;
     *) echo "install.sh: systemd does not look for units in $prefix/lib/systemd/system; link them into /etc/systemd/system to use them" >&2 ;;

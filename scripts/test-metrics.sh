@@ -7,15 +7,18 @@
 #     their unit tests (`promtool test rules`);
 #  4. a real Prometheus scrapes that node_exporter, and every query of the Grafana dashboard
 #     shipped in packaging/examples/grafana returns data.
+#  5. the metrics unit's own command lines: an interrupted run exports complete 0, every system
+#     call a run and its export make is one its SystemCallFilter= allows, and
+#     `systemd-analyze security` scores it at most 2.0.
 # Needs prometheus, prometheus-node-exporter and promtool (Debian: prometheus,
-# prometheus-node-exporter), curl and python3.
+# prometheus-node-exporter), curl, python3, strace and systemd-analyze.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() {
   echo "test-metrics: FAIL: $*" >&2
   exit 1
 }
-for c in prometheus prometheus-node-exporter promtool curl python3; do
+for c in prometheus prometheus-node-exporter promtool curl python3 strace systemd-analyze; do
   command -v "$c" >/dev/null || fail "$c is not installed"
 done
 # The release binary (scripts/portable.sh: what the tarball and the packages hold; test.sh --full
@@ -82,6 +85,59 @@ if grep -iE 'collected before|error' "$work/node-exporter.log" | grep -v 'level=
   fail "node_exporter logged errors: $(grep -iE 'collected before|error' "$work/node-exporter.log" | head -3)"
 fi
 echo "  $(grep -c '^memsight_' "$work/scrape") memsight samples from two files, no error"
+
+echo "test-metrics: the unit's commands: an interrupted run exports complete 0; the call filter allows every call"
+unit=packaging/systemd/memsight-metrics.service
+# Its lines as systemd runs them, the binary being this one and the state directory a scratch one.
+unit_cmd() {
+  sed -n "s|^$1=||p" "$unit" | grep -v '^+' | sed -e "s|/usr/bin/memsight|$ms|g" -e "s|/var/lib/memsight|$work/state|g"
+}
+mkdir -p "$work/state"
+start=$(unit_cmd ExecStart)
+export_cmd=$(unit_cmd ExecStopPost)
+[[ -n $start && -n $export_cmd ]] || fail "the unit has no ExecStart or unprivileged ExecStopPost"
+# A run stopped while it measures (the unit's timeout, a shutdown) exits 130 with its partial
+# result, and the export, an ExecStopPost that runs whatever the exit, says complete 0.
+timeout -s INT 3 $start && fail "the run was not stopped"
+$export_cmd || fail "the export of an interrupted run failed"
+grep -q '^memsight_result_complete{command="run"} 0$' "$work/state/memsight-run.prom" ||
+  fail "the interrupted run did not export complete 0"
+# systemd kills a unit whose process makes a call outside SystemCallFilter=: trace a whole run
+# and its export, and hold every call against the filter as this systemd expands it.
+strace -f -qq -c -o "$work/calls.run" $start || fail "the traced run failed"
+strace -f -qq -c -o "$work/calls.export" $export_cmd || fail "the traced export failed"
+python3 - "$unit" "$work"/calls.run "$work"/calls.export <<'PY' || fail "the unit's SystemCallFilter= refuses a call memsight makes"
+import subprocess, sys
+groups = {}
+def expand(name):
+    if not name.startswith("@"):
+        return {name}
+    if name not in groups:
+        out = subprocess.run(["systemd-analyze", "syscall-filter", name], capture_output=True, text=True, check=True).stdout
+        groups[name] = set()
+        words = (l.strip() for l in out.splitlines()[1:])
+        groups[name] = set().union(*(expand(w) for w in words if w and not w.startswith("#")))
+    return groups[name]
+allowed = set()
+for line in open(sys.argv[1]):
+    if line.startswith("SystemCallFilter="):
+        spec = line.split("=", 1)[1].split()
+        deny = spec[0].startswith("~")
+        names = set().union(*(expand(n.lstrip("~")) for n in spec))
+        allowed = allowed - names if deny else allowed | names
+used = set()
+for path in sys.argv[2:]:
+    for line in open(path).read().splitlines()[2:]:
+        w = line.split()
+        if w and not w[-1].startswith("-") and w[-1] != "total":
+            used.add(w[-1])
+refused = sorted(used - allowed)
+print(f"  {len(used)} distinct calls, all allowed" if not refused else f"  refused: {refused}")
+sys.exit(1 if refused else 0)
+PY
+(cd "$work" && systemd-analyze security --offline=true --threshold=20 "$OLDPWD/$unit") >"$work/security.log" 2>&1 ||
+  { tail -3 "$work/security.log" >&2; fail "systemd-analyze security scores the unit above 2.0"; }
+echo "  $(grep -o 'exposure level.*' "$work/security.log")"
 
 echo "test-metrics: the alerting rules pass promtool's checks and unit tests"
 (cd packaging/examples/prometheus && promtool check rules memsight-alerts.yml && promtool test rules memsight-alerts.test.yml) >"$work/promtool.log" 2>&1 ||

@@ -227,6 +227,47 @@ pub fn figures(doc: &Document) -> Vec<Figure> {
     out
 }
 
+/// Why a run left a suite out, as its `skipped` line says: on purpose (the user's `--only` or
+/// `--skip`, or a run level that does not include it) or because it could not run here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipKind {
+    /// `--only`/`--skip` left it out.
+    NotSelected,
+    /// The run level does not include it.
+    NotAtLevel,
+    /// It was asked for and could not run (the machine, an input, a stop).
+    CannotRun,
+}
+
+/// The words of a suite `--only`/`--skip` left out.
+pub const SKIP_NOT_SELECTED: &str = "not selected (--only/--skip)";
+/// The words of a suite a quick run leaves out.
+pub const SKIP_NOT_QUICK: &str = "not in a quick run";
+/// The words of a suite only a thorough run includes.
+pub const SKIP_THOROUGH_ONLY: &str = "thorough runs only";
+
+impl SkipKind {
+    /// The kind of a `skipped` line (`suite: what: why`).
+    pub fn of(line: &str) -> SkipKind {
+        if line.ends_with(SKIP_NOT_SELECTED) {
+            SkipKind::NotSelected
+        } else if line.ends_with(SKIP_NOT_QUICK) || line.contains(SKIP_THOROUGH_ONLY) {
+            SkipKind::NotAtLevel
+        } else {
+            SkipKind::CannotRun
+        }
+    }
+
+    /// As a label value.
+    pub fn word(self) -> &'static str {
+        match self {
+            SkipKind::NotSelected => "not_selected",
+            SkipKind::NotAtLevel => "not_at_level",
+            SkipKind::CannotRun => "cannot_run",
+        }
+    }
+}
+
 /// The suites a run measured while its drift probes read the machine slow (none for a
 /// single command's result, which has no drift series).
 pub fn slow_suites(doc: &Document) -> Vec<String> {

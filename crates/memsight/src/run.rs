@@ -33,7 +33,7 @@ macro_rules! run_steps {
                 if ctx.selected($name) {
                     step::<crate::cli::$m::Args>(ctx, $name, |run, r| run.$field = Some(r))?;
                 } else {
-                    ctx.run.skipped.push(format!("{}: not selected (--only/--skip)", $name));
+                    ctx.run.skipped.push(format!("{}: {}", $name, memsight_results::document::SKIP_NOT_SELECTED));
                 }
             )?)*
             Ok(())

@@ -110,7 +110,10 @@ impl RunCtx<'_> {
         if needs_two && self.env.allowed_cpus.len() < 2 {
             Some(format!("{what}: needs at least 2 CPUs"))
         } else if self.level == Level::Quick {
-            Some(format!("{what}: not in a quick run"))
+            Some(format!(
+                "{what}: {}",
+                memsight_results::document::SKIP_NOT_QUICK
+            ))
         } else {
             None
         }

@@ -4,7 +4,7 @@
 use memsight_core::units::{format_bytes, parse_size};
 
 use super::{
-    Ceiling, Check, CheckReport, Expectation, Health, Reference, Status, Tolerance, selects,
+    Ceiling, Check, CheckReport, Expectation, Health, Range, Reference, Status, Tolerance, selects,
 };
 use crate::document::Document;
 use crate::figure::{Better, Figure};
@@ -14,12 +14,11 @@ pub const DEFAULT_TOLERANCE: Tolerance = Tolerance::Relative(0.10);
 
 /// Judges `doc` against `reference`.
 pub fn judge(reference: &Reference, doc: &Document) -> CheckReport {
-    let slow = crate::document::slow_suites(doc);
     let figures = crate::document::figures(doc);
     let ceiling = ceiling_gbs(reference.ceiling.as_ref(), doc, &figures);
     let mut checks = Vec::new();
     for e in &reference.figures {
-        checks.extend(expectation(e, &figures, &ceiling, &slow));
+        checks.extend(expectation(e, &figures, &ceiling, doc));
     }
     checks.extend(health(&reference.health, doc));
     CheckReport::new(
@@ -46,8 +45,14 @@ const DISTURBED: &str = "rests on disturbed samples: measure again on a quieter 
 /// that did not run. The reference asked for it, so the node is not seen whole; absence is not
 /// evidence of a slower node (`optional` expectations are skipped without doubt).
 const MISSING: &str = "the result holds no such figure";
-/// … or it fell short while its suite measured in a slow phase of the run.
-const SLOW_PHASE: &str = "outside the expected range, but measured while the run's drift probes read the machine slow: measure again";
+/// … or it fell short while its suite measured in a slow phase of the run, by no more than the
+/// slow phase covers.
+const SLOW_PHASE: &str =
+    "outside the expected range, but measured while the run's drift probes read the machine slow";
+/// … or the reference cannot judge it (a unit that is not the figure's, a ceiling fraction of a
+/// figure that is no bandwidth): the reference is wrong, not the node, so it drains nothing
+/// and passes nothing.
+const BROKEN: &str = "the reference does not fit this figure";
 
 /// Why the result cannot stand for the node: it was interrupted, or a suite the reference
 /// needs was skipped (a working set that did not fit, a suite that could not run here). Suites
@@ -59,6 +64,10 @@ fn incomplete(reference: &Reference, doc: &Document, checks: &[Check]) -> Vec<St
         (DISTURBED, "rest on disturbed samples"),
         (SLOW_PHASE, "fell short in a slow phase of the run"),
         (NO_CEILING, "have no ceiling to be judged against"),
+        (
+            BROKEN,
+            "cannot be judged by this reference (fix the reference)",
+        ),
         (
             MISSING,
             "the reference asks for are missing from the result",
@@ -138,7 +147,7 @@ fn expectation(
     e: &Expectation,
     figures: &[Figure],
     ceiling: &Result<(f64, String), String>,
-    slow: &[String],
+    doc: &Document,
 ) -> Vec<Check> {
     let chosen: Vec<&Figure> = figures
         .iter()
@@ -153,6 +162,7 @@ fn expectation(
             unit: e.unit.clone().unwrap_or_default(),
             expected: e.expect.map_or("present".into(), |x| x.to_string()),
             margin_percent: None,
+            range: None,
             reason: if e.optional {
                 format!("optional: {MISSING}")
             } else {
@@ -162,21 +172,42 @@ fn expectation(
     }
     chosen
         .into_iter()
-        .map(|f| {
-            let c = one(e, f, ceiling);
-            // A figure that fell short while the machine read slow says the host was slow
-            // then, not that the node is.
-            if c.status == Status::Fail && slow.contains(&f.suite) && c.reason == OUTSIDE {
-                Check {
-                    status: Status::Skip,
-                    reason: SLOW_PHASE.into(),
-                    ..c
-                }
-            } else {
-                c
-            }
-        })
+        .map(|f| within_slow_phase(one(e, f, ceiling), f, doc))
         .collect()
+}
+
+/// A figure that fell short while its suite measured in a slow phase of the run (the drift
+/// probes read the machine a share s below its best then) is not judged when it fell short by
+/// at most s: the host was slow then, which says nothing of the node. Beyond s the slow phase
+/// does not explain it and the failure stands, as `compare` bounds the same allowance.
+fn within_slow_phase(c: Check, f: &Figure, doc: &Document) -> Check {
+    if c.status != Status::Fail || c.reason != OUTSIDE {
+        return c;
+    }
+    let Some(s) = crate::history::slow_by(doc, f) else {
+        return c;
+    };
+    let short = c.margin_percent.map_or(f64::INFINITY, |m| -m / 100.0);
+    if short <= s {
+        Check {
+            status: Status::Skip,
+            reason: format!(
+                "{SLOW_PHASE} ({:.0}% below its best), which covers this {:.1}% shortfall: measure again",
+                100.0 * s,
+                100.0 * short
+            ),
+            ..c
+        }
+    } else {
+        Check {
+            reason: format!(
+                "{OUTSIDE}: {:.1}% short, more than the slow phase its suite measured in covers (the drift probes read {:.0}% below the run's best)",
+                100.0 * short,
+                100.0 * s
+            ),
+            ..c
+        }
+    }
 }
 
 /// A limit on a figure: the bound, whether the figure must be at least it, and how it reads.
@@ -191,6 +222,7 @@ fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> 
         unit: f.unit.clone(),
         expected: String::new(),
         margin_percent: None,
+        range: None,
         reason: String::new(),
     };
     let skip = |mut c: Check, why: String| {
@@ -201,9 +233,13 @@ fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> 
     if let Some(u) = &e.unit
         && !f.unit.starts_with(u.as_str())
     {
-        c.status = Status::Fail;
-        c.reason = format!("the figure is in {}, the reference in {u}", f.unit);
-        return c;
+        return skip(
+            c,
+            format!(
+                "{BROKEN}: the figure is in {}, the reference in {u}",
+                f.unit
+            ),
+        );
     }
     // A disturbance only makes a figure worse: one that still meets a one-sided limit passes;
     // one that fails, or is judged both ways, says less than the machine and is skipped.
@@ -223,6 +259,7 @@ fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> 
         .map(|l| l.2.clone())
         .collect::<Vec<_>>()
         .join(" and ");
+    c.range = range_of(&limits);
     let worst = tightest_margin(&limits, f.value);
     c.margin_percent = worst.is_finite().then_some(worst);
     if worst < 0.0 {
@@ -282,11 +319,28 @@ fn ceiling_limit(
             format!("≥ {:.0}% of {} GB/s ({from})", frac * 100.0, fmt(*gbs)),
         ))),
         Ok(_) => Err(format!(
-            "a ceiling fraction needs a bandwidth in GB/s, the figure is in {}",
+            "{BROKEN}: a ceiling fraction needs a bandwidth in GB/s, the figure is in {}",
             f.unit
         )),
         Err(why) => Err(format!("{NO_CEILING}: {why}")),
     }
+}
+
+/// The limits as one range: the highest lower bound, the lowest upper bound.
+fn range_of(limits: &[Limit]) -> Option<Range> {
+    let pick = |at_least: bool| {
+        let b = limits.iter().filter(|l| l.1 == at_least).map(|l| l.0);
+        if at_least {
+            b.reduce(f64::max)
+        } else {
+            b.reduce(f64::min)
+        }
+    };
+    let r = Range {
+        low: pick(true),
+        high: pick(false),
+    };
+    (r.low.is_some() || r.high.is_some()).then_some(r)
 }
 
 /// The margin of the tightest limit, in percent: positive inside, negative outside; infinite
@@ -314,16 +368,17 @@ fn fmt(v: f64) -> String {
     }
 }
 
-/// A health condition's check.
+/// A health condition's check: `value` within `range` (what `expected` says in words).
 fn condition(
     name: &str,
     label: &str,
     ok: bool,
     value: Option<f64>,
     unit: &str,
-    expected: String,
+    (expected, range): (String, Range),
 ) -> Check {
     Check {
+        range: Some(range),
         status: if ok { Status::Pass } else { Status::Fail },
         name: format!("health/{name}"),
         label: label.into(),
@@ -337,6 +392,33 @@ fn condition(
             "the machine is not as the reference describes".into()
         },
     }
+}
+
+/// `≥ v`: in words and as a range.
+fn at_least(v: f64, words: impl std::fmt::Display) -> (String, Range) {
+    let r = Range {
+        low: Some(v),
+        high: None,
+    };
+    (format!("≥ {words}"), r)
+}
+
+/// `≤ v`: in words and as a range.
+fn at_most(v: f64, words: impl std::fmt::Display) -> (String, Range) {
+    let r = Range {
+        low: None,
+        high: Some(v),
+    };
+    (format!("≤ {words}"), r)
+}
+
+/// `= v`: in words and as a range.
+fn exactly(v: f64, words: impl std::fmt::Display) -> (String, Range) {
+    let r = Range {
+        low: Some(v),
+        high: Some(v),
+    };
+    (format!("= {words}"), r)
 }
 
 /// The health conditions the reference names, against the result's environment.
@@ -376,7 +458,7 @@ fn error_checks(h: &Health, doc: &Document) -> Vec<Check> {
                 status: Status::Skip,
                 reason: "no EDAC memory controller is visible (a VM, or no EDAC driver loaded)"
                     .into(),
-                ..condition(name, label, true, None, "", format!("≤ {max}"))
+                ..condition(name, label, true, None, "", at_most(max as f64, max))
             });
             continue;
         }
@@ -386,7 +468,7 @@ fn error_checks(h: &Health, doc: &Document) -> Vec<Check> {
             n <= max,
             Some(n as f64),
             "errors",
-            format!("≤ {max}"),
+            at_most(max as f64, max),
         ));
     }
     out
@@ -414,7 +496,7 @@ fn memory_check(h: &Health, doc: &Document) -> Option<Check> {
         have >= min,
         Some(have as f64),
         "B",
-        format!("≥ {}", format_bytes(min)),
+        at_least(min as f64, format_bytes(min)),
     ))
 }
 
@@ -439,7 +521,7 @@ fn count_checks(h: &Health, doc: &Document) -> Vec<Check> {
                 have == want,
                 Some(have as f64),
                 "",
-                format!("= {want}"),
+                exactly(want as f64, want),
             ));
         }
     }
@@ -463,7 +545,7 @@ fn cache_checks(h: &Health, doc: &Document) -> Vec<Check> {
                 c.size_bytes == want,
                 Some(c.size_bytes as f64),
                 "B",
-                format!("= {}", format_bytes(want)),
+                exactly(want as f64, format_bytes(want)),
             ),
             None => Check {
                 reason: "the topology reports no such cache".into(),
@@ -473,7 +555,7 @@ fn cache_checks(h: &Health, doc: &Document) -> Vec<Check> {
                     false,
                     None,
                     "B",
-                    format!("= {}", format_bytes(want)),
+                    exactly(want as f64, format_bytes(want)),
                 )
             },
         });
@@ -498,7 +580,7 @@ fn huge_page_checks(h: &Health, doc: &Document) -> Vec<Check> {
             free >= *want,
             Some(free as f64),
             "pages",
-            format!("≥ {want}"),
+            at_least(*want as f64, want),
         ));
     }
     out

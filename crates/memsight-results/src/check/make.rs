@@ -164,9 +164,16 @@ fn round4(v: f64) -> f64 {
 }
 
 /// The machine as the result saw it: layout, caches, memory (2% below what it had, for memory
-/// the firmware or kernel may keep), and no uncorrected memory errors.
+/// the firmware or kernel may keep), and no uncorrected memory errors. The memory is MemTotal,
+/// the figure `check` holds against it (the NUMA nodes' sum can be far less: a guest's nodes,
+/// hot-plugged memory), so that a node that lost memory fails.
 fn health(d: &Document) -> Health {
     let t = &d.environment.topology;
+    let memory = d
+        .environment
+        .memory
+        .total_bytes
+        .unwrap_or(t.total_memory_bytes);
     let mut caches = BTreeMap::new();
     for c in &t.caches {
         caches.insert(cache_name(c.level, &c.kind), exact_size(c.size_bytes));
@@ -174,7 +181,7 @@ fn health(d: &Document) -> Health {
     Health {
         corrected_errors_max: None,
         uncorrected_errors_max: Some(0),
-        memory_at_least: Some(format_bytes(t.total_memory_bytes * 98 / 100).replace(' ', "")),
+        memory_at_least: Some(format_bytes(memory * 98 / 100).replace(' ', "")),
         numa_nodes: Some(t.numa_nodes.len()),
         sockets: Some(t.packages),
         cpus: Some(t.threads),

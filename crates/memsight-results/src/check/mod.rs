@@ -385,9 +385,22 @@ pub struct Check {
     /// How far inside (positive) or outside (negative) the limit the value is, percent of the
     /// limit.
     pub margin_percent: Option<f64>,
+    /// The range the value had to be in, as numbers (what `expected` says in words), where the
+    /// check had limits: monitoring systems draw and alert on it (Nagios perfdata's `crit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<Range>,
     /// Why it failed or was skipped.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+}
+
+/// The range a checked value had to be in: at least `low`, at most `high`, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Range {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<f64>,
 }
 
 /// The `schema` a check report names.

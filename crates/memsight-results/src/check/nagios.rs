@@ -22,26 +22,12 @@ fn state(v: Verdict) -> &'static str {
     }
 }
 
-/// `MEMSIGHT CRITICAL - FAIL bandwidth/read/2t = … | 'bandwidth/read/2t'=21.5;;;; …`: the
-/// one-line verdict, then every check with a value as perfdata (latencies in seconds, sizes in
-/// bytes, as the format's units ask; other units bare).
+/// `MEMSIGHT CRITICAL - FAIL bandwidth/read/2t = … | 'bandwidth/read/2t GB/s'=12.5;20:;20:;0;`:
+/// the one-line verdict, then every check with a value as perfdata.
 pub fn line(report: &CheckReport) -> String {
     let text = report.line();
     let text = text.strip_prefix("memsight: ").unwrap_or(&text);
-    let perf: Vec<String> = report
-        .checks
-        .iter()
-        .filter_map(|c| {
-            let v = c.value.filter(|v| v.is_finite())?;
-            let (v, uom) = match c.unit.as_str() {
-                "ns" => (v / 1e9, "s"),
-                "B" => (v, "B"),
-                "%" => (v, "%"),
-                _ => (v, ""),
-            };
-            Some(format!("'{}'={v}{uom};;;;", label(&c.name)))
-        })
-        .collect();
+    let perf: Vec<String> = report.checks.iter().filter_map(perfdata).collect();
     // The text part must not hold the perfdata separator.
     let head = format!("MEMSIGHT {} - {}", state(report.verdict), ascii(text)).replace('|', "/");
     if perf.is_empty() {
@@ -51,11 +37,66 @@ pub fn line(report: &CheckReport) -> String {
     }
 }
 
+/// One check as perfdata, `'label'=value[UOM];warn;crit;min;`, or `None` without a value.
+///
+/// The format knows seconds, percent and bytes as units: latencies go in seconds and sizes in
+/// bytes; any other unit (GB/s, pages) is written into the label, since a bare number in an
+/// unnamed unit is read wrong by whoever graphs it. The range the reference sets is `crit`;
+/// memsight has no warning level of its own (a figure is inside its tolerance or not), so
+/// `warn` is the same range, as a plugin with one threshold writes it. Every figure memsight
+/// checks is a magnitude, so `min` is 0.
+fn perfdata(c: &super::Check) -> Option<String> {
+    let v = c.value.filter(|v| v.is_finite())?;
+    let (scale, uom) = match c.unit.as_str() {
+        "ns" => (1e-9, "s"),
+        "B" => (1.0, "B"),
+        "%" => (1.0, "%"),
+        _ => (1.0, ""),
+    };
+    let name = if uom.is_empty() && !c.unit.is_empty() {
+        format!("{} {}", c.name, c.unit)
+    } else {
+        c.name.clone()
+    };
+    let range = c.range.map(|r| threshold(r, scale)).unwrap_or_default();
+    let min = if v >= 0.0 { "0" } else { "" };
+    Some(format!(
+        "'{}'={}{uom};{range};{range};{min};",
+        label(&name),
+        num(v * scale)
+    ))
+}
+
+/// A range in the plugin format: `low:high`, `low:` (at least), `~:high` (at most).
+fn threshold(r: super::Range, scale: f64) -> String {
+    match (r.low, r.high) {
+        (Some(l), Some(h)) => format!("{}:{}", num(l * scale), num(h * scale)),
+        (Some(l), None) => format!("{}:", num(l * scale)),
+        (None, Some(h)) => format!("~:{}", num(h * scale)),
+        (None, None) => String::new(),
+    }
+}
+
 /// The status line of a check that could not be made (a reference that does not read, a
 /// measurement the machine refused): UNKNOWN, with the reason on one ASCII line.
 pub fn unknown(why: &str) -> String {
     let line = why.lines().collect::<Vec<_>>().join("; ");
     format!("MEMSIGHT UNKNOWN - {}", ascii(&line).replace('|', "/"))
+}
+
+/// A number in the plain decimal notation the format asks for (no exponent), to 6 significant
+/// digits: more than any figure memsight measures holds.
+fn num(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return "0".into();
+    }
+    let decimals = (5 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 /// A perfdata label: ASCII, no `=`, a quote doubled (the format's escape).
@@ -69,7 +110,20 @@ mod tests {
     use super::*;
 
     fn check(name: &str, status: Status, value: f64, unit: &str) -> Check {
+        // The first is a bandwidth of at least 20, the second a latency of at most 150 ns.
+        let range = if unit == "ns" {
+            super::super::Range {
+                low: None,
+                high: Some(150.0),
+            }
+        } else {
+            super::super::Range {
+                low: Some(20.0),
+                high: None,
+            }
+        };
         Check {
+            range: Some(range),
             status,
             name: name.into(),
             label: name.into(),
@@ -103,8 +157,11 @@ mod tests {
         let (_, perf) = l.split_once(" | ").unwrap();
         assert_eq!(
             perf,
-            "'bandwidth/read/2t'=12.5;;;; 'latency/cpu0/level/memory'=0.000000125s;;;;"
+            "'bandwidth/read/2t GB/s'=12.5;20:;20:;0; 'latency/cpu0/level/memory'=0.000000125s;~:0.00000015;~:0.00000015;0;"
         );
+        assert_eq!(num(36.408849408882965), "36.4088");
+        assert_eq!(num(2.8006000000000003e-8), "0.000000028006");
+        assert_eq!(num(25165824.0), "25165824");
         assert_eq!(status(r.verdict), 2);
         let whole = CheckReport::new(
             "node".into(),

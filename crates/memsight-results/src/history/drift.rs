@@ -25,6 +25,13 @@ fn slow_by(doc: &Document, suite: &str, rate: Rate) -> Option<f64> {
     Some((1.0 - share).max(0.0))
 }
 
+/// How much slower than its best the machine was while `f`'s suite measured in `doc`'s run,
+/// by the rate `f` is held against, where that suite measured in a slow phase: what `check`
+/// allows a figure to fall short by before it judges.
+pub(crate) fn figure_slow_by(doc: &Document, f: &crate::figure::Figure) -> Option<f64> {
+    slow_by(doc, &f.suite, Rate::for_figure(&f.suite, &f.unit, &f.key))
+}
+
 /// A change judged beyond the noise whose size the drift of the runs explains is not called:
 /// where either run measured the figure's suite in a slow phase of its run (its drift probes
 /// read the machine slower by a share s then, at some point of the suite), a change of at most
@@ -148,11 +155,15 @@ impl Rate {
     /// thread count but which measure with a team: STREAM, the NUMA matrix's cells, loaded
     /// latency's saturation.
     fn for_row(r: &Row) -> Rate {
-        let team_suite = matches!(r.suite.as_str(), "stream" | "numa" | "loaded-latency");
-        if team_suite && r.unit.starts_with("GB/s") {
+        Rate::for_figure(&r.suite, &r.unit, &r.key)
+    }
+
+    fn for_figure(suite: &str, unit: &str, key: &str) -> Rate {
+        let team_suite = matches!(suite, "stream" | "numa" | "loaded-latency");
+        if team_suite && unit.starts_with("GB/s") {
             Rate::Team
         } else {
-            Rate::for_key(&r.key)
+            Rate::for_key(key)
         }
     }
 

@@ -14,6 +14,7 @@ pub mod prometheus;
 mod rows;
 
 pub use curves::{curves_of, latest_curves};
+pub(crate) use drift::figure_slow_by as slow_by;
 
 use std::path::{Path, PathBuf};
 

@@ -47,6 +47,8 @@ enum Family {
     OutlierScore,
     Fault,
     Doubt,
+    SuiteRan,
+    SuiteSkipped,
 }
 
 impl Family {
@@ -68,6 +70,8 @@ impl Family {
             Family::OutlierScore => "memsight_fleet_outlier_score",
             Family::Fault => "memsight_fleet_fault",
             Family::Doubt => "memsight_figure_doubt",
+            Family::SuiteRan => "memsight_suite_ran",
+            Family::SuiteSkipped => "memsight_suite_skipped",
         }
     }
 
@@ -100,6 +104,12 @@ impl Family {
             Family::Count => "A count.",
             Family::OutlierScore => "Robust score of a node's figure within its hardware group.",
             Family::Fault => "A node's result that is missing, partial or failed; always 1.",
+            Family::SuiteRan => {
+                "A suite the run measured (its figures are in this file); always 1."
+            }
+            Family::SuiteSkipped => {
+                "A suite the run left out; always 1. why: not_selected (--only/--skip), not_at_level (the run level leaves it out), cannot_run (asked for, and it could not run here)."
+            }
             Family::Doubt => {
                 "1 when the figure with these labels (and this quantity) has this reason for doubt: disturbed (rests on disturbed samples, reads slower than the machine), slow_phase (measured while the run's drift probes read the machine slow), not_converged (CI wider than 5% of the median); else 0."
             }
@@ -250,6 +260,9 @@ pub fn prometheus(doc: &Document, all_figures: bool, mut out: impl Write) -> Res
     if let Results::Fleet(f) = &doc.results {
         fleet_samples(f, &mut x);
     } else {
+        if let Results::Run(run) = &doc.results {
+            suite_samples(run, &doc.command, &mut x);
+        }
         let slow = crate::document::slow_suites(doc);
         let mut figures: Vec<Figure> = crate::document::figures(doc)
             .into_iter()
@@ -275,6 +288,28 @@ pub fn prometheus(doc: &Document, all_figures: bool, mut out: impl Write) -> Res
     }
     x.write(&mut out)
         .map_err(|e| Error::system(format!("cannot write the Prometheus text: {e}")))
+}
+
+/// Which suites a run measured and which it left out, and why: a suite that could not run
+/// takes its series away with it while the result stays complete, and only these say so.
+fn suite_samples(run: &crate::document::RunResults, command: &str, x: &mut Exposition) {
+    use crate::document::SkipKind;
+    for (name, _) in run.tallies() {
+        let labels = vec![
+            ("command", command.to_string()),
+            ("suite", name.to_string()),
+        ];
+        x.push(Family::SuiteRan, labels, 1.0);
+    }
+    for line in &run.skipped {
+        let suite = line.split(':').next().unwrap_or_default().trim();
+        let labels = vec![
+            ("command", command.to_string()),
+            ("suite", suite.to_string()),
+            ("why", SkipKind::of(line).word().to_string()),
+        ];
+        x.push(Family::SuiteSkipped, labels, 1.0);
+    }
 }
 
 /// The cache levels the OS reports, and memory, that a CPU's ladder found no plateau for, as NaN:

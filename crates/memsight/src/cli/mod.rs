@@ -66,11 +66,45 @@ pub fn refuse(e: clap::Error) -> std::process::ExitCode {
         })
         .collect::<Vec<_>>()
         .join(" ");
-    eprintln!(
-        "memsight: error: {}",
-        line.strip_prefix("error: ").unwrap_or(&line)
-    );
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    eprintln!("memsight: error: {line}");
+    // A monitoring plugin answers every time: a command line it cannot read is UNKNOWN (3)
+    // with its reason on the status line, never the CRITICAL (2) a usage error's code would
+    // read as there.
+    if asks_for_nagios(std::env::args().skip(1)) {
+        println!(
+            "{}",
+            memsight_results::check::nagios::unknown(&format!("usage: {line}"))
+        );
+        return std::process::ExitCode::from(memsight_results::check::nagios::status(
+            memsight_results::check::Verdict::Incomplete,
+        ));
+    }
     std::process::ExitCode::from(2)
+}
+
+/// Whether a command line clap refused was `check … --format nagios`: read from the words,
+/// since it did not parse.
+fn asks_for_nagios(args: impl Iterator<Item = String>) -> bool {
+    let words: Vec<String> = args.collect();
+    let check = words.iter().any(|w| w == "check");
+    let nagios = words.iter().enumerate().any(|(i, w)| {
+        w == "--format=nagios"
+            || (w == "--format" && words.get(i + 1).is_some_and(|n| n == "nagios"))
+    });
+    check && nagios
+}
+
+#[cfg(test)]
+mod refuse_tests {
+    #[test]
+    fn a_refused_nagios_check_is_told_by_its_words() {
+        let ask = |s: &str| super::asks_for_nagios(s.split(' ').map(String::from));
+        assert!(ask("check --reference r.toml --format nagios --bogus"));
+        assert!(ask("--quiet check --format=nagios --referenc r.toml"));
+        assert!(!ask("check --reference r.toml --bogus"));
+        assert!(!ask("run --format nagios"));
+    }
 }
 
 /// `--dax PATH`: file-backed memory for the commands that measure on one buffer kind.

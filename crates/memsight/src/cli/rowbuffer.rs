@@ -218,7 +218,10 @@ impl InRun for Args {
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<RowbufferResults>> {
         let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
             return Ok(Step::Skipped(
-                "row-buffer study: thorough runs only (memsight rowbuffer)".into(),
+                format!(
+                    "row-buffer study: {} (memsight rowbuffer)",
+                    memsight_results::document::SKIP_THOROUGH_ONLY
+                ),
             ));
         };
         let cfg = settings.resolve(ctx.env, &ctx.machine)?;

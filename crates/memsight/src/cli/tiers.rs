@@ -128,7 +128,10 @@ impl InRun for Args {
     /// with Memory Mode from the run's inventory.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<TiersResults>> {
         let Some(cfg) = Config::for_level(ctx.level) else {
-            return Ok(Step::Skipped("memory tiers: not in a quick run".into()));
+            return Ok(Step::Skipped(format!(
+                "memory tiers: {}",
+                memsight_results::document::SKIP_NOT_QUICK
+            )));
         };
         let cfg = Config {
             memory_mode_dram: ctx
