@@ -20,7 +20,7 @@ use crate::output;
 /// Whether `check` measures this machine (`--reference FILE` without stored results) rather
 /// than reading stored results or making a reference.
 pub fn live(a: &CheckArgs) -> bool {
-    a.make_reference.is_none() && (a.reference.is_none() || a.results.is_empty())
+    a.make_reference.is_none() && a.results.is_empty()
 }
 
 /// `memsight check --make-reference FILE RESULT…`: offline.
@@ -49,16 +49,27 @@ pub fn make_reference(a: &CheckArgs, path: &std::path::Path) -> anyhow::Result<E
     Ok(ExitCode::SUCCESS)
 }
 
-/// `memsight check --reference FILE RESULT`: judges a stored result (offline).
+/// `memsight check --reference FILE RESULT` (or `--baseline last:N RESULT`: the runs of its
+/// machine before it, from the history): judges a stored result (offline).
 pub fn judge_stored(
     a: &CheckArgs,
     g: &GlobalArgs,
-    reference: &Reference,
+    reference: Option<&Reference>,
 ) -> anyhow::Result<ExitCode> {
     let [one] = a.results.as_slice() else {
         return Err(Error::input("give one result to judge (or none, to measure now)").into());
     };
     let doc = history::resolve(one, &a.db.path())?;
+    let made;
+    let reference = match (reference, a.baseline) {
+        (Some(r), _) => r,
+        (None, Some(w)) => {
+            let fp = history::fingerprint(&doc.environment);
+            made = check::baseline::from_history(&a.db.path(), &fp, Some(&doc.started), w)?;
+            &made
+        }
+        (None, None) => unreachable!("clap requires a mode"),
+    };
     verdict(a, g, &check::judge::judge(reference, &doc))
 }
 
@@ -88,7 +99,12 @@ pub fn judge_live(
     if a.out.is_some() {
         crate::run::save(&doc, &dir, None, true)?;
     }
-    verdict(a, g, &check::judge::judge(reference, &doc))
+    let code = verdict(a, g, &check::judge::judge(reference, &doc))?;
+    // Judged against the history, the run joins it afterwards: the next check's baseline.
+    if a.baseline.is_some() && doc.complete {
+        history::History::open(&a.db.path(), true)?.insert(&doc)?;
+    }
+    Ok(code)
 }
 
 /// The `memsight run` flags for the reference's measurement, parsed as if typed.

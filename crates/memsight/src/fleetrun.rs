@@ -81,16 +81,7 @@ fn rank_with(
     let own_error = match measure(env, &me.out_dir) {
         Ok(doc) => {
             crate::run::save_as(&doc, &me.out_dir, file, None, true)?;
-            // The node's compact record beside its result: what `memsight fleet` reads.
-            let summary = memsight_results::fleet::node::NodeSummary::of(&doc, file, false);
-            let path = memsight_results::fleet::node::summary_path(&me.out_dir.join(file));
-            let text = serde_json::to_string(&summary).expect("a node summary serialises");
-            write_text(&path, &text)?;
-            let state = if doc.complete {
-                State::Done
-            } else {
-                State::Interrupted
-            };
+            let state = memsight_results::fleet::node::write_beside(&doc, &me.out_dir, file)?;
             me.finish(
                 state,
                 (!doc.complete).then(|| "interrupted (Ctrl-C)".to_string()),

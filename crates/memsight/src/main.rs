@@ -139,11 +139,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         },
         Command::Fleet(a) => fleetrun::fleet(a, env, &show),
         Command::Check(a) => {
-            let reference = memsight_results::check::Reference::read(
-                a.reference
-                    .as_deref()
-                    .expect("offline handles the other modes"),
-            )?;
+            let reference = match (a.baseline, &a.reference) {
+                (Some(w), _) => memsight_results::check::baseline::from_history(
+                    &a.db.path(),
+                    &memsight_results::history::fingerprint(&env),
+                    None,
+                    w,
+                )?,
+                (None, Some(r)) => memsight_results::check::Reference::read(r)?,
+                (None, None) => unreachable!("clap requires a mode"),
+            };
             check::judge_live(a, show.g, &reference, env, show.started)
         }
         _ => unreachable!("handled by offline"),
@@ -183,8 +188,8 @@ fn offline(cli: &Cli) -> Option<anyhow::Result<ExitCode>> {
             (Some(path), _) => check::make_reference(a, path),
             (None, Some(r)) => memsight_results::check::Reference::read(r)
                 .map_err(Into::into)
-                .and_then(|r| check::judge_stored(a, &cli.global, &r)),
-            _ => unreachable!("check::live covers the other modes"),
+                .and_then(|r| check::judge_stored(a, &cli.global, Some(&r))),
+            (None, None) => check::judge_stored(a, &cli.global, None),
         },
         Command::Report(a) => stored::report(a),
         Command::Show(a) => stored::show(a, &cli.global),

@@ -29,17 +29,12 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
             doc.command
         );
     }
+    if a.changes {
+        return changes(&h, a, g);
+    }
     let rows = h.list(a.host.as_deref(), a.limit)?;
     if g.json {
-        // Versioned like every result, so that a script can tell what it reads.
-        let doc = serde_json::json!({
-            "schema": "memsight-history",
-            "schema_version": 1,
-            "tool": {"name": "memsight", "version": env!("CARGO_PKG_VERSION")},
-            "command": "history",
-            "database": path,
-            "runs": rows,
-        });
+        let doc = history::series::HistoryReport::new(&path, &rows);
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -75,6 +70,35 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
         ]);
     }
     say!("{t}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `memsight history --changes`: each summary figure's change points, per machine.
+fn changes(h: &History, a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let o = history::changes::Options {
+        max_p: a.max_p,
+        min_runs: a.min_runs as usize,
+        min_change: a.min_change / 100.0,
+    };
+    let found = h.changes(a.host.as_deref(), "run", a.key.as_deref(), &o)?;
+    if let Some(path) = &a.prometheus {
+        memsight_core::files::write_atomic(path, |out| {
+            history::prometheus::change_points(&found, "run", out)
+        })?;
+    }
+    if g.json {
+        let doc = history::series::ChangesReport::new(h.path(), &o, &found);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    heading(&format!("Change points ({})", h.path().display()));
+    let rows = history::series::change_rows(&found);
+    if !rows.is_empty() {
+        let mut t = table(&history::series::CHANGE_COLUMNS);
+        t.add_rows(rows);
+        say!("{t}");
+    }
+    say!("{}", history::series::steady_line(&found, &o));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -22,7 +22,7 @@ pub const SPREAD_FACTOR: f64 = 3.0;
 
 /// Whether a figure summarises (a plateau, a test at its size, a saturation) rather than being a
 /// point of a curve (a working-set size, a block size, an address, a chain count).
-fn is_summary(f: &Figure) -> bool {
+pub(crate) fn is_summary(f: &Figure) -> bool {
     let d = f.dims();
     let point = [
         Dim::WorkingSetBytes,

@@ -99,6 +99,18 @@ fn num(v: f64) -> String {
     }
 }
 
+/// Whether a command line (the words after the program's name) that did not parse was
+/// `check … --format nagios`: such a line must still be answered as a plugin answers.
+pub fn asked_for(args: impl Iterator<Item = String>) -> bool {
+    let words: Vec<String> = args.collect();
+    let check = words.iter().any(|w| w == "check");
+    let nagios = words.iter().enumerate().any(|(i, w)| {
+        w == "--format=nagios"
+            || (w == "--format" && words.get(i + 1).is_some_and(|n| n == "nagios"))
+    });
+    check && nagios
+}
+
 /// A perfdata label: ASCII, no `=`, a quote doubled (the format's escape).
 fn label(name: &str) -> String {
     ascii(name).replace('=', "_").replace('\'', "''")
@@ -133,6 +145,15 @@ mod tests {
             margin_percent: None,
             reason: String::new(),
         }
+    }
+
+    #[test]
+    fn a_refused_nagios_check_is_told_by_its_words() {
+        let ask = |s: &str| asked_for(s.split(' ').map(String::from));
+        assert!(ask("check --reference r.toml --format nagios --bogus"));
+        assert!(ask("--quiet check --format=nagios --referenc r.toml"));
+        assert!(!ask("check --reference r.toml --bogus"));
+        assert!(!ask("run --format nagios"));
     }
 
     #[test]

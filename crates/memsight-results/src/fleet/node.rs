@@ -201,6 +201,23 @@ pub fn dimm_population(d: &memsight_suites::dimms::DimmsResults) -> String {
         .join(", ")
 }
 
+/// Writes a node's compact record beside its result `dir/file` (what `memsight fleet` reads)
+/// and gives the state its rank finished in.
+pub fn write_beside(
+    doc: &crate::document::Document,
+    dir: &Path,
+    file: &str,
+) -> Result<crate::fleet_report::State, memsight_core::Error> {
+    let summary = NodeSummary::of(doc, file, false);
+    let text = serde_json::to_string(&summary).expect("a node summary serialises");
+    memsight_core::files::write_text(&summary_path(&dir.join(file)), &text)?;
+    Ok(if doc.complete {
+        crate::fleet_report::State::Done
+    } else {
+        crate::fleet_report::State::Interrupted
+    })
+}
+
 /// Where a result's summary is written: `run.json` → `run.summary.json`.
 pub fn summary_path(result: &Path) -> PathBuf {
     let stem = result

@@ -6,12 +6,14 @@
 //! program, fails SQLite's integrity check or was written by a newer memsight is refused with a
 //! message saying how to recover, and left exactly as it was.
 
+pub mod changes;
 pub mod compare;
 mod curves;
 mod drift;
 pub mod export;
 pub mod prometheus;
 mod rows;
+pub mod series;
 
 pub use curves::{curves_of, latest_curves};
 pub(crate) use drift::figure_slow_by as slow_by;

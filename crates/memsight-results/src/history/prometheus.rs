@@ -49,6 +49,8 @@ enum Family {
     Doubt,
     SuiteRan,
     SuiteSkipped,
+    ChangeTime,
+    ChangeSize,
 }
 
 impl Family {
@@ -72,6 +74,8 @@ impl Family {
             Family::Doubt => "memsight_figure_doubt",
             Family::SuiteRan => "memsight_suite_ran",
             Family::SuiteSkipped => "memsight_suite_skipped",
+            Family::ChangeTime => "memsight_change_point_timestamp_seconds",
+            Family::ChangeSize => "memsight_change_point_size_ratio",
         }
     }
 
@@ -104,6 +108,12 @@ impl Family {
             Family::Count => "A count.",
             Family::OutlierScore => "Robust score of a node's figure within its hardware group.",
             Family::Fault => "A node's result that is missing, partial or failed; always 1.",
+            Family::ChangeTime => {
+                "When the figure's level last moved in this node's history: the start of the first run at the new level, seconds since the epoch (memsight history --changes)."
+            }
+            Family::ChangeSize => {
+                "How far the figure's level last moved: the new level's mean over the old one's, minus 1 (memsight history --changes)."
+            }
             Family::SuiteRan => {
                 "A suite the run measured (its figures are in this file); always 1."
             }
@@ -285,6 +295,38 @@ pub fn prometheus(doc: &Document, all_figures: bool, mut out: impl Write) -> Res
             }
             x.push(family, labels, v);
         }
+    }
+    x.write(&mut out)
+        .map_err(|e| Error::system(format!("cannot write the Prometheus text: {e}")))
+}
+
+/// The last change point of each figure that has one, for the textfile collector: when the
+/// level moved (a gauge holding the time, since the textfile format refuses sample timestamps)
+/// and by how much.
+pub fn change_points(
+    found: &[super::series::FigureChanges],
+    command: &str,
+    mut out: impl Write,
+) -> Result<(), Error> {
+    let mut x = Exposition::default();
+    for f in found {
+        let Some(last) = f.changes.last() else {
+            continue;
+        };
+        let Ok(t) = humantime::parse_rfc3339_weak(&last.started) else {
+            continue;
+        };
+        let Ok(since) = t.duration_since(std::time::UNIX_EPOCH) else {
+            continue;
+        };
+        let mut labels: Labels = vec![
+            ("command", command.to_string()),
+            ("host", f.host.clone()),
+            ("suite", f.suite.clone()),
+        ];
+        labels.extend(key_labels(&f.key));
+        x.push(Family::ChangeTime, labels.clone(), since.as_secs_f64());
+        x.push(Family::ChangeSize, labels, last.change.change);
     }
     x.write(&mut out)
         .map_err(|e| Error::system(format!("cannot write the Prometheus text: {e}")))

@@ -24,11 +24,17 @@ pub enum CheckFormat {
 
 /// `memsight check`.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("mode").required(true).args(["reference", "make_reference"])))]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["reference", "make_reference", "baseline"])))]
 pub struct CheckArgs {
     /// Judge against this reference (JSON, or TOML when it ends in .toml).
     #[arg(long, value_name = "FILE")]
     pub reference: Option<PathBuf>,
+    /// Judge against this machine's own history instead of a reference: `last:N`, the N newest
+    /// complete runs before the judged one (each figure at their median, allowed to be worse by
+    /// 4 robust standard deviations of those runs, at least 5%). Measuring now, the run joins
+    /// the history after it is judged.
+    #[arg(long, value_name = "last:N", conflicts_with_all = ["reference", "make_reference"])]
+    pub baseline: Option<memsight_results::check::baseline::Window>,
     /// Write a reference from the RESULTs (good runs of one kind of node) to FILE (TOML when
     /// it ends in .toml), for you to edit.
     #[arg(

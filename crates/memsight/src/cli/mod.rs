@@ -71,7 +71,7 @@ pub fn refuse(e: clap::Error) -> std::process::ExitCode {
     // A monitoring plugin answers every time: a command line it cannot read is UNKNOWN (3)
     // with its reason on the status line, never the CRITICAL (2) a usage error's code would
     // read as there.
-    if asks_for_nagios(std::env::args().skip(1)) {
+    if memsight_results::check::nagios::asked_for(std::env::args().skip(1)) {
         println!(
             "{}",
             memsight_results::check::nagios::unknown(&format!("usage: {line}"))
@@ -81,30 +81,6 @@ pub fn refuse(e: clap::Error) -> std::process::ExitCode {
         ));
     }
     std::process::ExitCode::from(2)
-}
-
-/// Whether a command line clap refused was `check … --format nagios`: read from the words,
-/// since it did not parse.
-fn asks_for_nagios(args: impl Iterator<Item = String>) -> bool {
-    let words: Vec<String> = args.collect();
-    let check = words.iter().any(|w| w == "check");
-    let nagios = words.iter().enumerate().any(|(i, w)| {
-        w == "--format=nagios"
-            || (w == "--format" && words.get(i + 1).is_some_and(|n| n == "nagios"))
-    });
-    check && nagios
-}
-
-#[cfg(test)]
-mod refuse_tests {
-    #[test]
-    fn a_refused_nagios_check_is_told_by_its_words() {
-        let ask = |s: &str| super::asks_for_nagios(s.split(' ').map(String::from));
-        assert!(ask("check --reference r.toml --format nagios --bogus"));
-        assert!(ask("--quiet check --format=nagios --referenc r.toml"));
-        assert!(!ask("check --reference r.toml --bogus"));
-        assert!(!ask("run --format nagios"));
-    }
 }
 
 /// `--dax PATH`: file-backed memory for the commands that measure on one buffer kind.
@@ -267,6 +243,25 @@ pub struct HistoryArgs {
     /// any measuring command writes with -o.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub import: Vec<PathBuf>,
+    /// The runs where each summary figure's level moved and stayed (E-Divisive, t-test), per
+    /// machine, instead of the list of runs.
+    #[arg(long)]
+    pub changes: bool,
+    /// With --changes: only the figures this `check` selector matches (`bandwidth/*/2t`).
+    #[arg(long, value_name = "SELECT", requires = "changes")]
+    pub key: Option<String>,
+    /// With --changes: keep a change whose t-test p (times its possible places) is below this.
+    #[arg(long, value_name = "P", default_value_t = 0.001, requires = "changes", value_parser = memsight_results::history::changes::probability)]
+    pub max_p: f64,
+    /// With --changes: the fewest runs a level may have, each side of a change.
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "changes", value_parser = clap::value_parser!(u64).range(2..))]
+    pub min_runs: u64,
+    /// With --changes: report only changes of the mean of at least this many percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 0.0, requires = "changes", value_parser = percent)]
+    pub min_change: f64,
+    /// With --changes: also write each figure's last change point for the textfile collector.
+    #[arg(long, value_name = "FILE", requires = "changes")]
+    pub prometheus: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
