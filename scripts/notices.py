@@ -143,6 +143,13 @@ def debian_copyright():
            "Comment: vendor/ holds the crates memsight compiles, as cargo-vendor-filterer copies them",
            " (crates only other operating systems use are left as empty stubs).", "",
            "Files: *", f"Copyright: {copyright_line(mit)}", "License: MIT or Apache-2.0", ""]
+    # Third-party programs the tests run, vendored unchanged under testdata/ with their licence.
+    nhc = (ROOT / "testdata/nhc/LICENSE").read_bytes().decode("latin-1")  # its (c) sign is Latin-1
+    nhc_copyright = ["2010-2022 Michael Jennings <mej@eterm.org>",
+                     "2015 The Regents of the University of California, through Lawrence Berkeley"
+                     " National Laboratory", "2021-2022 Triad National Security, LLC"]
+    out += ["Files: testdata/nhc/*", "Copyright: " + "\n ".join(nhc_copyright),
+            "License: BSD-3-Clause-LBNL", ""]
     ids, dirs_by_id = {"MIT", "Apache-2.0"}, {}
     for p in sorted(meta["packages"], key=lambda p: (p["name"], p["version"])):
         if p["source"] is None:
@@ -163,11 +170,15 @@ def debian_copyright():
                     "Copyright: none (dedicated to the public domain by SQLite's authors)",
                     "License: public-domain", ""]
     ids.add("public-domain")
+    ids.add("BSD-3-Clause-LBNL")
     for i in sorted(ids):
         if i == "public-domain":
             out += ["License: public-domain",
                     " SQLite's authors have dedicated its source to the public domain",
                     " (https://www.sqlite.org/copyright.html).", ""]
+        elif i == "BSD-3-Clause-LBNL":
+            out += ["License: BSD-3-Clause-LBNL"] + [(" " + l.rstrip()) if l.strip() else " ."
+                                                     for l in nhc.strip().splitlines()] + [""]
         elif i == "MIT":
             out += ["License: MIT"] + [(" " + l) if l.strip() else " ."
                                        for l in mit.splitlines() if not l.startswith("Copyright")] + [""]

@@ -10,6 +10,9 @@
 #              and the same with rank 2 exiting 3 before it starts (the report names it), and
 #              Slurm's HealthCheckProgram running the packaged example: memsight check drains
 #              the node whose result fails its reference.
+#   NHC:       the real LBNL NHC 1.4.3 (vendored in testdata/nhc) as that cluster's health
+#              check, with the shipped nhc-memsight.conf line: it drains on FAIL, INCOMPLETE
+#              and a crashing memsight, with memsight's line (or the status) as the reason.
 # Each must leave a fleet report (fleet.json) with 3 members (2 and a fault in the failure case).
 # When the Slurm cluster cannot start here, that part says why and is skipped; the MPI part
 # still runs. Needs root (daemons, mpirun as root) and the packages test.sh installs.
@@ -249,6 +252,48 @@ printf '#!/bin/sh\nulimit -c 0\nkill -SEGV $$\n' >"$s/crash/memsight"
 chmod 755 "$s/crash/memsight"
 hc "$s/good.json" "" "$s/crash/memsight"
 wait_state 'drain*|memsight: killed by signal 11 ?exit 139?' || fail "a crashing memsight did not drain the node (state: $state)"
+echo "  drained: ${state:0:120}"
+scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
+wait_state 'idle*' || fail "the node did not resume (state: $state)"
+
+echo "test-launchers: NHC: the real LBNL NHC (testdata/nhc) with the shipped line drains on FAIL, INCOMPLETE and a crash"
+# NHC 1.4.3 as slurmd runs it, marking the node with its own helpers and Slurm's scontrol; its
+# configuration is the shipped nhc-memsight.conf line, judging a stored result (no measuring)
+# with this memsight (or a crashing one).
+nhcdir=$s/nhc
+mkdir -p "$nhcdir"
+nhc_hc() {
+  sed -e "s|/usr/bin/memsight|${3:-$ms}|" \
+    -e "s|--reference /etc/memsight/node-reference.toml|--reference $1 ${2:-$result}|" \
+    packaging/examples/nhc-memsight.conf | grep -v '^#' >"$nhcdir/nhc.conf"
+  {
+    echo '#!/bin/bash'
+    echo "export PATH=\"$(dirname "$(command -v scontrol)"):/usr/bin:/bin\" SLURM_CONF=\"$SLURM_CONF\""
+    echo "exec \"$PWD/testdata/nhc/nhc\" -D \"$nhcdir\" -c \"$nhcdir/nhc.conf\" -l \"$nhcdir/nhc.log\" -t 150" \
+      "NHC_RM=slurm INCDIR=\"$PWD/testdata/nhc/scripts\" HELPERDIR=\"$PWD/testdata/nhc/helpers\"" \
+      "RESULTFILE=\"$nhcdir/nhc.status\" HOSTNAME=\"$host\""
+  } >"$s/healthcheck.sh"
+  chmod 755 "$s/healthcheck.sh"
+}
+nhc_hc "$s/good.json"
+"$s/healthcheck.sh" >"$work/nhc-good.out" 2>&1 || { cat "$work/nhc-good.out" "$nhcdir/nhc.log"; fail "NHC failed a passing check"; }
+[[ $(sinfo -h -o %T) == idle ]] || fail "a passing NHC check changed the node: $(sinfo -h -o '%T %E')"
+nhc_hc "$s/bad.json"
+wait_state 'drain*|NHC: check_cmd_output: *memsight: FAIL *' ||
+  fail "NHC did not drain the node on FAIL (state: $state; $(tail -3 "$nhcdir/nhc.log" | tr '\n' ' '))"
+echo "  drained: ${state:0:120}"
+nhc_hc "$s/good.json"
+wait_state 'idle*' || fail "NHC did not resume the node it drained once the check passed (state: $state)"
+echo "  resumed: $state"
+nhc_hc "$s/good.json" "$s/partial.json"
+wait_state 'drain*|NHC: check_cmd_output: *memsight: INCOMPLETE*' ||
+  fail "NHC did not drain the node on INCOMPLETE (state: $state)"
+echo "  drained: ${state:0:120}"
+nhc_hc "$s/good.json"
+wait_state 'idle*' || fail "NHC did not resume the node (state: $state)"
+nhc_hc "$s/good.json" "" "$s/crash/memsight"
+wait_state 'drain*|NHC: check_cmd_output: *139 returned by*' ||
+  fail "NHC did not drain the node when memsight crashed (state: $state)"
 echo "  drained: ${state:0:120}"
 scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
 echo "test-launchers: passed"

@@ -60,17 +60,15 @@ pub fn judge_stored(
         return Err(Error::input("give one result to judge (or none, to measure now)").into());
     };
     let doc = history::resolve(one, &a.db.path())?;
-    let made;
-    let reference = match (reference, a.baseline) {
-        (Some(r), _) => r,
+    let report = match (reference, a.baseline) {
+        (Some(r), _) => check::judge::judge(r, &doc),
         (None, Some(w)) => {
             let fp = history::fingerprint(&doc.environment);
-            made = check::baseline::from_history(&a.db.path(), &fp, Some(&doc.started), w)?;
-            &made
+            check::baseline::from_history(&a.db.path(), &fp, Some(&doc.started), w)?.judge(&doc)
         }
         (None, None) => unreachable!("clap requires a mode"),
     };
-    verdict(a, g, &check::judge::judge(reference, &doc))
+    verdict(a, g, &report)
 }
 
 /// `memsight check --reference FILE`: measures what the reference needs with `memsight run`
@@ -78,11 +76,11 @@ pub fn judge_stored(
 pub fn judge_live(
     a: &CheckArgs,
     g: &GlobalArgs,
-    reference: &Reference,
+    judge: &check::baseline::Judge,
     env: memsight_core::env::Environment,
     started: SystemTime,
 ) -> anyhow::Result<ExitCode> {
-    let run_args = run_args(a, reference)?;
+    let run_args = run_args(a, judge.reference())?;
     // Without --out the run is measured into a temporary directory removed on every path.
     let scratch: tempfile::TempDir;
     let dir = match &a.out {
@@ -99,7 +97,7 @@ pub fn judge_live(
     if a.out.is_some() {
         crate::run::save(&doc, &dir, None, true)?;
     }
-    let code = verdict(a, g, &check::judge::judge(reference, &doc))?;
+    let code = verdict(a, g, &judge.judge(&doc))?;
     // Judged against the history, the run joins it afterwards: the next check's baseline.
     if a.baseline.is_some() && doc.complete {
         history::History::open(&a.db.path(), true)?.insert(&doc)?;

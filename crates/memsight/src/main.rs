@@ -139,17 +139,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         },
         Command::Fleet(a) => fleetrun::fleet(a, env, &show),
         Command::Check(a) => {
-            let reference = match (a.baseline, &a.reference) {
-                (Some(w), _) => memsight_results::check::baseline::from_history(
+            use memsight_results::check::Reference;
+            use memsight_results::check::baseline::{self, Judge};
+            let judge = match (a.baseline, &a.reference) {
+                (Some(w), _) => Judge::Baseline(baseline::from_history(
                     &a.db.path(),
                     &memsight_results::history::fingerprint(&env),
                     None,
                     w,
-                )?,
-                (None, Some(r)) => memsight_results::check::Reference::read(r)?,
+                )?),
+                (None, Some(r)) => Judge::Reference(Reference::read(r)?),
                 (None, None) => unreachable!("clap requires a mode"),
             };
-            check::judge_live(a, show.g, &reference, env, show.started)
+            check::judge_live(a, show.g, &judge, env, show.started)
         }
         _ => unreachable!("handled by offline"),
     }

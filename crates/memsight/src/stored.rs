@@ -337,6 +337,9 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     };
+    if a.format == ExportFormat::Prometheus {
+        history::prometheus::refuse_second_file(path, &doc.command)?;
+    }
     memsight_core::files::write_atomic(path, |out| write_export(a, &doc, out))?;
     Ok(ExitCode::SUCCESS)
 }

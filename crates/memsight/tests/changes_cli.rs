@@ -43,6 +43,29 @@ fn history_with_a_step(dir: &Path) -> PathBuf {
 
 /// `n` runs a day apart, run i's two-thread bandwidths scaled by `level(i)` with 1% of noise.
 fn history_of(dir: &Path, n: usize, level: impl Fn(usize) -> f64) -> PathBuf {
+    history_with_probes(dir, n, level, |_| 1.0)
+}
+
+/// Drift probes reading the machine at `share` of 16 GB/s for one core, 32 for the team.
+fn probes(share: f64) -> serde_json::Value {
+    let p: Vec<serde_json::Value> = (0..4)
+        .map(|i| {
+            serde_json::json!({"at_s": 5.0 * i as f64, "label": "p", "read_gbs": 16.0 * share,
+                "team_read_gbs": 32.0 * share, "read_spread": 0.01, "latency_ns": 110.0 / share,
+                "dropped": 0})
+        })
+        .collect();
+    serde_json::json!({"method": "m", "cpu": 0, "buffer_bytes": 268435456u64, "probes": p,
+        "phases": [], "verdict": null, "findings": []})
+}
+
+/// As [`history_of`], run i's drift probes reading the machine at `probe(i)` of its level.
+fn history_with_probes(
+    dir: &Path,
+    n: usize,
+    level: impl Fn(usize) -> f64,
+    probe: impl Fn(usize) -> f64,
+) -> PathBuf {
     let db = dir.join("history.sqlite");
     let base: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(thorough()).unwrap()).unwrap();
@@ -56,6 +79,7 @@ fn history_of(dir: &Path, n: usize, level: impl Fn(usize) -> f64) -> PathBuf {
         let mut doc = base.clone();
         doc["started"] = format!("2026-01-{:02}T06:00:00Z", i + 1).into();
         scale_team_bandwidth(&mut doc, level(i) * (1.0 + noise));
+        doc["results"]["drift"] = probes(probe(i));
         let f = dir.join(format!("run{i}.json"));
         std::fs::write(&f, serde_json::to_string(&doc).unwrap()).unwrap();
         files.push(f);
@@ -218,5 +242,50 @@ fn a_run_is_judged_against_the_runs_before_it() {
         out.status.code(),
         Some(2),
         "a window under 5 runs is refused"
+    );
+}
+
+/// A run that fell short by no more than its own drift probes read the machine slower than in
+/// the baseline runs is not judged (the host moved): INCOMPLETE, never PASS; the same shortfall
+/// with steady probes fails.
+#[test]
+fn a_shortfall_the_probes_explain_is_not_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = history_with_probes(
+        dir.path(),
+        12,
+        |i| if i == 11 { 0.90 } else { 1.0 },
+        |i| if i == 11 { 0.88 } else { 1.0 },
+    );
+    let out = memsight()
+        .args(["check", "--format", "line", "--baseline", "last:10", "--db"])
+        .arg(&db)
+        .arg("latest")
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{line}");
+    assert!(
+        line.starts_with("memsight: INCOMPLETE") && line.contains("host moved"),
+        "{line}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = history_with_probes(
+        dir.path(),
+        12,
+        |i| if i == 11 { 0.90 } else { 1.0 },
+        |_| 1.0,
+    );
+    let out = memsight()
+        .args(["check", "--format", "line", "--baseline", "last:10", "--db"])
+        .arg(&db)
+        .arg("latest")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
 }

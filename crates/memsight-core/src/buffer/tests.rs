@@ -135,3 +135,26 @@ fn binding_to_a_missing_node_is_refused() {
     };
     assert!(matches!(Buffer::allocate(req, &env), Err(Error::Input(_))));
 }
+
+/// THP is every suite's default: a machine with THP switched off measures on 4 KiB pages and
+/// says so, instead of refusing to measure at all.
+#[test]
+fn a_thp_request_falls_back_to_4k_pages_where_thp_is_off() {
+    let mut env = env();
+    env.thp_enabled = Some("never".into());
+    let req = BufferRequest {
+        bytes: 4 * MIB,
+        kind: PageKind::Thp,
+        node: None,
+        dax: None,
+    };
+    let b = Buffer::allocate(req, &env).unwrap();
+    let r = b.report();
+    assert_eq!(r.requested, PageKind::Thp);
+    assert_eq!(r.kind, PageKind::Base4K);
+    assert!(
+        r.warnings.iter().any(|w| w.contains("fell back")),
+        "{:?}",
+        r.warnings
+    );
+}

@@ -69,16 +69,122 @@ pub fn runs(
     Ok(out)
 }
 
-/// The reference of `last:N` from the history at `db`: the runs of the machine `fingerprint_of`
+/// A baseline: the runs it was made of and the reference they support.
+pub struct Baseline {
+    pub docs: Vec<Document>,
+    pub reference: Reference,
+}
+
+/// The baseline `last:N` from the history at `db`: the runs of the machine `fingerprint_of`
 /// names before `before` (every run when measuring now).
 pub fn from_history(
     db: &std::path::Path,
     fingerprint_of: &str,
     before: Option<&str>,
     w: Window,
-) -> Result<Reference, Error> {
+) -> Result<Baseline, Error> {
     let h = History::open(db, false)?;
-    reference(&runs(&h, fingerprint_of, "run", before, w)?, w)
+    let docs = runs(&h, fingerprint_of, "run", before, w)?;
+    let reference = reference(&docs, w)?;
+    Ok(Baseline { docs, reference })
+}
+
+/// What a check judges against: a reference file, or the node's own history.
+pub enum Judge {
+    Reference(Reference),
+    Baseline(Baseline),
+}
+
+impl Judge {
+    /// The reference (a baseline's is made from its runs): what to measure, what to expect.
+    pub fn reference(&self) -> &Reference {
+        match self {
+            Judge::Reference(r) => r,
+            Judge::Baseline(b) => &b.reference,
+        }
+    }
+
+    pub fn judge(&self, doc: &Document) -> super::CheckReport {
+        match self {
+            Judge::Reference(r) => super::judge::judge(r, doc),
+            Judge::Baseline(b) => b.judge(doc),
+        }
+    }
+}
+
+/// Why a figure was not judged: it fell short by no more than the machine's own drift probes
+/// moved since the baseline runs.
+const HOST_MOVED: &str = "outside the expected range by no more than the run's drift probes read the machine worse than in the baseline runs";
+
+impl Baseline {
+    /// `doc` judged against the baseline. A figure that fell beyond its tolerance by no more
+    /// than the run's drift probes read the machine worse than in the baseline runs (their
+    /// median), for the rate or latency the figure is held against, is not judged: the host
+    /// moved between the runs (a shared machine's memory moves by several percent within the
+    /// hour), and the check says so (INCOMPLETE), never PASS. A node that lost a channel moves
+    /// its probes too, so such a node is INCOMPLETE run after run, which an alert sees.
+    pub fn judge(&self, doc: &Document) -> super::CheckReport {
+        let r = super::judge::judge(&self.reference, doc);
+        let figures = crate::document::figures(doc);
+        let mut moved = Vec::new();
+        let checks: Vec<super::Check> = r
+            .checks
+            .into_iter()
+            .map(|c| {
+                let Some(drop) = self.host_drop(doc, &figures, &c) else {
+                    return c;
+                };
+                let short = c.margin_percent.map_or(f64::INFINITY, |m| -m / 100.0);
+                if short > drop {
+                    return c;
+                }
+                moved.push(c.name.clone());
+                super::Check {
+                    status: super::Status::Skip,
+                    reason: format!(
+                        "{HOST_MOVED} ({:.1}% beyond the tolerance, probes {:.1}% worse)",
+                        100.0 * short,
+                        100.0 * drop
+                    ),
+                    ..c
+                }
+            })
+            .collect();
+        let mut incomplete = r.incomplete;
+        if !moved.is_empty() {
+            incomplete.push(format!(
+                "{} figure(s) fell short by no more than the host moved since the baseline runs ({})",
+                moved.len(),
+                moved.join(", ")
+            ));
+        }
+        super::CheckReport::new(r.reference, r.host, r.started, incomplete, checks)
+    }
+
+    /// How much worse than in the baseline runs the judged run's probes read the machine, for a
+    /// failed figure's rate or latency (`None` where it did not fail or nothing says).
+    fn host_drop(&self, doc: &Document, figures: &[Figure], c: &super::Check) -> Option<f64> {
+        if c.status != super::Status::Fail || !c.reason.starts_with("outside the expected range") {
+            return None;
+        }
+        let f = figures.iter().find(|f| f.key == c.name)?;
+        let now = crate::history::probe_level(doc, f)?;
+        let before: Vec<f64> = self
+            .docs
+            .iter()
+            .filter_map(|d| crate::history::probe_level(d, f))
+            .collect();
+        if before.is_empty() {
+            return None;
+        }
+        let then = median(&before);
+        let drop = if f.unit == "ns" {
+            now / then - 1.0
+        } else {
+            1.0 - now / then
+        };
+        (drop > 0.0).then_some(drop)
+    }
 }
 
 /// The reference the baseline runs support: every summary figure at least [`MIN_RUNS`] of them

@@ -285,12 +285,22 @@ fn expected_limits(e: &Expectation, better: Better) -> Vec<Limit> {
         Better::Higher => limits.push((
             x - d,
             true,
-            format!("≥ {} ({x} − {})", fmt(x - d), tol.describe()),
+            format!(
+                "≥ {} ({} − {})",
+                fmt(x - d),
+                super::nagios::num(x),
+                tol.describe()
+            ),
         )),
         Better::Lower => limits.push((
             x + d,
             false,
-            format!("≤ {} ({x} + {})", fmt(x + d), tol.describe()),
+            format!(
+                "≤ {} ({} + {})",
+                fmt(x + d),
+                super::nagios::num(x),
+                tol.describe()
+            ),
         )),
     }
     if e.both_ways {

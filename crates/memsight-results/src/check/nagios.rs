@@ -86,7 +86,7 @@ pub fn unknown(why: &str) -> String {
 
 /// A number in the plain decimal notation the format asks for (no exponent), to 6 significant
 /// digits: more than any figure memsight measures holds.
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     if v == 0.0 || !v.is_finite() {
         return "0".into();
     }

@@ -201,6 +201,29 @@ fn probe_ratio(a: &Document, b: &Document, rate: Rate) -> Option<f64> {
     Some(level(b)? / level(a)?)
 }
 
+/// The level of `doc`'s drift probes that `f` is held against: the median read rate (GB/s) of
+/// one core or of the team, as [`Rate::for_figure`] chooses, for a bandwidth; the median chase
+/// latency (ns) for a latency; `None` for other figures or a run without probes.
+pub(crate) fn probe_level(doc: &Document, f: &crate::figure::Figure) -> Option<f64> {
+    let Results::Run(run) = &doc.results else {
+        return None;
+    };
+    let probes = &run.drift.as_ref()?.probes;
+    let values: Vec<f64> = if f.unit.starts_with("GB/s") {
+        let rate = Rate::for_figure(&f.suite, &f.unit, &f.key);
+        probes.iter().filter_map(|p| rate.of(p)).collect()
+    } else if f.unit == "ns" {
+        probes
+            .iter()
+            .map(|p| p.latency_ns)
+            .filter(|l| l.is_finite() && *l > 0.0)
+            .collect()
+    } else {
+        return None;
+    };
+    (!values.is_empty()).then(|| memsight_core::stats::median(&values))
+}
+
 /// How busy `doc`'s CPUs were with other work just before it measured, percent, when past
 /// [`memsight_core::env::BUSY_PERCENT`].
 fn busy_before(doc: &Document) -> Option<f64> {

@@ -17,6 +17,7 @@ pub mod series;
 
 pub use curves::{curves_of, latest_curves};
 pub(crate) use drift::figure_slow_by as slow_by;
+pub(crate) use drift::probe_level;
 
 use std::path::{Path, PathBuf};
 

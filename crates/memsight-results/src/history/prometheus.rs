@@ -300,6 +300,33 @@ pub fn prometheus(doc: &Document, all_figures: bool, mut out: impl Write) -> Res
         .map_err(|e| Error::system(format!("cannot write the Prometheus text: {e}")))
 }
 
+/// Refuses a textfile for `command` where another file of the directory already holds that
+/// command's series: node_exporter's textfile collector drops the duplicate samples of a
+/// scrape without an error (two results of one command in one directory lost 123 of them), so
+/// one file per command is the rule, and a second one is refused here in one line.
+pub fn refuse_second_file(target: &std::path::Path, command: &str) -> Result<(), Error> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let info = format!("{}{{command=\"{}\"", Family::Info.name(), escape(command));
+    for p in entries.flatten().map(|e| e.path()) {
+        let other_prom =
+            p.extension().is_some_and(|x| x == "prom") && p.file_name() != target.file_name();
+        if other_prom && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(&info)) {
+            return Err(Error::input(format!(
+                "{} already holds memsight's `{command}` series, and node_exporter drops duplicate samples without an error: write one file per command (to {}, or remove it first)",
+                p.display(),
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The last change point of each figure that has one, for the textfile collector: when the
 /// level moved (a gauge holding the time, since the textfile format refuses sample timestamps)
 /// and by how much.
