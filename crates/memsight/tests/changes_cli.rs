@@ -8,31 +8,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::memsight;
+use common::{memsight, scale_team_bandwidth};
 
 fn thorough() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json")
-}
-
-/// `doc` with every two-thread bandwidth scaled by `factor`.
-fn scale_team_bandwidth(doc: &mut serde_json::Value, factor: f64) {
-    for p in doc["results"]["bandwidth"]["points"]
-        .as_array_mut()
-        .unwrap()
-    {
-        if p["threads"].as_u64() != Some(2) {
-            continue;
-        }
-        let s = &mut p["program_gbs"];
-        for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
-            if let Some(x) = s[k].as_f64() {
-                s[k] = (factor * x).into();
-            }
-        }
-        for x in s["samples"].as_array_mut().unwrap() {
-            *x = (factor * x.as_f64().unwrap()).into();
-        }
-    }
 }
 
 /// Thirty runs a day apart with 1% of noise on the two-thread bandwidths, 10% lower from the

@@ -9,7 +9,7 @@ use std::str::FromStr;
 use memsight_core::Error;
 use memsight_core::stats::{mad_sigma, median};
 
-use super::{Expectation, Reference, Tolerance};
+use super::{Expectation, Reference};
 use crate::document::Document;
 use crate::figure::Figure;
 use crate::history::{History, fingerprint};
@@ -248,20 +248,6 @@ fn expectation(fs: &[Figure], optional: bool) -> Expectation {
     };
     let tol = rel.max(MIN_BASELINE_TOLERANCE);
     Expectation {
-        select: fs[0].key.clone(),
-        expect: Some(m),
-        tolerance: Some(Tolerance::Relative(tol)),
-        at_least_of_ceiling: None,
-        better: Some(fs[0].better),
-        both_ways: false,
-        unit: Some(
-            fs[0]
-                .unit
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-        ),
         optional,
         note: format!(
             "{}: median {m:.4} of {} runs, MAD-σ {:.1}%; tolerance max({:.0}%, {MAD_FACTOR} × MAD-σ)",
@@ -270,5 +256,6 @@ fn expectation(fs: &[Figure], optional: bool) -> Expectation {
             100.0 * sigma / m.abs().max(f64::MIN_POSITIVE),
             100.0 * MIN_BASELINE_TOLERANCE
         ),
+        ..super::make::expected(&fs[0], m, tol)
     }
 }

@@ -119,20 +119,6 @@ fn expectation(fs: &[Figure]) -> Expectation {
         "robust CV of the run's samples".into()
     };
     Expectation {
-        select: fs[0].key.clone(),
-        expect: Some(round4(median)),
-        tolerance: Some(Tolerance::Relative(tol)),
-        at_least_of_ceiling: None,
-        better: Some(fs[0].better),
-        both_ways: false,
-        unit: Some(
-            fs[0]
-                .unit
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-        ),
         optional: false,
         note: format!(
             "{}: median {}; tolerance max({:.0}%, {SPREAD_FACTOR} × {basis} {:.1}%)",
@@ -141,6 +127,29 @@ fn expectation(fs: &[Figure]) -> Expectation {
             MIN_TOLERANCE * 100.0,
             spread * 100.0
         ),
+        ..expected(&fs[0], round4(median), tol)
+    }
+}
+
+/// The expectation of figure `f` at `value`, allowed `tol` (relative) the worse way, in the
+/// figure's unit: what a made reference and a baseline write alike.
+pub(crate) fn expected(f: &Figure, value: f64, tol: f64) -> Expectation {
+    Expectation {
+        select: f.key.clone(),
+        expect: Some(value),
+        tolerance: Some(Tolerance::Relative(tol)),
+        at_least_of_ceiling: None,
+        better: Some(f.better),
+        both_ways: false,
+        unit: Some(
+            f.unit
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        ),
+        optional: false,
+        note: String::new(),
     }
 }
 

@@ -326,3 +326,24 @@ pub fn scale(v: &mut serde_json::Value, f: f64) {
         _ => {}
     }
 }
+
+/// `doc` with every two-thread bandwidth scaled by `factor`.
+pub fn scale_team_bandwidth(doc: &mut serde_json::Value, factor: f64) {
+    for p in doc["results"]["bandwidth"]["points"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if p["threads"].as_u64() != Some(2) {
+            continue;
+        }
+        let s = &mut p["program_gbs"];
+        for k in ["median", "ci_low", "ci_high", "min", "max", "mean"] {
+            if let Some(x) = s[k].as_f64() {
+                s[k] = (factor * x).into();
+            }
+        }
+        for x in s["samples"].as_array_mut().unwrap() {
+            *x = (factor * x.as_f64().unwrap()).into();
+        }
+    }
+}
