@@ -285,22 +285,12 @@ fn expected_limits(e: &Expectation, better: Better) -> Vec<Limit> {
         Better::Higher => limits.push((
             x - d,
             true,
-            format!(
-                "≥ {} ({} − {})",
-                fmt(x - d),
-                super::nagios::num(x),
-                tol.describe()
-            ),
+            format!("≥ {} ({} − {})", fmt(x - d), super::num(x), tol.describe()),
         )),
         Better::Lower => limits.push((
             x + d,
             false,
-            format!(
-                "≤ {} ({} + {})",
-                fmt(x + d),
-                super::nagios::num(x),
-                tol.describe()
-            ),
+            format!("≤ {} ({} + {})", fmt(x + d), super::num(x), tol.describe()),
         )),
     }
     if e.both_ways {

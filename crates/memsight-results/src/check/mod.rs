@@ -333,6 +333,21 @@ impl Reference {
 
 pub use crate::dims::selects;
 
+/// A number in plain decimal notation (no exponent, as Nagios perfdata ask), to 6 significant
+/// digits: more than any figure memsight measures holds.
+pub(crate) fn num(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return "0".into();
+    }
+    let decimals = (5 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// How one check ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]

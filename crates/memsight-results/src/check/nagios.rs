@@ -2,7 +2,7 @@
 //! STATE - text | perfdata`, in ASCII, with the exit status those systems read (0 OK, 1
 //! WARNING, 2 CRITICAL, 3 UNKNOWN; memsight uses OK, CRITICAL and UNKNOWN).
 
-use super::{CheckReport, Verdict, ascii};
+use super::{CheckReport, Verdict, ascii, num};
 
 /// The plugin's exit status for a verdict: PASS is OK, FAIL is CRITICAL, a result that is not
 /// whole is UNKNOWN (the node's state cannot be told from it).
@@ -82,21 +82,6 @@ fn threshold(r: super::Range, scale: f64) -> String {
 pub fn unknown(why: &str) -> String {
     let line = why.lines().collect::<Vec<_>>().join("; ");
     format!("MEMSIGHT UNKNOWN - {}", ascii(&line).replace('|', "/"))
-}
-
-/// A number in the plain decimal notation the format asks for (no exponent), to 6 significant
-/// digits: more than any figure memsight measures holds.
-pub(crate) fn num(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return "0".into();
-    }
-    let decimals = (5 - v.abs().log10().floor() as i32).max(0) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
 }
 
 /// Whether a command line (the words after the program's name) that did not parse was
