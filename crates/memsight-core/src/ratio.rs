@@ -1,6 +1,7 @@
 //! The ratio of two measured figures, with the interval their confidence intervals allow: what
-//! a sentence comparing them may say. A ratio whose interval holds 1 is within the noise, and
-//! a finding then says the two cost the same, whatever its median reads.
+//! a sentence comparing them may say. A ratio whose interval holds 1 (as printed, to two
+//! decimals) is within the noise, and a finding then says the two cost the same, whatever its
+//! median reads.
 
 use crate::stats::{Summary, median};
 
@@ -54,11 +55,14 @@ impl Ratio {
         }
     }
 
-    /// Whether `a` is below, the same as, or above `b`.
+    /// Whether `a` is below, the same as, or above `b`, judged on the interval as findings
+    /// print it (two decimals): an interval printed as 0.96–1.00 holds 1, and a sentence beside
+    /// it must not claim a difference its own numbers do not show.
     pub fn relation(&self) -> Relation {
-        if self.high < 1.0 {
+        let printed = |v: f64| (v * 100.0).round() / 100.0;
+        if printed(self.high) < 1.0 {
             Relation::Below
-        } else if self.low > 1.0 {
+        } else if printed(self.low) > 1.0 {
             Relation::Above
         } else {
             Relation::Same
@@ -70,6 +74,23 @@ impl Ratio {
 mod tests {
     use super::*;
     use crate::stats::summarize;
+
+    #[test]
+    fn an_interval_that_prints_as_holding_one_is_the_same() {
+        // 0.96–0.998 prints as 0.96–1.00: no difference may be claimed beside it.
+        let r = Ratio {
+            value: 0.98,
+            low: 0.96,
+            high: 0.998,
+        };
+        assert_eq!(r.relation(), Relation::Same);
+        let r = Ratio {
+            value: 0.97,
+            low: 0.95,
+            high: 0.99,
+        };
+        assert_eq!(r.relation(), Relation::Below);
+    }
 
     #[test]
     fn a_ratio_within_the_noise_is_the_same() {
