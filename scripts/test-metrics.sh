@@ -36,11 +36,13 @@ trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 echo "test-metrics: three quick runs give one label set"
+# One directory a run: export --to refuses a second file of one command in a directory (the
+# textfile collector would drop its duplicate samples).
 for i in 1 2 3; do
   "$ms" run --quick --no-history --quiet --no-progress --out "$work/run$i" >/dev/null
-  "$ms" export "$work/run$i" --format prometheus --to "$work/run$i.prom"
+  "$ms" export "$work/run$i" --format prometheus --to "$work/run$i/memsight-run.prom"
 done
-python3 - "$work"/run{1,2,3}.prom <<'PY' || fail "the label sets differ between runs"
+python3 - "$work"/run{1,2,3}/memsight-run.prom <<'PY' || fail "the label sets differ between runs"
 import re, sys
 # name{a="x",b="y"} value: the series without its value (memsight escapes no quote in a label).
 SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? \S+$')
@@ -65,7 +67,7 @@ PY
 echo "test-metrics: node_exporter reads two commands' textfiles without a scrape error"
 tf=$work/textfile
 mkdir "$tf"
-cp "$work/run3.prom" "$tf/memsight-run.prom"
+cp "$work/run3/memsight-run.prom" "$tf/memsight-run.prom"
 "$ms" latency --max-size 64MiB --min-samples 3 --point-budget 0.2 --no-tlb --json --no-progress >"$work/latency.json"
 "$ms" export "$work/latency.json" --format prometheus --to "$tf/memsight-latency.prom"
 ne_port=$(port)
