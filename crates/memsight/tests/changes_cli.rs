@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{memsight, scale_team_bandwidth};
+use common::{memsight, ok, scale_team_bandwidth};
 
 fn thorough() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json")
@@ -70,11 +70,7 @@ fn history_with_probes(
         .args(&files)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     db
 }
 
@@ -90,11 +86,7 @@ fn a_planted_step_is_found_and_a_steady_figure_has_none() {
         .arg(&prom)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "memsight-changes");
     let figures = v["figures"].as_array().unwrap();

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::memsight;
+use common::{memsight, ok};
 
 fn thorough() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/run-thorough.json")
@@ -40,11 +40,7 @@ fn reference(dir: &Path) -> serde_json::Value {
         .arg(thorough())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&out);
     read_json(&path)
 }
 

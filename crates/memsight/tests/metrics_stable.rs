@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::memsight;
+use common::{memsight, ok};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
@@ -92,9 +92,5 @@ fn a_second_textfile_of_one_command_is_refused() {
         .arg(data().join("results/latency.json"))
         .output()
         .unwrap();
-    assert!(
-        latency.status.success(),
-        "{}",
-        String::from_utf8_lossy(&latency.stderr)
-    );
+    ok(&latency);
 }
