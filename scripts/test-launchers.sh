@@ -197,15 +197,6 @@ f = r["figure"][0]
 f["expect"] = f["expect"] / 1000 if f["better"] == "lower" else f["expect"] * 1000
 json.dump(r, open(sys.argv[2], "w"))
 PY
-hc() {
-  cat >"$s/healthcheck.sh" <<EOF
-#!/bin/sh
-PATH="$(dirname "$ms"):$(dirname "$(command -v scontrol)"):/usr/bin:/bin"
-export PATH SLURM_CONF="$SLURM_CONF" MEMSIGHT_REFERENCE="$1" MEMSIGHT_RESULT="${2:-$result}" MEMSIGHT="${3:-$ms}"
-exec "$PWD/packaging/examples/slurm-healthcheck.sh"
-EOF
-  chmod 755 "$s/healthcheck.sh"
-}
 # Waits until the node's state and reason match a pattern (the health check runs every 5 s).
 wait_state() {
   for _ in $(seq 90); do
@@ -216,9 +207,18 @@ wait_state() {
   done
   return 1
 }
+hc() {
+  cat >"$s/healthcheck.sh" <<EOF
+#!/bin/sh
+PATH="$(dirname "$ms"):$(dirname "$(command -v scontrol)"):/usr/bin:/bin"
+export PATH SLURM_CONF="$SLURM_CONF" MEMSIGHT_REFERENCE="$1" MEMSIGHT_RESULT="${2:-$result}" MEMSIGHT="${3:-$ms}"
+exec "$PWD/packaging/examples/slurm-healthcheck.sh"
+EOF
+  chmod 755 "$s/healthcheck.sh"
+}
 hc "$s/good.json"
 "$s/healthcheck.sh" >"$work/hc-good.out" 2>&1 || { cat "$work/hc-good.out"; fail "a passing check exited non-zero"; }
-[[ $(sinfo -h -o %T) == idle ]] || fail "a passing check changed the node: $(sinfo -h -o '%T %E')"
+wait_state 'idle|none' || fail "a passing check changed the node: $state"
 hc "$s/bad.json"
 cat >>"$s/slurm.conf" <<EOF
 HealthCheckProgram=$s/healthcheck.sh
@@ -253,8 +253,11 @@ chmod 755 "$s/crash/memsight"
 hc "$s/good.json" "" "$s/crash/memsight"
 wait_state 'drain*|memsight: killed by signal 11 ?exit 139?' || fail "a crashing memsight did not drain the node (state: $state)"
 echo "  drained: ${state:0:120}"
+hc "$s/good.json"
 scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
-wait_state 'idle*' || fail "the node did not resume (state: $state)"
+# Idle and answering (no '*'): slurmd may still be running the crashing check it was given, and
+# a node slurmctld marked not responding must come back before the next part judges it.
+wait_state 'idle|*' || fail "the node did not resume (state: $state)"
 
 echo "test-launchers: NHC: the real LBNL NHC (testdata/nhc) with the shipped line drains on FAIL, INCOMPLETE and a crash"
 # NHC 1.4.3 as slurmd runs it, marking the node with its own helpers and Slurm's scontrol; its
@@ -277,7 +280,9 @@ nhc_hc() {
 }
 nhc_hc "$s/good.json"
 "$s/healthcheck.sh" >"$work/nhc-good.out" 2>&1 || { cat "$work/nhc-good.out" "$nhcdir/nhc.log"; fail "NHC failed a passing check"; }
-[[ $(sinfo -h -o %T) == idle ]] || fail "a passing NHC check changed the node: $(sinfo -h -o '%T %E')"
+# A node briefly not responding ('idle*', a busy slurmd on a loaded machine) is not a change the
+# check made; a drain or an ending reason is.
+wait_state 'idle|none' || fail "a passing NHC check changed the node: $state"
 nhc_hc "$s/bad.json"
 wait_state 'drain*|NHC: check_cmd_output: *memsight: FAIL *' ||
   fail "NHC did not drain the node on FAIL (state: $state; $(tail -3 "$nhcdir/nhc.log" | tr '\n' ' '))"
