@@ -36,7 +36,8 @@ if $uninstall; then
     if [ -z "${DESTDIR:-}" ]; then
         rm -rf /var/lib/private/memsight /var/lib/memsight
         rm -f /var/lib/prometheus/node-exporter/memsight-run.prom \
-            /var/lib/prometheus/node-exporter/.memsight-run.prom.tmp
+            /var/lib/prometheus/node-exporter/.memsight-run.prom.tmp \
+            /var/lib/systemd/timers/stamp-memsight-metrics.timer
         ! command -v systemctl >/dev/null 2>&1 || systemctl daemon-reload >/dev/null 2>&1 || true
     fi
     echo "memsight removed from $prefix"
@@ -62,7 +63,7 @@ for u in $units; do
 done
 sed -i -e "s|/usr/share/memsight|$prefix/share/memsight|g" \
     -e "s|^memsight=\${MEMSIGHT:-memsight}|memsight=\${MEMSIGHT:-$prefix/bin/memsight}|" "$root/share/memsight/slurm-healthcheck.sh"
-sed -i "s|/usr/bin/memsight|$prefix/bin/memsight|g" "$root/share/memsight/nhc-memsight.conf"
+sed -i "s|/usr/bin/memsight|$prefix/bin/memsight|g" "$root/share/memsight/nhc-memsight.conf" "$root/share/memsight/nagios-memsight.cfg"
 # The alerts' runbook_url names the runbook where it was installed.
 sed -i "s|/usr/share/memsight|$prefix/share/memsight|g" "$root/share/memsight/prometheus/memsight-alerts.yml" \
     "$root/share/memsight/prometheus/memsight-alerts.test.yml"

@@ -32,21 +32,23 @@ can_chroot() { [[ $(id -u) == 0 ]] && command -v debootstrap >/dev/null; }
 # One root, made once: DIR SUITE [PACKAGES].
 make_root() {
   local dir=$1 suite=$2 include=${3:-}
-  [[ -f $dir/.memsight-complete ]] && return 0
+  # (The marker holds the packages asked for: a root made for fewer is made again.)
+  [[ -f $dir/.memsight-complete && $(cat "$dir/.memsight-complete") == "$include" ]] && return 0
   rm -rf "$dir"
   mkdir -p "$(dirname "$dir")"
   debootstrap --variant=minbase ${include:+--include=$include} "$suite" "$dir" "$MIRROR" >"$dir.log" 2>&1 \
     || { tail -n 20 "$dir.log" >&2; fail "debootstrap of $suite failed (log: $dir.log)"; }
-  touch "$dir/.memsight-complete"
+  echo "$include" >"$dir/.memsight-complete"
 }
 
-# Debian 11 runs the portable binary; Debian 12, with systemd and the libraries the .deb links,
-# takes the .deb through install, enable, removal and purge (check-packages.sh).
+# Debian 11 runs the portable binary; Debian 12, with systemd, dbus, node_exporter and the
+# libraries the .deb links, is booted with systemd-nspawn and takes the .deb through install,
+# the timer's run, a stopped run, removal and purge (check-systemd.sh).
 prepare() {
   can_chroot || { say "skipping the Debian roots: needs root and debootstrap"; return 0; }
   # (One after the other: two debootstraps at once fail to find their packages.)
   make_root "$root_dir" bullseye
-  make_root "$(dirname "$root_dir")/bookworm" bookworm systemd,libhwloc15,libsqlite3-0
+  make_root "$(dirname "$root_dir")/bookworm" bookworm systemd,dbus,prometheus-node-exporter,libhwloc15,libsqlite3-0
 }
 
 if [[ ${1:-} == --prepare ]]; then

@@ -67,7 +67,7 @@ release_tools() {
   # (And the other architecture's objcopy, which portable.sh strips that binary with.)
   local other=aarch64
   [[ $(uname -m) != aarch64 ]] || other=x86-64
-  for p in rpm cpio debhelper dpkg-dev fakeroot lintian rpmlint busybox-static debootstrap "binutils-$other-linux-gnu"; do
+  for p in rpm cpio debhelper dpkg-dev fakeroot lintian rpmlint busybox-static debootstrap systemd-container curl "binutils-$other-linux-gnu"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then

@@ -32,8 +32,9 @@
 # --check        then checks what was made (scripts/check-release.sh, scripts/check-packages.sh):
 #                the binaries read with readelf/objdump, the packages' contents, scripts and
 #                changelogs, lintian and rpmlint, the SRPM and RPM built a second time and
-#                compared byte for byte, the .deb installed, its timer enabled, removed and purged
-#                in a Debian 12 root, the portable binary run in a Debian 11 root and the static
+#                compared byte for byte, the .deb taken through install, its timer's run, a
+#                stopped run, the security score and purge in a Debian 12 root booted with
+#                systemd-nspawn (scripts/check-systemd.sh), the portable binary run in a Debian 11 root and the static
 #                one in a root holding only busybox.
 # --check-only   those checks alone, on the artefacts already in target/dist (scripts/test.sh
 #                --full builds them in the background beside the tests, then checks them).

@@ -301,4 +301,62 @@ wait_state 'drain*|NHC: check_cmd_output: *139 returned by*' ||
   fail "NHC did not drain the node when memsight crashed (state: $state)"
 echo "  drained: ${state:0:120}"
 scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
+
+echo "test-launchers: Nagios Core 4: the shipped check_memsight, OK on PASS, CRITICAL on FAIL, UNKNOWN otherwise"
+# Nagios as sites run it (as its own user; the command and the service template of the shipped
+# nagios-memsight.cfg), judging the stored results above (no measuring) with this memsight, a
+# crashing one, or a command line with a typo: each case is one Nagios start and its first
+# check, read back from status.dat.
+command -v nagios4 >/dev/null || fail "nagios4 is missing (apt-get install nagios4-core)"
+ng=$work/nagios
+mkdir -p "$ng/cr"
+chmod 711 "$work"
+cp "$ms" "$ng/memsight"
+cp "$s/crash/memsight" "$ng/crash"
+cp "$s/good.json" "$s/bad.json" "$s/partial.json" "$ng/"
+cp "$result" "$ng/run.json"
+sed "s|@NG@|$ng|g" testdata/nagios/nagios.cfg >"$ng/nagios.cfg"
+# One case: the command line that replaces the shipped one's.
+nagios_case() {
+  {
+    sed -n '/^define command/,/^}/p;/^define service/,/^}/p' packaging/examples/nagios-memsight.cfg \
+      | sed -e "s|/usr/bin/memsight check .*|$1|"
+    cat testdata/nagios/objects.cfg
+  } >"$ng/objects.cfg"
+  rm -f "$ng/status.dat" "$ng/nagios.log"
+  chown -R nagios:nagios "$ng"
+  nagios4 -v "$ng/nagios.cfg" >"$work/nagios-verify.out" 2>&1 \
+    || { cat "$work/nagios-verify.out"; fail "Nagios refuses the shipped configuration"; }
+  nagios4 "$ng/nagios.cfg" >"$work/nagios.out" 2>&1 &
+  local nagios=$!
+  pids+=("$nagios")
+  nagios_status=
+  for _ in $(seq 60); do
+    nagios_status=$(sed -n '/^servicestatus/,/}/p' "$ng/status.dat" 2>/dev/null || true)
+    grep -q 'has_been_checked=1' <<<"$nagios_status" && break
+    sleep 0.5
+  done
+  kill "$nagios" 2>/dev/null || true
+  wait "$nagios" 2>/dev/null || true
+  nagios_state=$(sed -n 's/^\s*current_state=//p' <<<"$nagios_status")
+  nagios_output=$(sed -n 's/^\s*plugin_output=//p' <<<"$nagios_status")
+  grep -q 'has_been_checked=1' <<<"$nagios_status" \
+    || fail "Nagios made no check (log: $(tail -3 "$ng/nagios.log" 2>/dev/null | tr '\n' ' '))"
+}
+nagios_case "$ng/memsight check --reference $ng/good.json $ng/run.json --format nagios --no-progress"
+[[ $nagios_state == 0 && $nagios_output == "MEMSIGHT OK"* ]] || fail "a passing check is not OK in Nagios: $nagios_state $nagios_output"
+grep -q "performance_data='" <<<"$nagios_status" || fail "Nagios holds no perfdata: $nagios_status"
+echo "  OK: ${nagios_output:0:100}"
+nagios_case "$ng/memsight check --reference $ng/bad.json $ng/run.json --format nagios --no-progress"
+[[ $nagios_state == 2 && $nagios_output == "MEMSIGHT CRITICAL"* ]] || fail "a failing check is not CRITICAL in Nagios: $nagios_state $nagios_output"
+echo "  CRITICAL: ${nagios_output:0:100}"
+nagios_case "$ng/memsight check --reference $ng/good.json $ng/partial.json --format nagios --no-progress"
+[[ $nagios_state == 3 && $nagios_output == "MEMSIGHT UNKNOWN"* ]] || fail "an interrupted result is not UNKNOWN in Nagios: $nagios_state $nagios_output"
+echo "  UNKNOWN: ${nagios_output:0:100}"
+nagios_case "$ng/memsight check --refrence $ng/good.json $ng/run.json --format nagios --no-progress"
+[[ $nagios_state == 3 && $nagios_output == "MEMSIGHT UNKNOWN"* ]] || fail "a command line with a typo is not UNKNOWN in Nagios: $nagios_state $nagios_output"
+echo "  UNKNOWN (a typo): ${nagios_output:0:100}"
+nagios_case "$ng/crash check --reference $ng/good.json $ng/run.json --format nagios --no-progress"
+[[ $nagios_state == 2 || $nagios_state == 3 ]] || fail "a crashing memsight is OK in Nagios: $nagios_state $nagios_output"
+echo "  a crash: state $nagios_state (${nagios_output:0:80})"
 echo "test-launchers: passed"

@@ -27,7 +27,7 @@ esac
 # and debootstrap (the Debian 11 root the release binary runs in); node_exporter, Prometheus and
 # curl (scripts/test-metrics.sh: the textfiles scraped, the alert rules' unit tests, the
 # dashboard's queries); strace and systemd (the metrics unit's call filter and security score).
-MEMSIGHT_TEST_PACKAGES="rpm cpio debootstrap debhelper lintian rpmlint busybox-static chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus prometheus-node-exporter curl python3-jsonschema strace systemd"
+MEMSIGHT_TEST_PACKAGES="rpm cpio debootstrap debhelper lintian rpmlint busybox-static chromium libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 libpmemobj-dev pmdk-tools slurm-wlm munge openmpi-bin mpich python3-prometheus-client prometheus prometheus-node-exporter curl python3-jsonschema strace systemd systemd-container nagios4-core"
 . scripts/deps.sh
 # pyarrow and duckdb read the Parquet tables back as analysts would (tests/fleet_parquet.rs): from
 # PyPI, the versions the tests were written against (pip puts a user install where this python3
