@@ -38,6 +38,11 @@ const NEW_LEVEL_FACTOR: f64 = 1.6;
 /// too) loses to skipping both.
 const SKIP_OCTAVES: f64 = 4.0;
 
+/// A plateau this many times slower than a faster one that also lies within a level is another
+/// level's (a cache's hits and the next level's differ 3-8×; one level's own plateaus, a shoulder
+/// and its body, less than 2×): it never takes that level from the faster one.
+const OTHER_LEVEL_FACTOR: f64 = 3.0;
+
 /// A run of sizes at about the same latency.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Plateau {
@@ -200,8 +205,9 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
         .iter()
         .map(|&i| (plateaus[i].first_bytes, plateaus[i].last_bytes))
         .collect();
+    let ns: Vec<f64> = cached.iter().map(|&i| plateaus[i].ns).collect();
     let sizes: Vec<u64> = caches.iter().map(|c| c.1).collect();
-    for (&i, level) in cached.iter().zip(align(&ends, &sizes)) {
+    for (&i, level) in cached.iter().zip(align(&ends, &ns, &sizes)) {
         if let Some(j) = level {
             plateaus[i].name = MemLevel::Cache(caches[j].0 as u8);
             plateaus[i].reported_bytes = Some(caches[j].1);
@@ -242,15 +248,23 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
 /// plateau of its own is skipped; a plateau ending far below its level (a guest told of the
 /// host's 480 MiB L3 whose core sees 8 MiB) still pairs with it. A plateau that starts beyond a
 /// level's size never pairs with it while a faster plateau starts within it: the level is the
-/// one that fits. `plateaus` are (first size, last size); returns, per plateau, the index of its
-/// level.
-pub fn align(plateaus: &[(u64, u64)], levels: &[u64]) -> Vec<Option<usize>> {
+/// one that fits. Nor does a plateau [`OTHER_LEVEL_FACTOR`] times slower than a faster one that
+/// starts within the level and beyond the level below: on a guest whose core keeps half its
+/// 2 MiB L2, 4.6 ns up to 724 KiB is the L2, not 23.6 ns from 1 to 2.4 MiB, which ends nearer
+/// 2 MiB. `plateaus` are (first size, last size), `ns` their latencies; returns, per plateau,
+/// the index of its level.
+pub fn align(plateaus: &[(u64, u64)], ns: &[f64], levels: &[u64]) -> Vec<Option<usize>> {
     const SKIP: f64 = SKIP_OCTAVES;
     let (p, l) = (plateaus.len(), levels.len());
     let dist = |i: usize, j: usize| {
         let (first, last) = plateaus[i];
         let fits_before = plateaus[..i].iter().any(|&(f, _)| f <= levels[j]);
-        if first > levels[j] && fits_before {
+        let below = if j == 0 { 0 } else { levels[j - 1] };
+        let faster_fits = plateaus[..i]
+            .iter()
+            .zip(ns)
+            .any(|(&(f, _), &n)| f <= levels[j] && f > below && ns[i] >= OTHER_LEVEL_FACTOR * n);
+        if (first > levels[j] && fits_before) || faster_fits {
             f64::INFINITY
         } else {
             (last as f64 / levels[j] as f64).log2().abs()

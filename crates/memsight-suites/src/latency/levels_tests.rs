@@ -18,7 +18,7 @@ fn alignment_pairs_in_order_with_the_least_distance() {
     // Each plateau starts an octave below where it ends.
     let align = |ends: &[u64], levels: &[u64]| {
         let p: Vec<(u64, u64)> = ends.iter().map(|&e| (e / 2, e)).collect();
-        align(&p, levels)
+        align(&p, &vec![1.0; p.len()], levels)
     };
     // As many plateaus as levels: in order.
     assert_eq!(
@@ -283,9 +283,33 @@ fn a_plateau_beyond_a_level_never_takes_it_from_one_that_fits() {
     // 4–11.4 KiB at 1.1 ns, then 45–64 KiB at 2.4 ns: L1 (32 KiB) is the one that fits.
     let got = align(
         &[(4 * k, 11 * k), (45 * k, 64 * k), (76 * k, 1024 * k)],
+        &[1.1, 2.4, 4.0],
         &[32 * k, 1024 * k],
     );
     assert_eq!(got, [Some(0), None, Some(1)]);
+}
+
+/// A random-order ladder on THP on a 2-vCPU Granite Rapids-class guest (2 MiB L2 reported,
+/// 2026-12-07): 4.6 ns from 128 to 724 KiB, then 21.6-25.3 ns from 1 to 2.38 MiB, which ends
+/// nearer the 2 MiB L2 but is five times slower than the plateau that fits it: the L2 is the
+/// 4.6 ns one, and the slower one the L3 the guest sees. A shoulder less than three times
+/// slower still leaves the level to the plateau nearest its size.
+#[test]
+fn a_plateau_five_times_slower_than_one_that_fits_is_another_level() {
+    let k = 1024;
+    let m = 1024 * k;
+    let plateaus = [
+        (4 * k, 45 * k),
+        (64 * k, 90 * k),
+        (128 * k, 724 * k),
+        (m, 2438 * k),
+    ];
+    let levels = [48 * k, 2 * m, 480 * m];
+    let got = align(&plateaus, &[1.3, 2.5, 4.6, 23.6], &levels);
+    assert_eq!(got, [Some(0), None, Some(1), Some(2)]);
+    // The same sizes with the last plateau a shoulder of the L2 (5.5 ns): it ends nearest 2 MiB.
+    let got = align(&plateaus, &[1.3, 2.5, 4.6, 5.5], &levels);
+    assert_eq!(got, [Some(0), None, None, Some(1)]);
 }
 
 /// A quiet default `run` on a Zen 4 guest: 118 ns from 5.66 MiB while the same ladder read
