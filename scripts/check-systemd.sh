@@ -3,7 +3,9 @@
 # makes it, with systemd, dbus and prometheus-node-exporter) booted with `systemd-nspawn -b`, its
 # own network namespace holding only loopback. In it, as an administrator would:
 #   - the .deb installs; the timer is enabled and started and, through a runtime drop-in that
-#     fires it two seconds after it starts (its own schedule is every 6 hours), runs the service;
+#     fires it two seconds after it starts (its own schedule, every 6 hours, moved to 2099 so that
+#     no second run starts during the check; an empty On…= resets every trigger, so it comes
+#     first), runs the service;
 #   - the service runs as its dynamic user (a UID of systemd's dynamic range, no passwd entry);
 #   - node_exporter, scraped inside the container, serves the textfile whole: every memsight
 #     sample of the file, no textfile scrape error, memsight_result_complete 1;
@@ -26,32 +28,39 @@ command -v curl >/dev/null || fail "curl is missing (apt-get install curl)"
   || fail "$root has no systemd or node_exporter (scripts/check-release.sh --prepare makes it)"
 work=$(mktemp -d)
 machine=memsight-check-$$
-nspawn=
+nspawn= init=
 cleanup() {
   if [[ -n $nspawn ]] && kill -0 "$nspawn" 2>/dev/null; then
-    # SIGTERM asks the container's systemd to power off; a container that does not stop is killed.
+    # SIGTERM asks the container's systemd to power off; a container that does not stop is
+    # killed whole (its PID 1, which takes its PID namespace with it, then nspawn), and the
+    # throwaway copy of the root nspawn would have removed goes too.
     kill -TERM "$nspawn" 2>/dev/null || true
     for _ in $(seq 60); do kill -0 "$nspawn" 2>/dev/null || break; sleep 0.5; done
-    kill -KILL "$nspawn" 2>/dev/null || true
+    if kill -0 "$nspawn" 2>/dev/null; then
+      [[ -z $init ]] || kill -KILL "$init" 2>/dev/null || true
+      kill -KILL "$nspawn" 2>/dev/null || true
+      sleep 1
+      rm -rf "$(dirname "$root")/.#machine.$(basename "$root")"* 2>/dev/null || true
+    fi
   fi
   rm -rf "$work"
 }
 trap cleanup EXIT
-cp "$deb" "$work/"
+mkdir -p "$work/deb"
+cp "$deb" "$work/deb/"
 # --ephemeral: the root is copied and the copy removed at exit, so every check starts from the
 # same root. --register=no --keep-unit: the host need not run systemd itself (a CI container).
 systemd-nspawn -q --register=no --keep-unit --ephemeral --private-network -M "$machine" -D "$root" \
-  --bind-ro="$work:/run/memsight-check" -b --console=passive >"$work.nspawn.log" 2>&1 &
+  --bind-ro="$work/deb:/run/memsight-check" -b --console=passive >"$work/nspawn.log" 2>&1 &
 nspawn=$!
-init=
-for _ in $(seq 60); do
+# (Copying the root for --ephemeral takes seconds on a file system without snapshots.)
+for _ in $(seq 240); do
   # (The child is nspawn's own until it has set the namespaces up and run the root's systemd.)
   init=$(pgrep -P "$nspawn" -x systemd | head -n 1) && [[ -n $init ]] && break
-  kill -0 "$nspawn" 2>/dev/null || fail "systemd-nspawn did not boot the root: $(tail -3 "$work.nspawn.log" | tr '\n' ' ')"
+  kill -0 "$nspawn" 2>/dev/null || fail "systemd-nspawn did not boot the root: $(tail -3 "$work/nspawn.log" | tr '\n' ' ')"
   sleep 0.5
 done
-[[ -n $init ]] || fail "the container's systemd did not start"
-rm -f "$work.nspawn.log"
+[[ -n $init ]] || fail "the container's systemd did not start within 2 minutes"
 in=(nsenter -t "$init" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 SYSTEMD_PAGER= TERM=dumb)
 state=$(timeout 120 "${in[@]}" systemctl is-system-running --wait || true)
 case $state in
@@ -70,7 +79,7 @@ install_and_fire() {
   grep -q "^memsight ${want%-*}" <<<"$("${in[@]}" memsight --version)" || fail "the installed memsight does not run"
   "${in[@]}" memsight --json env >/dev/null || fail "the installed memsight does not run env"
   "${in[@]}" sh -ec 'mkdir -p /run/systemd/system/memsight-metrics.timer.d
-    printf "[Timer]\nOnActiveSec=2s\nRandomizedDelaySec=0\n" >/run/systemd/system/memsight-metrics.timer.d/now.conf
+    printf "[Timer]\nOnCalendar=\nOnCalendar=2099-01-01\nOnActiveSec=2s\nRandomizedDelaySec=0\n" >/run/systemd/system/memsight-metrics.timer.d/now.conf
     systemctl daemon-reload
     systemctl enable --now memsight-metrics.timer' >"$work/enable.log" 2>&1 \
     || { cat "$work/enable.log" >&2; fail "systemctl enable --now memsight-metrics.timer"; }
@@ -105,7 +114,8 @@ check_dynamic_user() {
     [[ $("${in[@]}" cat "/proc/$pid/comm" 2>/dev/null) == memsight ]] && break
     sleep 0.05
   done
-  uid=$("${in[@]}" awk '/^Uid:/ {print $2}' "/proc/$pid/status")
+  uid=$("${in[@]}" awk '/^Uid:/ {print $2}' "/proc/$pid/status") \
+    || fail "the measurement ended before its UID was read: $(show Result), exit $(show ExecMainStatus)"
   [[ $uid =~ ^[0-9]+$ ]] && ((uid >= 61184 && uid <= 65519)) || fail "the measurement runs as UID ${uid:-?}, not a dynamic user"
   ! "${in[@]}" grep -q ":$uid:" /etc/passwd || fail "UID $uid is in /etc/passwd: not a dynamic user"
   say "the timer started the service; its measurement runs as dynamic UID $uid"
@@ -145,7 +155,7 @@ check_stopped_run_exports() {
 
 check_security() {
   local score
-  score=$("${in[@]}" systemd-analyze security --no-pager "$unit" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+  score=$("${in[@]}" systemd-analyze security --no-pager "$unit" 2>&1 | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' || true)
   [[ -n $score ]] || fail "systemd-analyze security gave no score"
   awk -v s="$score" 'BEGIN {exit !(s <= 2.0)}' || fail "systemd-analyze security scores $score (more than 2.0)"
   say "systemd-analyze security: exposure $score"
@@ -154,8 +164,10 @@ check_security() {
 check_purge() {
   "${in[@]}" dpkg --purge memsight >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg --purge"; }
   local left
-  left=$("${in[@]}" find / -xdev -name '*memsight*' -not -path '/tmp/*' -not -path /.memsight-complete)
-  left+=$("${in[@]}" find /etc/systemd /lib/systemd /usr/lib/systemd /var/lib/systemd -xtype l)
+  left=$("${in[@]}" find / -xdev -name '*memsight*' -not -path '/tmp/*' -not -path /.memsight-complete) \
+    || fail "could not search the root after the purge"
+  left+=$("${in[@]}" find /etc/systemd /lib/systemd /usr/lib/systemd /var/lib/systemd -xtype l) \
+    || fail "could not search the unit directories after the purge"
   [[ -z $left ]] || fail "purging left: $(tr '\n' ' ' <<<"$left")"
   say "purged: nothing left (no file named memsight, no dangling unit link, no timer stamp)"
 }

@@ -13,6 +13,8 @@
 #   NHC:       the real LBNL NHC 1.4.3 (vendored in testdata/nhc) as that cluster's health
 #              check, with the shipped nhc-memsight.conf line: it drains on FAIL, INCOMPLETE
 #              and a crashing memsight, with memsight's line (or the status) as the reason.
+#   Nagios:    Nagios Core 4 with the shipped nagios-memsight.cfg (scripts/test-nagios.sh), on
+#              the Open MPI run's rank-0 result, before and whatever the Slurm part does.
 # Each must leave a fleet report (fleet.json) with 3 members (2 and a fault in the failure case).
 # When the Slurm cluster cannot start here, that part says why and is skipped; the MPI part
 # still runs. Needs root (daemons, mpirun as root) and the packages test.sh installs.
@@ -95,6 +97,32 @@ timeout 600 mpiexec.hydra -n 3 \
   "$ms" run --quick --no-progress --fleet "$work/hydra" --fleet-timeout 300 >"$work/hydra.out" 2>&1 \
   || { tail -20 "$work/hydra.out"; fail "mpiexec.hydra"; }
 check "$work/hydra" 3
+
+echo "test-launchers: results to judge: rank 0's of the Open MPI run, references that pass and fail it"
+# A reference made from the result passes it; one with an impossible first figure (a thousand
+# times better than measured) fails it; the result marked interrupted is INCOMPLETE against
+# either; and a memsight that crashes (SIGSEGV). The health checks below judge these (no
+# measuring).
+jd=$work/judged
+mkdir -p "$jd/crash"
+result=$(echo "$work"/mpi/*/rank-00000/run.json)
+[[ -f $result ]] || fail "no rank-0 result to judge"
+"$ms" check --make-reference "$jd/good.json" "$result" >/dev/null || fail "check --make-reference"
+python3 - "$jd/good.json" "$jd/bad.json" "$result" "$jd/partial.json" <<'PY' || fail "writing the failing reference and the interrupted result"
+import json, sys
+r = json.load(open(sys.argv[1]))
+f = r["figure"][0]
+f["expect"] = f["expect"] / 1000 if f["better"] == "lower" else f["expect"] * 1000
+json.dump(r, open(sys.argv[2], "w"))
+d = json.load(open(sys.argv[3]))
+d["complete"] = False
+json.dump(d, open(sys.argv[4], "w"))
+PY
+printf '#!/bin/sh\nulimit -c 0\nkill -SEGV $$\n' >"$jd/crash/memsight"
+chmod 755 "$jd/crash/memsight"
+
+echo "test-launchers: Nagios Core 4: the shipped check_memsight, OK on PASS, CRITICAL on FAIL, UNKNOWN otherwise"
+bash scripts/test-nagios.sh "$ms" "$result" "$jd" || fail "Nagios (above)"
 
 echo "test-launchers: Slurm"
 slurm_skip() { echo "test-launchers: skipping the Slurm part: $*" >&2; exit 0; }
@@ -184,19 +212,8 @@ assert all(k in ("no_result", "partial") for k in faults.values()) and len(fault
 PY
 echo "test-launchers: Slurm HealthCheckProgram: memsight check drains a node that fails its reference"
 # The example the package installs, run by slurmd with the environment it needs (slurmd passes
-# almost none): a reference made from rank 0's run passes it; one with an impossible first
-# figure (a thousand times better than measured) fails, and the node is drained with memsight's
-# line as the reason.
-result=$(echo "$work"/slurm/*/rank-00000/run.json)
-[[ -f $result ]] || fail "no rank-0 result to judge"
-"$ms" check --make-reference "$s/good.json" "$result" >/dev/null || fail "check --make-reference"
-python3 - "$s/good.json" "$s/bad.json" <<'PY' || fail "writing the failing reference"
-import json, sys
-r = json.load(open(sys.argv[1]))
-f = r["figure"][0]
-f["expect"] = f["expect"] / 1000 if f["better"] == "lower" else f["expect"] * 1000
-json.dump(r, open(sys.argv[2], "w"))
-PY
+# almost none), on the results judged above: the node is drained with memsight's line as the
+# reason.
 # Waits until the node's state and reason match a pattern (the health check runs every 5 s).
 wait_state() {
   for _ in $(seq 90); do
@@ -216,10 +233,10 @@ exec "$PWD/packaging/examples/slurm-healthcheck.sh"
 EOF
   chmod 755 "$s/healthcheck.sh"
 }
-hc "$s/good.json"
+hc "$jd/good.json"
 "$s/healthcheck.sh" >"$work/hc-good.out" 2>&1 || { cat "$work/hc-good.out"; fail "a passing check exited non-zero"; }
 wait_state 'idle|none' || fail "a passing check changed the node: $state"
-hc "$s/bad.json"
+hc "$jd/bad.json"
 cat >>"$s/slurm.conf" <<EOF
 HealthCheckProgram=$s/healthcheck.sh
 HealthCheckInterval=5
@@ -230,30 +247,21 @@ wait_state 'drain*|memsight: FAIL *' ||
   fail "the node was not drained by the health check (state: $state; $(tail -3 "$s/log/slurmd.log" | tr '\n' ' '))"
 echo "  drained: ${state:0:120}"
 # It passes again: the health check resumes the node it drained.
-hc "$s/good.json"
+hc "$jd/good.json"
 wait_state 'idle*' || fail "a passing check did not resume the node memsight drained (state: $state)"
 echo "  resumed: $state"
 # An interrupted result never passes: INCOMPLETE drains the node too, with an ASCII reason.
-python3 - "$result" "$s/partial.json" <<'PY' || fail "writing the interrupted result"
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["complete"] = False
-json.dump(d, open(sys.argv[2], "w"))
-PY
-hc "$s/good.json" "$s/partial.json"
+hc "$jd/good.json" "$jd/partial.json"
 wait_state 'drain*|memsight: INCOMPLETE*' || fail "an interrupted result did not drain the node (state: $state)"
 LC_ALL=C grep -q '[^ -~]' <<<"$state" && fail "the drain reason is not ASCII: $state"
 echo "  drained: ${state:0:120}"
 # It fails closed: a memsight that crashes (SIGSEGV) drains the node, the signal in the reason.
-hc "$s/good.json"
+hc "$jd/good.json"
 wait_state 'idle*' || fail "a passing check did not resume the node (state: $state)"
-mkdir -p "$s/crash"
-printf '#!/bin/sh\nulimit -c 0\nkill -SEGV $$\n' >"$s/crash/memsight"
-chmod 755 "$s/crash/memsight"
-hc "$s/good.json" "" "$s/crash/memsight"
+hc "$jd/good.json" "" "$jd/crash/memsight"
 wait_state 'drain*|memsight: killed by signal 11 ?exit 139?' || fail "a crashing memsight did not drain the node (state: $state)"
 echo "  drained: ${state:0:120}"
-hc "$s/good.json"
+hc "$jd/good.json"
 scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
 # Idle and answering (no '*'): slurmd may still be running the crashing check it was given, and
 # a node slurmctld marked not responding must come back before the next part judges it.
@@ -278,85 +286,28 @@ nhc_hc() {
   } >"$s/healthcheck.sh"
   chmod 755 "$s/healthcheck.sh"
 }
-nhc_hc "$s/good.json"
+nhc_hc "$jd/good.json"
 "$s/healthcheck.sh" >"$work/nhc-good.out" 2>&1 || { cat "$work/nhc-good.out" "$nhcdir/nhc.log"; fail "NHC failed a passing check"; }
 # A node briefly not responding ('idle*', a busy slurmd on a loaded machine) is not a change the
 # check made; a drain or an ending reason is.
 wait_state 'idle|none' || fail "a passing NHC check changed the node: $state"
-nhc_hc "$s/bad.json"
+nhc_hc "$jd/bad.json"
 wait_state 'drain*|NHC: check_cmd_output: *memsight: FAIL *' ||
   fail "NHC did not drain the node on FAIL (state: $state; $(tail -3 "$nhcdir/nhc.log" | tr '\n' ' '))"
 echo "  drained: ${state:0:120}"
-nhc_hc "$s/good.json"
+nhc_hc "$jd/good.json"
 wait_state 'idle*' || fail "NHC did not resume the node it drained once the check passed (state: $state)"
 echo "  resumed: $state"
-nhc_hc "$s/good.json" "$s/partial.json"
+nhc_hc "$jd/good.json" "$jd/partial.json"
 wait_state 'drain*|NHC: check_cmd_output: *memsight: INCOMPLETE*' ||
   fail "NHC did not drain the node on INCOMPLETE (state: $state)"
 echo "  drained: ${state:0:120}"
-nhc_hc "$s/good.json"
+nhc_hc "$jd/good.json"
 wait_state 'idle*' || fail "NHC did not resume the node (state: $state)"
-nhc_hc "$s/good.json" "" "$s/crash/memsight"
+nhc_hc "$jd/good.json" "" "$jd/crash/memsight"
 wait_state 'drain*|NHC: check_cmd_output: *139 returned by*' ||
   fail "NHC did not drain the node when memsight crashed (state: $state)"
 echo "  drained: ${state:0:120}"
+nhc_hc "$jd/good.json"
 scontrol update NodeName="$host" State=RESUME >/dev/null 2>&1 || true
-
-echo "test-launchers: Nagios Core 4: the shipped check_memsight, OK on PASS, CRITICAL on FAIL, UNKNOWN otherwise"
-# Nagios as sites run it (as its own user; the command and the service template of the shipped
-# nagios-memsight.cfg), judging the stored results above (no measuring) with this memsight, a
-# crashing one, or a command line with a typo: each case is one Nagios start and its first
-# check, read back from status.dat.
-command -v nagios4 >/dev/null || fail "nagios4 is missing (apt-get install nagios4-core)"
-ng=$work/nagios
-mkdir -p "$ng/cr"
-chmod 711 "$work"
-cp "$ms" "$ng/memsight"
-cp "$s/crash/memsight" "$ng/crash"
-cp "$s/good.json" "$s/bad.json" "$s/partial.json" "$ng/"
-cp "$result" "$ng/run.json"
-sed "s|@NG@|$ng|g" testdata/nagios/nagios.cfg >"$ng/nagios.cfg"
-# One case: the command line that replaces the shipped one's.
-nagios_case() {
-  {
-    sed -n '/^define command/,/^}/p;/^define service/,/^}/p' packaging/examples/nagios-memsight.cfg \
-      | sed -e "s|/usr/bin/memsight check .*|$1|"
-    cat testdata/nagios/objects.cfg
-  } >"$ng/objects.cfg"
-  rm -f "$ng/status.dat" "$ng/nagios.log"
-  chown -R nagios:nagios "$ng"
-  nagios4 -v "$ng/nagios.cfg" >"$work/nagios-verify.out" 2>&1 \
-    || { cat "$work/nagios-verify.out"; fail "Nagios refuses the shipped configuration"; }
-  nagios4 "$ng/nagios.cfg" >"$work/nagios.out" 2>&1 &
-  local nagios=$!
-  pids+=("$nagios")
-  nagios_status=
-  for _ in $(seq 60); do
-    nagios_status=$(sed -n '/^servicestatus/,/}/p' "$ng/status.dat" 2>/dev/null || true)
-    grep -q 'has_been_checked=1' <<<"$nagios_status" && break
-    sleep 0.5
-  done
-  kill "$nagios" 2>/dev/null || true
-  wait "$nagios" 2>/dev/null || true
-  nagios_state=$(sed -n 's/^\s*current_state=//p' <<<"$nagios_status")
-  nagios_output=$(sed -n 's/^\s*plugin_output=//p' <<<"$nagios_status")
-  grep -q 'has_been_checked=1' <<<"$nagios_status" \
-    || fail "Nagios made no check (log: $(tail -3 "$ng/nagios.log" 2>/dev/null | tr '\n' ' '))"
-}
-nagios_case "$ng/memsight check --reference $ng/good.json $ng/run.json --format nagios --no-progress"
-[[ $nagios_state == 0 && $nagios_output == "MEMSIGHT OK"* ]] || fail "a passing check is not OK in Nagios: $nagios_state $nagios_output"
-grep -q "performance_data='" <<<"$nagios_status" || fail "Nagios holds no perfdata: $nagios_status"
-echo "  OK: ${nagios_output:0:100}"
-nagios_case "$ng/memsight check --reference $ng/bad.json $ng/run.json --format nagios --no-progress"
-[[ $nagios_state == 2 && $nagios_output == "MEMSIGHT CRITICAL"* ]] || fail "a failing check is not CRITICAL in Nagios: $nagios_state $nagios_output"
-echo "  CRITICAL: ${nagios_output:0:100}"
-nagios_case "$ng/memsight check --reference $ng/good.json $ng/partial.json --format nagios --no-progress"
-[[ $nagios_state == 3 && $nagios_output == "MEMSIGHT UNKNOWN"* ]] || fail "an interrupted result is not UNKNOWN in Nagios: $nagios_state $nagios_output"
-echo "  UNKNOWN: ${nagios_output:0:100}"
-nagios_case "$ng/memsight check --refrence $ng/good.json $ng/run.json --format nagios --no-progress"
-[[ $nagios_state == 3 && $nagios_output == "MEMSIGHT UNKNOWN"* ]] || fail "a command line with a typo is not UNKNOWN in Nagios: $nagios_state $nagios_output"
-echo "  UNKNOWN (a typo): ${nagios_output:0:100}"
-nagios_case "$ng/crash check --reference $ng/good.json $ng/run.json --format nagios --no-progress"
-[[ $nagios_state == 2 || $nagios_state == 3 ]] || fail "a crashing memsight is OK in Nagios: $nagios_state $nagios_output"
-echo "  a crash: state $nagios_state (${nagios_output:0:80})"
 echo "test-launchers: passed"

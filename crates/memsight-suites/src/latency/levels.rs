@@ -38,9 +38,9 @@ const NEW_LEVEL_FACTOR: f64 = 1.6;
 /// too) loses to skipping both.
 const SKIP_OCTAVES: f64 = 4.0;
 
-/// A plateau this many times slower than a faster one that also lies within a level is another
+/// A plateau this many times slower than a faster one that could be a level's own is another
 /// level's (a cache's hits and the next level's differ 3-8×; one level's own plateaus, a shoulder
-/// and its body, less than 2×): it never takes that level from the faster one.
+/// and its body, less than 2×): it never pairs with that level ([`align`]).
 const OTHER_LEVEL_FACTOR: f64 = 3.0;
 
 /// A run of sizes at about the same latency.
@@ -249,22 +249,22 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
 /// host's 480 MiB L3 whose core sees 8 MiB) still pairs with it. A plateau that starts beyond a
 /// level's size never pairs with it while a faster plateau starts within it: the level is the
 /// one that fits. Nor does a plateau [`OTHER_LEVEL_FACTOR`] times slower than a faster one that
-/// starts within the level and beyond the level below: on a guest whose core keeps half its
-/// 2 MiB L2, 4.6 ns up to 724 KiB is the L2, not 23.6 ns from 1 to 2.4 MiB, which ends nearer
-/// 2 MiB. `plateaus` are (first size, last size), `ns` their latencies; returns, per plateau,
-/// the index of its level.
+/// could be the level's own: one that starts within the level, beyond the level below, and ends
+/// within two octaves of the level's size (a short step between two levels is not one). On a
+/// guest whose core keeps half its 2 MiB L2, 4.6 ns up to 724 KiB is the L2, not 23.6 ns from 1
+/// to 2.4 MiB, which ends nearer 2 MiB. `plateaus` are (first size, last size), `ns` their
+/// latencies, one each; returns, per plateau, the index of its level.
 pub fn align(plateaus: &[(u64, u64)], ns: &[f64], levels: &[u64]) -> Vec<Option<usize>> {
     const SKIP: f64 = SKIP_OCTAVES;
+    assert_eq!(ns.len(), plateaus.len(), "one latency per plateau");
     let (p, l) = (plateaus.len(), levels.len());
     let dist = |i: usize, j: usize| {
         let (first, last) = plateaus[i];
         let fits_before = plateaus[..i].iter().any(|&(f, _)| f <= levels[j]);
         let below = if j == 0 { 0 } else { levels[j - 1] };
-        let faster_fits = plateaus[..i]
-            .iter()
-            .zip(ns)
-            .any(|(&(f, _), &n)| f <= levels[j] && f > below && ns[i] >= OTHER_LEVEL_FACTOR * n);
-        if (first > levels[j] && fits_before) || faster_fits {
+        let own = |&(f, l): &(u64, u64)| f <= levels[j] && f > below && l >= levels[j] / 4;
+        let faster_own = (0..i).any(|k| own(&plateaus[k]) && ns[i] >= OTHER_LEVEL_FACTOR * ns[k]);
+        if (first > levels[j] && fits_before) || faster_own {
             f64::INFINITY
         } else {
             (last as f64 / levels[j] as f64).log2().abs()

@@ -312,6 +312,32 @@ fn a_plateau_five_times_slower_than_one_that_fits_is_another_level() {
     assert_eq!(got, [Some(0), None, None, Some(1)]);
 }
 
+/// A short step between two levels far apart (an Intel server's L2 at 4.6 ns and L3 at 33 ns)
+/// is not the level's own plateau: it does not keep the L3 from its 6-48 MiB plateau. Nor does
+/// an L2 the OS does not report keep the L3 from its plateau.
+#[test]
+fn a_short_step_or_an_unreported_level_keeps_no_level_from_its_plateau() {
+    let k = 1024;
+    let m = 1024 * k;
+    let got = align(
+        &[
+            (4 * k, 45 * k),
+            (64 * k, 1536 * k),
+            (2458 * k, 3482 * k),
+            (6 * m, 48 * m),
+        ],
+        &[1.2, 4.6, 9.0, 33.0],
+        &[48 * k, 2 * m, 105 * m],
+    );
+    assert_eq!(got, [Some(0), Some(1), None, Some(2)]);
+    let got = align(
+        &[(4 * k, 32 * k), (48 * k, 724 * k), (1536 * k, 24 * m)],
+        &[0.8, 2.9, 11.0],
+        &[32 * k, 32 * m],
+    );
+    assert_eq!(got, [Some(0), None, Some(1)]);
+}
+
 /// A quiet default `run` on a Zen 4 guest: 118 ns from 5.66 MiB while the same ladder read
 /// 131–135 ns from 9.5 to 22.6 MiB (multichase: 128.6 ns at 1 GiB). The memory level is the
 /// settled end, not the tail of the L3 that part of every lap still hit.
