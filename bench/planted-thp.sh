@@ -49,7 +49,11 @@ for i in $(seq "$planted"); do stored "thp-never-$i"; done
 echo "$was" >"$thp"
 # The memory latency of each run, as stored, for the record.
 for d in "$out"/*/; do
-  v=$("$ms" export "$d" --format csv 2>/dev/null | awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "median") m = i} $1 == "latency/cpu0/level/memory" {print $m}' || true)
+  v=$("$ms" export "$d" --format csv 2>/dev/null | python3 -c '
+import csv, sys
+for r in csv.DictReader(sys.stdin):
+    if r["key"] == "latency/cpu0/level/memory":
+        print("%.1f" % float(r["value"]))' || true)
   echo "# $(basename "$d") memory latency ${v:-?} ns"
 done
 echo "# uptime: $(uptime)"
