@@ -170,10 +170,15 @@ fn choose_cpus(a: &Config, env: &Environment) -> Result<(Vec<usize>, String)> {
             memsight_core::pin::validate_cpus(list, &env.allowed_cpus)?;
             (list.clone(), "as given".to_string())
         }
-        None => (
-            crate::measure::plan::c2c_cpus(&env.topology, &env.allowed_cpus),
-            "one per last-level-cache domain, or one per core when there is one domain".to_string(),
-        ),
+        None => {
+            let cpus = crate::measure::plan::c2c_cpus(&env.topology, &env.allowed_cpus);
+            let how = if crate::measure::plan::one_core(&env.topology, &cpus) {
+                "the hardware threads of the one core allowed: the line moves between two threads of one core, not between cores"
+            } else {
+                "one per last-level-cache domain, or one per core when there is one domain"
+            };
+            (cpus, how.to_string())
+        }
     };
     if cpus.len() < 2 {
         return Err(Error::input(format!(

@@ -15,7 +15,8 @@ use memsight_core::{Error, Result};
 pub const C2C_MAX_DEFAULT: usize = 16;
 
 /// CPUs for a core-to-core matrix: one per last-level-cache domain (CCX, socket L3) when there
-/// are several, otherwise one per core, spread evenly and capped at [`C2C_MAX_DEFAULT`].
+/// are several, otherwise one per core, spread evenly and capped at [`C2C_MAX_DEFAULT`]; where
+/// only one core is allowed (a container given one core's two hardware threads), its threads.
 pub fn c2c_cpus(topo: &Topology, allowed: &[usize]) -> Vec<usize> {
     let usable: Vec<&memsight_core::topology::Cpu> = topo
         .cpus
@@ -31,11 +32,27 @@ pub fn c2c_cpus(topo: &Topology, allowed: &[usize]) -> Vec<usize> {
     if per_domain.len() >= 2 {
         return spread(per_domain.into_values().collect(), C2C_MAX_DEFAULT);
     }
-    let mut per_core: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut per_core: BTreeMap<(Option<usize>, usize), usize> = BTreeMap::new();
     for c in &usable {
-        per_core.entry(c.core).or_insert(c.os_index);
+        per_core.entry((c.package, c.core)).or_insert(c.os_index);
     }
-    spread(per_core.into_values().collect(), C2C_MAX_DEFAULT)
+    if per_core.len() >= 2 {
+        return spread(per_core.into_values().collect(), C2C_MAX_DEFAULT);
+    }
+    // One core: the pair there is is two of its hardware threads (the line moves within the
+    // core), which is still a measurement; refusing it would stop a whole `run` in a 2-CPU pod.
+    spread(usable.iter().map(|c| c.os_index).collect(), C2C_MAX_DEFAULT)
+}
+
+/// Whether `cpus` are hardware threads of one core (an SMT pair or more).
+pub fn one_core(topo: &Topology, cpus: &[usize]) -> bool {
+    let cores: std::collections::BTreeSet<(Option<usize>, usize)> = topo
+        .cpus
+        .iter()
+        .filter(|c| cpus.contains(&c.os_index))
+        .map(|c| (c.package, c.core))
+        .collect();
+    cpus.len() >= 2 && cores.len() == 1
 }
 
 /// At most `max` items, evenly spaced, first and last kept.
@@ -185,6 +202,32 @@ mod tests {
             .map(|c| t.cpus.iter().find(|x| x.os_index == *c).unwrap().package)
             .collect();
         assert_eq!(packages.len(), 4, "one per socket");
+    }
+
+    #[test]
+    fn one_cores_two_threads_are_still_a_c2c_pair() {
+        // A cpuset of one core's two hardware threads (a 2-CPU container on an SMT host).
+        let t = fixture("16em64t-4s2c2t.xml");
+        let first = &t.cpus[0];
+        let pair: Vec<usize> = t
+            .cpus
+            .iter()
+            .filter(|c| c.package == first.package && c.core == first.core)
+            .map(|c| c.os_index)
+            .collect();
+        assert_eq!(pair.len(), 2, "the fixture has two threads a core");
+        assert_eq!(c2c_cpus(&t, &pair), pair);
+        assert!(one_core(&t, &pair));
+        // Two cores of one socket: one thread of each, not a core's two threads.
+        let two_cores: Vec<usize> = t
+            .cpus
+            .iter()
+            .filter(|c| c.package == first.package)
+            .map(|c| c.os_index)
+            .collect();
+        let c = c2c_cpus(&t, &two_cores);
+        assert_eq!(c.len(), 2);
+        assert!(!one_core(&t, &c));
     }
 
     #[test]
