@@ -62,7 +62,14 @@ for _ in $(seq 240); do
 done
 [[ -n $init ]] || fail "the container's systemd did not start within 2 minutes"
 in=(nsenter -t "$init" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 SYSTEMD_PAGER= TERM=dumb)
-state=$(timeout 120 "${in[@]}" systemctl is-system-running --wait || true)
+# Until the container's systemd has opened its bus, systemctl fails at once ("Failed to connect
+# to bus") and prints no state: asked again until it answers, for at most 2 minutes.
+state=
+deadline=$((SECONDS + 120))
+while [[ -z $state ]] && ((SECONDS < deadline)); do
+  state=$(timeout 120 "${in[@]}" systemctl is-system-running --wait 2>/dev/null || true)
+  [[ -n $state ]] || sleep 0.5
+done
 case $state in
   running) ;;
   degraded) say "the container booted degraded: $("${in[@]}" systemctl --failed --plain --no-legend | tr '\n' ' ')" ;;
