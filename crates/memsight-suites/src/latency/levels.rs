@@ -262,7 +262,7 @@ pub fn align(plateaus: &[(u64, u64)], ns: &[f64], levels: &[u64]) -> Vec<Option<
         let (first, last) = plateaus[i];
         let fits_before = plateaus[..i].iter().any(|&(f, _)| f <= levels[j]);
         let below = if j == 0 { 0 } else { levels[j - 1] };
-        let own = |&(f, l): &(u64, u64)| f <= levels[j] && f > below && l >= levels[j] / 4;
+        let own = |&(f, end): &(u64, u64)| f <= levels[j] && f > below && end >= levels[j] / 4;
         let faster_own = (0..i).any(|k| own(&plateaus[k]) && ns[i] >= OTHER_LEVEL_FACTOR * ns[k]);
         if (first > levels[j] && fits_before) || faster_own {
             f64::INFINITY
