@@ -168,7 +168,13 @@ check_security() {
   say "systemd-analyze security: exposure $score"
 }
 
+# Removal first, as the chroot check before this one did: the program and the units go and the
+# timer stops; then the purge.
 check_purge() {
+  "${in[@]}" dpkg --remove memsight >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg --remove"; }
+  "${in[@]}" sh -c '! test -e /usr/bin/memsight && ! test -e /lib/systemd/system/memsight-metrics.timer' \
+    || fail "removal left the program or its units"
+  [[ $("${in[@]}" systemctl is-active memsight-metrics.timer || true) != active ]] || fail "the timer still runs after removal"
   "${in[@]}" dpkg --purge memsight >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg --purge"; }
   local left
   left=$("${in[@]}" find / -xdev -name '*memsight*' -not -path '/tmp/*' -not -path /.memsight-complete) \
@@ -176,7 +182,7 @@ check_purge() {
   left+=$("${in[@]}" find /etc/systemd /lib/systemd /usr/lib/systemd /var/lib/systemd -xtype l) \
     || fail "could not search the unit directories after the purge"
   [[ -z $left ]] || fail "purging left: $(tr '\n' ' ' <<<"$left")"
-  say "purged: nothing left (no file named memsight, no dangling unit link, no timer stamp)"
+  say "removed (program, units and timer gone), then purged: nothing left (no file named memsight, no dangling unit link, no timer stamp)"
 }
 
 install_and_fire
