@@ -118,6 +118,20 @@ pub struct Environment {
 }
 
 impl Environment {
+    /// For a plan on a recorded topology: the memory the recording says that machine has (this
+    /// machine's `/proc/meminfo` and cgroup do not describe it). A live environment is unchanged.
+    pub fn recorded_memory(mut self) -> Self {
+        let t = self.topology.total_memory_bytes;
+        if self.topology.source != crate::topology::TopologySource::Live && t > 0 {
+            self.memory = MemoryState {
+                total_bytes: Some(t),
+                available_bytes: Some(t),
+                ..Default::default()
+            };
+        }
+        self
+    }
+
     /// Collects the report. `sample_load` takes a 200 ms look at `/proc/stat` for steal and busy
     /// time (live machines only).
     pub fn collect(fs: &FsRoot, topology: Topology, sample_load: bool) -> Self {

@@ -1,13 +1,39 @@
 //! Sizes as people type them and as memsight prints them.
 //!
 //! Memory sizes use binary multiples: `K`, `KB` and `KiB` all mean 1024 bytes, as in `lat_mem_rd`,
-//! MLC and the kernel's own files. Rates (MB/s, GB/s) are decimal and live with the bandwidth code.
+//! MLC and the kernel's own files. Rates (MB/s, GB/s) are decimal ([`parse_rate`]).
 
 use crate::error::{Error, Result};
 
 pub const KIB: u64 = 1024;
 pub const MIB: u64 = 1024 * KIB;
 pub const GIB: u64 = 1024 * MIB;
+
+/// Parses a bandwidth in GB/s: `10`, `10GB/s`, `10G`, or MB/s as `500MB/s`, `500M` (decimal
+/// units, as memsight prints them). Zero, negative and unknown inputs are errors naming the form.
+pub fn parse_rate(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    let (number, scale) = if let Some(n) = lower
+        .strip_suffix("gb/s")
+        .or_else(|| lower.strip_suffix('g'))
+    {
+        (n, 1.0)
+    } else if let Some(n) = lower
+        .strip_suffix("mb/s")
+        .or_else(|| lower.strip_suffix('m'))
+    {
+        (n, 1e-3)
+    } else {
+        (lower.as_str(), 1.0)
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v * scale),
+        _ => Err(Error::input(format!(
+            "'{t}' is not a bandwidth: give GB/s or MB/s, e.g. 10GB/s or 500MB/s"
+        ))),
+    }
+}
 
 /// Parses `4096`, `64K`, `1.5MiB`, `2g`, `1 GiB` into bytes. Zero, negative, fractional-byte and
 /// unknown-suffix inputs are errors naming the accepted form.

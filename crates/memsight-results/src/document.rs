@@ -32,6 +32,9 @@ macro_rules! documents {
             /// How the memory available to the machine moved during the run (reference probes).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub drift: Option<memsight_suites::measure::drift::DriftSeries>,
+            /// Each suite's predicted time beside what it took, and the time budget.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub timing: Option<memsight_suites::measure::timing::RunTiming>,
             /// Suites not run, with the reason.
             pub skipped: Vec<String>,
             /// Headline figures, one line each.
@@ -47,6 +50,7 @@ macro_rules! documents {
                     level,
                     $($($field: None,)?)*
                     drift: None,
+                    timing: None,
                     skipped: Vec::new(),
                     summary: Vec::new(),
                     directory: None,
@@ -375,6 +379,11 @@ impl RunResults {
             views.push(crate::present::story::view(&story));
         }
         views.extend(self.drift.as_ref().map(crate::present::drift::view));
+        views.extend(
+            self.timing
+                .as_ref()
+                .map(|t| crate::present::timing::view(t, &[])),
+        );
         views
     }
 

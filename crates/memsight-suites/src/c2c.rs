@@ -163,6 +163,22 @@ pub fn run(
     ))
 }
 
+/// Predicted time in `memsight run` ([`crate::measure::timing`]): every pair's two ping-pong
+/// points (atomic and load-store, each after its two threads start) and, on x86, its two
+/// clean-line probes.
+pub fn estimate(a: &Config, env: &Environment) -> Result<crate::measure::timing::Estimate> {
+    /// Two threads started and pinned, and a clean-line probe's 200 walks, per pair, seconds.
+    const PAIR_SETUP_S: f64 = 0.01;
+    let (rule, sample_ns) = a.sampling.rule()?;
+    let (cpus, _) = choose_cpus(a, env)?;
+    let pairs = cpus.len() * (cpus.len() - 1) / 2;
+    let point = crate::measure::timing::point_s(&rule, sample_ns);
+    Ok(crate::measure::timing::Estimate::new(
+        pairs as f64 * (2.0 * point + PAIR_SETUP_S),
+        format!("{pairs} pairs of {} CPUs", cpus.len()),
+    ))
+}
+
 /// The CPUs of the matrix and how they were chosen; at least two.
 fn choose_cpus(a: &Config, env: &Environment) -> Result<(Vec<usize>, String)> {
     let (cpus, selection) = match &a.cpus {

@@ -124,6 +124,9 @@ fn run_args(a: &CheckArgs, r: &Reference) -> anyhow::Result<crate::cli::RunArgs>
     }
     argv.push("--db".into());
     argv.push(a.db.path().display().to_string());
+    if let Some(b) = a.time_budget {
+        argv.extend(["--time-budget".into(), b.to_string()]);
+    }
     let cli = Cli::try_parse_from(&argv).map_err(|e| {
         Error::input(format!(
             "the reference asks for a measurement memsight cannot make: {}",

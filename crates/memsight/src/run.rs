@@ -17,9 +17,10 @@ use memsight_results::history::History;
 
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::show::Show;
-use crate::suite::{RunCtx, step};
+use crate::suite::{InRun, PlanCtx, Planned, RunCtx, step};
 use memsight_suites::measure::drift::prober::{self, Prober};
 use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::timing::{self, RunTiming};
 
 /// How long within a suite between two drift probes.
 const DRIFT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
@@ -38,6 +39,18 @@ macro_rules! run_steps {
             )?)*
             Ok(())
         }
+
+        /// Each suite's plan, in the registry's order, for the suites `--only` and `--skip` leave.
+        fn plans(a: &RunArgs, ctx: &PlanCtx) -> anyhow::Result<Vec<(&'static str, Planned)>> {
+            let mut out = Vec::new();
+            $($(
+                if selected(a, $name) {
+                    let _ = stringify!($field);
+                    out.push(($name, fits(<crate::cli::$m::Args as InRun>::plan(ctx), $name)?));
+                }
+            )?)*
+            Ok(out)
+        }
     };
 }
 
@@ -46,6 +59,9 @@ memsight_results::with_suites!(run_steps);
 /// `memsight run`: every suite under one progress display, the tables at the end, the results
 /// saved to a directory and the history. (`--fleet DIR` goes to [`crate::fleetrun::rank`].)
 pub fn run(a: &RunArgs, env: Environment, show: &Show) -> anyhow::Result<ExitCode> {
+    if a.plan {
+        return plan_only(a, env.recorded_memory(), show.g.json);
+    }
     let dir = out_dir(a, &env);
     check_out_dir(&dir)?;
     // A database that cannot be used is refused now, before minutes of measuring.
@@ -77,16 +93,14 @@ pub fn measure(
     dir: &Path,
     quiet: bool,
 ) -> anyhow::Result<Document> {
-    let chosen = |n: &&str| {
-        (a.only.is_empty() || a.only.iter().any(|s| s == n)) && !a.skip.iter().any(|s| s == n)
-    };
-    if !crate::cli::RUN_SUITES.iter().any(chosen) {
+    if !crate::cli::RUN_SUITES.iter().any(|n| selected(a, n)) {
         return Err(memsight_core::Error::input(
             "--only and --skip leave no suite to run: nothing would be measured",
         )
         .into());
     }
-    let latency = a.latency.settings(&env.topology)?;
+    let level = level(a);
+    let latency = a.latency.settings(&env.topology)?.for_level(level);
     // A `--dmidecode` file is read at the DIMM step, after the suites: refused now if unreadable.
     a.dmidecode.as_deref().map_or(Ok(()), |p| {
         memsight_suites::measure::inventory::read(Some(p)).map(drop)
@@ -95,13 +109,18 @@ pub fn measure(
         output::env::print(&env);
     }
     show::require_live(&env)?;
-    let level = level(a);
     let machine = Machine::new();
     let prober::Plan {
         probe,
         suite_env,
         interrupted,
     } = prober::plan(&env, &machine, a.no_drift)?;
+    let planning = machine.for_planning(&suite_env);
+    let pctx = plan_ctx(a, level, &suite_env, &latency, &planning);
+    let (timing, _) = timing(a, &pctx, probe.is_some())?;
+    if !quiet {
+        say!("\n{}", timing.line());
+    }
     let (results, done) = crate::progress::with_progress(None, g.no_progress, |tick| {
         std::thread::scope(|scope| {
             let drift =
@@ -109,7 +128,7 @@ pub fn measure(
             let mut ctx = RunCtx {
                 level,
                 env: &suite_env,
-                latency: latency.for_level(level),
+                latency,
                 dmidecode: a.dmidecode.clone(),
                 only: a.only.clone(),
                 skip: a.skip.clone(),
@@ -119,10 +138,15 @@ pub fn measure(
                 run: RunResults::new(level),
                 complete: true,
                 tick,
+                timing,
+                // The budget counts from the process's start (the environment, the probes'
+                // buffer and where memory begins came first).
+                started: std::time::Instant::now() - started.elapsed().unwrap_or_default(),
             };
             ctx.run.skipped.extend(interrupted);
             let stepped = steps(&mut ctx);
             let (mut run, complete) = (ctx.run, ctx.complete);
+            run.timing = Some(ctx.timing);
             // The series is kept whatever happened to the steps (Ctrl-C keeps what was probed).
             run.drift = drift.map(Prober::finish);
             stepped?;
@@ -176,6 +200,78 @@ fn document(
         Results::Run(Box::new(results)),
         done,
     ))
+}
+
+/// A plan whose working set does not fit this process: the suite will be skipped with the
+/// reason, as the run skips it.
+fn fits(plan: anyhow::Result<Planned>, name: &str) -> anyhow::Result<Planned> {
+    match plan {
+        Err(e) => match e.downcast_ref::<Error>() {
+            Some(Error::DoesNotFit(why)) => Ok(Planned::Skips(format!("{name}: {why}"))),
+            _ => Err(e),
+        },
+        ok => ok,
+    }
+}
+
+/// Whether `--only` and `--skip` leave suite `name` in.
+fn selected(a: &RunArgs, name: &str) -> bool {
+    (a.only.is_empty() || a.only.iter().any(|s| s == name)) && !a.skip.iter().any(|s| s == name)
+}
+
+fn plan_ctx<'a>(
+    a: &RunArgs,
+    level: Level,
+    env: &'a Environment,
+    latency: &'a memsight_suites::latency::LatencySettings,
+    (machine, streaming_s): &'a (Machine, f64),
+) -> PlanCtx<'a> {
+    PlanCtx {
+        level,
+        env,
+        latency,
+        machine,
+        streaming_s: *streaming_s,
+        dmidecode: a.dmidecode.clone(),
+    }
+}
+
+/// The run's plan ([`RunTiming::assemble`]), fitted to `--time-budget`; and why the suites
+/// that will not run will not.
+fn timing(a: &RunArgs, ctx: &PlanCtx, drift: bool) -> anyhow::Result<(RunTiming, Vec<String>)> {
+    let planned = plans(a, ctx)?.into_iter().map(|(name, p)| match p {
+        Planned::Runs(e) => (name, Ok(e)),
+        Planned::Skips(why) => (name, Err(why)),
+    });
+    let (t, skipped) = RunTiming::assemble(planned, drift);
+    let Some(budget) = a.time_budget else {
+        return Ok((t, skipped));
+    };
+    let t = timing::fit(t, budget).map_err(|least| {
+        Error::input(format!(
+            "--time-budget {budget}s: what it cannot leave out (latency, bandwidth) is predicted at {least:.1} s here (see memsight run --plan): give a longer budget, or --quick"
+        ))
+    })?;
+    Ok((t, skipped))
+}
+
+/// `memsight run --plan`: the predicted times, measuring nothing (the reported caches stand in
+/// for where memory begins).
+fn plan_only(a: &RunArgs, env: Environment, json: bool) -> anyhow::Result<ExitCode> {
+    let level = level(a);
+    let latency = a.latency.settings(&env.topology)?.for_level(level);
+    let machine = Machine::new().for_planning(&env);
+    let (t, skipped) = timing(
+        a,
+        &plan_ctx(a, level, &env, &latency, &machine),
+        !a.no_drift,
+    )?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&t)?);
+    } else {
+        output::draw(&memsight_results::present::timing::view(&t, &skipped));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The results directory for this run.

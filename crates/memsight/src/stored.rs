@@ -12,9 +12,8 @@ use crate::cli::{
 use crate::output::{heading, table};
 use crate::report;
 use memsight_results::document as results;
-use memsight_results::history::compare::{self, Verdict};
+use memsight_results::history::compare;
 use memsight_results::history::{self, History, export};
-use memsight_results::view::num;
 
 /// `memsight history`.
 pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
@@ -43,32 +42,8 @@ pub fn history(a: &HistoryArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
         say!("nothing stored yet: `memsight run` adds a run, `history --import FILE` any result");
         return Ok(ExitCode::SUCCESS);
     }
-    let mut t = table(&[
-        "id",
-        "started",
-        "host",
-        "machine",
-        "CPU",
-        "command",
-        "level",
-        "complete",
-        "s",
-        "directory",
-    ]);
-    for r in &rows {
-        t.add_row(vec![
-            r.id.to_string(),
-            r.started.clone(),
-            r.host.clone(),
-            r.fingerprint.clone(),
-            r.cpu.clone().unwrap_or_default(),
-            r.command.clone(),
-            r.level.clone(),
-            if r.complete { "yes" } else { "partial" }.to_string(),
-            format!("{:.0}", r.duration_s),
-            r.directory.clone().unwrap_or_default(),
-        ]);
-    }
+    let mut t = table(&history::series::RUN_COLUMNS);
+    t.add_rows(history::series::run_rows(&rows));
     say!("{t}");
     Ok(ExitCode::SUCCESS)
 }
@@ -139,26 +114,8 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
             c.b.started
         ));
         say!("{}", c.method);
-        let mut t = table(&[
-            "figure", "unit", "A", "B", "change", "floor", "p", "verdict",
-        ]);
-        for r in c
-            .rows
-            .iter()
-            .filter(|r| !a.changed || matches!(r.verdict, Verdict::Better | Verdict::Worse))
-        {
-            t.add_row(vec![
-                r.label.clone(),
-                r.unit.clone(),
-                r.a.map_or("-".into(), num),
-                r.b.map_or("-".into(), num),
-                r.change
-                    .map_or("-".into(), |x| format!("{:+.1}%", x * 100.0)),
-                r.floor.map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
-                r.p_value.map_or("-".into(), |p| format!("{p:.1e}")),
-                r.verdict.word().to_string(),
-            ]);
-        }
+        let mut t = table(&compare::COLUMNS);
+        t.add_rows(c.table_rows(a.changed));
         say!("{t}");
         say!("{}", c.tally());
         for r in c.rows.iter().filter(|r| r.note.is_some()) {
@@ -172,105 +129,13 @@ pub fn compare(a: &CompareArgs, g: &GlobalArgs) -> anyhow::Result<ExitCode> {
         memsight_core::files::write_text(path, &serde_json::to_string_pretty(&c)?)?;
     }
     Ok(match a.fail_on_regression {
-        Some(pct) => regression_verdict(&c, pct),
+        Some(pct) => {
+            let (exit, line) = memsight_results::check::gate::regression(&c, pct);
+            eprintln!("{line}");
+            ExitCode::from(exit.code())
+        }
         None => ExitCode::SUCCESS,
     })
-}
-
-/// `--fail-on-regression PCT`, a gate: FAIL (exit 1, naming the worst) when B made a figure
-/// worse beyond the noise, the runs' drift and PCT percent; else INCOMPLETE (exit 3) when a
-/// result was interrupted or a figure could not be judged because it rests on disturbed
-/// samples (a gate must not pass what it could not see); else PASS. One ASCII line on stderr.
-fn regression_verdict(c: &compare::Comparison, pct: f64) -> ExitCode {
-    use memsight_core::error::Exit;
-    let worse = c.regressions(pct / 100.0);
-    let by = if pct > 0.0 {
-        format!(" and by >= {pct}%")
-    } else {
-        String::new()
-    };
-    if let Some(worst) = worse.iter().max_by(|x, y| {
-        let m = |r: &&compare::Row| r.change.map_or(0.0, f64::abs);
-        m(x).total_cmp(&m(y))
-    }) {
-        let names: Vec<&str> = worse.iter().take(5).map(|r| r.key.as_str()).collect();
-        eprintln!(
-            "{}",
-            memsight_results::check::ascii(&format!(
-                "memsight: FAIL: {} figure(s) worse beyond the noise{by}: {}{}; worst {} ({}) {:+.1}%",
-                worse.len(),
-                names.join(", "),
-                if worse.len() > names.len() {
-                    ", ..."
-                } else {
-                    ""
-                },
-                worst.key,
-                worst.label,
-                worst.change.unwrap_or(0.0) * 100.0
-            ))
-        );
-        return ExitCode::from(Exit::Failed.code());
-    }
-    let judged = c
-        .rows
-        .iter()
-        .filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse | Verdict::Noise))
-        .count();
-    let unseen = unseen(c, judged);
-    if !unseen.is_empty() {
-        eprintln!(
-            "{}",
-            memsight_results::check::ascii(&format!(
-                "memsight: INCOMPLETE: no figure worse beyond the noise{by}, but {}",
-                unseen.join("; ")
-            ))
-        );
-        return ExitCode::from(Exit::System.code());
-    }
-    eprintln!("memsight: PASS: {judged} figure(s) judged, none worse beyond the noise{by}");
-    ExitCode::SUCCESS
-}
-
-/// What the gate could not see: an interrupted result, figures it could not judge (and why),
-/// or no judged figure at all.
-fn unseen(c: &compare::Comparison, judged: usize) -> Vec<String> {
-    let mut unseen: Vec<String> = [&c.a, &c.b]
-        .iter()
-        .filter(|i| !i.complete)
-        .map(|i| format!("{} was interrupted", i.label))
-        .collect();
-    let keys = |v: Verdict| -> Vec<&str> {
-        c.rows
-            .iter()
-            .filter(|r| r.verdict == v)
-            .map(|r| r.key.as_str())
-            .collect()
-    };
-    for (v, why) in [
-        (
-            Verdict::Disturbed,
-            "rest on disturbed samples and could not be judged",
-        ),
-        (
-            Verdict::Moved,
-            "moved with the machine (its drift probes or core clock read it slower or faster, in a slow phase of a run or between the runs): rerun both to tell a regression from a state change",
-        ),
-        (Verdict::OnlyA, "of A are missing from B"),
-        (
-            Verdict::Different,
-            "were measured under different conditions (pages, working set)",
-        ),
-    ] {
-        let k = keys(v);
-        if !k.is_empty() {
-            unseen.push(format!("{} figure(s) {why} ({})", k.len(), k.join(", ")));
-        }
-    }
-    if judged == 0 {
-        unseen.push("no figure could be judged".into());
-    }
-    unseen
 }
 
 /// Where `report` writes by default: beside a result file, else in the current directory.

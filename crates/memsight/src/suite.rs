@@ -71,6 +71,43 @@ pub trait Suite {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome>;
 }
 
+/// What a suite's plan in `memsight run` sees: enough to predict its time, nothing to measure
+/// with (its machine answers from what is known or reported, never by measuring).
+pub struct PlanCtx<'a> {
+    pub level: Level,
+    pub env: &'a Environment,
+    pub latency: &'a LatencySettings,
+    pub machine: &'a memsight_suites::measure::machine::Machine,
+    /// What the run's streaming check will take, seconds (the first suite needing it makes it).
+    pub streaming_s: f64,
+    pub dmidecode: Option<std::path::PathBuf>,
+}
+
+impl PlanCtx<'_> {
+    /// Why a suite needing two CPUs, or more than a quick run, is skipped (`None`: it runs).
+    pub fn skip(&self, what: &str, needs_two: bool) -> Option<String> {
+        level_skip(self.level, self.env, what, needs_two)
+    }
+}
+
+/// What a suite would do in a run, predicted.
+pub enum Planned {
+    Runs(memsight_suites::measure::timing::Estimate),
+    /// Why it does not run at this level or on this machine.
+    Skips(String),
+}
+
+fn level_skip(level: Level, env: &Environment, what: &str, needs_two: bool) -> Option<String> {
+    if needs_two && env.allowed_cpus.len() < 2 {
+        Some(format!("{what}: needs at least 2 CPUs"))
+    } else if level == Level::Quick {
+        let why = memsight_results::document::SKIP_NOT_QUICK;
+        Some(format!("{what}: {why}"))
+    } else {
+        None
+    }
+}
+
 /// What `memsight run` gives every suite.
 pub struct RunCtx<'a> {
     pub level: Level,
@@ -96,6 +133,11 @@ pub struct RunCtx<'a> {
     /// Whether every suite so far ran to its end.
     pub complete: bool,
     pub tick: Tick<'a>,
+    /// Each suite's predicted time (what it took is filled in as it runs), the budget, and the
+    /// suites the budget left out.
+    pub timing: memsight_suites::measure::timing::RunTiming,
+    /// When the run started, for the budget's check before each suite.
+    pub started: std::time::Instant,
 }
 
 impl RunCtx<'_> {
@@ -107,16 +149,7 @@ impl RunCtx<'_> {
 
     /// Why a suite needing two CPUs, or more than a quick run, is skipped (`None`: it runs).
     pub fn skip(&self, what: &str, needs_two: bool) -> Option<String> {
-        if needs_two && self.env.allowed_cpus.len() < 2 {
-            Some(format!("{what}: needs at least 2 CPUs"))
-        } else if self.level == Level::Quick {
-            Some(format!(
-                "{what}: {}",
-                memsight_results::document::SKIP_NOT_QUICK
-            ))
-        } else {
-            None
-        }
+        level_skip(self.level, self.env, what, needs_two)
     }
 
     /// The progress callback with the suite's name in front of each step.
@@ -145,6 +178,10 @@ pub enum Step<R> {
 pub trait InRun {
     type Results;
 
+    /// What the suite would do at `ctx.level` here and how long it is predicted to take, without
+    /// measuring.
+    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned>;
+
     /// Runs the suite as `ctx.level` asks, with what the suites before it found.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<Self::Results>>;
 }
@@ -162,7 +199,13 @@ pub fn step<S: InRun>(
         interrupted(ctx, name, "not run: interrupted before its turn");
         return Ok(());
     }
+    let used = ctx.started.elapsed().as_secs_f64();
+    if let Some(why) = ctx.timing.over_budget(name, used) {
+        ctx.run.skipped.push(why);
+        return Ok(());
+    }
     let first = ctx.run.suites().is_empty();
+    let began = std::time::Instant::now();
     if let Some(d) = ctx.drift {
         d.begin(name);
     }
@@ -186,6 +229,7 @@ pub fn step<S: InRun>(
     if let Some(d) = ctx.drift {
         d.end(matches!(outcome, Step::Ran(..)));
     }
+    ctx.timing.took(name, began.elapsed().as_secs_f64());
     match outcome {
         Step::Ran(r, done) => {
             store(&mut ctx.run, r);

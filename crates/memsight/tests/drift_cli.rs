@@ -100,6 +100,13 @@ fn no_drift_takes_no_probe() {
         .unwrap()))
     .unwrap();
     assert!(doc["results"].get("drift").is_none(), "{}", doc["results"]);
+    // The run records its predicted time beside what the suite took (without probes in either).
+    let timing = &doc["results"]["timing"];
+    let latency = &timing["suites"][0];
+    assert_eq!(latency["suite"], "latency", "{timing}");
+    assert!(latency["predicted_s"].as_f64().unwrap() > 0.0, "{timing}");
+    assert!(latency["actual_s"].as_f64().unwrap() > 0.0, "{timing}");
+    assert_eq!(timing["start_s"], 0.0, "{timing}");
 }
 
 /// Ctrl-C during a run keeps the probes taken so far with the partial run. The signal comes

@@ -6,6 +6,7 @@
 //! verdict for CI systems.
 
 pub mod baseline;
+pub mod gate;
 pub mod judge;
 pub mod junit;
 pub mod make;

@@ -63,7 +63,35 @@ pub struct Comparison {
     pub curve_points_left_out: usize,
 }
 
+/// The columns of `memsight compare`'s table.
+pub const COLUMNS: [&str; 8] = [
+    "figure", "unit", "A", "B", "change", "floor", "p", "verdict",
+];
+
 impl Comparison {
+    /// One row per figure under [`COLUMNS`]; `changed`: only those better or worse beyond the
+    /// noise.
+    pub fn table_rows(&self, changed: bool) -> Vec<Vec<String>> {
+        let num = crate::view::num;
+        let pct = |x: f64| format!("{:+.1}%", x * 100.0);
+        self.rows
+            .iter()
+            .filter(|r| !changed || matches!(r.verdict, Verdict::Better | Verdict::Worse))
+            .map(|r| {
+                vec![
+                    r.label.clone(),
+                    r.unit.clone(),
+                    r.a.map_or("-".into(), num),
+                    r.b.map_or("-".into(), num),
+                    r.change.map_or("-".into(), pct),
+                    r.floor.map_or("-".into(), |x| format!("{:.1}%", x * 100.0)),
+                    r.p_value.map_or("-".into(), |p| format!("{p:.1e}")),
+                    r.verdict.word().to_string(),
+                ]
+            })
+            .collect()
+    }
+
     /// The figures B made worse beyond the noise and by at least `min_change` (a fraction; 0:
     /// any change the comparison judged worse).
     pub fn regressions(&self, min_change: f64) -> Vec<&Row> {

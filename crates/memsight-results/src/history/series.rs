@@ -261,3 +261,37 @@ impl<'a> HistoryReport<'a> {
         }
     }
 }
+
+/// The columns of `memsight history`'s table of runs.
+pub const RUN_COLUMNS: [&str; 10] = [
+    "id",
+    "started",
+    "host",
+    "machine",
+    "CPU",
+    "command",
+    "level",
+    "complete",
+    "s",
+    "directory",
+];
+
+/// One row per stored run, under [`RUN_COLUMNS`].
+pub fn run_rows(rows: &[super::RunRow]) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|r| {
+            vec![
+                r.id.to_string(),
+                r.started.clone(),
+                r.host.clone(),
+                r.fingerprint.clone(),
+                r.cpu.clone().unwrap_or_default(),
+                r.command.clone(),
+                r.level.clone(),
+                if r.complete { "yes" } else { "partial" }.to_string(),
+                format!("{:.0}", r.duration_s),
+                r.directory.clone().unwrap_or_default(),
+            ]
+        })
+        .collect()
+}

@@ -3,8 +3,10 @@
 //! presenter is `present/<suite>.rs` (declared from the registry); it has no renderer code.
 
 pub(crate) mod drift;
+pub mod env;
 mod fleet;
 pub(crate) mod story;
+pub mod timing;
 
 use memsight_core::topology::CacheGroup;
 use memsight_suites::dimms::DimmsResults;

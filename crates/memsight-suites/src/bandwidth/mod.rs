@@ -10,6 +10,8 @@
 //! estimated DRAM bytes beside them ([`spec`]); "best" is the fastest sample (STREAM reports the
 //! best time). Kernels use the widest vector width the CPU has unless `--isa` says otherwise.
 
+mod estimate;
+pub use estimate::estimate;
 mod findings;
 mod l1;
 pub use l1::L1Read;

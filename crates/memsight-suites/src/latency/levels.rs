@@ -122,10 +122,19 @@ pub fn segment(latencies: &[f64]) -> Vec<std::ops::Range<usize>> {
 /// of the one before it (within the band) merged into it, a shoulder (less than
 /// [`NEW_LEVEL_FACTOR`] slower, and no longer) dropped, and, where memory follows at `memory_ns`, a segment as
 /// slow as memory ([`crate::measure::reach::MEMORY_FLOOR_NS`], or a shoulder of memory's own latency)
-/// dropped as part of the way into it.
-fn cache_segments(lat: &[f64], end: usize, memory_ns: Option<f64>) -> Vec<Segment> {
+/// dropped as part of the way into it. A short run of two sizes just before memory counts only
+/// when both converged: two points whose samples spread ±50% on the way from the last cache into
+/// memory (a busy host's L3 edge) are a transition, not a level to name.
+fn cache_segments(lat: &[f64], noisy: &[bool], end: usize, memory_ns: Option<f64>) -> Vec<Segment> {
     let mut kept: Vec<Segment> = Vec::new();
-    for seg in segments(&lat[..end]) {
+    let mut found = segments(&lat[..end]);
+    if found
+        .last()
+        .is_some_and(|s| s.members.len() < MIN_POINTS && s.members.iter().any(|&i| noisy[i]))
+    {
+        found.pop();
+    }
+    for seg in found {
         let ns = seg.ns(lat);
         if memory_ns.is_some_and(|m| {
             ns >= crate::measure::reach::MEMORY_FLOOR_NS || ns * NEW_LEVEL_FACTOR > m
@@ -191,7 +200,8 @@ pub fn detect(all: &[Point], topo: &Topology, ghz: Option<f64>) -> Levels {
             .position(|p| p.size_bytes == m.from_bytes)
             .unwrap_or(points.len())
     });
-    let mut plateaus: Vec<Plateau> = cache_segments(&lat, from, memory.map(|m| m.ns))
+    let noisy: Vec<bool> = points.iter().map(|p| p.noisy).collect();
+    let mut plateaus: Vec<Plateau> = cache_segments(&lat, &noisy, from, memory.map(|m| m.ns))
         .iter()
         .map(|s| plateau(points, &lat, s, ghz))
         .collect();

@@ -12,6 +12,8 @@
 //! memory-level parallelism (k = 1…10 independent chains) on a set that is in memory for the
 //! core: sized from the curve's reach, never a size a cache can serve.
 
+mod estimate;
+pub use estimate::estimate;
 pub mod ladder;
 pub mod levels;
 mod settings;

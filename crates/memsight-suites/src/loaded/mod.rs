@@ -22,6 +22,8 @@
 //! Bandwidth per point = load visits × DRAM bytes per visit (regular stores add a read for
 //! ownership) + the chase's own 64 B per load, over the sampling window (GB/s, 10⁹ B/s).
 
+mod estimate;
+pub use estimate::estimate;
 mod chase;
 mod rounds;
 

@@ -18,6 +18,7 @@
 //! - [`clock`]: the core clock, measured and cross-checked, that cycle figures come from;
 //! - [`counters`]: memory-controller counters (activates, precharges, CAS commands);
 //! - [`drift`]: how the memory available to the machine moved during a run (reference probes);
+//! - [`timing`]: each suite's predicted time in a run, and a run fitted to a time budget;
 //! - [`level`]: how much `memsight run` measures, which each suite's settings follow;
 //! - [`memlevel`]: cache levels and memory, as results name them.
 
@@ -35,6 +36,7 @@ pub mod rate;
 pub mod reach;
 pub mod sampling;
 pub mod sizes;
+pub mod timing;
 
 /// The finding every command measuring on `--dax` memory adds when the memory is emulated.
 pub fn dax_finding(m: &memsight_core::buffer::FileBacking) -> Option<String> {

@@ -85,6 +85,8 @@ impl Default for Config {
 }
 use crate::measure::chase::LadderConfig;
 
+mod estimate;
+pub use estimate::estimate;
 mod findings;
 mod rounds;
 

@@ -11,6 +11,8 @@
 //! 4. Fragmentation (`--fragment`): the 4 KiB sweep again after scattering free memory.
 //! 5. Advice: offsets to avoid, a safe padding, and huge vs 4 KiB pages (peak vs worst case).
 
+mod estimate;
+pub use estimate::estimate;
 mod advice;
 pub use crate::measure::counters;
 pub use advice::recurring_dips;

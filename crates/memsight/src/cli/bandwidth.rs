@@ -7,7 +7,7 @@ use memsight_suites::bandwidth::{self, BandwidthResults, BandwidthSettings, Data
 
 use super::sampling::SamplingArgs;
 use super::values::{Isa, PageKind, duration, rate, size, threads};
-use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
 
 /// `--test`'s long help, its default list read from the suite's own defaults (so the help can
 /// never say other than what runs).
@@ -180,6 +180,12 @@ impl Suite for Args {
 
 impl InRun for Args {
     type Results = BandwidthResults;
+
+    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
+        let cfg = BandwidthSettings::for_level(ctx.level).resolve(ctx.env, ctx.machine)?;
+        let nodes = memsight_suites::measure::timing::nodes_of(&ctx.env.topology, &cfg.cpus);
+        Ok(Planned::Runs(bandwidth::estimate(&cfg, nodes, ctx.streaming_s)))
+    }
 
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<BandwidthResults>> {
         let cfg = BandwidthSettings::for_level(ctx.level).resolve(ctx.env, &ctx.machine)?;

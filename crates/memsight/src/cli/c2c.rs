@@ -5,7 +5,7 @@ use memsight_suites::c2c::{self, C2cResults, Config};
 
 use super::sampling::SamplingArgs;
 
-use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
 
 /// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
 #[derive(Debug, Clone, clap::Args)]
@@ -41,6 +41,13 @@ impl Suite for Args {
 
 impl InRun for Args {
     type Results = C2cResults;
+
+    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
+        if let Some(why) = ctx.skip("core-to-core latency", true) {
+            return Ok(Planned::Skips(why));
+        }
+        Ok(Planned::Runs(c2c::estimate(&Config::for_level(ctx.level), ctx.env)?))
+    }
 
     /// Needs two CPUs.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<C2cResults>> {

@@ -58,6 +58,11 @@ pub struct CheckArgs {
     /// When measuring: keep the result (run.json and report.html) in this directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// When measuring: fit the run to this time (`memsight run --time-budget`, e.g. 45s under
+    /// Slurm's 60 s limit); a figure the reference needs that the budget left out makes the
+    /// verdict INCOMPLETE, and a budget latency and bandwidth cannot meet is refused (exit 2).
+    #[arg(long, value_name = "DURATION", value_parser = super::values::duration)]
+    pub time_budget: Option<f64>,
     #[command(flatten)]
     pub db: DbArgs,
 }

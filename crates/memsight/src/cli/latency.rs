@@ -6,7 +6,7 @@ use memsight_suites::latency::{self, LatencyResults, LatencySettings, Order};
 
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
-use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
 
 /// Latency ladder: pointer-chase latency from L1 to memory, cache levels, TLB cost and
 /// memory-level parallelism.
@@ -99,6 +99,12 @@ impl Suite for Args {
 
 impl InRun for Args {
     type Results = LatencyResults;
+
+    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
+        let cfg = ctx.latency.resolve(ctx.env)?;
+        let from = ctx.machine.memory(ctx.env)?.memory.from_bytes;
+        Ok(Planned::Runs(latency::estimate(&cfg, from)))
+    }
 
     /// The ladder with the run's latency flags (coarser in a quick run).
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LatencyResults>> {

@@ -8,7 +8,7 @@ use memsight_suites::loaded::{self, Config, LoadedResults};
 
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
-use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
 
 /// Loaded latency: latency vs bandwidth curves, one per read:write mix (the read-share family
 /// and the non-temporal mixes), with the knee and saturation bandwidth.
@@ -86,6 +86,14 @@ impl Suite for Args {
 
 impl InRun for Args {
     type Results = LoadedResults;
+
+    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
+        if let Some(why) = ctx.skip("loaded latency", true) {
+            return Ok(Planned::Skips(why));
+        }
+        let cfg = Config::for_level(ctx.level);
+        Ok(Planned::Runs(loaded::estimate(&cfg, ctx.env, ctx.machine)?))
+    }
 
     /// Needs a second CPU for the load.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LoadedResults>> {

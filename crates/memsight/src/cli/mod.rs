@@ -401,6 +401,14 @@ pub struct RunArgs {
     /// Run every suite but these (comma-separated).
     #[arg(long, value_name = "SUITES", value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(RUN_SUITES))]
     pub skip: Vec<String>,
+    /// Print each suite's predicted time and the total, from its settings and this machine (or
+    /// --topology-xml), and exit without measuring.
+    #[arg(long, visible_alias = "dry-run", conflicts_with = "fleet")]
+    pub plan: bool,
+    /// Fit the run to this time (e.g. 45s): suites are left out, the studies and matrices first,
+    /// until the predicted time fits; refused when latency and bandwidth alone do not.
+    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
+    pub time_budget: Option<f64>,
     #[command(flatten, next_help_heading = "Fleet mode")]
     pub fleet: FleetRankArgs,
     #[command(

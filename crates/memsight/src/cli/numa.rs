@@ -6,7 +6,7 @@ use memsight_suites::numa::{self, Config, NumaResults};
 
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
-use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
 
 /// Latency and bandwidth matrices: every CPU node × every memory node (CPU-less included),
 /// interleaved memory, and what the firmware claims.
@@ -70,6 +70,14 @@ impl Suite for Args {
 
 impl InRun for Args {
     type Results = NumaResults;
+
+    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
+        if let Some(why) = ctx.skip("NUMA matrices", false) {
+            return Ok(Planned::Skips(why));
+        }
+        let cfg = Config::for_level(ctx.level);
+        Ok(Planned::Runs(numa::estimate(&cfg, ctx.env, ctx.machine)?))
+    }
 
     /// Where there is more than one NUMA node.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<NumaResults>> {

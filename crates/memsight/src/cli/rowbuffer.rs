@@ -10,7 +10,7 @@ use memsight_suites::rowbuffer::counters::CounterSpec;
 use memsight_suites::rowbuffer::{self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings, Stat};
 
 use super::values::size;
-use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
 
 /// Row-buffer conflicts and physical page mapping: STREAM offset sweeps on contiguous and
 /// demand-paged memory, dip detection and period prediction, a row-conflict probe, advice.
@@ -213,6 +213,15 @@ impl Suite for Args {
 
 impl InRun for Args {
     type Results = RowbufferResults;
+
+    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
+        let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
+            let why = memsight_results::document::SKIP_THOROUGH_ONLY;
+            return Ok(Planned::Skips(format!("row-buffer study: {why} (memsight rowbuffer)")));
+        };
+        let cfg = settings.resolve(ctx.env, ctx.machine)?;
+        Ok(Planned::Runs(rowbuffer::estimate(&cfg, ctx.env)))
+    }
 
     /// A short study, in thorough runs only.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<RowbufferResults>> {

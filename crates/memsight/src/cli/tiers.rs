@@ -8,7 +8,7 @@ use memsight_suites::tiers::{self, Config, Part, TiersResults};
 
 use super::sampling::SamplingArgs;
 use super::values::{List, PageKind, list, numbers, size};
-use crate::suite::{InRun, Outcome, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
 
 /// Memory tiers (DRAM, HBM, CXL, persistent memory, DAX): idle read and write latency,
 /// bandwidth, loaded-latency knee and access granularity per node, the working set against near
@@ -121,8 +121,23 @@ impl Suite for Args {
     }
 }
 
+const ONE_TIER: &str =
+    "memory tiers: one memory tier and no near memory here (memsight tiers measures it anyway)";
+
 impl InRun for Args {
     type Results = TiersResults;
+
+    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
+        let Some(cfg) = Config::for_level(ctx.level) else {
+            let why = memsight_results::document::SKIP_NOT_QUICK;
+            return Ok(Planned::Skips(format!("memory tiers: {why}")));
+        };
+        let plan = tiers::make_plan(&cfg, ctx.env, &FsRoot::from_env())?;
+        if plan.tiers.len() < 2 && plan.near.is_none() {
+            return Ok(Planned::Skips(ONE_TIER.into()));
+        }
+        Ok(Planned::Runs(tiers::estimate(&cfg, &plan, ctx.env, ctx.machine)?))
+    }
 
     /// Where the machine has more than one memory tier or near memory in front of far memory,
     /// with Memory Mode from the run's inventory.
@@ -144,10 +159,7 @@ impl InRun for Args {
         };
         let plan = tiers::make_plan(&cfg, ctx.env, &FsRoot::from_env())?;
         if plan.tiers.len() < 2 && plan.near.is_none() {
-            return Ok(Step::Skipped(
-                "memory tiers: one memory tier and no near memory here (memsight tiers measures it anyway)"
-                    .into(),
-            ));
+            return Ok(Step::Skipped(ONE_TIER.into()));
         }
         let (r, done) = ctx.ticking("tiers", |tick| tiers::run(&cfg, ctx.env, &ctx.machine, tick))?;
         Ok(Step::Ran(r, done))

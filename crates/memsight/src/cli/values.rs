@@ -22,30 +22,9 @@ pub fn duration(s: &str) -> Result<f64, String> {
         .map_err(|e| format!("{e} (e.g. 90, 30s, 10m, 2h, 1d)"))
 }
 
-/// A bandwidth in GB/s: `10`, `10GB/s`, `10G`, or MB/s as `500MB/s`, `500M` (decimal units, as
-/// memsight prints them).
+/// A bandwidth in GB/s: `10`, `10GB/s`, or MB/s as `500MB/s` ([`memsight_core::units::parse_rate`]).
 pub fn rate(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let (number, scale) = if let Some(n) = lower
-        .strip_suffix("gb/s")
-        .or_else(|| lower.strip_suffix('g'))
-    {
-        (n, 1.0)
-    } else if let Some(n) = lower
-        .strip_suffix("mb/s")
-        .or_else(|| lower.strip_suffix('m'))
-    {
-        (n, 1e-3)
-    } else {
-        (lower.as_str(), 1.0)
-    };
-    match number.trim().parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v * scale),
-        _ => Err(format!(
-            "'{t}' is not a bandwidth: give GB/s or MB/s, e.g. 10GB/s or 500MB/s"
-        )),
-    }
+    memsight_core::units::parse_rate(s).map_err(|e| e.to_string())
 }
 
 /// A list of CPUs or nodes, as `0-3,8` gives it.

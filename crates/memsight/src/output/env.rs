@@ -163,91 +163,19 @@ fn state(env: &Environment) {
     );
 }
 
-/// Caches, CPU-side and memory-side.
-fn caches(t: &memsight_core::topology::Topology) {
-    let mut caches = table(&[
-        "level",
-        "kind",
-        "size",
-        "line",
-        "ways",
-        "instances",
-        "threads each",
-    ]);
-    for c in &t.caches {
-        caches.add_row(vec![
-            format!("L{}", c.level),
-            c.kind.clone(),
-            format_bytes(c.size_bytes),
-            c.line_bytes.map_or("?".into(), |l| format!("{l} B")),
-            c.ways.map_or("?".into(), |w| {
-                if w == 0 { "full".into() } else { w.to_string() }
-            }),
-            c.instances.to_string(),
-            c.threads_per_instance.to_string(),
-        ]);
-    }
-    for c in &t.memory_side_caches {
-        caches.add_row(vec![
-            "memory-side".into(),
-            c.kind.clone(),
-            format_bytes(c.size_bytes),
-            c.line_bytes.map_or("?".into(), |l| format!("{l} B")),
-            "".into(),
-            c.instances.to_string(),
-            c.threads_per_instance.to_string(),
-        ]);
-    }
+/// Caches, CPU-side and memory-side; NUMA nodes, CPU-less ones included; memory devices the
+/// OS lists (DAX, CXL, PMEM): tables whose rows the results crate makes.
+fn topology_tables(t: &memsight_core::topology::Topology) {
+    use memsight_results::present::env as rows;
+    let mut caches = table(&rows::CACHE_COLUMNS);
+    caches.add_rows(rows::caches(t));
     say!("\nCaches (hwloc; cross-checked with sysfs and CPUID)\n{caches}");
-}
-
-/// NUMA nodes, CPU-less ones included.
-fn nodes(t: &memsight_core::topology::Topology) {
-    let mut nodes = table(&[
-        "node",
-        "memory",
-        "CPUs",
-        "near CPUs",
-        "kind",
-        "tier",
-        "allowed",
-    ]);
-    for n in &t.numa_nodes {
-        nodes.add_row(vec![
-            n.os_index.to_string(),
-            format_bytes(n.memory_bytes),
-            if n.cpu_less {
-                "none (CPU-less)".into()
-            } else {
-                format_list(&n.cpus)
-            },
-            format_list(&n.near_cpus),
-            n.kind
-                .clone()
-                .or_else(|| n.dax_type.clone())
-                .unwrap_or_else(|| "-".into()),
-            n.memory_tier.map_or("-".into(), |t| t.to_string()),
-            yes(n.allowed).into(),
-        ]);
-    }
+    let mut nodes = table(&rows::NODE_COLUMNS);
+    nodes.add_rows(rows::nodes(t));
     say!("\nNUMA nodes\n{nodes}");
-}
-
-/// Memory devices the OS lists (DAX, CXL, PMEM).
-fn devices(t: &memsight_core::topology::Topology) {
     if !t.memory_devices.is_empty() {
-        let mut devs = table(&["device", "kind", "details"]);
-        for d in &t.memory_devices {
-            devs.add_row(vec![
-                d.name.clone(),
-                d.subtype.clone().unwrap_or_default(),
-                d.info
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            ]);
-        }
+        let mut devs = table(&rows::DEVICE_COLUMNS);
+        devs.add_rows(rows::devices(t));
         say!("\nMemory devices\n{devs}");
     }
 }
@@ -255,9 +183,7 @@ fn devices(t: &memsight_core::topology::Topology) {
 /// Prints the environment report.
 pub fn print(env: &Environment) {
     facts(env);
-    caches(&env.topology);
-    nodes(&env.topology);
-    devices(&env.topology);
+    topology_tables(&env.topology);
     print_warnings(env);
 }
 

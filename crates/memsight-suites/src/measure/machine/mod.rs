@@ -40,6 +40,25 @@ impl Machine {
         }
     }
 
+    /// A machine to predict times with, and the seconds the run's streaming check will take
+    /// (none once made): the reach known so far, else what the reported caches say, with the
+    /// streaming check's largest answer where it is not made yet ([`streaming::predicted`]).
+    /// Nothing asked of it measures.
+    pub fn for_planning(&self, env: &Environment) -> (Machine, f64) {
+        let cpu = env.allowed_cpus.first().copied().unwrap_or(0);
+        let known = self.known().unwrap_or_else(|| probe::reported(env, cpu));
+        let (stream, seconds) = match known.stream {
+            Some(s) => (s, 0.0),
+            None => streaming::predicted(env, &known),
+        };
+        let planning = Machine::with_reach(MemoryReach {
+            source: ReachSource::Reported,
+            stream: Some(stream),
+            ..known
+        });
+        (planning, seconds)
+    }
+
     /// The reach known so far, if any.
     pub fn known(&self) -> Option<MemoryReach> {
         *self.reach.lock().unwrap_or_else(|e| e.into_inner())

@@ -23,6 +23,21 @@ pub(crate) fn check(env: &Environment, r: &MemoryReach) -> Result<StreamCheck> {
     memsight_core::pin::run_team(&[r.cpu], |_, _, _| measure(env, start, reference))?.remove(0)
 }
 
+/// What the check would find, predicted without measuring (memory from the reference on: the
+/// largest size it can give), and the seconds it would take: the reference faulted in and read
+/// twice, then every doubling size read 4 times (the most it reads).
+pub(crate) fn predicted(env: &Environment, r: &MemoryReach) -> (StreamCheck, f64) {
+    use crate::measure::timing::{fill_s, read_s};
+    let (start, reference) = sizes(env, r.working_set());
+    let mut seconds = fill_s(reference, 1, 1) + 2.0 * read_s(reference);
+    let mut size = start;
+    while size < reference {
+        seconds += (1 + PASSES) as f64 * read_s(size);
+        size *= 2;
+    }
+    (stream_start(&[], (reference, f64::NAN)), seconds)
+}
+
 /// The reference and the first size tried. The reference: four times the start and twice the
 /// largest reported cache (past any cache, yet not the 4 × claim that makes a hypervisor's
 /// 480 MiB L3 cost 2 GiB), at least twice the start; but no more than half of what this process
