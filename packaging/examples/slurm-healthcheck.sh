@@ -13,8 +13,10 @@
 # (139), a panic (101), an OOM kill (137), a missing binary (127). A health check that could not
 # judge the node has not found it healthy. Slurm kills a HealthCheckProgram after 60 s, so the
 # measurement is fitted to MEMSIGHT_TIME_BUDGET (default 45s, `memsight check --time-budget`):
-# suites the reference does not need are left out first; a node on which latency and bandwidth
-# alone are predicted to take longer is refused (exit 2) and drained, never killed half way.
+# the check measures only what the reference needs, and leaves its studies and matrices out
+# first; a node on which latency and bandwidth alone are predicted to take longer is refused
+# before they measure (exit 2) and drained with that reason. 15 s are left as a margin: latency
+# and bandwidth, once started, are not stopped.
 reference=${MEMSIGHT_REFERENCE:-/etc/memsight/node-reference.toml}
 node=${SLURMD_NODENAME:-$(hostname -s)}
 memsight=${MEMSIGHT:-memsight}

@@ -93,6 +93,7 @@ pub fn measure(
     dir: &Path,
     quiet: bool,
 ) -> anyhow::Result<Document> {
+    let began = std::time::Instant::now();
     if !crate::cli::RUN_SUITES.iter().any(|n| selected(a, n)) {
         return Err(memsight_core::Error::input(
             "--only and --skip leave no suite to run: nothing would be measured",
@@ -139,9 +140,9 @@ pub fn measure(
                 complete: true,
                 tick,
                 timing,
-                // The budget counts from the process's start (the environment, the probes'
-                // buffer and where memory begins came first).
-                started: std::time::Instant::now() - started.elapsed().unwrap_or_default(),
+                // The budget counts from before the probes' buffer and where memory begins
+                // (a monotonic clock: a wall clock stepped at boot would move it).
+                started: began,
             };
             ctx.run.skipped.extend(interrupted);
             let stepped = steps(&mut ctx);

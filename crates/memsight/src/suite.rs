@@ -201,6 +201,7 @@ pub fn step<S: InRun>(
     }
     let used = ctx.started.elapsed().as_secs_f64();
     if let Some(why) = ctx.timing.over_budget(name, used) {
+        ctx.timing.leave_out(name);
         ctx.run.skipped.push(why);
         return Ok(());
     }
@@ -229,7 +230,9 @@ pub fn step<S: InRun>(
     if let Some(d) = ctx.drift {
         d.end(matches!(outcome, Step::Ran(..)));
     }
-    ctx.timing.took(name, began.elapsed().as_secs_f64());
+    if let Step::Ran(..) = outcome {
+        ctx.timing.took(name, began.elapsed().as_secs_f64());
+    }
     match outcome {
         Step::Ran(r, done) => {
             store(&mut ctx.run, r);

@@ -122,16 +122,17 @@ pub fn segment(latencies: &[f64]) -> Vec<std::ops::Range<usize>> {
 /// of the one before it (within the band) merged into it, a shoulder (less than
 /// [`NEW_LEVEL_FACTOR`] slower, and no longer) dropped, and, where memory follows at `memory_ns`, a segment as
 /// slow as memory ([`crate::measure::reach::MEMORY_FLOOR_NS`], or a shoulder of memory's own latency)
-/// dropped as part of the way into it. A short run of two sizes just before memory counts only
-/// when both converged: two points whose samples spread ±50% on the way from the last cache into
-/// memory (a busy host's L3 edge) are a transition, not a level to name.
+/// dropped as part of the way into it. A short run of two sizes just before memory is no level
+/// when neither converged (each stopped wider than ±5%): two points whose samples spread from
+/// the last cache's latency to memory's, on a busy host's L3 edge, are a transition. A guest's
+/// one-octave L3 of two points, either of them converged, stays a level.
 fn cache_segments(lat: &[f64], noisy: &[bool], end: usize, memory_ns: Option<f64>) -> Vec<Segment> {
     let mut kept: Vec<Segment> = Vec::new();
     let mut found = segments(&lat[..end]);
-    if found
-        .last()
-        .is_some_and(|s| s.members.len() < MIN_POINTS && s.members.iter().any(|&i| noisy[i]))
-    {
+    let memory_follows = end < lat.len();
+    let unsettled =
+        |s: &Segment| s.members.len() < MIN_POINTS && s.members.iter().all(|&i| noisy[i]);
+    if memory_follows && found.last().is_some_and(unsettled) {
         found.pop();
     }
     for seg in found {

@@ -39,16 +39,10 @@ pub const PROBE_EVERY_S: f64 = 5.0;
 /// reference probes' buffer, touched and chained, seconds.
 pub const START_S: f64 = 0.6;
 
-/// Suites a time budget leaves out first to last: the studies before the matrices, the
-/// matrices before the health-check figures (latency and bandwidth, which are never left out).
-pub const TRIM_ORDER: [&str; 6] = [
-    "rowbuffer",
-    "tiers",
-    "loaded-latency",
-    "c2c",
-    "numa",
-    "dimms",
-];
+/// Suites a time budget leaves out first to last: the studies before the matrices. The
+/// health-check figures (latency and bandwidth) and the DIMM inventory (a table read in
+/// milliseconds) are never left out.
+pub const TRIM_ORDER: [&str; 5] = ["rowbuffer", "tiers", "loaded-latency", "c2c", "numa"];
 
 /// A suite's predicted time in a run and what the prediction counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -205,6 +199,8 @@ impl RunTiming {
                 "{name}: left out to fit --time-budget {budget:.0}s (predicted {p:.1} s)"
             ));
         }
+        // (A suite its plan said would not run that runs after all, tiers under Memory Mode
+        // found by the DIMM inventory, was given no time: it runs, and its time is recorded.)
         let predicted = self.suites.iter().find(|s| s.suite == name)?.predicted_s;
         (TRIM_ORDER.contains(&name) && used_s + predicted > budget).then(|| {
             format!(
@@ -217,6 +213,14 @@ impl RunTiming {
     pub fn took(&mut self, name: &str, seconds: f64) {
         if let Some(s) = self.suites.iter_mut().find(|s| s.suite == name) {
             s.actual_s = Some(seconds);
+        }
+    }
+
+    /// Moves suite `name` to the suites left out (the run found no time left for it).
+    pub fn leave_out(&mut self, name: &str) {
+        if let Some(i) = self.suites.iter().position(|s| s.suite == name) {
+            let s = self.suites.remove(i);
+            self.left_out.push(s);
         }
     }
 
@@ -236,6 +240,9 @@ impl RunTiming {
 /// short study need not go because a long matrix did). `Err` with the smallest prediction when
 /// even the suites never left out (latency, bandwidth) do not fit.
 pub fn fit(mut plan: RunTiming, budget_s: f64) -> Result<RunTiming, f64> {
+    if !(budget_s > 0.0 && budget_s.is_finite()) {
+        return Err(plan.predicted_s());
+    }
     plan.budget_s = Some(budget_s);
     let order: Vec<String> = plan.suites.iter().map(|s| s.suite.clone()).collect();
     for name in TRIM_ORDER {
@@ -313,6 +320,7 @@ mod tests {
         assert_eq!(fit(plan(), 100.0).unwrap().suites.len(), 6);
         // Latency and bandwidth are kept: a budget they cannot meet is refused with their time.
         assert_eq!(fit(plan(), 10.0), Err(16.0));
+        assert!(fit(plan(), f64::NAN).is_err() && fit(plan(), 0.0).is_err());
     }
 
     #[test]
@@ -331,6 +339,8 @@ mod tests {
         );
         // Latency and bandwidth run once kept, however late.
         assert_eq!(p.over_budget("bandwidth", 44.0), None);
+        // The DIMM inventory costs nothing and is never left out, however late.
+        assert_eq!(p.over_budget("dimms", 45.0), None);
         p.took("numa", 19.5);
         assert_eq!(
             p.suites
@@ -347,6 +357,9 @@ mod tests {
         );
         // Without a budget nothing is left out.
         assert_eq!(plan().over_budget("c2c", 1e9), None);
+        p.leave_out("numa");
+        assert!(p.left_out.iter().any(|s| s.suite == "numa"));
+        assert!(!p.suites.iter().any(|s| s.suite == "numa"));
     }
 
     #[test]
