@@ -369,8 +369,8 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// A coarse latency ladder and the main bandwidth tests: about 7 s on a 2-CPU machine
-    /// (the default level about 40 s, --thorough about 2 min; more CPUs and NUMA nodes take
+    /// A coarse latency ladder and the main bandwidth tests: 6–10 s on a 2-CPU machine
+    /// (the default level about 50 s, --thorough about 4 min; more CPUs and NUMA nodes take
     /// longer).
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
