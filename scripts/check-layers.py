@@ -18,6 +18,14 @@
    only on what it is given (machine facts travel in `memsight_suites::machine::Machine`), never on
    which suite ran before it in the same process.
 
+5. Figure keys are read only through `memsight_results::key`: outside its folder, no code
+   takes a key's text apart (`.key.split(…)`, `.starts_with`, `.strip_prefix`, `.contains`,
+   `.as_str()` …) and no string literal spells a key (`"dimms/peak"`: a literal that starts
+   with a family's prefix and a `/`; the prefixes are read from `suite_of_prefix` in
+   key/mod.rs). A line that holds such a literal for another reason says `// not a key:` why.
+
+Test code (modules behind `#[cfg(test)]`, tests.rs and *_tests.rs) is left out of rules 2-5.
+
 Usage: scripts/check-layers.py [REPO]   (exit 0 clean, 1 on a violation)
 """
 import pathlib
@@ -90,25 +98,131 @@ def module_path(src, f):
     return rel
 
 
-def strip_comments(text):
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
+def mask(text):
+    """The code alone, at the same offsets: comments (nested block comments too) and the
+    insides of string and char literals become spaces (newlines kept), so that neither a `//`
+    in a string nor a brace in a literal is read as code, and an offset in the mask is one in
+    the file."""
+    out, i, n = list(text), 0, len(text)
+
+    def blank(a, b):
+        for k in range(a, min(b, n)):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j == -1 else j
+            blank(i, j)
+            i = j
+        elif text.startswith("/*", i):
+            start, depth, i = i, 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+            blank(start, i)
+        elif (raw := RAW.match(text, i)) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            end = text.find('"' + raw.group(1), raw.end())
+            end = n if end == -1 else end
+            blank(raw.end(), end)
+            i = end + 1 + len(raw.group(1))
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, j)
+            i = j + 1
+        elif ch := CHAR.match(text, i):
+            blank(i + 1, ch.end() - 1)
+            i = ch.end()
+        else:
+            i += 1
+    return "".join(out)
+
+
+RAW = re.compile(r'b?r(#*)"')
+CHAR = re.compile(r"'(?:\\[^']{1,10}|[^'\\])'")
+
+
+def resolve(here, segments):
+    """A path's segments from the crate root: `crate` starts there, `self` at this module, and
+    every `super` (as many as are chained: `super::super::x`) one module up."""
+    base = list(here)
+    rest = list(segments)
+    if rest and rest[0] == "crate":
+        base, rest = [], rest[1:]
+    while rest and rest[0] in ("self", "super"):
+        if rest.pop(0) == "super":
+            base = base[:-1]
+    return base + rest
 
 
 def paths_named(text, here):
-    """Module paths a file names: `crate::a::b`, `super::x`, `self::x`, grouped imports too."""
+    """Module paths a file names: `crate::a::b`, `super::x`, `super::super::x`, `self::x`,
+    grouped imports too."""
     out = []
-    parent = here[:-1]
     for m in re.finditer(r"\b(crate|super|self)::((?:\w+::)*)(\{[^}]*\}|\w+)", text):
+        # A match inside a longer path (`x::super::y` cannot be written) or one that starts
+        # after another `super::`/`self::` of the same path is the tail of a path already read.
+        before = text[max(0, m.start() - 2) : m.start()]
+        if before == "::":
+            continue
         head, mid, last = m.group(1), m.group(2), m.group(3)
-        base = {"crate": [], "super": parent, "self": here}[head]
-        prefix = base + [p for p in mid.split("::") if p]
+        prefix = resolve(here, [head] + [p for p in mid.split("::") if p])
         if last.startswith("{"):
             for item in re.findall(r"(?:^|[{,])\s*([\w:]+)", last):
-                out.append(prefix + [p for p in item.split("::") if p and p != "self"])
+                out.append(resolve(prefix, [p for p in item.split("::") if p and p != "self"]))
         else:
             out.append(prefix + [last])
     return out
+
+
+def test_spans(code):
+    """The spans of the items behind `#[cfg(test)]` in masked code: a test module's block
+    (however much code follows it), a test function, a `use` or a `mod tests;` line. Only
+    those: code after a test module is still read."""
+    spans, pos = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]", code):
+        if m.start() < pos:
+            continue
+        i = m.end()
+        # Further attributes on the same item.
+        while a := re.compile(r"\s*#\[[^\]]*\]").match(code, i):
+            i = a.end()
+        brace, semi = code.find("{", i), code.find(";", i)
+        if brace != -1 and (semi == -1 or brace < semi):
+            depth, pos = 0, len(code)
+            for k in range(brace, len(code)):
+                if code[k] == "{":
+                    depth += 1
+                elif code[k] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        pos = k + 1
+                        break
+        else:
+            pos = len(code) if semi == -1 else semi + 1
+        spans.append((m.start(), pos))
+    return spans
+
+
+def is_test_file(f):
+    """Test modules kept in files of their own (tests.rs, *_tests.rs), as check-size.py counts them."""
+    return f.name == "tests.rs" or f.name.endswith("_tests.rs")
+
+
+def code_of(f):
+    """A file's code as the rules read it: comments and literals blanked, test items out."""
+    code = mask(f.read_text())
+    for a, b in test_spans(code):
+        code = code[:a] + re.sub(r"[^\n]", " ", code[a:b]) + code[b:]
+    return code
 
 
 def module_graphs(src):
@@ -118,8 +232,10 @@ def module_graphs(src):
     modules = {tuple(module_path(src, f)) for f in files}
     graphs, why = {}, {}
     for f in files:
+        if is_test_file(f):
+            continue
         here = module_path(src, f)
-        text = strip_comments(f.read_text()).split("#[cfg(test)]")[0]
+        text = code_of(f)
         for target in paths_named(text, here):
             # The longest prefix that is a module.
             t = next((target[:n] for n in range(len(target), 0, -1) if tuple(target[:n]) in modules), None)
@@ -173,10 +289,51 @@ def process_state(src):
     """Files of a crate that hold process-wide mutable state, with the line."""
     out = []
     for f in sorted(src.rglob("*.rs")):
-        text = strip_comments(f.read_text()).split("#[cfg(test)]")[0]
+        if is_test_file(f):
+            continue
+        text = code_of(f)
         for m in STATE.finditer(text):
             line = text[: m.start()].count("\n") + 1
             out.append(f"{f}:{line}: {m.group(0).strip()}")
+    return out
+
+
+KEY_DIR = pathlib.Path("crates/memsight-results/src/key")
+KEY_TEXT_METHOD = re.compile(
+    r"\.key\s*(?:\.\s*to_string\(\)\s*)?\.\s*(split|rsplit|split_once|starts_with|ends_with|strip_prefix|strip_suffix|contains|find|as_str|chars|bytes)\b"
+)
+
+
+def key_prefixes(repo):
+    """The first parts of key text, as `Key::suite_of_prefix` lists them."""
+    text = (repo / KEY_DIR / "mod.rs").read_text()
+    body = text[text.index("fn suite_of_prefix"):]
+    body = body[: body.index("_ => return None")]
+    return sorted(set(re.findall(r'"([a-z][a-z-]*)"', body)))
+
+
+def key_text_problems(repo):
+    """Code outside the key module that reads or spells key text (rule 5)."""
+    prefixes = key_prefixes(repo)
+    literal = re.compile(r'"(?:%s)/' % "|".join(map(re.escape, prefixes)))
+    out = []
+    for f in sorted((repo / "crates").glob("*/src/**/*.rs")):
+        if is_test_file(f) or (repo / KEY_DIR) in f.parents:
+            continue
+        text = f.read_text()
+        code = code_of(f)
+        lines = text.splitlines()
+        for m in KEY_TEXT_METHOD.finditer(code):
+            line = code[: m.start()].count("\n") + 1
+            out.append(f"{f.relative_to(repo)}:{line}: takes key text apart ({m.group(0).strip()}): use the typed `Key`")
+        for m in literal.finditer(text):
+            # A literal in code (not in a comment, not in a test item): its quote is code.
+            if code[m.start()] != '"':
+                continue
+            line = text[: m.start()].count("\n") + 1
+            if "// not a key:" in lines[line - 1]:
+                continue
+            out.append(f"{f.relative_to(repo)}:{line}: spells a key ({lines[line - 1].strip()}): build a `Key`")
     return out
 
 
@@ -207,10 +364,12 @@ def main():
     problems += sibling_problems(repo / "crates" / "memsight-suites" / "src", repo)
     for hit in process_state(repo / "crates" / "memsight-suites" / "src"):
         problems.append(f"process-wide mutable state in the suites crate (pass it in a value): {hit}")
+    for hit in key_text_problems(repo):
+        problems.append(f"key text read outside memsight_results::key: {hit}")
     for p in problems:
         print(f"check-layers: {p}", file=sys.stderr)
     if not problems:
-        print(f"check-layers: {len(crates)} crates, downward only, no module circle, suites siblings over measure/, no process-wide state in the suites")
+        print(f"check-layers: {len(crates)} crates, downward only, no module circle, suites siblings over measure/, no process-wide state in the suites, key text read only by the key module")
     return 1 if problems else 0
 
 

@@ -56,7 +56,7 @@ fi
 # modules form a circle, suites are siblings over the measuring layer; files, functions and the
 # binary crate stay within their sizes (docs/architecture.md).
 lints() {
-  step cargo fmt --all -- --check
+  step python3 scripts/check-format.py
   step cargo clippy --locked --all-targets -q -- -D warnings
   step python3 scripts/check-layers.py
   step python3 scripts/check-size.py

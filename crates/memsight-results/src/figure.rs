@@ -54,8 +54,9 @@ impl Scope {
 /// One figure of a run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Figure {
-    /// Stable identifier, e.g. `bandwidth/read/2t` or `latency/cpu0/64MiB`.
-    pub key: String,
+    /// Stable identifier, e.g. `bandwidth/read/2t` or `latency/cpu0/64MiB`: typed, and
+    /// written and read as that text.
+    pub key: Key,
     /// Suite that measured it (`latency`, `bandwidth` …).
     pub suite: String,
     /// Words for a person.
@@ -100,19 +101,12 @@ impl Figure {
     /// key's text form, and its suite the key's.
     pub fn scalar(key: Key, label: String, unit: &str, better: Better, value: f64) -> Self {
         let suite = key.suite().to_string();
-        Self::new(key.to_string(), suite, label, unit, better, value)
+        Self::new(key, suite, label, unit, better, value)
     }
 
     /// The one place a figure is spelt out: every constructor starts from the same defaults
     /// (no summary, no conditions, a summary figure), and a field added is set here only.
-    fn new(
-        key: String,
-        suite: String,
-        label: String,
-        unit: &str,
-        better: Better,
-        value: f64,
-    ) -> Self {
+    fn new(key: Key, suite: String, label: String, unit: &str, better: Better, value: f64) -> Self {
         Figure {
             key,
             suite,
@@ -124,16 +118,6 @@ impl Figure {
             conditions: String::new(),
             scope: Scope::Summary,
         }
-    }
-}
-
-impl Figure {
-    /// A figure whose key was read from a file rather than built here (a fleet's headline
-    /// column, which a newer memsight may have written): its key as written, its suite the key's
-    /// first part.
-    pub fn untyped(key: &str, label: String, unit: &str, better: Better, value: f64) -> Self {
-        let suite = key.split('/').next().unwrap_or_default().to_string();
-        Self::new(key.to_string(), suite, label, unit, better, value)
     }
 }
 
@@ -174,7 +158,7 @@ pub fn not_converged(median: f64, [low, high]: [f64; 2]) -> bool {
 impl Figure {
     /// The dimensions its key names ([`crate::key::Key::dims`]).
     pub fn dims(&self) -> crate::dims::Dims {
-        crate::key::dims_of(&self.key)
+        self.key.dims()
     }
 }
 

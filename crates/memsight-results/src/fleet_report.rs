@@ -26,14 +26,38 @@ pub struct FleetMember {
     pub warnings: Vec<String>,
 }
 
+impl FleetMember {
+    /// The member's headline figure of `key`, if it measured one.
+    pub fn headline_of(&self, key: &crate::key::Key) -> Option<f64> {
+        self.headline.get(&key.to_string()).copied()
+    }
+}
+
 /// A headline column.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Headline {
-    pub key: String,
+    pub key: crate::key::Key,
     /// Short column name.
     pub name: String,
     pub unit: String,
     pub lower_is_better: bool,
+}
+
+impl Headline {
+    /// Which way the column's figure is better.
+    pub fn better(&self) -> crate::figure::Better {
+        if self.lower_is_better {
+            crate::figure::Better::Lower
+        } else {
+            crate::figure::Better::Higher
+        }
+    }
+
+    /// A member's value of this column as a figure, of its key's suite and its own sense of
+    /// better, for the report and the export alike.
+    pub fn figure(&self, key: crate::key::Key, label: String, value: f64) -> crate::figure::Figure {
+        crate::figure::Figure::scalar(key, label, &self.unit, self.better(), value)
+    }
 }
 
 /// The `fleet` command's results (and rank 0's report in fleet mode).
@@ -69,7 +93,7 @@ pub struct FleetResults {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Distribution {
     pub group: usize,
-    pub key: String,
+    pub key: crate::key::Key,
     pub label: String,
     pub unit: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -134,7 +158,7 @@ impl Direction {
 pub struct Outlier {
     pub member: String,
     pub group: usize,
-    pub key: String,
+    pub key: crate::key::Key,
     pub label: String,
     pub unit: String,
     pub value: f64,
@@ -247,7 +271,7 @@ pub fn some_names<S: AsRef<str>>(names: &[S]) -> String {
 }
 
 /// Flagged figures by (member, key), with the way each deviates.
-pub type Flags<'a> = std::collections::HashMap<(&'a str, &'a str), Direction>;
+pub type Flags<'a> = std::collections::HashMap<(&'a str, &'a crate::key::Key), Direction>;
 
 impl FleetResults {
     /// The outliers as a map, so that a report's cells and a table's rows look each figure up
@@ -255,7 +279,7 @@ impl FleetResults {
     pub fn flags(&self) -> Flags<'_> {
         self.outliers
             .iter()
-            .map(|o| ((o.member.as_str(), o.key.as_str()), o.direction))
+            .map(|o| ((o.member.as_str(), &o.key), o.direction))
             .collect()
     }
 

@@ -62,7 +62,7 @@ impl Concord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Witness {
     pub suite: String,
-    pub key: String,
+    pub key: crate::key::Key,
     pub value: f64,
     pub unit: String,
     /// Relative width of its 95% CI (0 when not sampled).
@@ -213,20 +213,17 @@ fn judge(p: Pair, drift: Option<&DriftSeries>) -> Option<Agreement> {
 
 /// Judges every pair the run's figures allow.
 pub fn agreements(figs: &[Figure], drift: Option<&DriftSeries>) -> Vec<Agreement> {
-    let find = |pred: &dyn Fn(&Key) -> bool| {
-        figs.iter()
-            .find(|f| Key::parse(&f.key).is_some_and(|k| pred(&k)))
-    };
+    let find = |pred: &dyn Fn(&Key) -> bool| figs.iter().find(|f| pred(&f.key));
     let local = |what: &str| -> Option<&Figure> {
         let cells: Vec<&Figure> = figs
             .iter()
-            .filter(|f| match Key::parse(&f.key) {
-                Some(Key::Numa {
+            .filter(|f| match &f.key {
+                Key::Numa {
                     cpu_node,
                     node,
                     test,
                     kernel: None,
-                }) => node.0 == format!("node{cpu_node}") && test == what,
+                } => node.0 == format!("node{cpu_node}") && test == what,
                 _ => false,
             })
             .collect();
@@ -245,12 +242,12 @@ pub fn agreements(figs: &[Figure], drift: Option<&DriftSeries>) -> Vec<Agreement
     let lat_drift = verdict.map_or(0.0, |v| moved(v.latency_ratio));
     let mut pairs = Vec::new();
     // The read of the whole team: the largest thread count (a thorough run also scales).
-    let threads = |k: &str| match Key::parse(k)? {
+    let threads = |k: &Key| match k {
         Key::Bandwidth {
             test,
             threads,
             pattern: None,
-        } if test == "read" => Some(threads),
+        } if test == "read" => Some(*threads),
         _ => None,
     };
     let read = figs
@@ -495,7 +492,7 @@ mod tests {
         f.insert(0, fig("bandwidth", "bandwidth/read/1t", 27.6));
         f.push(fig("bandwidth", "bandwidth/read/12t", 50.0));
         let a = agreements(&f, None);
-        assert_eq!(a[0].stands.key, "bandwidth/read/12t");
+        assert_eq!(a[0].stands.key.to_string(), "bandwidth/read/12t");
         assert!(a[0].agree);
     }
 

@@ -219,14 +219,10 @@ impl<W: Write + Send> LongTable<W> {
     /// The suite and dimensions the key names.
     fn push_key_columns(&mut self, key: &str) {
         if !self.parsed.contains_key(key) {
-            let read = match crate::key::Key::parse(key) {
-                Some(k) => (k.suite().to_string(), k.dims()),
-                // A key no family reads (a newer memsight's): its first part is its suite.
-                None => (
-                    key.split('/').next().unwrap_or_default().to_string(),
-                    Dims::default(),
-                ),
-            };
+            // A key no family reads (a newer memsight's) has its first part's suite and no
+            // dimensions.
+            let k = crate::key::Key::read(key);
+            let read = (k.suite().to_string(), k.dims());
             self.parsed.insert(key.to_string(), read);
         }
         let (suite, dims) = &self.parsed[key];
@@ -311,11 +307,12 @@ pub fn write_document<W: Write + Send>(
     let started = micros(&doc.started);
     for f in crate::document::figures(doc) {
         let doubt = f.doubt(&slow);
+        let key = f.key.to_string();
         t.push(&Row {
             host: &host,
             group: None,
             started,
-            key: &f.key,
+            key: &key,
             label: &f.label,
             unit: &f.unit,
             better: f.better,

@@ -24,10 +24,36 @@ pub enum Block {
     Lines(Lines, String),
     /// Horizontal bars with whiskers and ceiling lines, with its caption (HTML only).
     Bars(Bars, String),
-    /// The DIMM map of an inventory, with its caption (HTML only).
-    DimmMap(Box<memsight_suites::dimms::DimmsResults>, String),
+    /// Labelled boxes in bands and columns (a DIMM map: sockets, channels, slots), with its
+    /// caption (HTML only: the terminal shows the same facts as a table).
+    Grid(Grid, String),
     /// A matrix of figures: a heatmap in HTML, a table on the terminal.
     Heatmap(Heatmap),
+}
+
+/// Boxes of text in bands (drawn one under another), each band in columns of boxes.
+pub struct Grid {
+    pub title: String,
+    pub bands: Vec<GridBand>,
+}
+
+/// One band of a grid (a socket), its columns in order.
+pub struct GridBand {
+    pub name: String,
+    pub columns: Vec<GridColumn>,
+}
+
+/// One column of boxes (a channel), top to bottom.
+pub struct GridColumn {
+    pub name: String,
+    pub boxes: Vec<GridBox>,
+}
+
+/// One box: its lines of text, and how full it is drawn (0 to 1 of the largest, darker the
+/// fuller); `None` for an empty box, drawn as an outline.
+pub struct GridBox {
+    pub lines: Vec<String>,
+    pub fill: Option<f64>,
 }
 
 /// A table; cells are plain text, right-aligned when numeric.

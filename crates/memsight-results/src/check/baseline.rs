@@ -167,7 +167,9 @@ impl Baseline {
         if c.status != super::Status::Fail || !c.reason.starts_with("outside the expected range") {
             return None;
         }
-        let f = figures.iter().find(|f| f.key == c.name)?;
+        let f = figures
+            .iter()
+            .find(|f| f.key == crate::key::Key::read(&c.name))?;
         let now = crate::history::probe_level(doc, f)?;
         let before: Vec<f64> = self
             .docs
@@ -210,7 +212,7 @@ pub fn reference(docs: &[Document], w: Window) -> Result<Reference, Error> {
             if disturbed || !f.value.is_finite() || slow.contains(&f.suite) {
                 continue;
             }
-            by_key.entry(f.key.clone()).or_default().push(f);
+            by_key.entry(f.key.to_string()).or_default().push(f);
         }
     }
     by_key.retain(|_, fs| fs.len() >= MIN_RUNS);

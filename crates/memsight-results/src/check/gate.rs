@@ -22,7 +22,7 @@ pub fn regression(c: &Comparison, pct: f64) -> (Exit, String) {
         let m = |r: &&Row| r.change.map_or(0.0, f64::abs);
         m(x).total_cmp(&m(y))
     }) {
-        let names: Vec<&str> = worse.iter().take(5).map(|r| r.key.as_str()).collect();
+        let names: Vec<String> = worse.iter().take(5).map(|r| r.key.to_string()).collect();
         let more = if worse.len() > names.len() {
             ", ..."
         } else {
@@ -65,11 +65,11 @@ fn unseen(c: &Comparison, judged: usize) -> Vec<String> {
         .filter(|i| !i.complete)
         .map(|i| format!("{} was interrupted", i.label))
         .collect();
-    let keys = |v: Verdict| -> Vec<&str> {
+    let keys = |v: Verdict| -> Vec<String> {
         c.rows
             .iter()
             .filter(|r| r.verdict == v)
-            .map(|r| r.key.as_str())
+            .map(|r| r.key.to_string())
             .collect()
     };
     for (v, why) in [

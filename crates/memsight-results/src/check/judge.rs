@@ -117,7 +117,12 @@ fn ceiling_gbs(
         )),
         Ceiling::Dimms => figures
             .iter()
-            .find(|f| f.key == "dimms/peak")
+            .find(|f| {
+                f.key
+                    == crate::key::Key::Dimms {
+                        statistic: "peak".into(),
+                    }
+            })
             .map(|f| (f.value / 1000.0, "the installed DIMMs".to_string()))
             .ok_or_else(|| {
                 "the result holds no DIMM inventory (run as root where SMBIOS tables can be read, or give run --dmidecode FILE)".to_string()
@@ -216,7 +221,7 @@ type Limit = (f64, bool, String);
 fn one(e: &Expectation, f: &Figure, ceiling: &Result<(f64, String), String>) -> Check {
     let mut c = Check {
         status: Status::Pass,
-        name: f.key.clone(),
+        name: f.key.to_string(),
         label: f.label.clone(),
         value: Some(f.value),
         unit: f.unit.clone(),
@@ -380,7 +385,7 @@ fn condition(
     Check {
         range: Some(range),
         status: if ok { Status::Pass } else { Status::Fail },
-        name: format!("health/{name}"),
+        name: format!("health/{name}"), // not a key: a health condition's check name
         label: label.into(),
         value,
         unit: unit.into(),

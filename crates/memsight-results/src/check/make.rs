@@ -35,10 +35,7 @@ pub(crate) fn is_summary(f: &Figure) -> bool {
     f.scope == crate::figure::Scope::Summary
         && !point
         && d.get(Dim::Statistic) != Some("sweep")
-        && !matches!(
-            crate::key::Key::parse(&f.key),
-            Some(crate::key::Key::Fleet { .. })
-        )
+        && !matches!(f.key, crate::key::Key::Fleet { .. })
 }
 
 /// The reference `docs` support: refused when they are of different machines (their hardware
@@ -74,7 +71,7 @@ pub fn make(docs: &[Document], labels: &[String], name: String) -> Result<Refere
             if f.summary.as_ref().is_some_and(|s| s.rests_on_disturbed()) || !f.value.is_finite() {
                 continue;
             }
-            by_key.entry(f.key.clone()).or_default().push(f);
+            by_key.entry(f.key.to_string()).or_default().push(f);
         }
     }
     // A figure every run has; one that only some runs measured would fail on the others.
@@ -135,7 +132,7 @@ fn expectation(fs: &[Figure]) -> Expectation {
 /// figure's unit: what a made reference and a baseline write alike.
 pub(crate) fn expected(f: &Figure, value: f64, tol: f64) -> Expectation {
     Expectation {
-        select: f.key.clone(),
+        select: f.key.to_string(),
         expect: Some(value),
         tolerance: Some(Tolerance::Relative(tol)),
         at_least_of_ceiling: None,

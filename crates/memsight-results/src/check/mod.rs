@@ -332,7 +332,7 @@ impl Reference {
     }
 }
 
-pub use crate::dims::selects;
+pub use crate::key::selects;
 
 /// A number in plain decimal notation (no exponent, as Nagios perfdata ask), to 6 significant
 /// digits: more than any figure memsight measures holds.
@@ -585,15 +585,24 @@ mod tests {
 
     #[test]
     fn selectors_match_within_one_part() {
-        assert!(selects("bandwidth/read/2t", "bandwidth/read/2t"));
+        assert!(selects(
+            "bandwidth/read/2t",
+            &Key::read("bandwidth/read/2t")
+        ));
         assert!(selects(
             "latency/cpu*/level/memory",
-            "latency/cpu12/level/memory"
+            &Key::read("latency/cpu12/level/memory")
         ));
-        assert!(!selects("latency/cpu*/level/memory", "latency/cpu1/64MiB"));
-        assert!(selects("bandwidth/*/*t", "bandwidth/copy-nt/16t"));
-        assert!(!selects("bandwidth/*", "bandwidth/read/2t"));
-        assert!(selects("*", "x"));
+        assert!(!selects(
+            "latency/cpu*/level/memory",
+            &Key::read("latency/cpu1/64MiB")
+        ));
+        assert!(selects(
+            "bandwidth/*/*t",
+            &Key::read("bandwidth/copy-nt/16t")
+        ));
+        assert!(!selects("bandwidth/*", &Key::read("bandwidth/read/2t")));
+        assert!(selects("*", &Key::read("x")));
     }
 
     #[test]

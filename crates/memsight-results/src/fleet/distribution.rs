@@ -13,7 +13,7 @@ pub fn of(group: usize, key: &str, values: &mut [f64]) -> Distribution {
     let (min, max) = (values[0], values[values.len() - 1]);
     Distribution {
         group,
-        key: key.to_string(),
+        key: crate::key::Key::read(key),
         label: String::new(),
         unit: String::new(),
         conditions: String::new(),

@@ -147,7 +147,7 @@ fn headline_column(
         _ => name.to_string(),
     };
     Some(Headline {
-        key: key.to_string(),
+        key: Key::read(key),
         name,
         unit: unit.to_string(),
         lower_is_better: f.better == crate::figure::Better::Lower,
@@ -317,8 +317,9 @@ fn member_row(
         headline: head
             .iter()
             .filter_map(|h| {
-                let f = m.node.figures.iter().find(|f| f.meta.key == h.key)?;
-                Some((h.key.clone(), f.value))
+                let text = h.key.to_string();
+                let f = m.node.figures.iter().find(|f| f.meta.key == text)?;
+                Some((text, f.value))
             })
             .collect(),
         warnings: e.node.warnings.iter().map(|w| w.to_string()).collect(),

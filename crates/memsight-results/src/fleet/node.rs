@@ -49,7 +49,7 @@ pub struct NodeSummary {
 /// One figure, without its samples: value, confidence interval and what it rests on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodeFigure {
-    pub key: String,
+    pub key: crate::key::Key,
     pub label: String,
     pub unit: String,
     pub better: Better,
@@ -248,6 +248,7 @@ fn dimm_signature(d: &memsight_suites::dimms::DimmsResults) -> String {
 /// The words of a figure, shared by every node's figure with the same words.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Meta {
+    /// The key's text: fleet members' figures are counted, grouped and ordered by it.
     pub key: String,
     pub label: String,
     pub unit: String,
@@ -306,7 +307,7 @@ impl Interner {
         for f in figures {
             out.push(Fig {
                 meta: self.meta(Meta {
-                    key: f.key,
+                    key: f.key.to_string(),
                     label: f.label,
                     unit: f.unit,
                     conditions: f.conditions,

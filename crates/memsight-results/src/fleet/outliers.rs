@@ -189,7 +189,7 @@ fn figure_outliers(group: usize, v: &[(&Member, &Fig)], how: Scoring) -> Vec<Out
         out.push(Outlier {
             member: member.name.clone(),
             group,
-            key: f.meta.key.clone(),
+            key: crate::key::Key::read(&f.meta.key),
             label: f.meta.label.clone(),
             unit: f.meta.unit.clone(),
             value: f.value,

@@ -9,6 +9,7 @@ use memsight_core::Error;
 
 use super::Analysis;
 use crate::figure::not_converged;
+use crate::fleet_report::Direction;
 use crate::table::{LongTable, Row, micros};
 
 impl Analysis {
@@ -30,12 +31,20 @@ impl Analysis {
                     .map(move |n| (n.as_str(), (id, words.as_str())))
             })
             .collect();
-        let flagged = r.flags();
+        // By key text, then member: a node's figures carry their key as text (see
+        // `fleet::node::Meta`), and the outliers are few.
+        let mut flagged: HashMap<String, HashMap<&str, Direction>> = HashMap::new();
+        for o in &r.outliers {
+            flagged
+                .entry(o.key.to_string())
+                .or_default()
+                .insert(o.member.as_str(), o.direction);
+        }
         let mut t = LongTable::new(out)?;
         for (e, name) in self.collected.entries.iter().zip(&self.names) {
             let started = micros(&e.node.started);
             for f in &e.node.figures {
-                let key = f.meta.key.as_str();
+                let key: &str = &f.meta.key;
                 t.push(&Row {
                     host: name,
                     group: group.get(name.as_str()).copied(),
@@ -51,7 +60,7 @@ impl Analysis {
                     disturbed: f.disturbed,
                     slow_phase: f.slow_phase,
                     not_converged: f.ci.is_some_and(|c| not_converged(f.value, c)),
-                    flagged: flagged.get(&(name.as_str(), key)).copied(),
+                    flagged: flagged.get(key).and_then(|m| m.get(name.as_str())).copied(),
                 })?;
             }
         }

@@ -158,7 +158,7 @@ impl Rate {
         Rate::for_figure(&r.suite, &r.unit, &r.key)
     }
 
-    fn for_figure(suite: &str, unit: &str, key: &str) -> Rate {
+    fn for_figure(suite: &str, unit: &str, key: &crate::key::Key) -> Rate {
         let team_suite = matches!(suite, "stream" | "numa" | "loaded-latency");
         if team_suite && unit.starts_with("GB/s") {
             Rate::Team
@@ -170,8 +170,9 @@ impl Rate {
     /// The rate a figure is held against: the team's for a figure several threads measured
     /// together (the run's CPUs may have been placed on fewer cores or dies in one run than in
     /// the other, which one core's rate does not see), one core's otherwise.
-    fn for_key(key: &str) -> Rate {
-        let threads = crate::key::dims_of(key)
+    fn for_key(key: &crate::key::Key) -> Rate {
+        let threads = key
+            .dims()
             .get(crate::dims::Dim::Threads)
             .and_then(|t| t.trim_start_matches('t').parse::<usize>().ok());
         if threads.is_some_and(|t| t > 1) {
@@ -296,7 +297,7 @@ fn reference(
     core: Option<f64>,
     team: Option<f64>,
 ) -> Option<(&'static str, f64, f64)> {
-    let d = crate::key::dims_of(&r.key);
+    let d = r.key.dims();
     let level = d.get(crate::dims::Dim::Level);
     if level.is_some_and(|l| l.starts_with('L')) {
         let cpu: usize = d.get(crate::dims::Dim::Cpu)?.parse().ok()?;

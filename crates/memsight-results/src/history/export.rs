@@ -41,7 +41,12 @@ pub fn figures_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
         let doubt = f.doubt(&slow);
         let s = f.summary.as_ref();
         let dims = f.dims();
-        let mut row = vec![doc.started.clone(), host.clone(), f.key, f.suite];
+        let mut row = vec![
+            doc.started.clone(),
+            host.clone(),
+            f.key.to_string(),
+            f.suite,
+        ];
         row.extend(
             Dim::ALL
                 .iter()
@@ -82,7 +87,7 @@ pub fn samples_csv(doc: &Document, out: impl Write) -> Result<(), Error> {
         for (i, v) in s.samples.iter().enumerate() {
             w.write_record([
                 doc.started.clone(),
-                f.key.clone(),
+                f.key.to_string(),
                 f.unit.clone(),
                 i.to_string(),
                 v.to_string(),

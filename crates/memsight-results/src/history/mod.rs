@@ -263,7 +263,7 @@ impl History {
                 let s = f.summary.as_ref();
                 stmt.execute(params![
                     id,
-                    f.key,
+                    f.key.to_string(),
                     f.suite,
                     f.label,
                     f.unit,

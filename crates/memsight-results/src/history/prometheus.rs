@@ -141,12 +141,7 @@ impl Family {
             "%" => (Family::Ratio, 0.01),
             "ops/s" | "allocs/s" => (Family::Operations, 1.0),
             "misses" => (Family::OverlappedMisses, 1.0),
-            "count"
-                if matches!(
-                    crate::key::Key::parse(&f.key),
-                    Some(crate::key::Key::MemoryErrors { .. })
-                ) =>
-            {
+            "count" if matches!(f.key, crate::key::Key::MemoryErrors { .. }) => {
                 (Family::MemoryErrors, 1.0)
             }
             _ => (Family::Count, 1.0),
@@ -158,10 +153,7 @@ impl Family {
 fn bytes_counted(f: &Figure) -> &'static str {
     let u = f.unit.to_ascii_lowercase();
     use crate::key::Key;
-    if matches!(
-        Key::parse(&f.key),
-        Some(Key::Dimms { .. } | Key::DimmsPlan { .. })
-    ) {
+    if matches!(f.key, Key::Dimms { .. } | Key::DimmsPlan { .. }) {
         "theoretical"
     } else if u.contains("counted") {
         "dram_counted"
@@ -222,8 +214,8 @@ fn value(v: f64) -> String {
 }
 
 /// The labels of a figure key: its dimensions, or the key itself where no key family reads it.
-fn key_labels(key: &str) -> Labels {
-    let d = crate::key::dims_of(key);
+fn key_labels(key: &crate::key::Key) -> Labels {
+    let d = key.dims();
     if d.0.is_empty() {
         return vec![("figure", key.to_string())];
     }
@@ -400,7 +392,7 @@ fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
     };
     let mut cpus: Vec<u64> = figures
         .iter()
-        .filter_map(|f| match crate::key::Key::parse(&f.key)? {
+        .filter_map(|f| match f.key {
             crate::key::Key::LatencyLevel { cpu, .. } => Some(cpu),
             _ => None,
         })
@@ -420,8 +412,7 @@ fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
                 cpu,
                 level: level.to_string(),
             };
-            let text = key.to_string();
-            if !figures.iter().any(|f| f.key == text) {
+            if !figures.iter().any(|f| f.key == key) {
                 out.push(Figure::scalar(
                     key,
                     format!("{level} plateau latency, CPU {cpu}: not found by this ladder"),
@@ -440,16 +431,10 @@ fn unfound_levels(doc: &Document, figures: &[Figure]) -> Vec<Figure> {
 fn fleet_samples(f: &FleetResults, x: &mut Exposition) {
     for m in &f.members {
         for h in &f.headline {
-            let Some(v) = m.headline.get(&h.key) else {
+            let Some(v) = m.headline_of(&h.key) else {
                 continue;
             };
-            let fig = Figure::untyped(
-                &h.key,
-                h.name.clone(),
-                &h.unit,
-                crate::figure::Better::Higher,
-                *v,
-            );
+            let fig = h.figure(h.key.clone(), h.name.clone(), v);
             let (family, mut labels, v) = figure_sample(&fig);
             labels.insert(0, ("command", "fleet".to_string()));
             labels.insert(1, ("member", m.name.clone()));
@@ -510,7 +495,7 @@ mod tests {
         assert!(labels.contains(&("cpu", "0".into())));
         let mut g = f.clone();
         g.unit = "GB/s (DRAM est.)".into();
-        g.key = "loaded/all-reads/saturation".into();
+        g.key = crate::key::Key::read("loaded/all-reads/saturation");
         let (family, labels, v) = figure_sample(&g);
         assert_eq!(family, Family::Bandwidth);
         assert_eq!(v, 100e9);

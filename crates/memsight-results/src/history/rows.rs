@@ -49,7 +49,7 @@ impl Verdict {
 /// One figure compared.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
-    pub key: String,
+    pub key: crate::key::Key,
     /// The suite that measured it (for the drift its run recorded).
     #[serde(skip)]
     pub suite: String,

@@ -1,7 +1,7 @@
 //! A node's figures across its stored runs, and the runs where their levels moved
 //! ([`super::changes`]): what `memsight history --changes` prints and exports.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use memsight_core::Error;
 use rusqlite::params;
@@ -9,12 +9,13 @@ use rusqlite::params;
 use super::History;
 use super::changes::{Change, Options, change_points};
 use crate::figure::{Better, Scope};
+use crate::key::Key;
 
 /// One figure's values in the runs of one machine (host and fingerprint), oldest first.
 #[derive(Debug, Clone)]
 pub struct Series {
     pub host: String,
-    pub key: String,
+    pub key: crate::key::Key,
     pub suite: String,
     pub label: String,
     pub unit: String,
@@ -38,7 +39,7 @@ pub struct ChangeAt {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct FigureChanges {
     pub host: String,
-    pub key: String,
+    pub key: crate::key::Key,
     pub suite: String,
     pub label: String,
     pub unit: String,
@@ -85,7 +86,7 @@ impl History {
             by.entry((host.clone(), fp, key.clone()))
                 .or_insert_with(|| Series {
                     host,
-                    key,
+                    key: crate::key::Key::read(&key),
                     suite,
                     label,
                     unit,
@@ -98,7 +99,7 @@ impl History {
     }
 
     /// The summary keys of `host`'s newest complete run of `command`, with which way is better.
-    fn summaries(&self, host: &str, command: &str) -> Result<BTreeMap<String, Better>, Error> {
+    fn summaries(&self, host: &str, command: &str) -> Result<HashMap<Key, Better>, Error> {
         let id: Option<i64> = self
             .conn
             .query_row(
@@ -109,7 +110,7 @@ impl History {
             )
             .ok();
         let Some(id) = id else {
-            return Ok(BTreeMap::new());
+            return Ok(HashMap::new());
         };
         Ok(crate::document::figures(&self.get(id)?)
             .into_iter()
@@ -127,7 +128,7 @@ impl History {
         select: Option<&str>,
         o: &Options,
     ) -> Result<Vec<FigureChanges>, Error> {
-        let mut summaries: BTreeMap<String, BTreeMap<String, Better>> = BTreeMap::new();
+        let mut summaries: BTreeMap<String, HashMap<Key, Better>> = BTreeMap::new();
         let mut out = Vec::new();
         for s in self.series(host, command)? {
             if !summaries.contains_key(&s.host) {
@@ -136,7 +137,7 @@ impl History {
             let Some(better) = summaries[&s.host].get(&s.key).copied() else {
                 continue;
             };
-            if select.is_some_and(|sel| !crate::dims::selects(sel, &s.key)) {
+            if select.is_some_and(|sel| !crate::key::selects(sel, &s.key)) {
                 continue;
             }
             let values: Vec<f64> = s.points.iter().map(|p| p.2).collect();
@@ -219,7 +220,7 @@ pub fn change_rows(found: &[FigureChanges]) -> Vec<Vec<String>> {
         for c in &f.changes {
             rows.push(vec![
                 f.host.clone(),
-                f.key.clone(),
+                f.key.to_string(),
                 f.runs.to_string(),
                 c.run.to_string(),
                 c.started.clone(),

@@ -5,8 +5,8 @@ use memsight_core::stats::Summary;
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
 use memsight_suites::alloc::AllocResults;
 use memsight_suites::alloc::arenas::ArenaSample;
@@ -159,7 +159,11 @@ fn process_blocks(w: &ProcessWatch) -> Vec<Block> {
     let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
     let rss = Series {
         name: format!("pid {}", w.pid),
-        points: w.rss.iter().map(|s| (s.seconds, mib(s.rss_bytes))).collect(),
+        points: w
+            .rss
+            .iter()
+            .map(|s| (s.seconds, mib(s.rss_bytes)))
+            .collect(),
         ..Default::default()
     };
     let mut blocks = vec![Block::Lines(
@@ -237,7 +241,9 @@ impl Present for AllocResults {
         let mut out = Vec::new();
         if let Some(g) = self.process.as_ref().and_then(|w| w.rss_growth_per_hour) {
             out.push(Figure::scalar(
-                Key::AllocProcess { test: "rss-growth".into() },
+                Key::AllocProcess {
+                    test: "rss-growth".into(),
+                },
                 "watched process: RSS trend (least-squares slope)".to_string(),
                 "B/h",
                 Better::Lower,
@@ -248,7 +254,10 @@ impl Present for AllocResults {
             let name = &c.config.name;
             if let Some(s) = &c.peak_rss_over_peak_live {
                 out.push(Figure::sampled(
-                    Key::Alloc { allocator: name.to_string(), test: "peak-rss-over-live".into() },
+                    Key::Alloc {
+                        allocator: name.to_string(),
+                        test: "peak-rss-over-live".into(),
+                    },
                     format!("{name}: peak RSS ÷ peak live heap"),
                     "×",
                     Better::Lower,
@@ -269,7 +278,10 @@ impl Present for AllocResults {
             }
             if let Some(s) = &c.after_free_rss {
                 out.push(Figure::sampled(
-                    Key::Alloc { allocator: name.to_string(), test: "rss-after-free".into() },
+                    Key::Alloc {
+                        allocator: name.to_string(),
+                        test: "rss-after-free".into(),
+                    },
                     format!("{name}: RSS after everything was freed"),
                     "B",
                     Better::Lower,
@@ -278,7 +290,10 @@ impl Present for AllocResults {
             }
             if let Some(s) = &c.ops_per_s {
                 out.push(Figure::sampled(
-                    Key::Alloc { allocator: name.to_string(), test: "ops".into() },
+                    Key::Alloc {
+                        allocator: name.to_string(),
+                        test: "ops".into(),
+                    },
                     format!("{name}: allocator operations per second"),
                     "ops/s",
                     Better::Higher,

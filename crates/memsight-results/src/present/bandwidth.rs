@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::key::{Key, Size};
 use crate::figure::{Better, Figure};
+use crate::key::{Key, Size};
 use crate::view::num;
 use crate::view::{Bar, Bars, Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count, med};
@@ -193,7 +193,10 @@ fn held_blocks(h: &Held) -> Vec<Block> {
     };
     vec![
         Block::Table(t),
-        Block::Lines(chart, "GB/s of program bytes moved in each whole second.".into()),
+        Block::Lines(
+            chart,
+            "GB/s of program bytes moved in each whole second.".into(),
+        ),
     ]
 }
 

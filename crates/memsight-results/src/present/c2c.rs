@@ -2,8 +2,8 @@
 //! pair statistics.
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::{Block, Cell, Heatmap, Table, View};
 use crate::view::{ci, count, med};
 use memsight_suites::c2c::C2cResults;
@@ -112,7 +112,11 @@ impl Present for C2cResults {
         for p in &self.pairs {
             out.push(
                 Figure::sampled(
-                    Key::C2c { cpu: p.a as u64, peer: p.b as u64, test: "modified".into() },
+                    Key::C2c {
+                        cpu: p.a as u64,
+                        peer: p.b as u64,
+                        test: "modified".into(),
+                    },
                     format!("modified-line transfer, CPU {} ↔ {}", p.a, p.b),
                     "ns",
                     Better::Lower,
@@ -122,7 +126,11 @@ impl Present for C2cResults {
             );
             if let Some(s) = &p.load_store_ns {
                 out.push(Figure::sampled(
-                    Key::C2c { cpu: p.a as u64, peer: p.b as u64, test: "load-store".into() },
+                    Key::C2c {
+                        cpu: p.a as u64,
+                        peer: p.b as u64,
+                        test: "load-store".into(),
+                    },
                     format!("load-then-store handoff, CPU {} ↔ {}", p.a, p.b),
                     "ns",
                     Better::Lower,
@@ -140,7 +148,11 @@ impl Present for C2cResults {
                         (p.b, p.a)
                     };
                     out.push(Figure::sampled(
-                        Key::C2c { cpu: x as u64, peer: y as u64, test: "clean".into() },
+                        Key::C2c {
+                            cpu: x as u64,
+                            peer: y as u64,
+                            test: "clean".into(),
+                        },
                         format!("CPU {x} loads a clean line from CPU {y}"),
                         "ns",
                         Better::Lower,

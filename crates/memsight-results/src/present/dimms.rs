@@ -5,8 +5,8 @@ use memsight_core::units::format_bytes;
 use memsight_model::plan::{ChannelFill, Plan, PlannedPart};
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::{Block, Cell, Table, View};
 use memsight_suites::dimms::{DimmsResults, PlanResults};
 
@@ -146,17 +146,25 @@ fn dram_table(rows: &[DramRow]) -> Option<Table> {
             if g >= 1.0 {
                 format!("{g:.0}G × {}", d.device_width)
             } else {
-                format!("{:.0}M × {}", o.depth as f64 / f64::from(1u32 << 20), d.device_width)
+                format!(
+                    "{:.0}M × {}",
+                    o.depth as f64 / f64::from(1u32 << 20),
+                    d.device_width
+                )
             }
         };
         let ns = |l: &memsight_model::ddr::Limit, mts| format!("{:.1}", l.ns_at(mts));
         t.rows.push(vec![
             Cell::Text(r.label.clone()),
-            Cell::Text(format!("{} {} Gb x{}", d.generation, d.density_gbit, d.device_width)),
+            Cell::Text(format!(
+                "{} {} Gb x{}",
+                d.generation, d.density_gbit, d.device_width
+            )),
             Cell::Text(format!(
                 "{} × {}",
                 d.ranks,
-                r.chips.map_or("?".into(), |c| (c / d.ranks.max(1)).to_string())
+                r.chips
+                    .map_or("?".into(), |c| (c / d.ranks.max(1)).to_string())
             )),
             Cell::Text(o.map_or("-".into(), |o| {
                 format!("{} × {}", o.bank_groups, o.banks_per_group)
@@ -173,9 +181,10 @@ fn dram_table(rows: &[DramRow]) -> Option<Table> {
             Cell::Num(tm.map_or("-".into(), |t| {
                 format!("{:.1} GB/s", t.act_limited_mbs() / 1000.0)
             })),
-            Cell::Num(tm.and_then(|t| t.refresh_overhead()).map_or("-".into(), |r| {
-                format!("{:.1}% of the time", 100.0 * r)
-            })),
+            Cell::Num(
+                tm.and_then(|t| t.refresh_overhead())
+                    .map_or("-".into(), |r| format!("{:.1}% of the time", 100.0 * r)),
+            ),
         ]);
     }
     Some(t)
@@ -287,8 +296,8 @@ impl Present for DimmsResults {
 
     fn view(&self) -> View {
         let mut blocks = vec![
-            Block::DimmMap(
-                Box::new(self.clone()),
+            Block::Grid(
+                super::dimm_grid::grid(self),
                 "Slots by socket and channel, as the slot names say; darker = larger module."
                     .into(),
             ),
@@ -314,10 +323,15 @@ impl Present for DimmsResults {
             })
             .collect();
         blocks.extend(
-            [decoded(self), dram_table(&dram), ceilings(self), efficiency(self)]
-                .into_iter()
-                .flatten()
-                .map(Block::Table),
+            [
+                decoded(self),
+                dram_table(&dram),
+                ceilings(self),
+                efficiency(self),
+            ]
+            .into_iter()
+            .flatten()
+            .map(Block::Table),
         );
         View {
             id: "dimms",
@@ -337,7 +351,9 @@ impl Present for DimmsResults {
 
     fn figures(&self) -> Vec<Figure> {
         vec![Figure::scalar(
-            Key::Dimms { statistic: "peak".into() },
+            Key::Dimms {
+                statistic: "peak".into(),
+            },
             "theoretical DRAM peak of the installed DIMMs".into(),
             "MB/s",
             Better::Higher,
@@ -556,7 +572,10 @@ impl Present for PlanResults {
             .enumerate()
             .map(|(i, p)| {
                 Figure::scalar(
-                    Key::DimmsPlan { plan: i as u64 + 1, statistic: "peak".into() },
+                    Key::DimmsPlan {
+                        plan: i as u64 + 1,
+                        statistic: "peak".into(),
+                    },
                     format!("theoretical peak of plan {} ({})", i + 1, p.asked),
                     "MB/s",
                     Better::Higher,

@@ -3,7 +3,7 @@
 //! own report.
 
 use super::Present;
-use crate::figure::{Better, Figure};
+use crate::figure::Figure;
 use crate::fleet_report::{Direction, Flags, FleetResults};
 use crate::key::Key;
 use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View, num};
@@ -78,15 +78,14 @@ impl FleetResults {
     fn node_row(&self, m: &crate::fleet_report::FleetMember, flags: &Flags) -> Vec<Cell> {
         let mut row = vec![Cell::Text(m.name.clone()), Cell::Num(m.group.to_string())];
         for h in &self.headline {
-            let mark = match flags.get(&(m.name.as_str(), h.key.as_str())) {
+            let mark = match flags.get(&(m.name.as_str(), &h.key)) {
                 Some(Direction::Worse) => " ▲",
                 Some(Direction::Better) => " ▽",
                 None => "",
             };
             row.push(Cell::Num(
-                m.headline
-                    .get(&h.key)
-                    .map_or("-".into(), |v| format!("{}{mark}", num(*v))),
+                m.headline_of(&h.key)
+                    .map_or("-".into(), |v| format!("{}{mark}", num(v))),
             ));
         }
         row.push(match &m.report {
@@ -145,12 +144,12 @@ impl FleetResults {
                 "flagged",
             ],
         );
-        let headline: std::collections::HashSet<&str> =
-            self.headline.iter().map(|h| h.key.as_str()).collect();
+        let headline: std::collections::HashSet<&Key> =
+            self.headline.iter().map(|h| &h.key).collect();
         for d in self
             .distributions
             .iter()
-            .filter(|d| headline.contains(d.key.as_str()))
+            .filter(|d| headline.contains(&d.key))
         {
             t.rows.push(vec![
                 Cell::Num(d.group.to_string()),
@@ -248,8 +247,8 @@ impl FleetResults {
             .iter()
             .filter(|m| m.group == d.group)
             .filter_map(|m| {
-                let v = *m.headline.get(&h.key)?;
-                let flagged = flags.contains_key(&(m.name.as_str(), h.key.as_str()));
+                let v = m.headline_of(&h.key)?;
+                let flagged = flags.contains_key(&(m.name.as_str(), &h.key));
                 Some(Bar {
                     label: format!("{}{}", m.name, if flagged { " ⚑" } else { "" }),
                     value: v,
@@ -264,7 +263,7 @@ impl FleetResults {
             Bars {
                 title: format!("{} across group {}", h.name, d.group),
                 x_desc: h.unit.clone(),
-                legend: (h.key.clone(), String::new()),
+                legend: (h.key.to_string(), String::new()),
                 bars,
                 marks: vec![Mark {
                     at: d.median,
@@ -318,7 +317,7 @@ fn histogram(
         Bars {
             title: format!("{} across the {} nodes of group {}", h.name, d.n, d.group),
             x_desc: "nodes".into(),
-            legend: (h.key.clone(), String::new()),
+            legend: (h.key.to_string(), String::new()),
             bars,
             marks: Vec::new(),
         },
@@ -393,32 +392,16 @@ impl Present for FleetResults {
         let mut out = Vec::new();
         for m in &self.members {
             for h in &self.headline {
-                let Some(v) = m.headline.get(&h.key) else {
+                let Some(v) = m.headline_of(&h.key) else {
                     continue;
                 };
                 let label = format!("{} of {}", h.name, m.name);
-                let better = if h.lower_is_better {
-                    Better::Lower
-                } else {
-                    Better::Higher
+                // A headline no key family reads (a newer memsight's) keeps its figure too.
+                let key = Key::Fleet {
+                    member: m.name.clone(),
+                    figure: Box::new(h.key.clone()),
                 };
-                out.push(match Key::parse(&h.key) {
-                    Some(figure) => {
-                        let key = Key::Fleet {
-                            member: m.name.clone(),
-                            figure: Box::new(figure),
-                        };
-                        Figure::scalar(key, label, &h.unit, better, *v)
-                    }
-                    // A headline no key family reads (a newer memsight's) keeps its figure.
-                    None => Figure::untyped(
-                        &format!("fleet/{}/{}", m.name, h.key),
-                        label,
-                        &h.unit,
-                        better,
-                        *v,
-                    ),
-                });
+                out.push(h.figure(key, label, v));
             }
         }
         out

@@ -1,14 +1,14 @@
 //! The latency ladder: latency against working set (a chart, and a table per CPU), the cache
 //! levels found in the curve, the TLB cost and memory-level parallelism.
 
-use memsight_suites::measure::memlevel::MemLevel;
 use memsight_core::buffer::BufferReport;
 use memsight_core::topology::CacheGroup;
 use memsight_core::units::format_bytes;
+use memsight_suites::measure::memlevel::MemLevel;
 
 use super::Present;
-use crate::key::{Key, Size};
 use crate::figure::{Better, Figure};
+use crate::key::{Key, Size};
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use crate::view::{ci, count, med};
@@ -65,7 +65,10 @@ impl Present for LatencyResults {
             for p in &l.main.points {
                 out.push(
                     Figure::sampled(
-                        Key::LatencyPoint { cpu: l.cpu as u64, size: Size::of(p.size_bytes) },
+                        Key::LatencyPoint {
+                            cpu: l.cpu as u64,
+                            size: Size::of(p.size_bytes),
+                        },
                         format!(
                             "load latency, CPU {}, {} working set",
                             l.cpu,
@@ -89,47 +92,64 @@ impl Present for LatencyResults {
             {
                 out.push(plateau_figure(l, p).under(conditions.clone()));
             }
-            for t in &l.tlb {
-                out.push(
-                    Figure::scalar(
-                        Key::Tlb { cpu: l.cpu as u64, size: Size::of(t.size_bytes) },
-                        format!(
-                            "TLB cost (small − huge pages), CPU {}, {}",
-                            l.cpu,
-                            format_bytes(t.size_bytes)
-                        ),
-                        "ns",
-                        Better::Lower,
-                        t.cost_ns,
-                    )
-                    .on_curve(),
-                );
-            }
-            if let Some(m) = &l.mlp {
-                // A round shorter than one miss is an error, not a figure to follow.
-                for p in m.valid() {
-                    out.push(
-                        Figure::scalar(
-                            Key::Mlp { cpu: l.cpu as u64, chains: p.k as u64 },
-                            format!("misses overlapped with {} chains, CPU {}", p.k, l.cpu),
-                            "misses",
-                            Better::Higher,
-                            p.overlap,
-                        )
-                        .on_curve(),
-                    );
-                }
-            }
+            out.extend(curve_figures(l));
         }
         out
     }
+}
+
+/// A ladder's curves besides its points: the TLB cost by size and the misses overlapped by
+/// chain count.
+fn curve_figures(l: &CpuLadder) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for t in &l.tlb {
+        out.push(
+            Figure::scalar(
+                Key::Tlb {
+                    cpu: l.cpu as u64,
+                    size: Size::of(t.size_bytes),
+                },
+                format!(
+                    "TLB cost (small − huge pages), CPU {}, {}",
+                    l.cpu,
+                    format_bytes(t.size_bytes)
+                ),
+                "ns",
+                Better::Lower,
+                t.cost_ns,
+            )
+            .on_curve(),
+        );
+    }
+    if let Some(m) = &l.mlp {
+        // A round shorter than one miss is an error, not a figure to follow.
+        for p in m.valid() {
+            out.push(
+                Figure::scalar(
+                    Key::Mlp {
+                        cpu: l.cpu as u64,
+                        chains: p.k as u64,
+                    },
+                    format!("misses overlapped with {} chains, CPU {}", p.k, l.cpu),
+                    "misses",
+                    Better::Higher,
+                    p.overlap,
+                )
+                .on_curve(),
+            );
+        }
+    }
+    out
 }
 
 /// A plateau's latency as a summary figure, with the latencies of the sizes it rests on as its
 /// samples (the clean sizes in its range within the plateau's band; for memory, its last two
 /// octaves, where its figure is read), so that `compare` can judge it.
 fn plateau_figure(l: &CpuLadder, p: &Plateau) -> Figure {
-    let key = Key::LatencyLevel { cpu: l.cpu as u64, level: p.name.to_string() };
+    let key = Key::LatencyLevel {
+        cpu: l.cpu as u64,
+        level: p.name.to_string(),
+    };
     let label = format!(
         "{} plateau latency, CPU {} (median of {} points)",
         p.name, l.cpu, p.points

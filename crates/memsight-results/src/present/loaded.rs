@@ -2,8 +2,8 @@
 //! the DIMM inventory's ceilings where it was read), a summary per mix and each curve's points.
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
 use crate::view::{ci, count, med, percent};
@@ -86,7 +86,11 @@ fn curves_chart(this: &LoadedResults, dimms: Option<&DimmsResults>) -> Block {
     // A ceiling the curves reach less than a quarter of would squeeze them into a corner of
     // the chart (the CPUs measured were a small part of the machine): the summary's share of
     // the peak says it instead.
-    let top = this.curves.iter().map(|c| c.saturation_gbs).fold(0.0, f64::max);
+    let top = this
+        .curves
+        .iter()
+        .map(|c| c.saturation_gbs)
+        .fold(0.0, f64::max);
     let marks: Vec<_> = super::bandwidth::ceilings(dimms)
         .into_iter()
         .filter(|m| m.at <= 4.0 * top)
@@ -207,11 +211,7 @@ fn summary(r: &LoadedResults, peak: Option<f64>) -> Table {
         let mut row = vec![
             Cell::Text(c.mix.name().into()),
             Cell::Num(format!("{:.0}", c.mix.read_share() * 100.0)),
-            Cell::Num(
-                c.points
-                    .first()
-                    .map_or("-".into(), |p| med(&p.latency_ns)),
-            ),
+            Cell::Num(c.points.first().map_or("-".into(), |p| med(&p.latency_ns))),
             Cell::Num(num(c.saturation_gbs)),
         ];
         if let Some(p) = peak {
@@ -228,42 +228,51 @@ fn summary(r: &LoadedResults, peak: Option<f64>) -> Table {
 }
 
 fn figures(r: &LoadedResults) -> Vec<Figure> {
-        let mut out = Vec::new();
-        for c in &r.curves {
-            let mix = c.mix.name();
-            let mk = mix.replace(' ', "-");
-            if let Some(idle) = c.points.first() {
-                out.push(Figure::sampled(
-                    Key::Loaded { mix: mk.clone(), statistic: "idle".into() },
-                    format!("latency with load threads idle ({mix} curve)"),
-                    "ns",
-                    Better::Lower,
-                    &idle.latency_ns,
-                ));
-            }
-            if let Some(top) = c
-                .points
-                .iter()
-                .max_by(|a, b| a.bandwidth_gbs.total_cmp(&b.bandwidth_gbs))
-            {
-                out.push(Figure::sampled(
-                    Key::Loaded { mix: mk.clone(), statistic: "saturated".into() },
-                    format!(
-                        "latency at saturation ({mix}, {:.1} GB/s)",
-                        top.bandwidth_gbs
-                    ),
-                    "ns",
-                    Better::Lower,
-                    &top.latency_ns,
-                ));
-            }
-            out.push(Figure::scalar(
-                Key::Loaded { mix: mk.clone(), statistic: "saturation".into() },
-                format!("saturation bandwidth ({mix})"),
-                "GB/s (DRAM est.)",
-                Better::Higher,
-                c.saturation_gbs,
+    let mut out = Vec::new();
+    for c in &r.curves {
+        let mix = c.mix.name();
+        let mk = mix.replace(' ', "-");
+        if let Some(idle) = c.points.first() {
+            out.push(Figure::sampled(
+                Key::Loaded {
+                    mix: mk.clone(),
+                    statistic: "idle".into(),
+                },
+                format!("latency with load threads idle ({mix} curve)"),
+                "ns",
+                Better::Lower,
+                &idle.latency_ns,
             ));
         }
-        out
+        if let Some(top) = c
+            .points
+            .iter()
+            .max_by(|a, b| a.bandwidth_gbs.total_cmp(&b.bandwidth_gbs))
+        {
+            out.push(Figure::sampled(
+                Key::Loaded {
+                    mix: mk.clone(),
+                    statistic: "saturated".into(),
+                },
+                format!(
+                    "latency at saturation ({mix}, {:.1} GB/s)",
+                    top.bandwidth_gbs
+                ),
+                "ns",
+                Better::Lower,
+                &top.latency_ns,
+            ));
+        }
+        out.push(Figure::scalar(
+            Key::Loaded {
+                mix: mk.clone(),
+                statistic: "saturation".into(),
+            },
+            format!("saturation bandwidth ({mix})"),
+            "GB/s (DRAM est.)",
+            Better::Higher,
+            c.saturation_gbs,
+        ));
+    }
+    out
 }

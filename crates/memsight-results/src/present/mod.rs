@@ -1,7 +1,23 @@
 //! Presenters: each suite's results as a [`View`], the one presentation model both the terminal
 //! and the HTML report draw, and as [`Figure`]s for history, `compare` and the export. A suite's
-//! presenter is `present/<suite>.rs` (declared from the registry); it has no renderer code.
+//! presenter is `present/<suite>.rs`; it has no renderer code.
 
+// One presenter per suite, declared outside any macro so that rustfmt sees them.
+mod alloc;
+mod bandwidth;
+mod c2c;
+mod dimms;
+mod latency;
+mod loaded;
+mod numa;
+mod pmem;
+mod profile;
+mod rowbuffer;
+mod scan;
+mod stream;
+mod tiers;
+
+mod dimm_grid;
 pub(crate) mod drift;
 pub mod env;
 mod fleet;
@@ -13,15 +29,6 @@ use memsight_suites::dimms::DimmsResults;
 
 use crate::figure::Figure;
 use crate::view::View;
-
-/// Declares every suite's presenter module.
-macro_rules! presenters {
-    ($($m:ident $variant:ident $name:literal $tm:ident :: $tn:ident $(, run $field:ident)?;)*) => {
-        $(mod $m;)*
-    };
-}
-
-crate::with_suites!(presenters);
 
 /// What the other suites of a run found, for the views that draw it beside their own figures.
 pub struct Context<'a> {

@@ -1,8 +1,8 @@
 //! NUMA and memory tiers: latency and bandwidth matrices (heatmaps) and the firmware's claims.
 
 use super::Present;
-use crate::key::{Key, Place};
 use crate::figure::{Better, Figure};
+use crate::key::{Key, Place};
 use crate::view::{Block, Cell, Heatmap, Table, View, percent};
 use memsight_core::stats::Summary;
 use memsight_suites::numa::NumaResults;
@@ -23,7 +23,11 @@ fn matrix(
     let short = r
         .cells
         .iter()
-        .map(|row| row.iter().map(|c| value(c).is_some_and(Summary::rests_on_disturbed)).collect())
+        .map(|row| {
+            row.iter()
+                .map(|c| value(c).is_some_and(Summary::rests_on_disturbed))
+                .collect()
+        })
         .collect();
     (medians, short)
 }

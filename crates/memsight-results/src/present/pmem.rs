@@ -4,8 +4,8 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::{Bar, Bars, Block, Cell, Mark, Table, View};
 use memsight_suites::pmem::{Fill, PmemResults};
 
@@ -133,9 +133,21 @@ fn concurrency(r: &PmemResults) -> Table {
 fn classes(r: &PmemResults) -> Table {
     let mut t = Table::new(
         "Allocation classes of a fresh pool (units per run: '-' for a class of whole chunks, which has no runs; alignment: '-' where PMDK aligns only to the unit)",
-        &["id", "unit size B", "units per run", "header", "alignment B"],
+        &[
+            "id",
+            "unit size B",
+            "units per run",
+            "header",
+            "alignment B",
+        ],
     );
-    let or_dash = |x: u64| if x == 0 { "-".to_string() } else { x.to_string() };
+    let or_dash = |x: u64| {
+        if x == 0 {
+            "-".to_string()
+        } else {
+            x.to_string()
+        }
+    };
     for c in &r.classes {
         t.rows.push(vec![
             Cell::Num(c.id.to_string()),
@@ -268,7 +280,10 @@ impl Present for PmemResults {
         let mut out = Vec::new();
         for f in &self.fills {
             out.push(Figure::scalar(
-                Key::PmemClass { bytes: f.object_bytes, test: "utilisation".into() },
+                Key::PmemClass {
+                    bytes: f.object_bytes,
+                    test: "utilisation".into(),
+                },
                 format!(
                     "pool utilisation with {} objects",
                     format_bytes(f.object_bytes)
@@ -281,7 +296,10 @@ impl Present for PmemResults {
         for s in &self.search {
             if let Some(b) = &s.best {
                 out.push(Figure::scalar(
-                    Key::PmemClass { bytes: s.object_bytes, test: "custom-utilisation".into() },
+                    Key::PmemClass {
+                        bytes: s.object_bytes,
+                        test: "custom-utilisation".into(),
+                    },
                     format!(
                         "pool utilisation with {} objects, best custom class",
                         format_bytes(s.object_bytes)
@@ -294,7 +312,10 @@ impl Present for PmemResults {
         }
         for v in self.volume.iter().filter(|v| v.finished) {
             out.push(Figure::scalar(
-                Key::PmemVolume { strategy: v.strategy.to_string(), test: "seconds".into() },
+                Key::PmemVolume {
+                    strategy: v.strategy.to_string(),
+                    test: "seconds".into(),
+                },
                 format!(
                     "time to allocate and free {} in the volume workload, {} strategy",
                     format_bytes(v.allocated_bytes),

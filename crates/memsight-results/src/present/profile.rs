@@ -4,8 +4,8 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View};
 use memsight_suites::profile::placement::Placement;
 use memsight_suites::profile::{Ending, ProfileResults};
@@ -57,7 +57,9 @@ impl Present for ProfileResults {
         };
         let mut bytes = |test: &str, desc: &str, v: u64| {
             out.push(Figure::scalar(
-                Key::Profile { test: test.to_string() },
+                Key::Profile {
+                    test: test.to_string(),
+                },
                 desc.to_string(),
                 "B",
                 Better::Lower,
@@ -68,7 +70,9 @@ impl Present for ProfileResults {
         bytes("swap", "program memory in swap at the peak", p.held.swap);
         if let Some(s) = p.huge.thp_share() {
             out.push(Figure::scalar(
-                Key::Profile { test: "thp-share".into() },
+                Key::Profile {
+                    test: "thp-share".into(),
+                },
                 "share of anonymous memory on transparent huge pages".into(),
                 "%",
                 Better::Higher,
@@ -82,7 +86,9 @@ impl Present for ProfileResults {
             .max()
         {
             out.push(Figure::scalar(
-                Key::Profile { test: "page-cache".into() },
+                Key::Profile {
+                    test: "page-cache".into(),
+                },
                 "most page cache charged to the program's memory cgroup".into(),
                 "B",
                 Better::Lower,
@@ -91,7 +97,9 @@ impl Present for ProfileResults {
         }
         if let Some(m) = &self.monitored {
             out.push(Figure::scalar(
-                Key::Profile { test: "monitored-traffic".into() },
+                Key::Profile {
+                    test: "monitored-traffic".into(),
+                },
                 "the program's own memory traffic, counted by resctrl bandwidth monitoring".into(),
                 "GB/s (DRAM counted)",
                 Better::Lower,
@@ -100,7 +108,9 @@ impl Present for ProfileResults {
         }
         if let Some(c) = &self.counted {
             out.push(Figure::scalar(
-                Key::Profile { test: "counted-dram".into() },
+                Key::Profile {
+                    test: "counted-dram".into(),
+                },
                 "DRAM traffic counted by the memory controllers over its run".into(),
                 "GB/s (DRAM counted)",
                 Better::Lower,
@@ -109,7 +119,9 @@ impl Present for ProfileResults {
         }
         if let Some(r) = self.placement.as_ref().and_then(|x| x.remote_share) {
             out.push(Figure::scalar(
-                Key::Profile { test: "remote-share".into() },
+                Key::Profile {
+                    test: "remote-share".into(),
+                },
                 "share of pages on nodes none of its threads ran on".into(),
                 "%",
                 Better::Lower,
@@ -123,15 +135,16 @@ impl Present for ProfileResults {
 /// Memory held over the watch: resident, anonymous, on THP and swapped, and the page cache
 /// charged to its cgroup where one was read.
 fn held_chart(r: &ProfileResults) -> Block {
-    let series = |name: &str, f: &dyn Fn(&memsight_suites::profile::procfs::Snapshot) -> u64| Series {
-        name: name.into(),
-        points: r
-            .timeline
-            .iter()
-            .map(|s| (s.seconds, f(s) as f64 / MIB))
-            .collect(),
-        ..Default::default()
-    };
+    let series =
+        |name: &str, f: &dyn Fn(&memsight_suites::profile::procfs::Snapshot) -> u64| Series {
+            name: name.into(),
+            points: r
+                .timeline
+                .iter()
+                .map(|s| (s.seconds, f(s) as f64 / MIB))
+                .collect(),
+            ..Default::default()
+        };
     let mut held = vec![
         series("RSS", &|s| s.held.rss),
         series("anonymous", &|s| s.held.anon),
@@ -373,7 +386,11 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert!(charts.iter().any(|l| l.title == "Its own memory traffic over time"));
+        assert!(
+            charts
+                .iter()
+                .any(|l| l.title == "Its own memory traffic over time")
+        );
         assert!(
             charts
                 .iter()
@@ -382,7 +399,7 @@ mod tests {
         );
         assert!(v.facts.iter().any(|f| f.contains("mon_groups/memsight-9")));
         assert!(v.facts.iter().any(|f| f.contains("cgroup v2")));
-        let ids: Vec<String> = r.figures().into_iter().map(|f| f.key).collect();
+        let ids: Vec<String> = r.figures().iter().map(|f| f.key.to_string()).collect();
         assert!(
             ids.contains(&"profile/monitored-traffic".to_string())
                 && ids.contains(&"profile/page-cache".to_string()),

@@ -4,8 +4,8 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::num;
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View};
 use memsight_suites::rowbuffer::sweep::Point;
@@ -181,7 +181,11 @@ fn notes(r: &RowbufferResults) -> Vec<String> {
 
 /// One line per memory layout of `op` over the offsets: the median over repetitions of `value`
 /// at each offset, whiskers from the lowest to the highest repetition.
-fn layout_series(r: &RowbufferResults, op: Kernel, value: &dyn Fn(&Point) -> Option<f64>) -> Vec<Series> {
+fn layout_series(
+    r: &RowbufferResults,
+    op: Kernel,
+    value: &dyn Fn(&Point) -> Option<f64>,
+) -> Vec<Series> {
     let mut series = Vec::new();
     for memory in [Memory::Contiguous, Memory::Paged4k, Memory::Fragmented4k] {
         let curves: Vec<_> = r

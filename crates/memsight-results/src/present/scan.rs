@@ -5,8 +5,8 @@ use memsight_core::units::format_bytes;
 use memsight_suites::scan::{RangeFigures, ScanResults};
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::{Block, Cell, Heatmap, Table, View, med_to};
 
 fn label(r: &RangeFigures) -> String {
@@ -54,7 +54,11 @@ fn strips(s: &ScanResults) -> Block {
             "{} ranges; a cell is one {} range of {} addresses (the table gives each range's start)",
             s.ranges.len(),
             format_bytes(s.granule),
-            if s.frames_visible { "physical" } else { "virtual" }
+            if s.frames_visible {
+                "physical"
+            } else {
+                "virtual"
+            }
         ),
         short: Vec::new(),
     })
@@ -64,7 +68,11 @@ fn table(s: &ScanResults) -> Table {
     let mut t = Table::new(
         &format!(
             "{} ranges of {} ({} scanned in {:.0} s: {:.1} GB/s of scan)",
-            if s.frames_visible { "Physical" } else { "Virtual" },
+            if s.frames_visible {
+                "Physical"
+            } else {
+                "Virtual"
+            },
             format_bytes(s.granule),
             format_bytes(s.scanned_bytes),
             s.seconds,
@@ -103,7 +111,11 @@ fn table(s: &ScanResults) -> Table {
                 [
                     r.zones.join(", "),
                     r.cxl_region.clone().unwrap_or_default(),
-                    if r.movable { "Movable".into() } else { String::new() },
+                    if r.movable {
+                        "Movable".into()
+                    } else {
+                        String::new()
+                    },
                 ]
                 .into_iter()
                 .filter(|x| !x.is_empty())
@@ -167,7 +179,10 @@ impl Present for ScanResults {
             id: "scan",
             title: "Memory scan by address range".into(),
             method: self.method.clone(),
-            facts: vec![format!("DIMM and channel per address: {}", self.dimm_mapping)],
+            facts: vec![format!(
+                "DIMM and channel per address: {}",
+                self.dimm_mapping
+            )],
             blocks,
             findings: crate::view::texts(&self.findings),
         }
@@ -180,15 +195,30 @@ impl Present for ScanResults {
         for r in &self.ranges {
             let at = format!("{kind}-{:#x}", r.start);
             let kinds = [
-                ("read", "read bandwidth", "GB/s (program bytes)", Better::Higher, &r.read_gbs),
-                ("latency", "idle latency", "ns", Better::Lower, &r.latency_ns),
+                (
+                    "read",
+                    "read bandwidth",
+                    "GB/s (program bytes)",
+                    Better::Higher,
+                    &r.read_gbs,
+                ),
+                (
+                    "latency",
+                    "idle latency",
+                    "ns",
+                    Better::Lower,
+                    &r.latency_ns,
+                ),
             ];
             for (key, what, unit, better, s) in kinds {
                 if let Some(s) = s {
                     // One figure per physical range: a map, not a figure to follow by name.
                     out.push(
                         Figure::sampled(
-                            Key::Scan { address: at.clone(), test: key.to_string() },
+                            Key::Scan {
+                                address: at.clone(),
+                                test: key.to_string(),
+                            },
                             format!("{what} of range {:#x}", r.start),
                             unit,
                             better,

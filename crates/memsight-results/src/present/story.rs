@@ -21,9 +21,9 @@ pub fn view(a: &[Agreement]) -> View {
     for x in a {
         t.rows.push(vec![
             Cell::Text(x.quantity.clone()),
-            Cell::Text(x.stands.key.clone()),
+            Cell::Text(x.stands.key.to_string()),
             Cell::Num(format!("{} {}", num(x.stands.value), x.stands.unit)),
-            Cell::Text(x.against.key.clone()),
+            Cell::Text(x.against.key.to_string()),
             Cell::Num(format!("{} {}", num(x.against.value), x.against.unit)),
             Cell::Num(format!("{:.2}", x.ratio)),
             Cell::Num(format!("{:.0}", 100.0 * x.tolerance)),

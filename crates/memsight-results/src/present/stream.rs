@@ -3,8 +3,8 @@
 use memsight_core::units::format_bytes;
 
 use super::Present;
-use crate::key::Key;
 use crate::figure::{Better, Figure};
+use crate::key::Key;
 use crate::view::num;
 use crate::view::{Block, Cell, Table, View};
 use crate::view::{ci, count, med};
@@ -55,7 +55,9 @@ impl Present for StreamResults {
             .iter()
             .map(|k| {
                 Figure::sampled(
-                    Key::Stream { test: k.function.to_lowercase() },
+                    Key::Stream {
+                        test: k.function.to_lowercase(),
+                    },
                     format!(
                         "STREAM {} (program bytes as STREAM counts them)",
                         k.function

@@ -6,8 +6,8 @@ use memsight_core::units::{format_bytes, format_list};
 use memsight_kernels::granular::Access;
 
 use super::Present;
-use crate::key::{Key, Place, Size};
 use crate::figure::{Better, Figure};
+use crate::key::{Key, Place, Size};
 use crate::view::{Block, Cell, Lines, Scale, Series, Table, View, med, med_to, num};
 use memsight_suites::tiers::TiersResults;
 use memsight_suites::tiers::measure::{MemTarget, TargetFigures};
@@ -330,7 +330,10 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
     for b in &t.block_latency {
         out.push(
             Figure::sampled(
-                Key::TiersBlockLatency { node: Place(k.clone()), block: b.block_bytes as u64 },
+                Key::TiersBlockLatency {
+                    node: Place(k.clone()),
+                    block: b.block_bytes as u64,
+                },
                 format!("idle latency of {}-byte reads, {l}", b.block_bytes),
                 "ns",
                 Better::Lower,
@@ -343,7 +346,10 @@ fn target_figures(t: &TargetFigures) -> Vec<Figure> {
     if let Some(v) = t.knee_gbs {
         out.push(
             Figure::scalar(
-                Key::Tiers { node: Place(k.clone()), test: "knee".into() },
+                Key::Tiers {
+                    node: Place(k.clone()),
+                    test: "knee".into(),
+                },
                 format!("loaded-latency knee, {l}"),
                 "GB/s (estimated DRAM bytes)",
                 Better::Higher,
@@ -403,7 +409,10 @@ fn idle_figures(t: &TargetFigures, cond: &str) -> Vec<Figure> {
             let s = s.as_ref()?;
             Some(
                 Figure::sampled(
-                    Key::Tiers { node: Place(k.clone()), test: key.to_string() },
+                    Key::Tiers {
+                        node: Place(k.clone()),
+                        test: key.to_string(),
+                    },
                     format!("{what}, {l}"),
                     unit,
                     better,
@@ -456,8 +465,7 @@ impl Present for TiersResults {
             .iter()
             .map(|f| {
                 let med = |s: &Option<memsight_core::stats::Summary>| {
-                    s.as_ref()
-                        .map_or("-".to_string(), |s| med_to(s, 1))
+                    s.as_ref().map_or("-".to_string(), |s| med_to(s, 1))
                 };
                 format!(
                     "{} ({}) {} ns, {} GB/s",
@@ -536,7 +544,10 @@ impl Present for TiersResults {
             for p in &n.points {
                 out.push(
                     Figure::sampled(
-                        Key::TiersNear { size: Size::of(p.size_bytes), test: "latency".into() },
+                        Key::TiersNear {
+                            size: Size::of(p.size_bytes),
+                            test: "latency".into(),
+                        },
                         format!(
                             "latency at {} against near memory",
                             format_bytes(p.size_bytes)

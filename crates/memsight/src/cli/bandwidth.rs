@@ -1,9 +1,9 @@
 //! `memsight bandwidth`: the flags, and the suite as a command and as a step of `memsight run`.
 
-use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_suites::bandwidth::spec::{self, Named, TestSpec};
 use memsight_suites::bandwidth::{self, BandwidthResults, BandwidthSettings, Data, Threads};
+use memsight_suites::measure::machine::Machine;
 
 use super::sampling::SamplingArgs;
 use super::values::{Isa, PageKind, duration, rate, size, threads};
@@ -137,9 +137,7 @@ impl Args {
             node: self.node,
             page_kind: self.page_kind,
             data: self.pattern.unwrap_or(BandwidthSettings::default().data),
-            sampling: self
-                .sampling
-                .over(BandwidthSettings::default().sampling),
+            sampling: self.sampling.over(BandwidthSettings::default().sampling),
             dax: self.dax.target()?,
             array_gap: self.array_gap,
             rounds: self.rounds,
@@ -184,7 +182,11 @@ impl InRun for Args {
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
         let cfg = BandwidthSettings::for_level(ctx.level).resolve(ctx.env, ctx.machine)?;
         let nodes = memsight_suites::measure::timing::nodes_of(&ctx.env.topology, &cfg.cpus);
-        Ok(Planned::Runs(bandwidth::estimate(&cfg, nodes, ctx.streaming_s)))
+        Ok(Planned::Runs(bandwidth::estimate(
+            &cfg,
+            nodes,
+            ctx.streaming_s,
+        )))
     }
 
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<BandwidthResults>> {

@@ -22,7 +22,10 @@ pub struct Args {
 
 impl Args {
     /// The suite's config: its defaults, with the flags given.
-    pub fn config(&self, topo: &memsight_core::topology::Topology) -> memsight_core::Result<Config> {
+    pub fn config(
+        &self,
+        topo: &memsight_core::topology::Topology,
+    ) -> memsight_core::Result<Config> {
         Ok(Config {
             cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             modified_only: self.modified_only,
@@ -46,7 +49,10 @@ impl InRun for Args {
         if let Some(why) = ctx.skip("core-to-core latency", true) {
             return Ok(Planned::Skips(why));
         }
-        Ok(Planned::Runs(c2c::estimate(&Config::for_level(ctx.level), ctx.env)?))
+        Ok(Planned::Runs(c2c::estimate(
+            &Config::for_level(ctx.level),
+            ctx.env,
+        )?))
     }
 
     /// Needs two CPUs.

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use memsight_core::env::Environment;
 use memsight_suites::dimms::{self, Config, DimmsResults};
 
-use memsight_suites::measure::timing::Estimate;
 use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use memsight_suites::measure::timing::Estimate;
 
 /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors;
 /// or, with --plan, a what-if for memory you have not bought yet.
@@ -122,10 +122,15 @@ impl InRun for Args {
     /// Reads a table (no time worth predicting) where there is one to read.
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
         let dmidecode = ctx.dmidecode.clone();
-        Ok(match dimms::run(&Config { dmidecode, ..Default::default() }) {
-            Ok(_) => Planned::Runs(Estimate::new(0.0, "the DIMM inventory read")),
-            Err(e) => Planned::Skips(format!("DIMM inventory: {e}")),
-        })
+        Ok(
+            match dimms::run(&Config {
+                dmidecode,
+                ..Default::default()
+            }) {
+                Ok(_) => Planned::Runs(Estimate::new(0.0, "the DIMM inventory read")),
+                Err(e) => Planned::Skips(format!("DIMM inventory: {e}")),
+            },
+        )
     }
 
     /// Where SMBIOS is readable, or from `--dmidecode`.

@@ -90,9 +90,10 @@ impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.settings(&env.topology)?.resolve(env)?;
         let clock = timer::calibrate();
-        let (results, complete) = ui.progress(Some(latency::ladder::total_steps(&cfg)), |tick| {
-            latency::run(&cfg, env, clock, tick)
-        })?;
+        let (results, complete) = ui
+            .progress(Some(latency::ladder::total_steps(&cfg)), |tick| {
+                latency::run(&cfg, env, clock, tick)
+            })?;
         Ok(Outcome::of(results, complete))
     }
 }

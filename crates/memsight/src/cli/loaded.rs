@@ -1,10 +1,10 @@
 //! `memsight loaded-latency`: the flags, and the suite as a command and as a step of
 //! `memsight run`.
 
-use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_kernels::loadgen::TrafficMix;
 use memsight_suites::loaded::{self, Config, LoadedResults};
+use memsight_suites::measure::machine::Machine;
 
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
@@ -79,7 +79,8 @@ impl Args {
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config(&env.topology)?;
-        let (results, complete) = ui.progress(None, |tick| loaded::run(&cfg, env, &Machine::new(), tick))?;
+        let (results, complete) =
+            ui.progress(None, |tick| loaded::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
 }
@@ -101,7 +102,9 @@ impl InRun for Args {
             return Ok(Step::Skipped(why));
         }
         let cfg = Config::for_level(ctx.level);
-        let (r, done) = ctx.ticking("loaded latency", |tick| loaded::run(&cfg, ctx.env, &ctx.machine, tick))?;
+        let (r, done) = ctx.ticking("loaded latency", |tick| {
+            loaded::run(&cfg, ctx.env, &ctx.machine, tick)
+        })?;
         Ok(Step::Ran(r, done))
     }
 }

@@ -1,7 +1,7 @@
 //! `memsight numa`: the flags, and the matrices as a command and as a step of `memsight run`.
 
-use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
+use memsight_suites::measure::machine::Machine;
 use memsight_suites::numa::{self, Config, NumaResults};
 
 use super::sampling::SamplingArgs;
@@ -63,7 +63,8 @@ impl Args {
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config();
-        let (results, complete) = ui.progress(None, |tick| numa::run(&cfg, env, &Machine::new(), tick))?;
+        let (results, complete) =
+            ui.progress(None, |tick| numa::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
 }

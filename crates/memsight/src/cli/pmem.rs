@@ -137,7 +137,11 @@ fn class_spec(s: &str) -> std::result::Result<ClassSpec, String> {
                     other => return Err(format!("header={other}: none, compact or legacy")),
                 }
             }
-            other => return Err(format!("'{other}': the keys are unit, units, align, header")),
+            other => {
+                return Err(format!(
+                    "'{other}': the keys are unit, units, align, header"
+                ));
+            }
         }
     }
     if d.unit_size == 0 || d.units_per_block == 0 {

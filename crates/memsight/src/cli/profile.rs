@@ -69,7 +69,9 @@ impl Suite for Args {
         let (results, complete) =
             ui.progress(None, |tick| profile::run(&cfg, env, &machine, tick))?;
         let failure = match results.ending {
-            profile::Ending::Exited(c) if c != 0 => Some(format!("the program exited with code {c}")),
+            profile::Ending::Exited(c) if c != 0 => {
+                Some(format!("the program exited with code {c}"))
+            }
             profile::Ending::Signalled(s) => Some(format!("the program was killed by signal {s}")),
             _ => None,
         };
@@ -83,7 +85,12 @@ impl Suite for Args {
 impl Args {
     /// The curve family: the run named, this machine's newest in the history, or measured now
     /// (none on one CPU: the curves need a CPU to load memory beside the one that chases).
-    fn family(&self, env: &Environment, machine: &Machine, ui: &Ui) -> anyhow::Result<Option<Family>> {
+    fn family(
+        &self,
+        env: &Environment,
+        machine: &Machine,
+        ui: &Ui,
+    ) -> anyhow::Result<Option<Family>> {
         let db = self.db.path();
         if let Some(reference) = &self.curves {
             let doc = memsight_results::history::resolve(reference, &db)?;

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use memsight_core::env::Environment;
 use memsight_model::rowbuffer::{BankHash, Interleave, parse_functions};
 use memsight_suites::rowbuffer::counters::CounterSpec;
-use memsight_suites::rowbuffer::{self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings, Stat};
+use memsight_suites::rowbuffer::{
+    self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings, Stat,
+};
 
 use super::values::size;
 use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
@@ -217,7 +219,9 @@ impl InRun for Args {
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
         let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
             let why = memsight_results::document::SKIP_THOROUGH_ONLY;
-            return Ok(Planned::Skips(format!("row-buffer study: {why} (memsight rowbuffer)")));
+            return Ok(Planned::Skips(format!(
+                "row-buffer study: {why} (memsight rowbuffer)"
+            )));
         };
         let cfg = settings.resolve(ctx.env, ctx.machine)?;
         Ok(Planned::Runs(rowbuffer::estimate(&cfg, ctx.env)))
@@ -226,12 +230,10 @@ impl InRun for Args {
     /// A short study, in thorough runs only.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<RowbufferResults>> {
         let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
-            return Ok(Step::Skipped(
-                format!(
-                    "row-buffer study: {} (memsight rowbuffer)",
-                    memsight_results::document::SKIP_THOROUGH_ONLY
-                ),
-            ));
+            return Ok(Step::Skipped(format!(
+                "row-buffer study: {} (memsight rowbuffer)",
+                memsight_results::document::SKIP_THOROUGH_ONLY
+            )));
         };
         let cfg = settings.resolve(ctx.env, &ctx.machine)?;
         let (r, done) = ctx.ticking("row buffer", |tick| rowbuffer::run(&cfg, ctx.env, tick))?;

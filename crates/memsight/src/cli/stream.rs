@@ -1,9 +1,9 @@
 //! `memsight stream`: the flags, and STREAM as a command.
 
-use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_core::timer;
 use memsight_suites::bandwidth::Threads;
+use memsight_suites::measure::machine::Machine;
 use memsight_suites::stream::{self, StreamSettings};
 
 use super::values::{Isa, PageKind, Store, threads};

@@ -1,9 +1,9 @@
 //! `memsight tiers`: the flags, and the study as a command and as a step of `memsight run`.
 
-use memsight_suites::measure::machine::Machine;
 use memsight_core::env::Environment;
 use memsight_core::sysfs::FsRoot;
 use memsight_kernels::granular::Access;
+use memsight_suites::measure::machine::Machine;
 use memsight_suites::tiers::{self, Config, Part, TiersResults};
 
 use super::sampling::SamplingArgs;
@@ -80,7 +80,12 @@ impl Args {
             one_per_tier: self.one_per_tier,
             near_size: self.near_size,
             dmidecode: self.dmidecode.clone(),
-            parts: d.parts.iter().copied().filter(|p| !skip.contains(p)).collect(),
+            parts: d
+                .parts
+                .iter()
+                .copied()
+                .filter(|p| !skip.contains(p))
+                .collect(),
             blocks: if self.blocks.is_empty() {
                 d.blocks.clone()
             } else {
@@ -116,7 +121,8 @@ impl Suite for Args {
         if self.plan {
             return Ok(Outcome::of(tiers::planned(&cfg, env)?, true));
         }
-        let (results, complete) = ui.progress(None, |tick| tiers::run(&cfg, env, &Machine::new(), tick))?;
+        let (results, complete) =
+            ui.progress(None, |tick| tiers::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
 }
@@ -136,7 +142,12 @@ impl InRun for Args {
         if plan.tiers.len() < 2 && plan.near.is_none() {
             return Ok(Planned::Skips(ONE_TIER.into()));
         }
-        Ok(Planned::Runs(tiers::estimate(&cfg, &plan, ctx.env, ctx.machine)?))
+        Ok(Planned::Runs(tiers::estimate(
+            &cfg,
+            &plan,
+            ctx.env,
+            ctx.machine,
+        )?))
     }
 
     /// Where the machine has more than one memory tier or near memory in front of far memory,
@@ -161,7 +172,9 @@ impl InRun for Args {
         if plan.tiers.len() < 2 && plan.near.is_none() {
             return Ok(Step::Skipped(ONE_TIER.into()));
         }
-        let (r, done) = ctx.ticking("tiers", |tick| tiers::run(&cfg, ctx.env, &ctx.machine, tick))?;
+        let (r, done) = ctx.ticking("tiers", |tick| {
+            tiers::run(&cfg, ctx.env, &ctx.machine, tick)
+        })?;
         Ok(Step::Ran(r, done))
     }
 }

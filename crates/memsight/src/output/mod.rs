@@ -106,7 +106,7 @@ pub fn draw(v: &memsight_results::view::View) {
         match b {
             Block::Table(t) => print_table(t),
             // Charts are for the HTML report; their figures are in the tables.
-            Block::Lines(..) | Block::Bars(..) | Block::DimmMap(..) => {}
+            Block::Lines(..) | Block::Bars(..) | Block::Grid(..) => {}
             Block::Heatmap(h) => print_table(&h.table()),
         }
     }

@@ -2,7 +2,7 @@
 //! inline SVG charts, inline style, no scripts, no fonts, nothing fetched.
 
 pub mod charts;
-pub mod dimm_map;
+pub mod grid;
 pub mod html;
 
 use memsight_core::units::format_bytes;
@@ -230,7 +230,7 @@ pub fn draw(v: &memsight_results::view::View, with_findings: bool) -> String {
                 s.push_str(&table(&header, &rows));
             }
             Block::Lines(l, caption) => s.push_str(&chart(&charts::lines(l), caption)),
-            Block::DimmMap(d, caption) => s.push_str(&chart(&dimm_map::draw(d), caption)),
+            Block::Grid(g, caption) => s.push_str(&chart(&grid::draw(g), caption)),
             Block::Bars(b, caption) => s.push_str(&chart(
                 &charts::bars(
                     &b.title,

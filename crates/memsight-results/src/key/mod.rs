@@ -1,9 +1,10 @@
 //! Figure keys, typed: one variant per family of figure, with the dimensions it varies over.
-//! Presenters build a [`Key`] and the figure carries its text form (`bandwidth/read/2t`);
-//! export, check, compare, fleet and the run's story read the text back with [`Key::parse`]
-//! instead of taking it apart by prefix, and the CSV columns and Prometheus labels come from
-//! [`Key::dims`]. The text form and its parse live here only, so a key written is a key read,
-//! and results recorded before the type existed read back the same way.
+//! A figure holds its [`Key`]; it travels as the key's text form (`bandwidth/read/2t`), written
+//! by `Display` and read back by [`Key::read`] (serde goes through both), so that results
+//! recorded before the type existed, and a newer memsight's keys ([`Key::Unread`]), read back
+//! as written. The CSV columns and Prometheus labels come from [`Key::dims`]. The text form, its
+//! parse (`parse.rs`) and the selectors references use (`pattern.rs`) live in this module only:
+//! `scripts/check-layers.py` fails on code elsewhere that takes key text apart.
 
 use std::fmt;
 
@@ -11,10 +12,15 @@ use memsight_core::units::{format_bytes, parse_size};
 
 use crate::dims::{Dim, Dims};
 
+mod parse;
+mod pattern;
+
+pub use pattern::selects;
+
 /// A working-set or block size in a key, as the key writes it: compactly (`4.75KiB`, `64MiB`),
 /// three significant digits as [`format_bytes`] gives them. The text is kept as read, so that a
 /// key written by an earlier version (`19.0MiB`) reads back to the same text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Size(String);
 
 impl Size {
@@ -37,11 +43,11 @@ impl fmt::Display for Size {
 
 /// Where a tiers or NUMA figure's memory was: a node (`node1`), or a word (`interleaved`,
 /// `dax`, a column label without its spaces). Labels give a node by its number.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Place(pub String);
 
 /// A figure's key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Key {
     /// A plateau of one CPU's latency ladder: `latency/cpu0/level/L2`, `…/level/memory`.
     LatencyLevel { cpu: u64, level: String },
@@ -119,6 +125,9 @@ pub enum Key {
     Profile { test: String },
     /// A fleet member's headline figure: `fleet/node17/bandwidth/read/2t`.
     Fleet { member: String, figure: Box<Key> },
+    /// Text no family of this memsight reads (a newer memsight's key, in a fleet directory or
+    /// a history), kept as written: it names no dimensions, and its suite is its first part's.
+    Unread(String),
 }
 
 impl fmt::Display for Key {
@@ -186,210 +195,17 @@ impl fmt::Display for Key {
             Key::Alloc { allocator, test } => write!(f, "alloc/{allocator}/{test}"),
             Key::Profile { test } => write!(f, "profile/{test}"),
             Key::Fleet { member, figure } => write!(f, "fleet/{member}/{figure}"),
+            Key::Unread(text) => f.write_str(text),
         }
-    }
-}
-
-/// A decimal number after `prefix` (`cpu3` → 3), and nothing else.
-fn number(s: &str, prefix: &str) -> Option<u64> {
-    let n = s.strip_prefix(prefix)?;
-    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then(|| n.parse().ok())?
-}
-
-/// A size as keys write it (`4.75KiB`, `256B`).
-fn size(s: &str) -> Option<Size> {
-    parse_size(s).ok().map(|_| Size(s.to_string()))
-}
-
-/// A segment that can stand in a key: not empty.
-fn word(s: &str) -> Option<String> {
-    (!s.is_empty()).then(|| s.to_string())
-}
-
-impl Key {
-    /// The key of a figure's text, `None` for text no family writes (a key from a newer
-    /// memsight, or not a figure key at all).
-    pub fn parse(text: &str) -> Option<Key> {
-        if let Some(rest) = text.strip_prefix("fleet/") {
-            let (member, figure) = rest.split_once('/')?;
-            return Some(Key::Fleet {
-                member: word(member)?,
-                figure: Box::new(Key::parse(figure)?),
-            });
-        }
-        let s: Vec<&str> = text.split('/').collect();
-        match s[0] {
-            "latency" | "tlb" | "mlp" => Self::parse_ladder(&s),
-            "bandwidth" | "bandwidth-sweep" => Self::parse_bandwidth(&s),
-            "tiers" => Self::parse_tiers(&s),
-            "numa" => Self::parse_numa(&s),
-            "pmem" => Self::parse_pmem(&s),
-            _ => Self::parse_other(&s),
-        }
-    }
-
-    fn parse_ladder(s: &[&str]) -> Option<Key> {
-        let cpu = number(s.get(1)?, "cpu")?;
-        Some(match (s[0], &s[2..]) {
-            ("latency", ["level", level]) => Key::LatencyLevel {
-                cpu,
-                level: word(level)?,
-            },
-            ("latency", [at]) => Key::LatencyPoint {
-                cpu,
-                size: size(at)?,
-            },
-            ("tlb", [at]) => Key::Tlb {
-                cpu,
-                size: size(at)?,
-            },
-            ("mlp", [k]) => Key::Mlp {
-                cpu,
-                chains: number(k, "k")?,
-            },
-            _ => return None,
-        })
-    }
-
-    fn parse_bandwidth(s: &[&str]) -> Option<Key> {
-        let test = word(s.get(1)?)?;
-        let threads = s.get(2)?.strip_suffix('t').and_then(|n| number(n, ""))?;
-        Some(match (s[0], &s[3..]) {
-            ("bandwidth", []) => Key::Bandwidth {
-                test,
-                threads,
-                pattern: None,
-            },
-            ("bandwidth", [p]) => Key::Bandwidth {
-                test,
-                threads,
-                pattern: Some(word(p)?),
-            },
-            ("bandwidth-sweep", [at]) => Key::BandwidthSweep {
-                test,
-                threads,
-                size: size(at)?,
-            },
-            _ => return None,
-        })
-    }
-
-    fn parse_tiers(s: &[&str]) -> Option<Key> {
-        let (first, second) = (*s.get(1)?, *s.get(2)?);
-        Some(match (first, &s[2..]) {
-            ("near", [at, test]) => Key::TiersNear {
-                size: size(at)?,
-                test: word(test)?,
-            },
-            ("weighted", [placement, test]) => Key::TiersWeighted {
-                placement: word(placement)?,
-                test: word(test)?,
-            },
-            (node, [test, block, t]) => Key::TiersAccess {
-                node: Place(word(node)?),
-                test: word(test)?,
-                block: size(block)?,
-                threads: number(t, "t")?,
-            },
-            (node, [_]) => {
-                let node = Place(word(node)?);
-                let block = second
-                    .strip_prefix("latency-")
-                    .and_then(|b| b.strip_suffix('B'))
-                    .and_then(|b| number(b, ""));
-                match block {
-                    Some(block) => Key::TiersBlockLatency { node, block },
-                    None => Key::Tiers {
-                        node,
-                        test: word(second)?,
-                    },
-                }
-            }
-            _ => return None,
-        })
-    }
-
-    fn parse_numa(s: &[&str]) -> Option<Key> {
-        let cpu_node = number(s.get(1)?, "node")?;
-        let node = Place(word(s.get(2)?)?);
-        let test = word(s.get(3)?)?;
-        let kernel = match &s[4..] {
-            [] => None,
-            [k] => Some(word(k)?),
-            _ => return None,
-        };
-        Some(Key::Numa {
-            cpu_node,
-            node,
-            test,
-            kernel,
-        })
-    }
-
-    fn parse_pmem(s: &[&str]) -> Option<Key> {
-        Some(match &s[1..] {
-            ["volume", strategy, test] => Key::PmemVolume {
-                strategy: word(strategy)?,
-                test: word(test)?,
-            },
-            ["concurrency", strategy, test] => Key::PmemConcurrency {
-                strategy: word(strategy)?,
-                test: word(test)?,
-            },
-            [bytes, test] => Key::PmemClass {
-                bytes: number(bytes, "")?,
-                test: word(test)?,
-            },
-            _ => return None,
-        })
-    }
-
-    fn parse_other(s: &[&str]) -> Option<Key> {
-        let w = |i: usize| s.get(i).and_then(|x| word(x));
-        Some(match (s[0], s.len()) {
-            ("c2c", 3) => {
-                let (a, b) = s[1].split_once('-')?;
-                Key::C2c {
-                    cpu: number(a, "")?,
-                    peer: number(b, "")?,
-                    test: w(2)?,
-                }
-            }
-            ("dimms", 2) => Key::Dimms { statistic: w(1)? },
-            ("dimms-plan", 3) => Key::DimmsPlan {
-                plan: number(s[1], "")?,
-                statistic: w(2)?,
-            },
-            ("health", 3) if s[1] == "memory-errors" => Key::MemoryErrors { test: w(2)? },
-            ("loaded", 3) => Key::Loaded {
-                mix: w(1)?,
-                statistic: w(2)?,
-            },
-            ("rowbuffer", 4) => Key::Rowbuffer {
-                test: w(1)?,
-                placement: w(2)?,
-                statistic: w(3)?,
-            },
-            ("scan", 3) => Key::Scan {
-                address: w(1)?,
-                test: w(2)?,
-            },
-            ("stream", 2) => Key::Stream { test: w(1)? },
-            ("alloc", 3) if s[1] == "process" => Key::AllocProcess { test: w(2)? },
-            ("alloc", 3) => Key::Alloc {
-                allocator: w(1)?,
-                test: w(2)?,
-            },
-            ("profile", 2) => Key::Profile { test: w(1)? },
-            _ => return None,
-        })
     }
 }
 
 impl Key {
-    /// The suite that measures figures of this key, as figures name it.
-    pub fn suite(&self) -> &'static str {
-        Key::suite_of_prefix(self.prefix()).expect("every family's prefix has a suite")
+    /// The suite that measures figures of this key, as figures name it; for an unread key,
+    /// its first part's suite, or the first part itself when no suite has that prefix.
+    pub fn suite(&self) -> &str {
+        let prefix = self.prefix();
+        Key::suite_of_prefix(prefix).unwrap_or(prefix)
     }
 
     /// The suite that measures the figures whose keys begin with `prefix`, a key's first part
@@ -420,8 +236,9 @@ impl Key {
 
     /// The first part of the key's text form, as [`fmt::Display`] writes it (the tests hold
     /// the two together): what the family's suite is found by.
-    fn prefix(&self) -> &'static str {
+    fn prefix(&self) -> &str {
         match self {
+            Key::Unread(text) => text.split('/').next().unwrap_or_default(),
             Key::LatencyLevel { .. } | Key::LatencyPoint { .. } => "latency",
             Key::Tlb { .. } => "tlb",
             Key::Mlp { .. } => "mlp",
@@ -453,6 +270,7 @@ impl Key {
     pub fn dims(&self) -> Dims {
         let mut out: Vec<(Dim, String)> = match self {
             Key::Fleet { figure, .. } => return figure.dims(),
+            Key::Unread(_) => return Dims::default(),
             Key::LatencyLevel { .. }
             | Key::LatencyPoint { .. }
             | Key::Tlb { .. }
@@ -621,12 +439,61 @@ impl Place {
     }
 }
 
-/// The labels of a figure's key; empty when no family of [`Key`] reads it (the key is then the
-/// only way to tell figures apart).
+/// The labels of a figure's key text; empty when no family of [`Key`] reads it (the key is then
+/// the only way to tell figures apart).
 pub fn dims_of(text: &str) -> Dims {
-    Key::parse(text).map(|k| k.dims()).unwrap_or_default()
+    Key::read(text).dims()
+}
+
+impl Key {
+    /// The key of a figure's text: its family's, or [`Key::Unread`] with the text as written.
+    pub fn read(text: &str) -> Key {
+        Key::parse(text).unwrap_or_else(|| Key::Unread(text.to_string()))
+    }
+
+    /// The key, unless no family of this memsight reads it.
+    pub fn known(&self) -> Option<&Key> {
+        (!matches!(self, Key::Unread(_))).then_some(self)
+    }
+}
+
+impl std::str::FromStr for Key {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Key, Self::Err> {
+        Ok(Key::read(text))
+    }
+}
+
+// A key travels as its text form, in result files, the history and every export, so that a
+// file written before the type existed, or by a newer memsight, reads back.
+impl serde::Serialize for Key {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+// In the JSON Schema, a key is the string it is written as, exactly as before it was typed.
+impl schemars::JsonSchema for Key {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "string".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string" })
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(Key::read(&text))
+    }
 }
 
 #[cfg(test)]
-#[path = "key_tests.rs"]
 mod tests;
