@@ -11,6 +11,8 @@
 //! single domain ([`crate::measure::plan::c2c_cpus`]).
 
 use crate::measure::level::Level;
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
 use memsight_core::ratio::{Ratio, Relation};
@@ -43,17 +45,21 @@ pub const SAMPLING: Sampling = Sampling {
 };
 
 impl Config {
-    /// What `memsight run` measures at `level`: shorter pairs than the command's (the run
-    /// measures every suite; the command gives the pairs their full time).
-    pub fn for_level(_level: Level) -> Self {
+    /// What `memsight run` measures at `level`: nothing in a quick run; otherwise shorter pairs
+    /// than the command's (the run measures every suite; the command gives the pairs their
+    /// full time).
+    pub fn for_level(level: Level) -> Option<Self> {
+        if level == Level::Quick {
+            return None;
+        }
         let d = Config::default();
-        Config {
+        Some(Config {
             sampling: Sampling {
                 point_budget: 0.3,
                 ..d.sampling
             },
             ..d
-        }
+        })
     }
 }
 
@@ -132,11 +138,7 @@ pub struct C2cResults {
 }
 
 /// Measures the matrix. Returns results and whether every pair was measured.
-pub fn run(
-    a: &Config,
-    env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(C2cResults, bool)> {
+pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<C2cResults>> {
     let (rule, sample_ns) = a.sampling.rule()?;
     let (cpus, selection) = choose_cpus(a, env)?;
     let clean_enabled = cfg!(target_arch = "x86_64") && !a.modified_only;
@@ -147,7 +149,7 @@ pub fn run(
     let (modified, clean) = matrices(&cpus, &pairs);
     let findings = findings(env, &pairs);
     let method = method(a, &rule, sample_ns, clean_enabled);
-    Ok((
+    Ok(Completed::new(
         C2cResults {
             method,
             cpus,
@@ -212,7 +214,7 @@ fn measure_pairs(
     rule: &memsight_core::stats::StopRule,
     sample_ns: f64,
     ticks: Option<f64>,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(Vec<Pair>, bool)> {
     let n = cpus.len();
     let mut pairs = Vec::new();

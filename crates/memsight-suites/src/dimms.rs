@@ -23,6 +23,20 @@ pub struct Config {
     pub fclk: Option<u32>,
 }
 
+impl Config {
+    /// What `memsight run` reads at `level`: the inventory at every level (it costs nothing
+    /// to read, and the ceilings and references need it), from `dmidecode` when given.
+    pub fn for_level(
+        _level: crate::measure::level::Level,
+        dmidecode: Option<std::path::PathBuf>,
+    ) -> Option<Self> {
+        Some(Config {
+            dmidecode,
+            ..Default::default()
+        })
+    }
+}
+
 /// The `dimms` command's results.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct DimmsResults {

@@ -19,6 +19,8 @@
 //!
 //! These are STREAM-compatible kernels run by memsight, not STREAM benchmark results.
 
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
@@ -239,8 +241,8 @@ pub fn run(
     cfg: &StreamConfig,
     env: &Environment,
     clock: &ClockInfo,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(StreamResults, bool)> {
+    tick: Tick<'_>,
+) -> Result<Completed<StreamResults>> {
     let n = cfg.elements;
     let stride = n + cfg.offset;
     let req = BufferRequest {
@@ -276,7 +278,7 @@ pub fn run(
         widths,
         findings,
     };
-    Ok((results, complete))
+    Ok(Completed::new(results, complete))
 }
 
 /// What the team's threads share while they run: the clocks of the width check and of the timed
@@ -325,7 +327,7 @@ impl<'a> Team<'a> {
 
     /// Every thread on its own chunk of the arrays in `buf`: first touch, the width check, the
     /// timed iterations.
-    fn run(&self, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Result<()> {
+    fn run(&self, buf: &mut Buffer, tick: Tick<'_>) -> Result<()> {
         let (n, stride) = (self.cfg.elements, self.cfg.elements + self.cfg.offset);
         let chunk = n / self.cfg.cpus.len();
         let all = buf.as_f64_mut();

@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub fn with_progress<T>(
     total: Option<u64>,
     hidden: bool,
-    work: impl FnOnce(&(dyn Fn(&str) + Sync)) -> T,
+    work: impl FnOnce(memsight_suites::measure::progress::Tick) -> T,
 ) -> T {
     let target = if hidden {
         ProgressDrawTarget::hidden()

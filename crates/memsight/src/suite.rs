@@ -9,8 +9,7 @@ use memsight_core::env::Environment;
 use memsight_results::document::{Level, Results, RunResults};
 use memsight_suites::latency::LatencySettings;
 
-/// The progress callback a suite ticks once per finished step.
-pub type Tick<'a> = &'a (dyn Fn(&str) + Sync);
+pub use memsight_suites::measure::progress::Tick;
 
 /// How a command shows its progress.
 pub struct Ui {
@@ -83,13 +82,6 @@ pub struct PlanCtx<'a> {
     pub dmidecode: Option<std::path::PathBuf>,
 }
 
-impl PlanCtx<'_> {
-    /// Why a suite needing two CPUs, or more than a quick run, is skipped (`None`: it runs).
-    pub fn skip(&self, what: &str, needs_two: bool) -> Option<String> {
-        level_skip(self.level, self.env, what, needs_two)
-    }
-}
-
 /// What a suite would do in a run, predicted.
 pub enum Planned {
     Runs(memsight_suites::measure::timing::Estimate),
@@ -97,15 +89,20 @@ pub enum Planned {
     Skips(String),
 }
 
-fn level_skip(level: Level, env: &Environment, what: &str, needs_two: bool) -> Option<String> {
-    if needs_two && env.allowed_cpus.len() < 2 {
-        Some(format!("{what}: needs at least 2 CPUs"))
-    } else if level == Level::Quick {
-        let why = memsight_results::document::SKIP_NOT_QUICK;
-        Some(format!("{what}: {why}"))
-    } else {
-        None
-    }
+/// Why a suite a run's level leaves out (its settings' `for_level` said `None`) is skipped:
+/// the words `check` and the export read as "not at this level". Whether it runs at a level is
+/// the suite's to say; this only words it.
+pub fn not_at_level(level: Level, what: &str) -> String {
+    let why = match level {
+        Level::Quick => memsight_results::document::SKIP_NOT_QUICK,
+        _ => memsight_results::document::SKIP_THOROUGH_ONLY,
+    };
+    format!("{what}: {why}")
+}
+
+/// Why a suite that needs a second CPU (a load beside the chase, a peer core) cannot run here.
+pub fn needs_two_cpus(env: &Environment, what: &str) -> Option<String> {
+    (env.allowed_cpus.len() < 2).then(|| format!("{what}: needs at least 2 CPUs"))
 }
 
 /// What `memsight run` gives every suite.
@@ -145,11 +142,6 @@ impl RunCtx<'_> {
     pub fn selected(&self, name: &str) -> bool {
         (self.only.is_empty() || self.only.iter().any(|s| s == name))
             && !self.skip.iter().any(|s| s == name)
-    }
-
-    /// Why a suite needing two CPUs, or more than a quick run, is skipped (`None`: it runs).
-    pub fn skip(&self, what: &str, needs_two: bool) -> Option<String> {
-        level_skip(self.level, self.env, what, needs_two)
     }
 
     /// The progress callback with the suite's name in front of each step.

@@ -35,6 +35,14 @@ fn every_recorded_figure_key_is_typed_and_reads_back_as_written() {
                 .unwrap_or_else(|| panic!("{}: `{}` is no typed key", path.display(), f.key));
             let text = key.to_string();
             assert_eq!(Key::read(&text), *key, "{}: {text}", path.display());
+            // Its family's prefix is listed with its suite (without, the key's suite would be
+            // the prefix itself, and the key checks would not know the prefix).
+            let prefix = text.split('/').next().unwrap();
+            assert!(
+                Key::suite_of_prefix(prefix).is_some(),
+                "{}: `{prefix}` has no suite in Key::suite_of_prefix",
+                path.display()
+            );
             // As results travel: through JSON and back.
             let json = serde_json::to_string(key).unwrap();
             assert_eq!(json, format!("\"{text}\""));

@@ -16,6 +16,8 @@ pub mod configs;
 mod findings;
 mod results;
 
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use findings::judge;
 pub use results::*;
 
@@ -316,13 +318,9 @@ fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResul
 }
 
 /// Runs every configuration; returns results and whether all ran.
-pub fn run(
-    a: &Config,
-    env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(AllocResults, bool)> {
+pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<AllocResults>> {
     if let Some(pid) = a.pid {
-        return watch_process(a, env, pid);
+        return watch_process(a, env, pid).map(|(r, done)| Completed::new(r, done));
     }
     let user = (!a.command.is_empty()).then(|| a.command.clone());
     let (configs, skipped) = select(a)?;
@@ -345,7 +343,7 @@ pub fn run(
     let (recommendation, mut findings) = judge(&results, user.is_some());
     findings.extend(run_findings(&results, user.is_some(), env, &limits));
     let method = method(a, w.as_ref(), &limits);
-    Ok((
+    Ok(Completed::new(
         AllocResults {
             method,
             workload: w,
@@ -417,7 +415,7 @@ fn run_configs(
     w: Option<&Workload>,
     exe: &std::path::Path,
     limits: &Limits,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(Vec<ConfigResult>, bool)> {
     let workload = user.is_none();
     let mut results = Vec::new();

@@ -10,6 +10,8 @@
 //! CPU, or the rate is beyond the memory) does not catch up in a burst: its schedule restarts
 //! from where it is once it is more than [`SLACK`] late.
 
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -145,8 +147,8 @@ pub fn run(
     target_gbs: f64,
     seconds: f64,
     env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(BandwidthResults, bool)> {
+    tick: Tick<'_>,
+) -> Result<Completed<BandwidthResults>> {
     let [spec] = cfg.tests.as_slice() else {
         return Err(Error::input("--rate holds one test: give one with --test"));
     };
@@ -208,7 +210,7 @@ pub fn run(
         seconds: ran,
         restarts,
     };
-    Ok((results(cfg, spec, h), complete))
+    Ok(Completed::new(results(cfg, spec, h), complete))
 }
 
 /// The held load as the bandwidth command's results: no measured points, the load and a finding.

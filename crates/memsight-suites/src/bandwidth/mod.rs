@@ -20,6 +20,8 @@ mod method;
 mod settings;
 
 use crate::measure::memlevel::MemLevel;
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use memsight_core::Result;
 use memsight_core::env::Environment;
 use memsight_core::finding::Finding;
@@ -70,7 +72,7 @@ fn rounds(
     env: &Environment,
     count: usize,
     counting: &counted::Counting,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(Vec<Point>, bool)> {
     let cpus = &cfg.cpus[..count];
     let n = cfg.rounds.max(1);
@@ -145,8 +147,8 @@ fn merge(mut rounds: Vec<Point>) -> Option<Point> {
 pub fn run(
     cfg: &BandwidthConfig,
     env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(BandwidthResults, bool)> {
+    tick: Tick<'_>,
+) -> Result<Completed<BandwidthResults>> {
     let mut points = Vec::new();
     let mut sweep = Vec::new();
     let mut complete = true;
@@ -193,7 +195,7 @@ pub fn run(
         );
         findings.extend(crate::measure::dax_finding(m).map(Finding::unsampled));
     }
-    Ok((
+    Ok(Completed::new(
         BandwidthResults {
             method,
             config: cfg.clone(),
@@ -215,7 +217,7 @@ fn size_sweep(
     cfg: &BandwidthConfig,
     env: &Environment,
     counting: &counted::Counting,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(Vec<Point>, bool)> {
     let mut sweep = Vec::new();
     let one = &cfg.cpus[..1];

@@ -11,8 +11,7 @@ use crate::measure::chase::{calibrate, chase_sample, climb_buffers, main_buffer}
 use super::levels::detect;
 use super::{CpuLadder, Ladder, LadderConfig, Mlp, MlpPoint, Point, TlbPoint};
 
-/// Called once per finished step with a short description, for progress display.
-pub type Tick<'a> = &'a (dyn Fn(&str) + Sync);
+use crate::measure::progress::Tick;
 
 /// Steps of the whole plan, for a progress bar.
 pub fn total_steps(cfg: &LadderConfig) -> u64 {

@@ -20,6 +20,7 @@ mod settings;
 
 pub use settings::{LatencySettings, Order};
 
+use crate::measure::progress::Completed;
 use memsight_core::buffer::{BufferReport, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
@@ -188,8 +189,8 @@ pub fn run(
     cfg: &LadderConfig,
     env: &Environment,
     timer: ClockInfo,
-    tick: ladder::Tick,
-) -> Result<(LatencyResults, bool)> {
+    tick: crate::measure::progress::Tick,
+) -> Result<Completed<LatencyResults>> {
     let mut ladders = Vec::new();
     let mut complete = true;
     for &cpu in &cfg.cpus {
@@ -212,7 +213,7 @@ pub fn run(
         method.description += &format!(" Memory: {}.", f.describe());
         findings.extend(crate::measure::dax_finding(f).map(Finding::unsampled));
     }
-    Ok((
+    Ok(Completed::new(
         LatencyResults {
             method,
             ladders,

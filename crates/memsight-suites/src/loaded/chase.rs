@@ -1,6 +1,7 @@
 //! The measuring team: one thread chases, the others generate traffic in a mix at a delay the
 //! chaser sets; the mixes are measured in alternating rounds.
 
+use crate::measure::progress::Tick;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -73,7 +74,7 @@ pub(super) struct Team<'a> {
     pub size: u64,
     /// The whole stop rule of a point (every round's share together).
     pub rule: StopRule,
-    pub tick: &'a (dyn Fn(&str) + Sync),
+    pub tick: Tick<'a>,
 }
 
 /// Each point's rounds, per mix (`[mix][point][round]`).

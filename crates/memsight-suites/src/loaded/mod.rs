@@ -28,6 +28,8 @@ mod chase;
 mod rounds;
 
 use crate::measure::level::Level;
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
 use memsight_core::stats::Summary;
@@ -69,14 +71,15 @@ pub struct Config {
 
 impl Config {
     /// What `memsight run` measures at `level`: reads and 2:1 in five points each at the default
-    /// level, every mix in the command's points when thorough. A quick run leaves the suite out
-    /// before asking.
-    pub fn for_level(level: Level) -> Self {
+    /// level, every mix in the command's points when thorough, nothing in a quick run.
+    pub fn for_level(level: Level) -> Option<Self> {
         let d = Config::default();
-        if level != Level::Default {
-            return d;
+        match level {
+            Level::Quick => return None,
+            Level::Default => {}
+            _ => return Some(d),
         }
-        Config {
+        Some(Config {
             mixes: vec![TrafficMix::Reads, TrafficMix::R2W1],
             points: 5,
             settle_ms: 50,
@@ -86,7 +89,7 @@ impl Config {
                 ..d.sampling
             },
             ..d
-        }
+        })
     }
 }
 
@@ -224,8 +227,8 @@ pub fn run(
     a: &Config,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(LoadedResults, bool)> {
+    tick: Tick<'_>,
+) -> Result<Completed<LoadedResults>> {
     let mixes: Vec<TrafficMix> = if a.mixes.is_empty() {
         MIXES.to_vec()
     } else {
@@ -279,7 +282,7 @@ pub fn run(
         method += &format!(" Memory: {}.", m.describe());
         findings.extend(crate::measure::dax_finding(m).map(Finding::from));
     }
-    Ok((
+    Ok(Completed::new(
         LoadedResults {
             method,
             plan,

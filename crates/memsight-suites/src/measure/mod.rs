@@ -20,7 +20,8 @@
 //! - [`drift`]: how the memory available to the machine moved during a run (reference probes);
 //! - [`timing`]: each suite's predicted time in a run, and a run fitted to a time budget;
 //! - [`level`]: how much `memsight run` measures, which each suite's settings follow;
-//! - [`memlevel`]: cache levels and memory, as results name them.
+//! - [`memlevel`]: cache levels and memory, as results name them;
+//! - [`progress`]: the progress callback every suite ticks and the completion it returns.
 
 pub mod chase;
 pub mod clock;
@@ -32,6 +33,7 @@ pub mod machine;
 pub mod memlevel;
 pub(crate) mod nan_as_null;
 pub mod plan;
+pub mod progress;
 pub mod rate;
 pub mod reach;
 pub mod sampling;

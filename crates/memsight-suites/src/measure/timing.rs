@@ -2,7 +2,7 @@
 //! budget. A suite predicts its time from its resolved settings (points, sampling rule, rounds,
 //! working sets), the machine's shape (CPUs, nodes, cache sizes) and where memory begins for a
 //! core ([`Estimate`]); the run adds its own costs (the reference probes) and, under a budget,
-//! leaves suites out in [`TRIM_ORDER`] until the prediction fits ([`fit`]).
+//! leaves suites out (never those in [`KEPT`]) until the prediction fits ([`fit`]).
 //!
 //! The model is a sum, deliberately simple: every sampled point costs what its stop rule allows
 //! a typical point ([`point_s`]), every working set what building and touching it costs
@@ -39,10 +39,27 @@ pub const PROBE_EVERY_S: f64 = 5.0;
 /// reference probes' buffer, touched and chained, seconds.
 pub const START_S: f64 = 0.6;
 
-/// Suites a time budget leaves out first to last: the studies before the matrices. The
-/// health-check figures (latency and bandwidth) and the DIMM inventory (a table read in
-/// milliseconds) are never left out.
+/// The suites a time budget never leaves out: the health-check figures (latency and bandwidth)
+/// and the DIMM inventory (a table read in milliseconds, which references need).
+pub const KEPT: [&str; 3] = ["dimms", "latency", "bandwidth"];
+
+/// Suites a time budget leaves out first to last: the studies before the matrices. A suite in
+/// neither list (one added since) goes first of all: left out is the safe default, kept is a
+/// decision written in [`KEPT`].
 pub const TRIM_ORDER: [&str; 5] = ["rowbuffer", "tiers", "loaded-latency", "c2c", "numa"];
+
+/// The suites of `plan` in the order a budget leaves them out.
+fn trim_order(plan: &RunTiming) -> Vec<String> {
+    let named = |n: &str| KEPT.contains(&n) || TRIM_ORDER.contains(&n);
+    let mut out: Vec<String> = plan
+        .suites
+        .iter()
+        .filter(|s| !named(&s.suite))
+        .map(|s| s.suite.clone())
+        .collect();
+    out.extend(TRIM_ORDER.iter().map(|s| s.to_string()));
+    out
+}
 
 /// A suite's predicted time in a run and what the prediction counted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -202,7 +219,7 @@ impl RunTiming {
         // (A suite its plan said would not run that runs after all, tiers under Memory Mode
         // found by the DIMM inventory, was given no time: it runs, and its time is recorded.)
         let predicted = self.suites.iter().find(|s| s.suite == name)?.predicted_s;
-        (TRIM_ORDER.contains(&name) && used_s + predicted > budget).then(|| {
+        (!KEPT.contains(&name) && used_s + predicted > budget).then(|| {
             format!(
                 "{name}: left out: the run had used {used_s:.1} s of its {budget:.0} s budget and this suite is predicted at {predicted:.1} s"
             )
@@ -235,7 +252,7 @@ impl RunTiming {
     }
 }
 
-/// Fits a plan to `budget_s`: leaves suites out in [`TRIM_ORDER`] while the prediction exceeds
+/// Fits a plan to `budget_s`: leaves suites out (any not in [`KEPT`], then [`TRIM_ORDER`]) while the prediction exceeds
 /// it, then takes back, most important first, each one left out that fits in what is left (a
 /// short study need not go because a long matrix did). `Err` with the smallest prediction when
 /// even the suites never left out (latency, bandwidth) do not fit.
@@ -245,7 +262,7 @@ pub fn fit(mut plan: RunTiming, budget_s: f64) -> Result<RunTiming, f64> {
     }
     plan.budget_s = Some(budget_s);
     let order: Vec<String> = plan.suites.iter().map(|s| s.suite.clone()).collect();
-    for name in TRIM_ORDER {
+    for name in trim_order(&plan) {
         if plan.predicted_s() <= budget_s {
             break;
         }
@@ -321,6 +338,20 @@ mod tests {
         // Latency and bandwidth are kept: a budget they cannot meet is refused with their time.
         assert_eq!(fit(plan(), 10.0), Err(16.0));
         assert!(fit(plan(), f64::NAN).is_err() && fit(plan(), 0.0).is_err());
+    }
+
+    #[test]
+    fn a_suite_no_list_names_is_left_out_first_never_kept_by_omission() {
+        let mut p = plan();
+        p.suites.push(suite("newsuite", 12.0));
+        let fitted = fit(p, 75.0).unwrap();
+        assert_eq!(fitted.left_out.len(), 1);
+        assert_eq!(fitted.left_out[0].suite, "newsuite");
+        assert!(fitted.over_budget("latency", 1e9).is_none());
+        let mut p = plan();
+        p.suites.push(suite("newsuite", 12.0));
+        let p = fit(p, 100.0).unwrap();
+        assert!(p.over_budget("newsuite", 95.0).is_some());
     }
 
     #[test]

@@ -10,6 +10,8 @@
 
 use crate::measure::level::Level;
 use crate::measure::plan::{NumaPlan, numa_plan};
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use memsight_core::env::Environment;
 use memsight_core::finding::Finding;
 use memsight_core::stats::Summary;
@@ -45,12 +47,16 @@ pub struct Config {
 }
 
 impl Config {
-    /// What `memsight run` measures at `level`: shorter cells than the command's, in two
+    /// What `memsight run` measures at `level`: nothing in a quick run; otherwise shorter cells
+    /// than the command's, in two
     /// rounds: every round allocates and first-touches each cell's buffers again, which costs as
     /// much as the measurement on a small machine.
-    pub fn for_level(_level: Level) -> Self {
+    pub fn for_level(level: Level) -> Option<Self> {
+        if level == Level::Quick {
+            return None;
+        }
         let d = Config::default();
-        Config {
+        Some(Config {
             sampling: crate::measure::sampling::Sampling {
                 min_samples: 5,
                 point_budget: 0.3,
@@ -58,7 +64,7 @@ impl Config {
             },
             rounds: 2,
             ..d
-        }
+        })
     }
 }
 
@@ -246,8 +252,8 @@ pub fn run(
     a: &Config,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(NumaResults, bool)> {
+    tick: Tick<'_>,
+) -> Result<Completed<NumaResults>> {
     let s = Setup::new(a, env, machine)?;
     let (taken, complete) = s.rounds(env, tick)?;
     let cells = rounds::cells(taken);
@@ -262,7 +268,7 @@ pub fn run(
         ..
     } = s;
     findings.extend(skipped.into_iter().map(Finding::from));
-    Ok((
+    Ok(Completed::new(
         NumaResults {
             method,
             plan,
@@ -364,11 +370,7 @@ impl<'a> Setup<'a> {
 
     /// Every cell's rounds, `[row][column][round]`: A B C A B C …, so that a machine that moves
     /// meanwhile moves every cell alike; and whether every round of every cell ran.
-    fn rounds(
-        &self,
-        env: &Environment,
-        tick: &(dyn Fn(&str) + Sync),
-    ) -> Result<(Vec<Vec<Vec<Cell>>>, bool)> {
+    fn rounds(&self, env: &Environment, tick: Tick<'_>) -> Result<(Vec<Vec<Vec<Cell>>>, bool)> {
         let n = self.a.rounds;
         let round_rule = self.rule.per_round(n);
         let mut taken: Vec<Vec<Vec<Cell>>> = self

@@ -14,6 +14,8 @@ pub mod search;
 pub mod volume;
 pub mod worker;
 
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use checks::check;
 use findings::{custom_findings, judge};
 pub use results::*;
@@ -382,11 +384,7 @@ fn each<T, R>(
 }
 
 /// Runs the study.
-pub fn run(
-    a: &Config,
-    _env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(PmemResults, bool)> {
+pub fn run(a: &Config, _env: &Environment, tick: Tick<'_>) -> Result<Completed<PmemResults>> {
     check(a)?;
     let pool = a.pool_bytes;
     let (dir, emulated) = pool_dir(a)?;
@@ -408,7 +406,7 @@ pub fn run(
     if a.classes {
         tick("allocation classes");
         list_classes(&mut r, &path, timeout)?;
-        return Ok((r, true));
+        return Ok(Completed::new(r, true));
     }
     let mut complete = each(&a.sizes, &mut r.fills, |&s| {
         tick(&format!("fill {}", format_bytes(s)));
@@ -443,7 +441,7 @@ pub fn run(
     r.findings = judge(&r.fills, &r.search, &r.concurrency);
     r.findings.extend(custom_findings(&r.fills, &r.custom));
     r.findings.extend(volume::findings(&r.volume));
-    Ok((r, complete))
+    Ok(Completed::new(r, complete))
 }
 
 /// `--classes`: the pool's class table and its one finding, instead of the study.
@@ -463,11 +461,7 @@ fn list_classes(r: &mut PmemResults, path: &Path, timeout: Duration) -> Result<(
 /// The volume workload's rounds, one result per strategy (its median round); false when
 /// interrupted. Strategies alternate within each round, so a neighbour's burst falls on all
 /// of them.
-fn volume_rounds(
-    a: &Config,
-    path: &Path,
-    tick: &(dyn Fn(&str) + Sync),
-) -> (Vec<volume::VolumeResult>, bool) {
+fn volume_rounds(a: &Config, path: &Path, tick: Tick<'_>) -> (Vec<volume::VolumeResult>, bool) {
     let mut complete = true;
     let mut rounds: Vec<Vec<volume::VolumeResult>> = vec![Vec::new(); a.strategies.len()];
     'rounds: for round in 0..a.volume_rounds {

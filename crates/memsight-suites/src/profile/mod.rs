@@ -15,6 +15,8 @@ mod probe;
 pub mod procfs;
 mod watch;
 
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use std::time::{Duration, Instant};
 
 use memsight_core::env::Environment;
@@ -220,8 +222,8 @@ pub fn run(
     a: &Config,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(ProfileResults, bool)> {
+    tick: Tick<'_>,
+) -> Result<Completed<ProfileResults>> {
     validate(a, env)?;
     let origin = Instant::now();
     // The probe starts first: with the program not yet running it reads the idle latency.
@@ -290,7 +292,7 @@ pub fn run(
     r.findings = findings::findings(&r, env.allowed_cpus.len());
     // A time limit is what was asked for: only Ctrl-C leaves the profile incomplete.
     let complete = ending != Ending::Interrupted;
-    Ok((r, complete))
+    Ok(Completed::new(r, complete))
 }
 
 /// DRAM traffic the memory controllers counted over the watch, or why they did not.
@@ -373,7 +375,7 @@ fn start_probe(
     env: &Environment,
     machine: &crate::measure::machine::Machine,
     origin: Instant,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(probe::Probe, ProbeSetup)> {
     if pressure::idle_ns(&family.curves).is_none() {
         return Err(Error::input(

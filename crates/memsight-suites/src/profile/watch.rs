@@ -1,6 +1,7 @@
 //! Starting the program (or finding the process) and reading it from `/proc` until it ends, the
 //! time limit passes or Ctrl-C; a started program is always reaped.
 
+use crate::measure::progress::Tick;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,7 +19,7 @@ use crate::alloc::arenas::{self, ArenaSample};
 pub(super) fn watch_target(
     a: &Config,
     origin: Instant,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(Watched, String)> {
     let interval = Duration::from_millis(a.interval_ms);
     let live = FsRoot::live();
@@ -54,7 +55,7 @@ fn watch_pid(
     live: &FsRoot,
     interval: Duration,
     origin: Instant,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(Watched, String)> {
     let name = std::fs::read(format!("/proc/{pid}/cmdline"))
         .ok()
@@ -199,7 +200,7 @@ fn sample(
     limit: Duration,
     interval: Duration,
     origin: Instant,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Watched {
     let mut r = Readings::new(origin);
     let started = r.started;
@@ -291,13 +292,7 @@ impl Readings {
 
     /// One reading of the process, with its cgroup and monitored traffic; false when the
     /// process could not be read (gone).
-    fn snapshot(
-        &mut self,
-        pid: u32,
-        t: Duration,
-        acct: &Accounting,
-        tick: &(dyn Fn(&str) + Sync),
-    ) -> bool {
+    fn snapshot(&mut self, pid: u32, t: Duration, acct: &Accounting, tick: Tick<'_>) -> bool {
         let Some(mut s) = procfs::snapshot(pid, self.since(t), &mut self.numa) else {
             return false;
         };

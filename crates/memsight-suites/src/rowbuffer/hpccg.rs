@@ -12,6 +12,7 @@
 //! GB/s are program bytes (`cg::bytes_per_iteration`: the matrix once per iteration, each vector
 //! as the loops touch it).
 
+use crate::measure::progress::Tick;
 use std::sync::Mutex;
 
 use memsight_core::buffer::{Buffer, bytes_as_f64_mut, bytes_as_u32_mut};
@@ -126,7 +127,7 @@ fn carve(region: &mut [u8], grid: Grid, offset: u64) -> (Csr<'_>, Vectors<'_>) {
 
 /// Runs the sweep in `buf`; `tick` after each offset. Returns the points measured (fewer when
 /// interrupted).
-pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Result<Vec<Point>> {
+pub fn run(plan: &Plan, buf: &mut Buffer, tick: Tick<'_>) -> Result<Vec<Point>> {
     let threads = plan.cpus.len();
     let nsamples = plan.samples.max(1);
     let region = plan

@@ -1,6 +1,7 @@
 //! The offset sweeps of every repetition: each kernel on contiguous memory, on demand-paged
 //! 4 KiB memory and, with `--fragment`, on 4 KiB memory after free memory was scattered.
 
+use crate::measure::progress::Tick;
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::{Result, cancel};
@@ -13,7 +14,7 @@ pub(super) fn sweep_layouts(
     cfg: &Config,
     env: &Environment,
     controllers: Option<&counters::Controllers>,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(Vec<Curve>, Option<Fragmentation>)> {
     let mut curves = Vec::new();
     let mut fragmentation = None;

@@ -29,6 +29,8 @@ pub use sweep::Stat;
 pub mod probe;
 pub mod sweep;
 
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use memsight_core::buffer::{Buffer, BufferReport, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::finding::{Cited, Finding};
@@ -447,11 +449,7 @@ fn hypervisor_finding(env: &Environment) -> Option<String> {
 }
 
 /// Runs the study; returns results and whether it completed.
-pub fn run(
-    cfg: &Config,
-    env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(RowbufferResults, bool)> {
+pub fn run(cfg: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<RowbufferResults>> {
     let mut skipped = Vec::new();
     let controllers = controllers(cfg, &mut skipped);
     let mut findings: Vec<Finding> = hypervisor_finding(env)
@@ -479,7 +477,7 @@ pub fn run(
     let advice = advice::advise(&summaries, &curves, cfg);
     findings.extend(advice::variance_findings(&summaries));
     let method = method(cfg);
-    Ok((
+    Ok(Completed::new(
         RowbufferResults {
             method,
             config: cfg.clone(),
@@ -537,7 +535,7 @@ fn sweep_one(
     cfg: &Config,
     counters: Option<&counters::Controllers>,
     buf: &mut Buffer,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<Vec<sweep::Point>> {
     match kernel.stream() {
         Some(op) => sweep::run(

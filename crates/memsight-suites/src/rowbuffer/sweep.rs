@@ -12,6 +12,7 @@
 //! TRIAD 24 B per element: program bytes; the DRAM also reads each destination line for
 //! ownership: +8 B per element).
 
+use crate::measure::progress::Tick;
 use std::sync::Mutex;
 
 use memsight_core::buffer::Buffer;
@@ -143,7 +144,7 @@ type Chunk<'a> = (&'a mut [f64], &'a mut [f64], &'a mut [f64]);
 
 /// Runs the sweep in `buf`; `tick` after each offset. Returns the points measured (fewer when
 /// interrupted). Each offset gets a fresh pinned team, handed disjoint slices of the arrays.
-pub fn run(plan: &Plan, buf: &mut Buffer, tick: &(dyn Fn(&str) + Sync)) -> Result<Vec<Point>> {
+pub fn run(plan: &Plan, buf: &mut Buffer, tick: Tick<'_>) -> Result<Vec<Point>> {
     let threads = plan.cpus.len();
     let n = plan.elements;
     let chunk = n.div_ceil(threads);

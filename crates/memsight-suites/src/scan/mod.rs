@@ -13,6 +13,8 @@
 mod findings;
 mod measure;
 
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use std::collections::BTreeMap;
 
 use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
@@ -136,11 +138,7 @@ pub fn default_size(env: &Environment) -> u64 {
 }
 
 /// Runs the scan; the flag is false when interrupted (the ranges measured so far are kept).
-pub fn run(
-    a: &Config,
-    env: &Environment,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(ScanResults, bool)> {
+pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<ScanResults>> {
     a.check()?;
     let started = std::time::Instant::now();
     let size = a.size.unwrap_or_else(|| default_size(env));
@@ -168,7 +166,7 @@ pub fn run(
     let dimm_mapping = dimm_mapping(&memory_errors);
     let findings = findings::findings(&ranges, visible, &memory_errors, &dimm_mapping);
     let seconds = started.elapsed().as_secs_f64();
-    Ok((
+    Ok(Completed::new(
         ScanResults {
             method: method(a, size, visible, &cpus),
             frames_visible: visible,
@@ -221,7 +219,7 @@ impl Scan<'_> {
         &mut self,
         visible: bool,
         fs: &FsRoot,
-        tick: &(dyn Fn(&str) + Sync),
+        tick: Tick<'_>,
     ) -> Result<(Vec<RangeFigures>, bool)> {
         let (blocks, cxl) = (memblocks::blocks(fs), memblocks::cxl_regions(fs));
         let (a, groups) = (self.a, self.groups);
@@ -250,11 +248,7 @@ impl Scan<'_> {
     /// A neighbour's burst can make one range look slow: measure the ranges that stand out
     /// again and keep each one's better figure (a disturbance never makes memory faster), then
     /// judge again; only ranges slow both times are named.
-    fn remeasure_suspects(
-        &mut self,
-        ranges: &mut [RangeFigures],
-        tick: &(dyn Fn(&str) + Sync),
-    ) -> Result<()> {
+    fn remeasure_suspects(&mut self, ranges: &mut [RangeFigures], tick: Tick<'_>) -> Result<()> {
         let suspects: Vec<usize> = (0..ranges.len()).filter(|&i| ranges[i].flagged).collect();
         for &i in &suspects {
             if cancel::requested() {

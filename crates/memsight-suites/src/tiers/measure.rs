@@ -1,6 +1,7 @@
 //! The figures of one memory target (a NUMA node, or DAX memory): idle read and write latency,
 //! read/write bandwidth, the loaded-latency knee and the access-granularity curve.
 
+use crate::measure::progress::Tick;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -105,7 +106,7 @@ pub fn measure(
     env: &Environment,
     machine: &crate::measure::machine::Machine,
     (rule, sample_ns): (StopRule, f64),
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<(TargetFigures, bool)> {
     let label = w.target.label();
     let mut f = unmeasured(w);
@@ -163,7 +164,7 @@ fn latencies(
     env: &Environment,
     rule: StopRule,
     f: &mut TargetFigures,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<bool> {
     let label = w.target.label();
     for write in [false, true] {
@@ -203,7 +204,7 @@ fn bandwidths(
     env: &Environment,
     (rule, sample_ns): (StopRule, f64),
     f: &mut TargetFigures,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<bool> {
     let label = w.target.label();
     let isa = memsight_kernels::bandwidth::Isa::widest();
@@ -321,7 +322,7 @@ fn loaded(
         dax: w.dax,
         ..Default::default()
     };
-    let (r, _) = crate::loaded::run(&cfg, env, machine, &|_| {})?;
+    let r = crate::loaded::run(&cfg, env, machine, &|_| {})?.results;
     Ok(r.curves
         .first()
         .map_or((None, None), |c| (c.knee_gbs, Some(c.saturation_gbs))))
@@ -341,7 +342,7 @@ fn granularity_sweep(
     rule: StopRule,
     sample_ns: f64,
     f: &mut TargetFigures,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<bool> {
     let t = GranTarget {
         node: w.node,

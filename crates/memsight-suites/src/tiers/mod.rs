@@ -24,6 +24,8 @@ pub mod sweeps;
 pub mod weights;
 
 use crate::measure::level::Level;
+use crate::measure::progress::Completed;
+use crate::measure::progress::Tick;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -389,8 +391,8 @@ pub fn run(
     a: &Config,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
-    tick: &(dyn Fn(&str) + Sync),
-) -> Result<(TiersResults, bool)> {
+    tick: Tick<'_>,
+) -> Result<Completed<TiersResults>> {
     a.check()?;
     let fs = FsRoot::from_env();
     let plan = make_plan(a, env, &fs)?;
@@ -441,7 +443,7 @@ pub fn run(
     let mut findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
     findings.extend(weighted_error.map(memsight_core::finding::Finding::from));
     let method = method(a, *lat, in_memory);
-    Ok((
+    Ok(Completed::new(
         TiersResults {
             method,
             plan,

@@ -1,5 +1,6 @@
 //! The two sweeps over placements: working set against near memory, and DRAM:far page weights.
 
+use crate::measure::progress::Tick;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -63,7 +64,7 @@ pub fn near_sweep(
     env: &Environment,
     rule: StopRule,
     sample_ns: f64,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<Option<NearSweep>> {
     tick(&format!(
         "near memory: latency over {} sizes",
@@ -163,7 +164,7 @@ pub fn weighted_sweep(
     env: &Environment,
     rule: StopRule,
     sample_ns: f64,
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<WeightedSweep> {
     let measured_ratio = measured.and_then(|(f, s)| proportional(f, s));
     let mut ratios = plan.ratios.clone();
@@ -232,7 +233,7 @@ fn weighted_point(
     a: &Config,
     env: &Environment,
     (rule, sample_ns): (StopRule, f64),
-    tick: &(dyn Fn(&str) + Sync),
+    tick: Tick<'_>,
 ) -> Result<WeightedPoint> {
     let (node, weighted) = if r.far == 0 {
         (Some(plan.fast), None)

@@ -1,5 +1,6 @@
 //! `memsight alloc` and `alloc-worker`: the flags, and the study as a command.
 
+use memsight_suites::measure::progress::Completed;
 use std::path::PathBuf;
 
 use memsight_core::env::Environment;
@@ -142,7 +143,8 @@ impl Suite for Args {
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config()?;
-        let (results, complete) = ui.progress(None, |tick| alloc::run(&cfg, env, tick))?;
+        let Completed { results, complete } =
+            ui.progress(None, |tick| alloc::run(&cfg, env, tick))?;
         let failed = results.configs.iter().any(|c| !c.problems.is_empty());
         Ok(Outcome {
             failure: failed

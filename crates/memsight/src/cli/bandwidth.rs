@@ -4,6 +4,7 @@ use memsight_core::env::Environment;
 use memsight_suites::bandwidth::spec::{self, Named, TestSpec};
 use memsight_suites::bandwidth::{self, BandwidthResults, BandwidthSettings, Data, Threads};
 use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::progress::Completed;
 
 use super::sampling::SamplingArgs;
 use super::values::{Isa, PageKind, duration, rate, size, threads};
@@ -154,7 +155,7 @@ impl Args {
             .tests
             .get_or_insert_with(|| vec![spec::Named::Read.spec()]);
         let cfg = settings.resolve(env, &Machine::new())?;
-        let (results, complete) = ui.progress(None, |tick| {
+        let Completed { results, complete } = ui.progress(None, |tick| {
             bandwidth::held::run(&cfg, rate, self.seconds, env, tick)
         })?;
         Ok(Outcome::of(results, complete))
@@ -169,7 +170,7 @@ impl Suite for Args {
         let cfg = self
             .settings(&env.topology)?
             .resolve(env, &Machine::new())?;
-        let (results, complete) = ui.progress(Some(cfg.total_points()), |tick| {
+        let Completed { results, complete } = ui.progress(Some(cfg.total_points()), |tick| {
             bandwidth::run(&cfg, env, tick)
         })?;
         Ok(Outcome::of(results, complete))
@@ -191,7 +192,10 @@ impl InRun for Args {
 
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<BandwidthResults>> {
         let cfg = BandwidthSettings::for_level(ctx.level).resolve(ctx.env, &ctx.machine)?;
-        let (r, done) = ctx.ticking("bandwidth", |tick| bandwidth::run(&cfg, ctx.env, tick))?;
+        let Completed {
+            results: r,
+            complete: done,
+        } = ctx.ticking("bandwidth", |tick| bandwidth::run(&cfg, ctx.env, tick))?;
         Ok(Step::Ran(r, done))
     }
 }

@@ -2,10 +2,13 @@
 
 use memsight_core::env::Environment;
 use memsight_suites::c2c::{self, C2cResults, Config};
+use memsight_suites::measure::progress::Completed;
 
 use super::sampling::SamplingArgs;
 
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use crate::suite::{
+    InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, needs_two_cpus, not_at_level,
+};
 
 /// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
 #[derive(Debug, Clone, clap::Args)]
@@ -37,31 +40,40 @@ impl Args {
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config(&env.topology)?;
-        let (results, complete) = ui.progress(None, |tick| c2c::run(&cfg, env, tick))?;
+        let Completed { results, complete } =
+            ui.progress(None, |tick| c2c::run(&cfg, env, tick))?;
         Ok(Outcome::of(results, complete))
     }
 }
+
+/// The suite in a run's skip lines.
+const WHAT: &str = "core-to-core latency";
 
 impl InRun for Args {
     type Results = C2cResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        if let Some(why) = ctx.skip("core-to-core latency", true) {
+        let Some(cfg) = Config::for_level(ctx.level) else {
+            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
+        };
+        if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
             return Ok(Planned::Skips(why));
         }
-        Ok(Planned::Runs(c2c::estimate(
-            &Config::for_level(ctx.level),
-            ctx.env,
-        )?))
+        Ok(Planned::Runs(c2c::estimate(&cfg, ctx.env)?))
     }
 
     /// Needs two CPUs.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<C2cResults>> {
-        if let Some(why) = ctx.skip("core-to-core latency", true) {
+        let Some(cfg) = Config::for_level(ctx.level) else {
+            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
+        };
+        if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
             return Ok(Step::Skipped(why));
         }
-        let cfg = Config::for_level(ctx.level);
-        let (r, done) = ctx.ticking("core to core", |tick| c2c::run(&cfg, ctx.env, tick))?;
+        let Completed {
+            results: r,
+            complete: done,
+        } = ctx.ticking("core to core", |tick| c2c::run(&cfg, ctx.env, tick))?;
         Ok(Step::Ran(r, done))
     }
 }

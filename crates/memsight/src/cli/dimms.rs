@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use memsight_core::env::Environment;
 use memsight_suites::dimms::{self, Config, DimmsResults};
 
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, not_at_level};
 use memsight_suites::measure::timing::Estimate;
 
 /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors;
@@ -116,33 +116,31 @@ impl Suite for Args {
     }
 }
 
+/// The suite in a run's skip lines.
+const WHAT: &str = "DIMM inventory";
+
 impl InRun for Args {
     type Results = DimmsResults;
 
     /// Reads a table (no time worth predicting) where there is one to read.
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let dmidecode = ctx.dmidecode.clone();
-        Ok(
-            match dimms::run(&Config {
-                dmidecode,
-                ..Default::default()
-            }) {
-                Ok(_) => Planned::Runs(Estimate::new(0.0, "the DIMM inventory read")),
-                Err(e) => Planned::Skips(format!("DIMM inventory: {e}")),
-            },
-        )
+        let Some(cfg) = Config::for_level(ctx.level, ctx.dmidecode.clone()) else {
+            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
+        };
+        Ok(match dimms::run(&cfg) {
+            Ok(_) => Planned::Runs(Estimate::new(0.0, "the DIMM inventory read")),
+            Err(e) => Planned::Skips(format!("DIMM inventory: {e}")),
+        })
     }
 
     /// Where SMBIOS is readable, or from `--dmidecode`.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<DimmsResults>> {
-        Ok(
-            match dimms::run(&Config {
-                dmidecode: ctx.dmidecode.clone(),
-                ..Default::default()
-            }) {
-                Ok(r) => Step::Ran(r, true),
-                Err(e) => Step::Skipped(format!("DIMM inventory: {e}")),
-            },
-        )
+        let Some(cfg) = Config::for_level(ctx.level, ctx.dmidecode.clone()) else {
+            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
+        };
+        Ok(match dimms::run(&cfg) {
+            Ok(r) => Step::Ran(r, true),
+            Err(e) => Step::Skipped(format!("DIMM inventory: {e}")),
+        })
     }
 }

@@ -3,6 +3,7 @@
 use memsight_core::env::Environment;
 use memsight_core::timer;
 use memsight_suites::latency::{self, LatencyResults, LatencySettings, Order};
+use memsight_suites::measure::progress::Completed;
 
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
@@ -90,7 +91,7 @@ impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.settings(&env.topology)?.resolve(env)?;
         let clock = timer::calibrate();
-        let (results, complete) = ui
+        let Completed { results, complete } = ui
             .progress(Some(latency::ladder::total_steps(&cfg)), |tick| {
                 latency::run(&cfg, env, clock, tick)
             })?;
@@ -111,7 +112,10 @@ impl InRun for Args {
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LatencyResults>> {
         let cfg = ctx.latency.resolve(ctx.env)?;
         let clock = timer::calibrate();
-        let (r, done) = ctx.ticking("latency ladder", |tick| {
+        let Completed {
+            results: r,
+            complete: done,
+        } = ctx.ticking("latency ladder", |tick| {
             latency::run(&cfg, ctx.env, clock, tick)
         })?;
         // The suites after it size their memory working sets from this curve.

@@ -5,10 +5,13 @@ use memsight_core::env::Environment;
 use memsight_kernels::loadgen::TrafficMix;
 use memsight_suites::loaded::{self, Config, LoadedResults};
 use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::progress::Completed;
 
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use crate::suite::{
+    InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, needs_two_cpus, not_at_level,
+};
 
 /// Loaded latency: latency vs bandwidth curves, one per read:write mix (the read-share family
 /// and the non-temporal mixes), with the knee and saturation bandwidth.
@@ -79,30 +82,40 @@ impl Args {
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config(&env.topology)?;
-        let (results, complete) =
+        let Completed { results, complete } =
             ui.progress(None, |tick| loaded::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
 }
 
+/// The suite in a run's skip lines.
+const WHAT: &str = "loaded latency";
+
 impl InRun for Args {
     type Results = LoadedResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        if let Some(why) = ctx.skip("loaded latency", true) {
+        let Some(cfg) = Config::for_level(ctx.level) else {
+            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
+        };
+        if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
             return Ok(Planned::Skips(why));
         }
-        let cfg = Config::for_level(ctx.level);
         Ok(Planned::Runs(loaded::estimate(&cfg, ctx.env, ctx.machine)?))
     }
 
     /// Needs a second CPU for the load.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LoadedResults>> {
-        if let Some(why) = ctx.skip("loaded latency", true) {
+        let Some(cfg) = Config::for_level(ctx.level) else {
+            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
+        };
+        if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
             return Ok(Step::Skipped(why));
         }
-        let cfg = Config::for_level(ctx.level);
-        let (r, done) = ctx.ticking("loaded latency", |tick| {
+        let Completed {
+            results: r,
+            complete: done,
+        } = ctx.ticking("loaded latency", |tick| {
             loaded::run(&cfg, ctx.env, &ctx.machine, tick)
         })?;
         Ok(Step::Ran(r, done))

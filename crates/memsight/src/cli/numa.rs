@@ -2,11 +2,12 @@
 
 use memsight_core::env::Environment;
 use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::progress::Completed;
 use memsight_suites::numa::{self, Config, NumaResults};
 
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, not_at_level};
 
 /// Latency and bandwidth matrices: every CPU node × every memory node (CPU-less included),
 /// interleaved memory, and what the firmware claims.
@@ -63,30 +64,34 @@ impl Args {
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config();
-        let (results, complete) =
+        let Completed { results, complete } =
             ui.progress(None, |tick| numa::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
 }
 
+/// The suite in a run's skip lines.
+const WHAT: &str = "NUMA matrices";
+
 impl InRun for Args {
     type Results = NumaResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        if let Some(why) = ctx.skip("NUMA matrices", false) {
-            return Ok(Planned::Skips(why));
-        }
-        let cfg = Config::for_level(ctx.level);
+        let Some(cfg) = Config::for_level(ctx.level) else {
+            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
+        };
         Ok(Planned::Runs(numa::estimate(&cfg, ctx.env, ctx.machine)?))
     }
 
     /// Where there is more than one NUMA node.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<NumaResults>> {
-        if let Some(why) = ctx.skip("NUMA matrices", false) {
-            return Ok(Step::Skipped(why));
-        }
-        let cfg = Config::for_level(ctx.level);
-        let (r, done) = ctx.ticking("NUMA", |tick| numa::run(&cfg, ctx.env, &ctx.machine, tick))?;
+        let Some(cfg) = Config::for_level(ctx.level) else {
+            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
+        };
+        let Completed {
+            results: r,
+            complete: done,
+        } = ctx.ticking("NUMA", |tick| numa::run(&cfg, ctx.env, &ctx.machine, tick))?;
         Ok(Step::Ran(r, done))
     }
 }

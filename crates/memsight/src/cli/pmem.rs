@@ -1,5 +1,6 @@
 //! `memsight pmem` and `pmem-worker`: the flags, and the study as a command.
 
+use memsight_suites::measure::progress::Completed;
 use std::path::PathBuf;
 
 use memsight_core::Result;
@@ -218,7 +219,8 @@ impl Suite for Args {
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config();
-        let (results, complete) = ui.progress(None, |tick| pmem::run(&cfg, env, tick))?;
+        let Completed { results, complete } =
+            ui.progress(None, |tick| pmem::run(&cfg, env, tick))?;
         Ok(Outcome::of(results, complete))
     }
 }

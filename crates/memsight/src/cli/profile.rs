@@ -4,6 +4,7 @@ use memsight_core::env::Environment;
 use memsight_kernels::loadgen::TrafficMix;
 use memsight_suites::loaded;
 use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::progress::Completed;
 use memsight_suites::profile::{self, Config, Family};
 
 use super::values::duration;
@@ -66,7 +67,7 @@ impl Suite for Args {
         if !self.no_pressure {
             cfg.family = self.family(env, &machine, ui)?;
         }
-        let (results, complete) =
+        let Completed { results, complete } =
             ui.progress(None, |tick| profile::run(&cfg, env, &machine, tick))?;
         let failure = match results.ending {
             profile::Ending::Exited(c) if c != 0 => {
@@ -125,7 +126,10 @@ impl Args {
             rounds: 3,
             ..loaded::Config::default()
         };
-        let (r, done) = ui.progress(None, |tick| loaded::run(&cfg, env, machine, tick))?;
+        let Completed {
+            results: r,
+            complete: done,
+        } = ui.progress(None, |tick| loaded::run(&cfg, env, machine, tick))?;
         if !done {
             // Ctrl-C before the program started: nothing of it to keep.
             anyhow::bail!(memsight_core::Error::Interrupted);

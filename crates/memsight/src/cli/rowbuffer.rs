@@ -2,6 +2,7 @@
 //! `memsight run`.
 
 use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::progress::Completed;
 use std::path::PathBuf;
 
 use memsight_core::env::Environment;
@@ -12,7 +13,7 @@ use memsight_suites::rowbuffer::{
 };
 
 use super::values::size;
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, not_at_level};
 
 /// Row-buffer conflicts and physical page mapping: STREAM offset sweeps on contiguous and
 /// demand-paged memory, dip detection and period prediction, a row-conflict probe, advice.
@@ -206,22 +207,22 @@ impl Suite for Args {
         let cfg = self
             .settings(&env.topology)?
             .resolve(env, &Machine::new())?;
-        let (results, complete) = ui.progress(Some(cfg.total_steps()), |tick| {
+        let Completed { results, complete } = ui.progress(Some(cfg.total_steps()), |tick| {
             rowbuffer::run(&cfg, env, tick)
         })?;
         Ok(Outcome::of(results, complete))
     }
 }
 
+/// The suite in a run's skip lines (the command runs the whole study).
+const WHAT: &str = "row-buffer study (memsight rowbuffer)";
+
 impl InRun for Args {
     type Results = RowbufferResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
         let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
-            let why = memsight_results::document::SKIP_THOROUGH_ONLY;
-            return Ok(Planned::Skips(format!(
-                "row-buffer study: {why} (memsight rowbuffer)"
-            )));
+            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
         };
         let cfg = settings.resolve(ctx.env, ctx.machine)?;
         Ok(Planned::Runs(rowbuffer::estimate(&cfg, ctx.env)))
@@ -230,13 +231,13 @@ impl InRun for Args {
     /// A short study, in thorough runs only.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<RowbufferResults>> {
         let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
-            return Ok(Step::Skipped(format!(
-                "row-buffer study: {} (memsight rowbuffer)",
-                memsight_results::document::SKIP_THOROUGH_ONLY
-            )));
+            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
         };
         let cfg = settings.resolve(ctx.env, &ctx.machine)?;
-        let (r, done) = ctx.ticking("row buffer", |tick| rowbuffer::run(&cfg, ctx.env, tick))?;
+        let Completed {
+            results: r,
+            complete: done,
+        } = ctx.ticking("row buffer", |tick| rowbuffer::run(&cfg, ctx.env, tick))?;
         Ok(Step::Ran(r, done))
     }
 }

@@ -1,6 +1,7 @@
 //! `memsight scan`: the flags, and the scan as a command.
 
 use memsight_core::env::Environment;
+use memsight_suites::measure::progress::Completed;
 use memsight_suites::scan::{self, Config};
 
 use super::sampling::SamplingArgs;
@@ -80,7 +81,8 @@ impl Suite for Args {
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let cfg = self.config(env)?;
-        let (results, complete) = ui.progress(None, |tick| scan::run(&cfg, env, tick))?;
+        let Completed { results, complete } =
+            ui.progress(None, |tick| scan::run(&cfg, env, tick))?;
         Ok(Outcome::of(results, complete))
     }
 }

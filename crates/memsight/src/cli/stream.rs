@@ -4,6 +4,7 @@ use memsight_core::env::Environment;
 use memsight_core::timer;
 use memsight_suites::bandwidth::Threads;
 use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::progress::Completed;
 use memsight_suites::stream::{self, StreamSettings};
 
 use super::values::{Isa, PageKind, Store, threads};
@@ -70,7 +71,7 @@ impl Suite for Args {
             .settings(&env.topology)?
             .resolve(env, &Machine::new())?;
         let clock = timer::calibrate();
-        let (results, complete) = ui.progress(Some(cfg.ntimes as u64), |tick| {
+        let Completed { results, complete } = ui.progress(Some(cfg.ntimes as u64), |tick| {
             stream::run(&cfg, env, &clock, tick)
         })?;
         let failed = results.validation.as_ref().is_some_and(|v| !v.passed);

@@ -4,11 +4,12 @@ use memsight_core::env::Environment;
 use memsight_core::sysfs::FsRoot;
 use memsight_kernels::granular::Access;
 use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::progress::Completed;
 use memsight_suites::tiers::{self, Config, Part, TiersResults};
 
 use super::sampling::SamplingArgs;
 use super::values::{List, PageKind, list, numbers, size};
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, not_at_level};
 
 /// Memory tiers (DRAM, HBM, CXL, persistent memory, DAX): idle read and write latency,
 /// bandwidth, loaded-latency knee and access granularity per node, the working set against near
@@ -121,7 +122,7 @@ impl Suite for Args {
         if self.plan {
             return Ok(Outcome::of(tiers::planned(&cfg, env)?, true));
         }
-        let (results, complete) =
+        let Completed { results, complete } =
             ui.progress(None, |tick| tiers::run(&cfg, env, &Machine::new(), tick))?;
         Ok(Outcome::of(results, complete))
     }
@@ -135,8 +136,7 @@ impl InRun for Args {
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
         let Some(cfg) = Config::for_level(ctx.level) else {
-            let why = memsight_results::document::SKIP_NOT_QUICK;
-            return Ok(Planned::Skips(format!("memory tiers: {why}")));
+            return Ok(Planned::Skips(not_at_level(ctx.level, "memory tiers")));
         };
         let plan = tiers::make_plan(&cfg, ctx.env, &FsRoot::from_env())?;
         if plan.tiers.len() < 2 && plan.near.is_none() {
@@ -154,10 +154,7 @@ impl InRun for Args {
     /// with Memory Mode from the run's inventory.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<TiersResults>> {
         let Some(cfg) = Config::for_level(ctx.level) else {
-            return Ok(Step::Skipped(format!(
-                "memory tiers: {}",
-                memsight_results::document::SKIP_NOT_QUICK
-            )));
+            return Ok(Step::Skipped(not_at_level(ctx.level, "memory tiers")));
         };
         let cfg = Config {
             memory_mode_dram: ctx
@@ -172,7 +169,10 @@ impl InRun for Args {
         if plan.tiers.len() < 2 && plan.near.is_none() {
             return Ok(Step::Skipped(ONE_TIER.into()));
         }
-        let (r, done) = ctx.ticking("tiers", |tick| {
+        let Completed {
+            results: r,
+            complete: done,
+        } = ctx.ticking("tiers", |tick| {
             tiers::run(&cfg, ctx.env, &ctx.machine, tick)
         })?;
         Ok(Step::Ran(r, done))
