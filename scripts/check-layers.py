@@ -10,8 +10,8 @@
    `super::…`, `self::…` paths and `use` items, grouped imports included; test modules left out).
    A circle is printed with its edges and the file that makes each.
 3. Suites are siblings over one measuring layer: in the suites crate, a suite (any top-level
-   module but `measure`) names `measure` and nothing of another suite, and `measure` names no
-   suite. The composite studies in COMPOSITES may name the suites listed for them, and each
+   module but `measure`; `probes`, the run's reference probes, is held to the same rule) names
+   `measure` and nothing of another suite, and `measure` names no suite. The composite studies in COMPOSITES may name the suites listed for them, and each
    must say in its opening comment that it is a composite study.
 4. The suites crate keeps no process-wide mutable state: no `static` holding a Mutex, RwLock,
    OnceLock, LazyLock, Cell or atomic, and no `thread_local!`. What a suite measures must depend

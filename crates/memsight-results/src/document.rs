@@ -31,7 +31,7 @@ macro_rules! documents {
             )?)*
             /// How the memory available to the machine moved during the run (reference probes).
             #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub drift: Option<memsight_suites::measure::drift::DriftSeries>,
+            pub drift: Option<memsight_suites::probes::DriftSeries>,
             /// Each suite's predicted time beside what it took, and the time budget.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub timing: Option<memsight_suites::measure::timing::RunTiming>,

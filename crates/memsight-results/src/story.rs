@@ -22,7 +22,7 @@
 //! median of its last octaves). Where the noise and the drift could account for a gap beyond
 //! ±25% and no slow phase tells the two apart, the run says it cannot tell.
 
-use memsight_suites::measure::drift::DriftSeries;
+use memsight_suites::probes::DriftSeries;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -319,7 +319,7 @@ pub fn findings(a: &[Agreement]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::figure::Better;
-    use memsight_suites::measure::drift::{Affected, DriftVerdict};
+    use memsight_suites::probes::{Affected, DriftVerdict};
 
     fn fig(suite: &str, key: &str, value: f64) -> Figure {
         let f = Figure::scalar(
@@ -433,7 +433,7 @@ mod tests {
         // machine, and the team's move widens the tolerance.
         let mut d4 = d2.clone();
         if let Some(v) = &mut d4.verdict {
-            v.team = Some(memsight_suites::measure::drift::TeamDrift {
+            v.team = Some(memsight_suites::probes::TeamDrift {
                 usable: 6,
                 bandwidth_ratio: 1.86,
                 best_gbs: 60.8,

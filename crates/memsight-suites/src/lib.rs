@@ -19,6 +19,10 @@
 //! - [`tiers`] (composite): memory tiers (CXL, persistent memory, HBM): latency, bandwidth,
 //!   granularity, near-memory sweep and weighted interleave;
 //! - [`profile`] (composite): where a program sits on the machine's memory curves.
+//!
+//! Beside the suites, one module is `memsight run`'s own and no suite's: [`probes`], the run's
+//! reference probes and the rule that reads their series as the machine moving (drift). Like a
+//! suite, it names only [`measure`].
 
 #![forbid(unsafe_code)]
 
@@ -30,7 +34,10 @@ pub mod latency;
 pub mod loaded;
 pub mod measure;
 pub mod numa;
+#[cfg(test)]
+mod placement_tests;
 pub mod pmem;
+pub mod probes;
 pub mod profile;
 pub mod rowbuffer;
 pub mod scan;

@@ -18,9 +18,9 @@ use memsight_results::history::History;
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::show::Show;
 use crate::suite::{InRun, PlanCtx, Planned, RunCtx, step};
-use memsight_suites::measure::drift::prober::{self, Prober};
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::timing::{self, RunTiming};
+use memsight_suites::probes::prober::{self, Prober};
 
 /// How long within a suite between two drift probes.
 const DRIFT_EVERY: std::time::Duration = std::time::Duration::from_secs(5);

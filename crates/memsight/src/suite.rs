@@ -121,7 +121,7 @@ pub struct RunCtx<'a> {
     /// the latency ladder, else by the first suite that needs them) and passed to each.
     pub machine: memsight_suites::measure::machine::Machine,
     /// The reference probes of the run's drift (`--no-drift`: none).
-    pub drift: Option<&'a memsight_suites::measure::drift::prober::Prober<'a>>,
+    pub drift: Option<&'a memsight_suites::probes::prober::Prober<'a>>,
     /// The thread that runs the steps: within a suite, probes are taken only from it, between
     /// the suite's points, never while a team of its threads measures.
     pub main: std::thread::ThreadId,

@@ -1,6 +1,6 @@
 //! Drift during `memsight run`: the reference probes are taken and stored, a competing load
 //! that starts part-way is reported with the suites it touched, and `--no-drift` leaves them
-//! out. (The rule itself is unit-tested on synthetic series in `memsight_suites::measure::drift`.)
+//! out. (The rule itself is unit-tested on synthetic series in `memsight_suites::probes`.)
 
 mod common;
 

@@ -83,14 +83,12 @@ fn probes(core: f64, team: &[f64]) -> serde_json::Value {
                 "team_read_gbs": t, "read_spread": 0.02, "latency_ns": 120.0, "dropped": 0})
         })
         .collect();
-    let series: memsight_suites::measure::drift::DriftSeries =
-        serde_json::from_value(serde_json::json!({
+    let series: memsight_suites::probes::DriftSeries = serde_json::from_value(serde_json::json!({
         "method": "m", "cpu": 0, "buffer_bytes": 268435456u64, "probes": probes, "phases": [],
         "verdict": null, "findings": []}))
-        .unwrap();
-    let (verdict, findings) =
-        memsight_suites::measure::drift::analyse(&series.probes, &series.phases);
-    serde_json::to_value(memsight_suites::measure::drift::DriftSeries {
+    .unwrap();
+    let (verdict, findings) = memsight_suites::probes::analyse(&series.probes, &series.phases);
+    serde_json::to_value(memsight_suites::probes::DriftSeries {
         verdict,
         findings,
         ..series

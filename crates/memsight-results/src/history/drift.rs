@@ -136,7 +136,7 @@ enum Rate {
 }
 
 impl Rate {
-    fn of(self, p: &memsight_suites::measure::drift::DriftProbe) -> Option<f64> {
+    fn of(self, p: &memsight_suites::probes::DriftProbe) -> Option<f64> {
         match self {
             Rate::Core => Some(p.read_gbs),
             Rate::Team => p.team_read_gbs,

@@ -1,7 +1,7 @@
-//! The run's drift series ([`memsight_suites::measure::drift`]): a chart of the reference probes over
+//! The run's drift series ([`memsight_suites::probes`]): a chart of the reference probes over
 //! the run with the suites' spans, a table, and one summary line.
 
-use memsight_suites::measure::drift::DriftSeries;
+use memsight_suites::probes::DriftSeries;
 
 use crate::view::{Block, Cell, Lines, Mark, Scale, Series, Table, View, num};
 
@@ -135,7 +135,7 @@ pub fn headline(d: &DriftSeries) -> Option<String> {
     ))
 }
 
-fn names(slow: &[memsight_suites::measure::drift::Affected]) -> String {
+fn names(slow: &[memsight_suites::probes::Affected]) -> String {
     if slow.is_empty() {
         "no suite".to_string()
     } else {

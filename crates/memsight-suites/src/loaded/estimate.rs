@@ -20,7 +20,7 @@ pub fn estimate(a: &Config, env: &Environment, machine: &Machine) -> Result<Esti
         a.mixes.len()
     };
     let cpus = a.cpus.clone().unwrap_or_else(|| env.allowed_cpus.clone());
-    let plan = crate::measure::plan::loaded_plan(&env.topology, &cpus, a.node)?;
+    let plan = super::placement::loaded_plan(&env.topology, &cpus, a.node)?;
     let (chase, _) = machine.working_set(a.chase_bytes, env)?;
     let (rule, sample_ns) = a.sampling.rule()?;
     let rounds = a.rounds.max(1);

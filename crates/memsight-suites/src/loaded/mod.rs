@@ -23,6 +23,7 @@
 //! ownership) + the chase's own 64 B per load, over the sampling window (GB/s, 10⁹ B/s).
 
 mod estimate;
+pub mod placement;
 pub use estimate::estimate;
 mod chase;
 mod rounds;
@@ -206,7 +207,7 @@ impl Curve {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LoadedResults {
     pub method: String,
-    pub plan: crate::measure::plan::LoadedPlan,
+    pub plan: placement::LoadedPlan,
     pub knee_factor: f64,
     /// Alternating rounds the mixes were measured in.
     #[serde(default = "crate::measure::sampling::one_round")]
@@ -238,7 +239,7 @@ pub fn run(
         memsight_core::pin::validate_cpus(list, &env.allowed_cpus)?;
     }
     let cpus = a.cpus.clone().unwrap_or_else(|| env.allowed_cpus.clone());
-    let plan = crate::measure::plan::loaded_plan(&env.topology, &cpus, a.node)?;
+    let plan = placement::loaded_plan(&env.topology, &cpus, a.node)?;
     env.check_node(plan.node.filter(|_| a.node.is_some()))?;
     if !(a.knee > 1.0 && a.knee.is_finite()) {
         return Err(Error::input("--knee must be a factor above 1, e.g. 2"));
@@ -352,12 +353,7 @@ fn visit_patterns(mixes: &[TrafficMix]) -> String {
 }
 
 /// How the curves were measured, in words.
-fn method(
-    a: &Config,
-    mixes: &[TrafficMix],
-    plan: &crate::measure::plan::LoadedPlan,
-    size: u64,
-) -> String {
+fn method(a: &Config, mixes: &[TrafficMix], plan: &placement::LoadedPlan, size: u64) -> String {
     let rounds = if a.rounds > 1 {
         format!(
             " The mixes were measured in {} alternating rounds (every mix once a round, delays found in the first), each with its share of the samples; a point's latency merges its rounds' samples and its bandwidth is their median.",

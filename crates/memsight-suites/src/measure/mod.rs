@@ -13,11 +13,9 @@
 //! - [`sampling`]: the sampling settings and stop rules every measuring suite takes;
 //! - [`machine`]: the machine facts working sets are sized from, found once and passed;
 //! - [`reach`]: where memory begins on a core's latency curve, and the streaming check;
-//! - [`plan`]: which CPUs and nodes the c2c, NUMA and loaded-latency suites use, from the topology;
 //! - [`inventory`]: the DIMM inventory from SMBIOS or a dmidecode dump;
 //! - [`clock`]: the core clock, measured and cross-checked, that cycle figures come from;
 //! - [`counters`]: memory-controller counters (activates, precharges, CAS commands);
-//! - [`drift`]: how the memory available to the machine moved during a run (reference probes);
 //! - [`timing`]: each suite's predicted time in a run, and a run fitted to a time budget;
 //! - [`level`]: how much `memsight run` measures, which each suite's settings follow;
 //! - [`memlevel`]: cache levels and memory, as results name them;
@@ -26,13 +24,11 @@
 pub mod chase;
 pub mod clock;
 pub mod counters;
-pub mod drift;
 pub mod inventory;
 pub mod level;
 pub mod machine;
 pub mod memlevel;
 pub(crate) mod nan_as_null;
-pub mod plan;
 pub mod progress;
 pub mod rate;
 pub mod reach;

@@ -4,8 +4,8 @@ use memsight_core::Result;
 use memsight_core::env::Environment;
 
 use super::Config;
+use super::placement::numa_plan;
 use crate::measure::machine::Machine;
-use crate::measure::plan::numa_plan;
 use crate::measure::reach::stream::cell_bytes;
 use crate::measure::timing::{Estimate, chain_s, fill_s, point_s};
 

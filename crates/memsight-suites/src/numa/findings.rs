@@ -1,7 +1,7 @@
 //! What the matrices say: local against interleaved and the farthest node per row, CPU-less
 //! memory, and measured against the firmware's claims.
 
-use crate::measure::plan::{Initiator, NumaPlan};
+use super::placement::{Initiator, NumaPlan};
 use memsight_core::finding::{Cited, Finding};
 
 use super::{Cell, Claim, Column, claim_cell};

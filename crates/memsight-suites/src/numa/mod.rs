@@ -9,7 +9,6 @@
 //! the measured ÷ claimed ratio.
 
 use crate::measure::level::Level;
-use crate::measure::plan::{NumaPlan, numa_plan};
 use crate::measure::progress::Completed;
 use crate::measure::progress::Tick;
 use memsight_core::env::Environment;
@@ -17,6 +16,7 @@ use memsight_core::finding::Finding;
 use memsight_core::stats::Summary;
 use memsight_core::sysfs::FsRoot;
 use memsight_core::{Error, Result};
+use placement::{NumaPlan, numa_plan};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -92,6 +92,7 @@ impl Default for Config {
 use crate::measure::chase::LadderConfig;
 
 mod estimate;
+pub mod placement;
 pub use estimate::estimate;
 mod findings;
 mod rounds;
@@ -484,7 +485,7 @@ fn columns(plan: &NumaPlan) -> Vec<Column> {
 
 /// One cell's measurement: from the row's CPUs to the column's memory.
 struct Target<'a> {
-    init: &'a crate::measure::plan::Initiator,
+    init: &'a placement::Initiator,
     col: &'a Column,
     latency_size: u64,
     /// Bytes per thread of the bandwidth cell; `None`: latency only.

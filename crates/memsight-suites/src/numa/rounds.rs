@@ -63,7 +63,7 @@ const ROUNDS_APART: f64 = 0.2;
 /// A finding when some cell's read bandwidth moved a fifth or more between rounds: the cell
 /// that moved most, and how many did.
 pub(super) fn finding(
-    plan: &crate::measure::plan::NumaPlan,
+    plan: &super::placement::NumaPlan,
     columns: &[super::Column],
     cells: &[Vec<Cell>],
 ) -> Option<String> {

@@ -8,7 +8,9 @@
 //! **clean-line** probe (a dependent walk over 64 lines that sit clean in the partner's cache,
 //! TSC-timed, per line; 200 probes per direction). The
 //! default CPUs are one per last-level-cache domain (CCX, socket), or one per core when there is a
-//! single domain ([`crate::measure::plan::c2c_cpus`]).
+//! single domain ([`placement::c2c_cpus`]).
+
+pub mod placement;
 
 use crate::measure::level::Level;
 use crate::measure::progress::Completed;
@@ -189,8 +191,8 @@ fn choose_cpus(a: &Config, env: &Environment) -> Result<(Vec<usize>, String)> {
             (list.clone(), "as given".to_string())
         }
         None => {
-            let cpus = crate::measure::plan::c2c_cpus(&env.topology, &env.allowed_cpus);
-            let how = if crate::measure::plan::one_core(&env.topology, &cpus) {
+            let cpus = placement::c2c_cpus(&env.topology, &env.allowed_cpus);
+            let how = if placement::one_core(&env.topology, &cpus) {
                 "the hardware threads of the one core allowed: the line moves between two threads of one core, not between cores"
             } else {
                 "one per last-level-cache domain, or one per core when there is one domain"
