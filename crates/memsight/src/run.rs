@@ -15,9 +15,9 @@ use memsight_core::{Error, Result};
 use memsight_results::document::{Document, Level, Results, RunResults};
 use memsight_results::history::History;
 
+use crate::cli::in_run::{InRun, PlanCtx, Planned, RunCtx, step};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::show::Show;
-use crate::suite::{InRun, PlanCtx, Planned, RunCtx, step};
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::timing::{self, RunTiming};
 use memsight_suites::probes::prober::{self, Prober};
@@ -44,7 +44,7 @@ macro_rules! run_steps {
         fn plans(a: &RunArgs, ctx: &PlanCtx) -> anyhow::Result<Vec<(&'static str, Planned)>> {
             let mut out = Vec::new();
             $($(
-                if selected(a, $name) {
+                if crate::cli::in_run::selected(a, $name) {
                     let _ = stringify!($field);
                     out.push(($name, fits(<crate::cli::$m::Args as InRun>::plan(ctx), $name)?));
                 }
@@ -94,15 +94,19 @@ pub fn measure(
     quiet: bool,
 ) -> anyhow::Result<Document> {
     let began = std::time::Instant::now();
-    if !crate::cli::RUN_SUITES.iter().any(|n| selected(a, n)) {
+    if !crate::cli::RUN_SUITES
+        .iter()
+        .any(|n| crate::cli::in_run::selected(a, n))
+    {
         return Err(memsight_core::Error::input(
             "--only and --skip leave no suite to run: nothing would be measured",
         )
         .into());
     }
     let level = level(a);
-    let latency = a.latency.settings(&env.topology)?.for_level(level);
-    // A `--dmidecode` file is read at the DIMM step, after the suites: refused now if unreadable.
+    // Flags refused now, before the first probe: the ladder's (its plan reads them again) and a
+    // `--dmidecode` file (read at the DIMM step, after the suites).
+    a.latency.settings(&env.topology)?;
     a.dmidecode.as_deref().map_or(Ok(()), |p| {
         memsight_suites::measure::inventory::read(Some(p)).map(drop)
     })?;
@@ -117,7 +121,7 @@ pub fn measure(
         interrupted,
     } = prober::plan(&env, &machine, a.no_drift)?;
     let planning = machine.for_planning(&suite_env);
-    let pctx = plan_ctx(a, level, &suite_env, &latency, &planning);
+    let pctx = plan_ctx(a, level, &suite_env, &planning);
     let (timing, _) = timing(a, &pctx, probe.is_some())?;
     if !quiet {
         say!("\n{}", timing.line());
@@ -129,10 +133,7 @@ pub fn measure(
             let mut ctx = RunCtx {
                 level,
                 env: &suite_env,
-                latency,
-                dmidecode: a.dmidecode.clone(),
-                only: a.only.clone(),
-                skip: a.skip.clone(),
+                args: a,
                 machine,
                 drift: drift.as_ref(),
                 main: std::thread::current().id(),
@@ -215,25 +216,18 @@ fn fits(plan: anyhow::Result<Planned>, name: &str) -> anyhow::Result<Planned> {
     }
 }
 
-/// Whether `--only` and `--skip` leave suite `name` in.
-fn selected(a: &RunArgs, name: &str) -> bool {
-    (a.only.is_empty() || a.only.iter().any(|s| s == name)) && !a.skip.iter().any(|s| s == name)
-}
-
 fn plan_ctx<'a>(
-    a: &RunArgs,
+    a: &'a RunArgs,
     level: Level,
     env: &'a Environment,
-    latency: &'a memsight_suites::latency::LatencySettings,
     (machine, streaming_s): &'a (Machine, f64),
 ) -> PlanCtx<'a> {
     PlanCtx {
         level,
         env,
-        latency,
+        args: a,
         machine,
         streaming_s: *streaming_s,
-        dmidecode: a.dmidecode.clone(),
     }
 }
 
@@ -260,13 +254,8 @@ fn timing(a: &RunArgs, ctx: &PlanCtx, drift: bool) -> anyhow::Result<(RunTiming,
 /// for where memory begins).
 fn plan_only(a: &RunArgs, env: Environment, json: bool) -> anyhow::Result<ExitCode> {
     let level = level(a);
-    let latency = a.latency.settings(&env.topology)?.for_level(level);
     let machine = Machine::new().for_planning(&env);
-    let (t, skipped) = timing(
-        a,
-        &plan_ctx(a, level, &env, &latency, &machine),
-        !a.no_drift,
-    )?;
+    let (t, skipped) = timing(a, &plan_ctx(a, level, &env, &machine), !a.no_drift)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&t)?);
     } else {

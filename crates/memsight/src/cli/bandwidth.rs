@@ -6,9 +6,10 @@ use memsight_suites::bandwidth::{self, BandwidthResults, BandwidthSettings, Data
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
 
+use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step};
 use super::sampling::SamplingArgs;
 use super::values::{Isa, PageKind, duration, rate, size, threads};
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use crate::suite::{Outcome, Suite, Ui};
 
 /// `--test`'s long help, its default list read from the suite's own defaults (so the help can
 /// never say other than what runs).

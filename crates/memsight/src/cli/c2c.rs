@@ -6,9 +6,8 @@ use memsight_suites::measure::progress::Completed;
 
 use super::sampling::SamplingArgs;
 
-use crate::suite::{
-    InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, needs_two_cpus, not_at_level,
-};
+use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, needs_two_cpus, not_at_level};
+use crate::suite::{Outcome, Suite, Ui};
 
 /// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
 #[derive(Debug, Clone, clap::Args)]

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use memsight_core::env::Environment;
 use memsight_suites::dimms::{self, Config, DimmsResults};
 
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, not_at_level};
+use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
+use crate::suite::{Outcome, Suite, Ui};
 use memsight_suites::measure::timing::Estimate;
 
 /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors;
@@ -124,7 +125,7 @@ impl InRun for Args {
 
     /// Reads a table (no time worth predicting) where there is one to read.
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = Config::for_level(ctx.level, ctx.dmidecode.clone()) else {
+        let Some(cfg) = Config::for_level(ctx.level, ctx.args.dmidecode.clone()) else {
             return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
         };
         Ok(match dimms::run(&cfg) {
@@ -135,7 +136,7 @@ impl InRun for Args {
 
     /// Where SMBIOS is readable, or from `--dmidecode`.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<DimmsResults>> {
-        let Some(cfg) = Config::for_level(ctx.level, ctx.dmidecode.clone()) else {
+        let Some(cfg) = Config::for_level(ctx.level, ctx.args.dmidecode.clone()) else {
             return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
         };
         Ok(match dimms::run(&cfg) {

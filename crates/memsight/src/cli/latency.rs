@@ -5,9 +5,10 @@ use memsight_core::timer;
 use memsight_suites::latency::{self, LatencyResults, LatencySettings, Order};
 use memsight_suites::measure::progress::Completed;
 
+use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step};
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui};
+use crate::suite::{Outcome, Suite, Ui};
 
 /// Latency ladder: pointer-chase latency from L1 to memory, cache levels, TLB cost and
 /// memory-level parallelism.
@@ -99,18 +100,27 @@ impl Suite for Args {
     }
 }
 
+/// The ladder `memsight run` climbs: the run's latency flags at its level, resolved here.
+fn in_run_settings(
+    a: &Args,
+    env: &memsight_core::env::Environment,
+    level: memsight_suites::measure::level::Level,
+) -> anyhow::Result<latency::LadderConfig> {
+    Ok(a.settings(&env.topology)?.for_level(level).resolve(env)?)
+}
+
 impl InRun for Args {
     type Results = LatencyResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let cfg = ctx.latency.resolve(ctx.env)?;
+        let cfg = in_run_settings(&ctx.args.latency, ctx.env, ctx.level)?;
         let from = ctx.machine.memory(ctx.env)?.memory.from_bytes;
         Ok(Planned::Runs(latency::estimate(&cfg, from)))
     }
 
     /// The ladder with the run's latency flags (coarser in a quick run).
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LatencyResults>> {
-        let cfg = ctx.latency.resolve(ctx.env)?;
+        let cfg = in_run_settings(&ctx.args.latency, ctx.env, ctx.level)?;
         let clock = timer::calibrate();
         let Completed {
             results: r,

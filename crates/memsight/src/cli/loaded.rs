@@ -7,11 +7,10 @@ use memsight_suites::loaded::{self, Config, LoadedResults};
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
 
+use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, needs_two_cpus, not_at_level};
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
-use crate::suite::{
-    InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, needs_two_cpus, not_at_level,
-};
+use crate::suite::{Outcome, Suite, Ui};
 
 /// Loaded latency: latency vs bandwidth curves, one per read:write mix (the read-share family
 /// and the non-temporal mixes), with the knee and saturation bandwidth.

@@ -23,6 +23,7 @@ pub mod stream;
 pub mod tiers;
 
 pub mod check;
+pub mod in_run;
 pub mod sampling;
 pub mod values;
 

@@ -5,9 +5,10 @@ use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
 use memsight_suites::numa::{self, Config, NumaResults};
 
+use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, not_at_level};
+use crate::suite::{Outcome, Suite, Ui};
 
 /// Latency and bandwidth matrices: every CPU node × every memory node (CPU-less included),
 /// interleaved memory, and what the firmware claims.

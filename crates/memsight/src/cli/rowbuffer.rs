@@ -12,8 +12,9 @@ use memsight_suites::rowbuffer::{
     self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings, Stat,
 };
 
+use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
 use super::values::size;
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, not_at_level};
+use crate::suite::{Outcome, Suite, Ui};
 
 /// Row-buffer conflicts and physical page mapping: STREAM offset sweeps on contiguous and
 /// demand-paged memory, dip detection and period prediction, a row-conflict probe, advice.
@@ -221,7 +222,8 @@ impl InRun for Args {
     type Results = RowbufferResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
+        let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.args.dmidecode.clone())
+        else {
             return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
         };
         let cfg = settings.resolve(ctx.env, ctx.machine)?;
@@ -230,7 +232,8 @@ impl InRun for Args {
 
     /// A short study, in thorough runs only.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<RowbufferResults>> {
-        let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.dmidecode.clone()) else {
+        let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.args.dmidecode.clone())
+        else {
             return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
         };
         let cfg = settings.resolve(ctx.env, &ctx.machine)?;

@@ -7,9 +7,10 @@ use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
 use memsight_suites::tiers::{self, Config, Part, TiersResults};
 
+use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
 use super::sampling::SamplingArgs;
 use super::values::{List, PageKind, list, numbers, size};
-use crate::suite::{InRun, Outcome, PlanCtx, Planned, RunCtx, Step, Suite, Ui, not_at_level};
+use crate::suite::{Outcome, Suite, Ui};
 
 /// Memory tiers (DRAM, HBM, CXL, persistent memory, DAX): idle read and write latency,
 /// bandwidth, loaded-latency knee and access granularity per node, the working set against near
