@@ -142,6 +142,14 @@ macro_rules! documents {
             }
         }
 
+        /// The command name of every suite the suites crate knows, from the registry: the match
+        /// is exhaustive both ways, so a suite in one list and not the other does not compile.
+        pub fn registered_name(id: memsight_suites::suite_id::SuiteId) -> &'static str {
+            match id {
+                $(memsight_suites::suite_id::SuiteId::$variant => $name,)*
+            }
+        }
+
         $(impl From<memsight_suites::$tm::$tn> for Results {
             fn from(r: memsight_suites::$tm::$tn) -> Self {
                 Results::$variant(Box::new(r))

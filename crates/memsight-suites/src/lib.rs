@@ -21,8 +21,9 @@
 //! - [`profile`] (composite): where a program sits on the machine's memory curves.
 //!
 //! Beside the suites, one module is `memsight run`'s own and no suite's: [`probes`], the run's
-//! reference probes and the rule that reads their series as the machine moving (drift). Like a
-//! suite, it names only [`measure`].
+//! reference probes and the rule that reads their series as the machine moving (drift); and
+//! [`suite_id`] names every suite, with what the layers around them decide about each. Like a
+//! suite, each names only [`measure`].
 
 #![forbid(unsafe_code)]
 
@@ -42,6 +43,7 @@ pub mod profile;
 pub mod rowbuffer;
 pub mod scan;
 pub mod stream;
+pub mod suite_id;
 #[cfg(test)]
 mod testdata;
 pub mod tiers;

@@ -159,7 +159,8 @@ impl Rate {
     }
 
     fn for_figure(suite: &str, unit: &str, key: &crate::key::Key) -> Rate {
-        let team_suite = matches!(suite, "stream" | "numa" | "loaded-latency");
+        let team_suite = memsight_suites::suite_id::SuiteId::from_name(suite)
+            .is_some_and(memsight_suites::suite_id::SuiteId::team_bandwidth);
         if team_suite && unit.starts_with("GB/s") {
             Rate::Team
         } else {

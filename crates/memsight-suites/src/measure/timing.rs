@@ -2,7 +2,7 @@
 //! budget. A suite predicts its time from its resolved settings (points, sampling rule, rounds,
 //! working sets), the machine's shape (CPUs, nodes, cache sizes) and where memory begins for a
 //! core ([`Estimate`]); the run adds its own costs (the reference probes) and, under a budget,
-//! leaves suites out (never those in [`KEPT`]) until the prediction fits ([`fit`]).
+//! leaves suites out (never those a suite says are kept) until the prediction fits ([`fit`]).
 //!
 //! The model is a sum, deliberately simple: every sampled point costs what its stop rule allows
 //! a typical point ([`point_s`]), every working set what building and touching it costs
@@ -10,6 +10,7 @@
 //! gives predicted beside measured, per suite and level, and what the model cannot know (a ladder
 //! that ends early, a busy machine's longer points).
 
+use crate::suite_id::{SuiteId, UnderBudget};
 use memsight_core::stats::StopRule;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -39,26 +40,27 @@ pub const PROBE_EVERY_S: f64 = 5.0;
 /// reference probes' buffer, touched and chained, seconds.
 pub const START_S: f64 = 0.6;
 
-/// The suites a time budget never leaves out: the health-check figures (latency and bandwidth)
-/// and the DIMM inventory (a table read in milliseconds, which references need).
-pub const KEPT: [&str; 3] = ["dimms", "latency", "bandwidth"];
+/// Whether a budget may leave suite `name` out: each suite says ([`SuiteId::under_budget`]);
+/// a name no suite has is left out (kept is a decision, never a default).
+fn kept(name: &str) -> bool {
+    SuiteId::from_name(name).is_some_and(|s| s.under_budget() == UnderBudget::Kept)
+}
 
-/// Suites a time budget leaves out first to last: the studies before the matrices. A suite in
-/// neither list (one added since) goes first of all: left out is the safe default, kept is a
-/// decision written in [`KEPT`].
-pub const TRIM_ORDER: [&str; 5] = ["rowbuffer", "tiers", "loaded-latency", "c2c", "numa"];
-
-/// The suites of `plan` in the order a budget leaves them out.
+/// The suites of `plan` in the order a budget leaves them out: a name no suite has first, then
+/// by each suite's rank.
 fn trim_order(plan: &RunTiming) -> Vec<String> {
-    let named = |n: &str| KEPT.contains(&n) || TRIM_ORDER.contains(&n);
-    let mut out: Vec<String> = plan
+    let rank = |name: &str| match SuiteId::from_name(name).map(SuiteId::under_budget) {
+        None => Some(0),
+        Some(UnderBudget::LeftOut(r)) => Some(1 + u32::from(r)),
+        Some(UnderBudget::Kept | UnderBudget::NotInRun) => None,
+    };
+    let mut out: Vec<(u32, String)> = plan
         .suites
         .iter()
-        .filter(|s| !named(&s.suite))
-        .map(|s| s.suite.clone())
+        .filter_map(|s| Some((rank(&s.suite)?, s.suite.clone())))
         .collect();
-    out.extend(TRIM_ORDER.iter().map(|s| s.to_string()));
-    out
+    out.sort();
+    out.into_iter().map(|(_, n)| n).collect()
 }
 
 /// A suite's predicted time in a run and what the prediction counted.
@@ -219,7 +221,7 @@ impl RunTiming {
         // (A suite its plan said would not run that runs after all, tiers under Memory Mode
         // found by the DIMM inventory, was given no time: it runs, and its time is recorded.)
         let predicted = self.suites.iter().find(|s| s.suite == name)?.predicted_s;
-        (!KEPT.contains(&name) && used_s + predicted > budget).then(|| {
+        (!kept(name) && used_s + predicted > budget).then(|| {
             format!(
                 "{name}: left out: the run had used {used_s:.1} s of its {budget:.0} s budget and this suite is predicted at {predicted:.1} s"
             )
@@ -252,7 +254,7 @@ impl RunTiming {
     }
 }
 
-/// Fits a plan to `budget_s`: leaves suites out (any not in [`KEPT`], then [`TRIM_ORDER`]) while the prediction exceeds
+/// Fits a plan to `budget_s`: leaves suites out (in [`SuiteId::under_budget`]'s order) while the prediction exceeds
 /// it, then takes back, most important first, each one left out that fits in what is left (a
 /// short study need not go because a long matrix did). `Err` with the smallest prediction when
 /// even the suites never left out (latency, bandwidth) do not fit.
