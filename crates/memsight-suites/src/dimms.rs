@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where the inventory comes from and what to compare it with.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Config {
+pub struct DimmsSettings {
     /// A `dmidecode` text or `--dump-bin` file; `None`: this machine's SMBIOS tables (root).
     pub dmidecode: Option<std::path::PathBuf>,
     /// A `memsight bandwidth --json` result measured on this machine.
@@ -23,14 +23,14 @@ pub struct Config {
     pub fclk: Option<u32>,
 }
 
-impl Config {
+impl DimmsSettings {
     /// What `memsight run` reads at `level`: the inventory at every level (it costs nothing
     /// to read, and the ceilings and references need it), from `dmidecode` when given.
     pub fn for_level(
         _level: crate::measure::level::Level,
         dmidecode: Option<std::path::PathBuf>,
     ) -> Option<Self> {
-        Some(Config {
+        Some(DimmsSettings {
             dmidecode,
             ..Default::default()
         })
@@ -214,7 +214,7 @@ pub fn plans(requests: &[memsight_model::plan::PlanRequest]) -> Result<PlanResul
 }
 
 /// Reads and summarises the inventory.
-pub fn run(a: &Config) -> Result<DimmsResults> {
+pub fn run(a: &DimmsSettings) -> Result<DimmsResults> {
     let (inventory, source) = crate::measure::inventory::read(a.dmidecode.as_deref())?;
     let populated = inventory.populated().count();
     let total_bytes = inventory.populated().filter_map(|d| d.size_bytes).sum();

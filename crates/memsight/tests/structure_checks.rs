@@ -110,7 +110,7 @@ fn each_layer_rule_fires_where_the_old_check_was_blind() {
         // A suite naming another through `super::super::`.
         (
             "crates/memsight-suites/src/numa/rounds.rs",
-            "\npub type Planted = super::super::loaded::Config;\n",
+            "\npub type Planted = super::super::loaded::LoadedSettings;\n",
             "suite numa names suite loaded",
         ),
         // After the file's first test item (a `#[cfg(test)]` function near its top).
@@ -141,7 +141,7 @@ fn each_layer_rule_fires_where_the_old_check_was_blind() {
     append(
         &dir,
         "crates/memsight-suites/src/numa/rounds.rs",
-        "\n#[cfg(test)]\nmod planted {\n    pub type P = super::super::loaded::Config;\n}\n",
+        "\n#[cfg(test)]\nmod planted {\n    pub type P = super::super::loaded::LoadedSettings;\n}\n",
     );
     let (ok, out) = check("check-layers.py", &dir);
     assert!(ok, "{out}");

@@ -33,7 +33,7 @@ use memsight_kernels::allocwork::{self, Preset, Workload};
 
 /// What the allocator study runs.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct AllocSettings {
     /// The built-in workload; `None` when the user's command runs instead.
     pub workload: Option<Workload>,
     /// Configurations to run by name; `None`: all that are installed.
@@ -56,9 +56,9 @@ pub struct Config {
     pub watch_s: f64,
 }
 
-impl Default for Config {
+impl Default for AllocSettings {
     fn default() -> Self {
-        Config {
+        AllocSettings {
             workload: None,
             configs: None,
             allocators: Vec::new(),
@@ -318,7 +318,11 @@ fn summarise(config: AllocConfig, runs: Vec<Run>, workload: bool) -> ConfigResul
 }
 
 /// Runs every configuration; returns results and whether all ran.
-pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<AllocResults>> {
+pub fn run(
+    a: &AllocSettings,
+    env: &Environment,
+    tick: Tick<'_>,
+) -> Result<Completed<AllocResults>> {
     if let Some(pid) = a.pid {
         return watch_process(a, env, pid).map(|(r, done)| Completed::new(r, done));
     }
@@ -360,7 +364,7 @@ pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<Al
 
 /// The built-in workload, unless the user's command runs instead; refused when its live heap
 /// is more than half the available memory.
-fn workload(a: &Config, user: bool, env: &Environment) -> Result<Option<Workload>> {
+fn workload(a: &AllocSettings, user: bool, env: &Environment) -> Result<Option<Workload>> {
     // The time limit becomes a `Duration`, which an infinite one cannot.
     if !(a.timeout_s > 0.0 && a.timeout_s <= 366.0 * 86400.0) {
         return Err(Error::input(
@@ -390,7 +394,7 @@ fn workload(a: &Config, user: bool, env: &Environment) -> Result<Option<Workload
 
 /// Sampling interval, time limit and memory cap of every run (the cap by default 8 × the live
 /// heap + 1 GiB, at most 90% of the available memory).
-fn limits(a: &Config, w: Option<&Workload>, env: &Environment) -> Limits {
+fn limits(a: &AllocSettings, w: Option<&Workload>, env: &Environment) -> Limits {
     let available = env.memory.available_bytes.unwrap_or(u64::MAX);
     let max_rss = match a.max_rss {
         Some(s) => s,
@@ -409,7 +413,7 @@ fn limits(a: &Config, w: Option<&Workload>, env: &Environment) -> Limits {
 /// `--repeat` runs of every configuration in turn; false when interrupted (the interrupted
 /// configuration keeps the runs it made).
 fn run_configs(
-    a: &Config,
+    a: &AllocSettings,
     configs: &[AllocConfig],
     user: Option<&[String]>,
     w: Option<&Workload>,
@@ -474,7 +478,7 @@ fn run_findings(
 }
 
 /// `--pid`: watch a running process, start nothing.
-fn watch_process(a: &Config, env: &Environment, pid: u32) -> Result<(AllocResults, bool)> {
+fn watch_process(a: &AllocSettings, env: &Environment, pid: u32) -> Result<(AllocResults, bool)> {
     if !(a.watch_s > 0.0 && a.watch_s <= 366.0 * 86400.0) {
         return Err(Error::input("--for must be more than 0 and at most a year"));
     }
@@ -512,7 +516,7 @@ fn watch_process(a: &Config, env: &Environment, pid: u32) -> Result<(AllocResult
 
 /// The configurations to run (asked for, or all that are installed) and those skipped, with
 /// the reason.
-fn select(a: &Config) -> Result<(Vec<AllocConfig>, Vec<String>)> {
+fn select(a: &AllocSettings) -> Result<(Vec<AllocConfig>, Vec<String>)> {
     let mut skipped = Vec::new();
     let mut configs: Vec<AllocConfig> = Vec::new();
     let wanted = a.configs.clone();
@@ -591,7 +595,7 @@ fn command(
 }
 
 /// How the study ran, in words.
-fn method(a: &Config, w: Option<&Workload>, limits: &Limits) -> String {
+fn method(a: &AllocSettings, w: Option<&Workload>, limits: &Limits) -> String {
     match w {
         Some(w) => format!(
             "built-in workload '{}' ({} threads, live set {}, sizes {} … {} log-uniform, {} phases, {} churn pairs per thread per phase, seed {}) in a child process per configuration, {} run(s) each; RSS (VmRSS) sampled every {} ms; live bytes reported by the workload after each phase; RSS after free sampled 50 ms after the workload freed everything; ops = mallocs + frees; figures are medians over runs with min–max",

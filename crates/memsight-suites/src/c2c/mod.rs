@@ -29,7 +29,7 @@ use crate::measure::sampling::Sampling;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Config {
+pub struct C2cSettings {
     /// CPUs of the matrix; `None`: one per last-level-cache domain, or one per core when there
     /// is one domain.
     pub cpus: Option<Vec<usize>>,
@@ -46,7 +46,7 @@ pub const SAMPLING: Sampling = Sampling {
     sample_ms: 5.0,
 };
 
-impl Config {
+impl C2cSettings {
     /// What `memsight run` measures at `level`: nothing in a quick run; otherwise shorter pairs
     /// than the command's (the run measures every suite; the command gives the pairs their
     /// full time).
@@ -54,8 +54,8 @@ impl Config {
         if level == Level::Quick {
             return None;
         }
-        let d = Config::default();
-        Some(Config {
+        let d = C2cSettings::default();
+        Some(C2cSettings {
             sampling: Sampling {
                 point_budget: 0.3,
                 ..d.sampling
@@ -65,9 +65,9 @@ impl Config {
     }
 }
 
-impl Default for Config {
+impl Default for C2cSettings {
     fn default() -> Self {
-        Config {
+        C2cSettings {
             cpus: None,
             modified_only: false,
             sampling: SAMPLING,
@@ -140,7 +140,7 @@ pub struct C2cResults {
 }
 
 /// Measures the matrix. Returns results and whether every pair was measured.
-pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<C2cResults>> {
+pub fn run(a: &C2cSettings, env: &Environment, tick: Tick<'_>) -> Result<Completed<C2cResults>> {
     let (rule, sample_ns) = a.sampling.rule()?;
     let (cpus, selection) = choose_cpus(a, env)?;
     let clean_enabled = cfg!(target_arch = "x86_64") && !a.modified_only;
@@ -170,7 +170,7 @@ pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<C2
 /// Predicted time in `memsight run` ([`crate::measure::timing`]): every pair's two ping-pong
 /// points (atomic and load-store, each after its two threads start) and, on x86, its two
 /// clean-line probes.
-pub fn estimate(a: &Config, env: &Environment) -> Result<crate::measure::timing::Estimate> {
+pub fn estimate(a: &C2cSettings, env: &Environment) -> Result<crate::measure::timing::Estimate> {
     /// Two threads started and pinned, and a clean-line probe's 200 walks, per pair, seconds.
     const PAIR_SETUP_S: f64 = 0.01;
     let (rule, sample_ns) = a.sampling.rule()?;
@@ -184,7 +184,7 @@ pub fn estimate(a: &Config, env: &Environment) -> Result<crate::measure::timing:
 }
 
 /// The CPUs of the matrix and how they were chosen; at least two.
-fn choose_cpus(a: &Config, env: &Environment) -> Result<(Vec<usize>, String)> {
+fn choose_cpus(a: &C2cSettings, env: &Environment) -> Result<(Vec<usize>, String)> {
     let (cpus, selection) = match &a.cpus {
         Some(list) => {
             memsight_core::pin::validate_cpus(list, &env.allowed_cpus)?;
@@ -211,7 +211,7 @@ fn choose_cpus(a: &Config, env: &Environment) -> Result<(Vec<usize>, String)> {
 
 /// Every pair in turn (i < j); false when interrupted.
 fn measure_pairs(
-    a: &Config,
+    a: &C2cSettings,
     cpus: &[usize],
     rule: &memsight_core::stats::StopRule,
     sample_ns: f64,
@@ -276,7 +276,7 @@ fn matrices(cpus: &[usize], pairs: &[Pair]) -> (Matrix, Matrix) {
 
 /// How the matrix was measured, in words.
 fn method(
-    a: &Config,
+    a: &C2cSettings,
     rule: &memsight_core::stats::StopRule,
     sample_ns: f64,
     clean_enabled: bool,

@@ -12,7 +12,7 @@ use memsight_core::{Result, cancel};
 use memsight_kernels::chase::Chains;
 use memsight_kernels::loadgen::{TrafficMix, generate};
 
-use super::{Config, CurvePoint, MIXES};
+use super::{CurvePoint, LoadedSettings, MIXES};
 
 /// Shared state of the load threads.
 struct Traffic {
@@ -65,7 +65,7 @@ impl Traffic {
 
 /// What the team measures.
 pub(super) struct Team<'a> {
-    pub a: &'a Config,
+    pub a: &'a LoadedSettings,
     pub env: &'a Environment,
     pub mixes: &'a [TrafficMix],
     /// The chasing CPU first, then the load CPUs.

@@ -3,7 +3,7 @@
 use memsight_core::Result;
 use memsight_core::env::Environment;
 
-use super::{Config, MIXES};
+use super::{LoadedSettings, MIXES};
 use crate::measure::machine::Machine;
 use crate::measure::timing::{Estimate, chain_s, fill_s, nodes_of, point_s};
 
@@ -13,7 +13,7 @@ const DELAY_SEARCH_S: f64 = 0.28;
 
 /// Every mix × point × round: the traffic settles, then the chase samples; the delay searches of
 /// the first round; and once, the load threads' buffers filled and the chase's chain built.
-pub fn estimate(a: &Config, env: &Environment, machine: &Machine) -> Result<Estimate> {
+pub fn estimate(a: &LoadedSettings, env: &Environment, machine: &Machine) -> Result<Estimate> {
     let mixes = if a.mixes.is_empty() {
         MIXES.len()
     } else {

@@ -44,7 +44,7 @@ use memsight_core::buffer::{DaxTarget, PageKind};
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Config {
+pub struct LoadedSettings {
     /// Traffic mixes, one curve each; empty: all nine (the read-share family and the NT mixes).
     pub mixes: Vec<TrafficMix>,
     /// Points per curve, idle and saturation included.
@@ -70,17 +70,17 @@ pub struct Config {
     pub dax: Option<&'static DaxTarget>,
 }
 
-impl Config {
+impl LoadedSettings {
     /// What `memsight run` measures at `level`: reads and 2:1 in five points each at the default
     /// level, every mix in the command's points when thorough, nothing in a quick run.
     pub fn for_level(level: Level) -> Option<Self> {
-        let d = Config::default();
+        let d = LoadedSettings::default();
         match level {
             Level::Quick => return None,
             Level::Default => {}
             _ => return Some(d),
         }
-        Some(Config {
+        Some(LoadedSettings {
             mixes: vec![TrafficMix::Reads, TrafficMix::R2W1],
             points: 5,
             settle_ms: 50,
@@ -94,9 +94,9 @@ impl Config {
     }
 }
 
-impl Default for Config {
+impl Default for LoadedSettings {
     fn default() -> Self {
-        Config {
+        LoadedSettings {
             mixes: Vec::new(),
             points: 8,
             knee: 2.0,
@@ -225,7 +225,7 @@ const MIXES: [TrafficMix; 9] = TrafficMix::FAMILY;
 
 /// Runs every curve. Returns results and whether it completed.
 pub fn run(
-    a: &Config,
+    a: &LoadedSettings,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
     tick: Tick<'_>,
@@ -353,7 +353,12 @@ fn visit_patterns(mixes: &[TrafficMix]) -> String {
 }
 
 /// How the curves were measured, in words.
-fn method(a: &Config, mixes: &[TrafficMix], plan: &placement::LoadedPlan, size: u64) -> String {
+fn method(
+    a: &LoadedSettings,
+    mixes: &[TrafficMix],
+    plan: &placement::LoadedPlan,
+    size: u64,
+) -> String {
     let rounds = if a.rounds > 1 {
         format!(
             " The mixes were measured in {} alternating rounds (every mix once a round, delays found in the first), each with its share of the samples; a point's latency merges its rounds' samples and its bandwidth is their median.",

@@ -3,7 +3,7 @@
 use memsight_core::Result;
 use memsight_core::env::Environment;
 
-use super::Config;
+use super::NumaSettings;
 use super::placement::numa_plan;
 use crate::measure::machine::Machine;
 use crate::measure::reach::stream::cell_bytes;
@@ -17,7 +17,7 @@ const CHASE_SAMPLE_NS: f64 = 2e6;
 /// Every row (a node with CPUs) × column (each node with memory, and interleaved) × round: the
 /// latency cell (its buffer touched, a chain built, sampled), then each bandwidth test on the
 /// row's CPUs (their buffers touched and filled, sampled).
-pub fn estimate(a: &Config, env: &Environment, machine: &Machine) -> Result<Estimate> {
+pub fn estimate(a: &NumaSettings, env: &Environment, machine: &Machine) -> Result<Estimate> {
     let plan = numa_plan(&env.topology, &env.allowed_cpus, &env.allowed_nodes);
     let (rule, sample_ns) = a.sampling.rule()?;
     let rounds = a.rounds.max(1);

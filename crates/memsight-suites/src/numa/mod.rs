@@ -25,7 +25,7 @@ use memsight_core::buffer::PageKind;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Config {
+pub struct NumaSettings {
     /// Working set of each latency cell; `None`: max(4 × LLC, 256 MiB).
     pub latency_bytes: Option<u64>,
     /// Working set per thread of each bandwidth cell; `None`: 128 MiB, more where the row's
@@ -46,7 +46,7 @@ pub struct Config {
     pub rounds: usize,
 }
 
-impl Config {
+impl NumaSettings {
     /// What `memsight run` measures at `level`: nothing in a quick run; otherwise shorter cells
     /// than the command's, in two
     /// rounds: every round allocates and first-touches each cell's buffers again, which costs as
@@ -55,8 +55,8 @@ impl Config {
         if level == Level::Quick {
             return None;
         }
-        let d = Config::default();
-        Some(Config {
+        let d = NumaSettings::default();
+        Some(NumaSettings {
             sampling: crate::measure::sampling::Sampling {
                 min_samples: 5,
                 point_budget: 0.3,
@@ -68,9 +68,9 @@ impl Config {
     }
 }
 
-impl Default for Config {
+impl Default for NumaSettings {
     fn default() -> Self {
-        Config {
+        NumaSettings {
             latency_bytes: None,
             bandwidth_bytes: None,
             bandwidth: true,
@@ -250,7 +250,7 @@ pub fn read_claim(fs: &FsRoot, node: usize) -> Option<Claim> {
 
 /// Measures the matrices. Returns results and whether every cell was measured.
 pub fn run(
-    a: &Config,
+    a: &NumaSettings,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
     tick: Tick<'_>,
@@ -285,7 +285,7 @@ pub fn run(
 
 /// The matrices as planned before the first cell: rows, columns, kernels and sizes.
 struct Setup<'a> {
-    a: &'a Config,
+    a: &'a NumaSettings,
     plan: NumaPlan,
     columns: Vec<Column>,
     /// The bandwidth kernels this CPU runs (none without bandwidth).
@@ -305,7 +305,7 @@ impl<'a> Setup<'a> {
     /// Refuses what cannot be measured here before anything is: no node with both CPUs and
     /// memory, a bad rule, no kernel, a kernel the CPU lacks, buffers larger than the memory.
     fn new(
-        a: &'a Config,
+        a: &'a NumaSettings,
         env: &Environment,
         machine: &crate::measure::machine::Machine,
     ) -> Result<Self> {
@@ -440,7 +440,7 @@ impl<'a> Setup<'a> {
 
 /// The bandwidth kernels to measure (none without bandwidth), and why any default one this CPU
 /// cannot run was left out; a kernel the user named that it cannot run is refused.
-fn bandwidth_tests(a: &Config) -> Result<(Vec<crate::measure::rate::TestSpec>, Vec<String>)> {
+fn bandwidth_tests(a: &NumaSettings) -> Result<(Vec<crate::measure::rate::TestSpec>, Vec<String>)> {
     if a.bandwidth && a.tests.is_empty() {
         return Err(Error::input(
             "--test: name at least one bandwidth kernel, or --no-bandwidth",

@@ -4,10 +4,10 @@ use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
 use memsight_kernels::pmemobj::MIN_POOL;
 
-use super::{Config, volume};
+use super::{PmemSettings, volume};
 
 /// Refuses a config PMDK or the study cannot work with, in one line naming the option.
-pub(super) fn check(a: &Config) -> Result<()> {
+pub(super) fn check(a: &PmemSettings) -> Result<()> {
     let pool = a.pool_bytes;
     if pool < MIN_POOL {
         return Err(Error::input(format!(
@@ -77,7 +77,7 @@ pub(super) fn check(a: &Config) -> Result<()> {
 }
 
 /// The concurrency study's flags: its object sizes fit the pool, its time per strategy is finite.
-fn check_concurrency(a: &Config) -> Result<()> {
+fn check_concurrency(a: &PmemSettings) -> Result<()> {
     if !a.concurrency {
         return Ok(());
     }

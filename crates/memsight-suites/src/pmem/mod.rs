@@ -64,7 +64,7 @@ impl Strategy {
 
 /// What the persistent-memory study runs.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct PmemSettings {
     /// Directory for the temporary pools; `None`: /dev/shm (emulated) or the temp directory.
     pub dir: Option<PathBuf>,
     /// A pool file to use (must not exist).
@@ -87,7 +87,7 @@ pub struct Config {
     /// Live share of the pool the concurrency study keeps.
     pub live_fraction: f64,
     /// Concurrency study: one class per size whose runs hold about this many bytes, as
-    /// MemVerge's custom classes did; `None`: a sixteenth of the pool ([`Config::class_runs`]);
+    /// MemVerge's custom classes did; `None`: a sixteenth of the pool ([`PmemSettings::class_runs`]);
     /// 0: PMDK's built-in classes.
     pub class_run_bytes: Option<u64>,
     pub seconds: f64,
@@ -115,7 +115,7 @@ pub struct Config {
     pub volume_rounds: usize,
 }
 
-impl Config {
+impl PmemSettings {
     /// Bytes a run of the concurrency study's per-size classes holds: as given, else a
     /// sixteenth of the pool, the share MemVerge's 1 MiB class (256 units per run) took of its
     /// 4225761280-byte pool. Runs that large keep room in each arena's active run that the
@@ -130,12 +130,12 @@ impl Config {
     }
 }
 
-impl Default for Config {
+impl Default for PmemSettings {
     /// MemVerge's PMDK talk (Li and Kang, 2019) filled a 4225761280-byte pool with these seven
     /// sizes; the default pool is 1 GiB so that the study runs anywhere.
     fn default() -> Self {
         const K: u64 = 1024;
-        Config {
+        PmemSettings {
             dir: None,
             pool: None,
             pool_bytes: 1 << 30,
@@ -290,7 +290,7 @@ pub fn fill(
     })
 }
 
-fn pool_dir(a: &Config) -> Result<(PathBuf, bool)> {
+fn pool_dir(a: &PmemSettings) -> Result<(PathBuf, bool)> {
     let dir = match (&a.pool, &a.dir) {
         (Some(p), _) => p
             .parent()
@@ -323,7 +323,7 @@ fn pool_dir(a: &Config) -> Result<(PathBuf, bool)> {
 
 /// The pool file every task uses in turn (refused when it exists), after checking that the
 /// directory has room and PMDK loads.
-fn pool_path(a: &Config, dir: &Path) -> Result<PathBuf> {
+fn pool_path(a: &PmemSettings, dir: &Path) -> Result<PathBuf> {
     let pool = a.pool_bytes;
     if let Some(free) = memsight_kernels::pmemobj::free_space(dir)
         && free < pool + (64 << 20)
@@ -384,7 +384,7 @@ fn each<T, R>(
 }
 
 /// Runs the study.
-pub fn run(a: &Config, _env: &Environment, tick: Tick<'_>) -> Result<Completed<PmemResults>> {
+pub fn run(a: &PmemSettings, _env: &Environment, tick: Tick<'_>) -> Result<Completed<PmemResults>> {
     check(a)?;
     let pool = a.pool_bytes;
     let (dir, emulated) = pool_dir(a)?;
@@ -461,7 +461,11 @@ fn list_classes(r: &mut PmemResults, path: &Path, timeout: Duration) -> Result<(
 /// The volume workload's rounds, one result per strategy (its median round); false when
 /// interrupted. Strategies alternate within each round, so a neighbour's burst falls on all
 /// of them.
-fn volume_rounds(a: &Config, path: &Path, tick: Tick<'_>) -> (Vec<volume::VolumeResult>, bool) {
+fn volume_rounds(
+    a: &PmemSettings,
+    path: &Path,
+    tick: Tick<'_>,
+) -> (Vec<volume::VolumeResult>, bool) {
     let mut complete = true;
     let mut rounds: Vec<Vec<volume::VolumeResult>> = vec![Vec::new(); a.strategies.len()];
     'rounds: for round in 0..a.volume_rounds {
@@ -483,7 +487,7 @@ fn volume_rounds(a: &Config, path: &Path, tick: Tick<'_>) -> (Vec<volume::Volume
 }
 
 /// How the study ran, in words.
-fn method(a: &Config, dir: &Path, emulated: bool) -> String {
+fn method(a: &PmemSettings, dir: &Path, emulated: bool) -> String {
     let medium = if emulated {
         "emulated: not a DAX file system, PMEM_IS_PMEM_FORCE=1"
     } else {
@@ -554,7 +558,7 @@ fn method(a: &Config, dir: &Path, emulated: bool) -> String {
 fn study(
     path: &Path,
     pool: u64,
-    a: &Config,
+    a: &PmemSettings,
     strategy: &str,
     sizes: &[u64],
     timeout: Duration,

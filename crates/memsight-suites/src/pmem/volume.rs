@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::worker::{self, VolumeReport};
-use super::{Config, child};
+use super::{PmemSettings, child};
 
 /// One strategy's run of the volume workload.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -80,7 +80,7 @@ pub fn sizes(lo: u64, hi: u64, pool: u64) -> Vec<u64> {
 }
 
 /// Runs the workload under `strategy` on a fresh pool at `path`.
-pub fn run(path: &Path, a: &Config, strategy: &str) -> VolumeResult {
+pub fn run(path: &Path, a: &PmemSettings, strategy: &str) -> VolumeResult {
     let sizes = sizes(a.volume_min, a.volume_max, a.pool_bytes);
     let task = worker::Task {
         task: worker::TaskKind::Volume,

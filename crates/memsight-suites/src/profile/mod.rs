@@ -31,7 +31,7 @@ use watch::{Watched, watch_target};
 
 /// What to profile and how often.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct ProfileSettings {
     /// The program and its arguments (empty: `pid`).
     pub command: Vec<String>,
     /// A running process to watch instead.
@@ -138,9 +138,9 @@ pub struct PressureReading {
     pub pressure: Option<pressure::Pressure>,
 }
 
-impl Default for Config {
+impl Default for ProfileSettings {
     fn default() -> Self {
-        Config {
+        ProfileSettings {
             command: Vec::new(),
             pid: None,
             watch_s: 60.0,
@@ -219,7 +219,7 @@ pub struct ProfileResults {
 /// Profiles the program of `a`. Returns the results and whether the profile is complete (not
 /// stopped by Ctrl-C).
 pub fn run(
-    a: &Config,
+    a: &ProfileSettings,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
     tick: Tick<'_>,
@@ -337,7 +337,7 @@ fn memory_group(
 
 /// Checks every setting that needs no measurement: the command line calls it before it measures
 /// the pressure curves, and [`run`] before its probe.
-pub fn validate(a: &Config, env: &Environment) -> Result<()> {
+pub fn validate(a: &ProfileSettings, env: &Environment) -> Result<()> {
     if a.command.is_empty() == a.pid.is_none() {
         return Err(Error::input(
             "profile: give a program after `--`, or --pid PID (not both)",
@@ -370,7 +370,7 @@ const PROBE_IDLE: Duration = Duration::from_millis(600);
 const PROBE_WINDOW: Duration = Duration::from_millis(100);
 
 fn start_probe(
-    a: &Config,
+    a: &ProfileSettings,
     family: &Family,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
@@ -453,7 +453,7 @@ fn trace(
     }
 }
 
-fn method(a: &Config) -> String {
+fn method(a: &ProfileSettings) -> String {
     let pressure = if a.family.is_some() {
         format!(
             " Bandwidth pressure: a probe thread pinned on its own CPU chases a DRAM-sized chain (128 B stride, random within 256 KiB windows) in samples of about 2 ms, dropping those in which it lost its CPU, and keeps the median of every {} ms; before the program starts it reads the idle latency for {} ms, and every latency is scaled by (the curves' idle ÷ that idle) and read off each loaded-latency curve as a rise over that curve's own idle point (latency → the bandwidth that produces it, between measured points by linear interpolation, a curve read as its running maximum), and likewise off each round's sweep of a curve measured in rounds: the interval spans the mixes and the rounds; where a latency lies within the idle point's noise (5% or its CI) the curve only bounds the bandwidth from above, and a curve that never leaves that noise bounds nothing.",

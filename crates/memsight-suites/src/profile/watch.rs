@@ -12,12 +12,12 @@ use memsight_core::{Error, Result, cancel};
 use memsight_core::{memcg, resctrl};
 
 use super::procfs::{self, Snapshot};
-use super::{Config, Ending};
+use super::{Ending, ProfileSettings};
 use crate::alloc::arenas::{self, ArenaSample};
 
 /// Starts the program, or finds the process, and reads it until it ends.
 pub(super) fn watch_target(
-    a: &Config,
+    a: &ProfileSettings,
     origin: Instant,
     tick: Tick<'_>,
 ) -> Result<(Watched, String)> {
@@ -50,7 +50,7 @@ pub(super) fn watch_target(
 /// `--pid`: the running process, read in the memory cgroup it is in and in a resctrl group
 /// its threads join, for `--for`.
 fn watch_pid(
-    a: &Config,
+    a: &ProfileSettings,
     pid: u32,
     live: &FsRoot,
     interval: Duration,
@@ -86,7 +86,7 @@ fn watch_pid(
 /// Starts the program in the groups made for it; where it cannot join them, starts it without
 /// and says why nothing is read from them.
 fn start_in_groups(
-    a: &Config,
+    a: &ProfileSettings,
     own: &std::result::Result<memcg::ProgramGroup, String>,
     mon: std::result::Result<resctrl::ProgramMon, String>,
 ) -> Result<(std::process::Child, Accounting)> {
@@ -137,7 +137,7 @@ struct Accounting {
 
 /// The program's command: no stdin, its output on memsight's stderr (so that `--json` stays
 /// one document).
-fn command(a: &Config) -> Command {
+fn command(a: &ProfileSettings) -> Command {
     let mut cmd = Command::new(&a.command[0]);
     cmd.args(&a.command[1..]).stdin(Stdio::null());
     if let Ok(err) = std::os::fd::AsFd::as_fd(&std::io::stderr()).try_clone_to_owned() {
@@ -146,11 +146,11 @@ fn command(a: &Config) -> Command {
     cmd
 }
 
-fn spawn(a: &Config) -> Result<std::process::Child> {
+fn spawn(a: &ProfileSettings) -> Result<std::process::Child> {
     command(a).spawn().map_err(|e| cannot_start(a, e))
 }
 
-fn cannot_start(a: &Config, e: std::io::Error) -> Error {
+fn cannot_start(a: &ProfileSettings, e: std::io::Error) -> Error {
     Error::input(format!("profile: cannot start {}: {e}", a.command[0]))
 }
 

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) fn predict(info: &ModelInfo, curves: &[Curve], cfg: &Config) -> Prediction {
+pub(super) fn predict(info: &ModelInfo, curves: &[Curve], cfg: &RowbufferConfig) -> Prediction {
     // COPY's period on the socket with the longest bank cycle (the fullest population).
     let model = *info
         .sockets
@@ -69,7 +69,11 @@ pub(super) fn predict(info: &ModelInfo, curves: &[Curve], cfg: &Config) -> Predi
 }
 
 /// The dips a bank hash predicts for COPY in the swept range, against the recurring ones.
-pub(super) fn predict_hash(hash: &BankHash, curves: &[Curve], cfg: &Config) -> HashPrediction {
+pub(super) fn predict_hash(
+    hash: &BankHash,
+    curves: &[Curve],
+    cfg: &RowbufferConfig,
+) -> HashPrediction {
     // COPY streams a and c, two strides of N + OFFSET elements apart; the share is sampled over
     // the first 64 MiB of the array (the functions repeat long before).
     let span = cfg.array_bytes.min(64 << 20);
@@ -157,7 +161,11 @@ fn cited_layout(s: &LayoutSummary) -> Cited {
     )
 }
 
-pub(super) fn advise(summaries: &[LayoutSummary], curves: &[Curve], cfg: &Config) -> Vec<Finding> {
+pub(super) fn advise(
+    summaries: &[LayoutSummary],
+    curves: &[Curve],
+    cfg: &RowbufferConfig,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for &op in &cfg.kernels {
         let get = |m: Memory| summaries.iter().find(|s| s.kernel == op && s.memory == m);
@@ -172,7 +180,7 @@ pub(super) fn advise(summaries: &[LayoutSummary], curves: &[Curve], cfg: &Config
 /// Offsets to avoid: dips that recur at the same offset (± one step) in at least two
 /// repetitions on contiguous memory (a dip seen once is noise until it repeats), and the safe
 /// padding; advice that rests on disturbed points is marked unconfirmed.
-fn offset_advice(op: Kernel, curves: &[Curve], cfg: &Config) -> Option<Finding> {
+fn offset_advice(op: Kernel, curves: &[Curve], cfg: &RowbufferConfig) -> Option<Finding> {
     let step = cfg.offsets.get(1).map_or(64, |o| o - cfg.offsets[0]);
     // Dips at disturbed points are not dips: a lost CPU only slows a pass.
     let reps: Vec<Vec<u64>> = curves

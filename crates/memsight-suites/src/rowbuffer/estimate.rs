@@ -2,7 +2,7 @@
 
 use memsight_core::env::Environment;
 
-use super::Config;
+use super::RowbufferConfig;
 use crate::measure::timing::{Estimate, fill_s, nodes_of};
 
 /// The row-conflict probe (address bits × bases × rounds of timed pairs), seconds.
@@ -11,7 +11,7 @@ const PROBE_S: f64 = 2.0;
 /// Every layout × repetition × kernel × offset: a team fills the three arrays and runs one warm
 /// and three timed passes over them (no stop rule: the work is fixed); the layouts' buffers
 /// touched once each; then the row-conflict probe.
-pub fn estimate(cfg: &Config, env: &Environment) -> Estimate {
+pub fn estimate(cfg: &RowbufferConfig, env: &Environment) -> Estimate {
     let n = cfg.cpus.len().max(1);
     let nodes = nodes_of(&env.topology, &cfg.cpus);
     let steps = cfg.total_steps();

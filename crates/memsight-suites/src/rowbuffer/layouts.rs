@@ -6,12 +6,12 @@ use memsight_core::buffer::{Buffer, BufferRequest, PageKind};
 use memsight_core::env::Environment;
 use memsight_core::{Result, cancel};
 
-use super::{Config, Curve, Fragmentation, Memory, allocate, counters, detect, sweep_one};
+use super::{Curve, Fragmentation, Memory, RowbufferConfig, allocate, counters, detect, sweep_one};
 
 /// Every repetition's sweeps, a fresh buffer per layout, until done or Ctrl-C; with the
 /// fragmentation made for the fragmented layout.
 pub(super) fn sweep_layouts(
-    cfg: &Config,
+    cfg: &RowbufferConfig,
     env: &Environment,
     controllers: Option<&counters::Controllers>,
     tick: Tick<'_>,

@@ -109,7 +109,7 @@ impl Memory {
 
 /// The study's settings.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Config {
+pub struct RowbufferConfig {
     /// The streaming check behind a default array size (`crate::measure::reach::stream`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<crate::measure::reach::stream::StreamCheck>,
@@ -155,7 +155,7 @@ pub struct Curve {
 
 /// Where the three arrays together fall short of the size from which one core streams from
 /// memory: part of each pass may come from a cache, which flattens the dips.
-fn streaming_finding(cfg: &Config) -> Option<Finding> {
+fn streaming_finding(cfg: &RowbufferConfig) -> Option<Finding> {
     let s = cfg.streaming?;
     (3 * cfg.array_bytes < s.from_bytes).then(|| {
         let text = format!(
@@ -252,7 +252,7 @@ pub struct Fragmentation {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct RowbufferResults {
     pub method: String,
-    pub config: Config,
+    pub config: RowbufferConfig,
     pub curves: Vec<Curve>,
     pub summaries: Vec<LayoutSummary>,
     pub prediction: Option<Prediction>,
@@ -267,7 +267,7 @@ pub struct RowbufferResults {
     pub skipped: Vec<String>,
 }
 
-impl Config {
+impl RowbufferConfig {
     fn elements(&self) -> usize {
         (self.array_bytes / 8) as usize
     }
@@ -295,7 +295,7 @@ impl Config {
     }
 }
 
-fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
+fn allocate(memory: Memory, cfg: &RowbufferConfig, env: &Environment) -> Result<Buffer> {
     let req = BufferRequest {
         bytes: cfg.buffer_bytes(),
         kind: match memory {
@@ -314,7 +314,7 @@ fn allocate(memory: Memory, cfg: &Config, env: &Environment) -> Result<Buffer> {
 }
 
 /// How the study ran, in words.
-fn method(cfg: &Config) -> String {
+fn method(cfg: &RowbufferConfig) -> String {
     let mut text = format!(
         "STREAM {} with arrays of {} laid out as STREAM does (a, b, c each N + OFFSET elements apart) in one buffer per layout and repetition; OFFSET swept {} .. {} in {} B steps ({}); {} thread(s) on CPUs {}, {}; per offset one warm-up pass and {} timed passes (each timed from the earliest thread's start to the latest end; passes in which a thread lost its CPU dropped and counted), {} GB/s of program bytes (STREAM counting; DRAM traffic adds one read-for-ownership per stored element); {} repetition(s), a fresh buffer each",
         cfg.kernels
@@ -376,7 +376,7 @@ fn contiguity_findings(curves: &[Curve]) -> Vec<String> {
 /// Reserves the hugetlb pages the contiguous layout will use for the run: 1 GiB pages where the
 /// kernel can still assemble them, else 2 MiB. Released when the guard drops: at the end, on an
 /// error and after Ctrl-C alike.
-fn reserve(cfg: &Config, skipped: &mut Vec<String>) -> Option<Reservation> {
+fn reserve(cfg: &RowbufferConfig, skipped: &mut Vec<String>) -> Option<Reservation> {
     let bytes = cfg.buffer_bytes();
     let mut why = Vec::new();
     for (kind, spare) in [(PageKind::Huge1G, 1), (PageKind::Huge2M, 2)] {
@@ -391,7 +391,7 @@ fn reserve(cfg: &Config, skipped: &mut Vec<String>) -> Option<Reservation> {
 
 /// The memory controllers to count on, when the kernel exposes them and lets us open them;
 /// otherwise why not, once, in `skipped`.
-fn controllers(cfg: &Config, skipped: &mut Vec<String>) -> Option<counters::Controllers> {
+fn controllers(cfg: &RowbufferConfig, skipped: &mut Vec<String>) -> Option<counters::Controllers> {
     let fs = memsight_core::sysfs::FsRoot::from_env();
     let c = counters::Controllers::plan(&fs, &cfg.counters)
         .map_err(|why| skipped.push(why))
@@ -449,7 +449,11 @@ fn hypervisor_finding(env: &Environment) -> Option<String> {
 }
 
 /// Runs the study; returns results and whether it completed.
-pub fn run(cfg: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<RowbufferResults>> {
+pub fn run(
+    cfg: &RowbufferConfig,
+    env: &Environment,
+    tick: Tick<'_>,
+) -> Result<Completed<RowbufferResults>> {
     let mut skipped = Vec::new();
     let controllers = controllers(cfg, &mut skipped);
     let mut findings: Vec<Finding> = hypervisor_finding(env)
@@ -497,7 +501,7 @@ pub fn run(cfg: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<
 
 /// The row-conflict probe, unless `--no-probe`; what it could not test goes to `skipped`.
 fn run_probe(
-    cfg: &Config,
+    cfg: &RowbufferConfig,
     env: &Environment,
     skipped: &mut Vec<String>,
 ) -> Result<Option<probe::ProbeResults>> {
@@ -517,7 +521,7 @@ fn run_probe(
 
 /// What the sweeps say beside the advice: streaming stores, contiguity, the controllers'
 /// counts and the solver's times.
-fn curve_findings(cfg: &Config, curves: &[Curve]) -> Vec<Finding> {
+fn curve_findings(cfg: &RowbufferConfig, curves: &[Curve]) -> Vec<Finding> {
     let mut findings: Vec<Finding> = streaming_finding(cfg).into_iter().collect();
     findings.extend(contiguity_findings(curves).into_iter().map(Finding::from));
     findings.extend(
@@ -532,7 +536,7 @@ fn curve_findings(cfg: &Config, curves: &[Curve]) -> Vec<Finding> {
 /// One kernel's sweep over every offset on one buffer.
 fn sweep_one(
     kernel: Kernel,
-    cfg: &Config,
+    cfg: &RowbufferConfig,
     counters: Option<&counters::Controllers>,
     buf: &mut Buffer,
     tick: Tick<'_>,
@@ -565,7 +569,7 @@ fn sweep_one(
     }
 }
 
-fn summarise(curves: &[Curve], cfg: &Config) -> Vec<LayoutSummary> {
+fn summarise(curves: &[Curve], cfg: &RowbufferConfig) -> Vec<LayoutSummary> {
     let mut out = Vec::new();
     for &op in &cfg.kernels {
         for memory in [Memory::Contiguous, Memory::Paged4k, Memory::Fragmented4k] {

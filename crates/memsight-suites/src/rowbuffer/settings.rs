@@ -1,5 +1,5 @@
 //! What `memsight rowbuffer` can be asked, with its defaults, and their resolution against the
-//! machine and its DIMMs ([`RowbufferSettings::resolve`] → the study's [`Config`]): the interleave
+//! machine and its DIMMs ([`RowbufferSettings::resolve`] → the study's [`RowbufferConfig`]): the interleave
 //! model (given, or from the inventory), the OFFSET range (given, or three predicted periods), the
 //! array size (from the caches the CPUs hold, measured), the memory-controller events.
 
@@ -14,7 +14,7 @@ use memsight_model::rowbuffer::{BankHash, Interleave};
 
 use super::counters::CounterSpec;
 use super::model::{self, ModelInfo, ModelSource, OffsetRange};
-use super::{Config, Kernel};
+use super::{Kernel, RowbufferConfig};
 
 /// The study as asked for; `None` where the machine decides.
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ impl RowbufferSettings {
         &self,
         env: &Environment,
         machine: &crate::measure::machine::Machine,
-    ) -> Result<Config> {
+    ) -> Result<RowbufferConfig> {
         if self.kernels.is_empty() {
             return Err(Error::input("--kernels: name at least one kernel"));
         }
@@ -140,7 +140,7 @@ impl RowbufferSettings {
                 (b, r.stream)
             }
         };
-        let cfg = Config {
+        let cfg = RowbufferConfig {
             kernels: self.kernels.clone(),
             offsets,
             array_bytes,

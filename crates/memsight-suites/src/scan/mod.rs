@@ -37,7 +37,7 @@ const MAX_CHASE_ELEMENTS: usize = 1 << 20;
 
 /// What the scan measures.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct ScanSettings {
     /// Bytes to scan; `None`: most of the memory this process may use (see [`default_size`]).
     pub size: Option<u64>,
     /// Physical (or, without root, virtual) range per figure.
@@ -50,9 +50,9 @@ pub struct Config {
     pub sampling: crate::measure::sampling::Sampling,
 }
 
-impl Default for Config {
+impl Default for ScanSettings {
     fn default() -> Self {
-        Config {
+        ScanSettings {
             size: None,
             granule: 1 << 30,
             cpus: None,
@@ -114,7 +114,7 @@ pub struct ScanResults {
     pub findings: Vec<memsight_core::finding::Finding>,
 }
 
-impl Config {
+impl ScanSettings {
     /// Refuses what cannot be scanned.
     pub fn check(&self) -> Result<()> {
         if !self.granule.is_power_of_two() || self.granule < (2 << 20) {
@@ -138,7 +138,7 @@ pub fn default_size(env: &Environment) -> u64 {
 }
 
 /// Runs the scan; the flag is false when interrupted (the ranges measured so far are kept).
-pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<ScanResults>> {
+pub fn run(a: &ScanSettings, env: &Environment, tick: Tick<'_>) -> Result<Completed<ScanResults>> {
     a.check()?;
     let started = std::time::Instant::now();
     let size = a.size.unwrap_or_else(|| default_size(env));
@@ -185,7 +185,11 @@ pub fn run(a: &Config, env: &Environment, tick: Tick<'_>) -> Result<Completed<Sc
 
 /// The scanned buffer, touched, with each whole page's physical frame and whether frames are
 /// visible (root) at all.
-fn allocate(a: &Config, size: u64, env: &Environment) -> Result<(Buffer, Vec<Option<u64>>, bool)> {
+fn allocate(
+    a: &ScanSettings,
+    size: u64,
+    env: &Environment,
+) -> Result<(Buffer, Vec<Option<u64>>, bool)> {
     let mut buf = Buffer::allocate_preferring(
         BufferRequest {
             bytes: size,
@@ -205,7 +209,7 @@ fn allocate(a: &Config, size: u64, env: &Environment) -> Result<(Buffer, Vec<Opt
 
 /// What measuring the ranges needs: the buffer, its pages grouped by range, and how to sample.
 struct Scan<'a> {
-    a: &'a Config,
+    a: &'a ScanSettings,
     buf: &'a mut Buffer,
     groups: &'a BTreeMap<u64, Vec<usize>>,
     cpus: &'a [usize],
@@ -362,7 +366,7 @@ fn dimm_mapping(mcs: &[Controller]) -> String {
     }
 }
 
-fn method(a: &Config, size: u64, visible: bool, cpus: &[usize]) -> String {
+fn method(a: &ScanSettings, size: u64, visible: bool, cpus: &[usize]) -> String {
     format!(
         "{} of {} pages touched, grouped by {} range of {} ({}); per range: read bandwidth with CPUs {} streaming over that range's pages (GB/s of program bytes, team-timed samples, disturbed samples dropped){}; ranges holding at least an eighth of their span scored within their node by median and MAD (robust z), flagged beyond ±3.5 and 10% off the median, measured again, and named only when they stand out both times",
         format_bytes(size),
@@ -405,12 +409,12 @@ mod tests {
     #[test]
     fn bad_granules_are_refused() {
         for g in [3 << 20, 1 << 20] {
-            let c = Config {
+            let c = ScanSettings {
                 granule: g,
-                ..Config::default()
+                ..ScanSettings::default()
             };
             assert!(c.check().is_err());
         }
-        assert!(Config::default().check().is_ok());
+        assert!(ScanSettings::default().check().is_ok());
     }
 }

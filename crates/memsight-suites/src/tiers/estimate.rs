@@ -4,7 +4,7 @@
 use memsight_core::Result;
 use memsight_core::env::Environment;
 
-use super::{Config, TierPlan};
+use super::{TierPlan, TiersSettings};
 use crate::measure::machine::Machine;
 use crate::measure::timing::{Estimate, chain_s, fill_s, point_s};
 
@@ -17,7 +17,7 @@ const CHASE_SAMPLE_NS: f64 = 2e6;
 /// Per node measured: the chase points (a chain each), the bandwidth points, the loaded curve
 /// and the granularity grid; then the near-memory sweep and the weighted-interleave sweep.
 pub fn estimate(
-    a: &Config,
+    a: &TiersSettings,
     plan: &TierPlan,
     env: &Environment,
     machine: &Machine,

@@ -12,7 +12,7 @@ use memsight_core::{Result, cancel};
 use memsight_kernels::granular::Access;
 
 use super::granularity::{self, GranPoint, GranTarget};
-use super::{Config, Part};
+use super::{Part, TiersSettings};
 use crate::measure::chase::LadderConfig;
 use crate::measure::rate::{BandwidthConfig, Named};
 
@@ -102,7 +102,7 @@ pub struct Where<'a> {
 /// Measures one target; the flag is false when interrupted.
 pub fn measure(
     w: &Where,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
     (rule, sample_ns): (StopRule, f64),
@@ -160,7 +160,7 @@ fn unmeasured(w: &Where) -> TargetFigures {
 /// Read and write latency, then the latency of each block size; false when interrupted.
 fn latencies(
     w: &Where,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     rule: StopRule,
     f: &mut TargetFigures,
@@ -200,7 +200,7 @@ fn latencies(
 /// interrupted.
 fn bandwidths(
     w: &Where,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     (rule, sample_ns): (StopRule, f64),
     f: &mut TargetFigures,
@@ -230,7 +230,7 @@ fn bandwidths(
 
 fn latency(
     w: &Where,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     rule: StopRule,
     write: bool,
@@ -256,7 +256,7 @@ fn chase_ns(cfg: &LadderConfig, env: &Environment) -> Result<Option<Summary>> {
 /// least the block, so every block is an element's own).
 fn block_latency(
     w: &Where,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     rule: StopRule,
     block: usize,
@@ -277,7 +277,7 @@ fn block_latency(
 
 fn bandwidth(
     w: &Where,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     rule: StopRule,
     sample_ns: f64,
@@ -301,11 +301,11 @@ fn bandwidth(
 /// The loaded-latency knee with read traffic (estimated DRAM GB/s).
 fn loaded(
     w: &Where,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
 ) -> Result<(Option<f64>, Option<f64>)> {
-    let cfg = crate::loaded::Config {
+    let cfg = crate::loaded::LoadedSettings {
         mixes: vec![memsight_kernels::loadgen::TrafficMix::Reads],
         points: 5,
         // One mix: nothing to alternate with.
@@ -317,7 +317,7 @@ fn loaded(
         sampling: crate::measure::sampling::Sampling {
             min_samples: a.sampling.min_samples,
             point_budget: a.sampling.point_budget,
-            ..crate::loaded::Config::default().sampling
+            ..crate::loaded::LoadedSettings::default().sampling
         },
         dax: w.dax,
         ..Default::default()
@@ -337,7 +337,7 @@ fn thread_counts(cpus: usize) -> Vec<usize> {
 
 fn granularity_sweep(
     w: &Where,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     rule: StopRule,
     sample_ns: f64,

@@ -78,7 +78,7 @@ impl Part {
 
 /// What to measure.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct TiersSettings {
     /// Only these nodes (default: every allowed node with memory).
     pub nodes: Option<Vec<usize>>,
     /// Also measure DAX memory (`--dax`).
@@ -102,7 +102,7 @@ pub struct Config {
     pub latency_blocks: Vec<usize>,
     /// Working set of the latency points (default max(4 × LLC, 256 MiB)).
     pub latency_bytes: Option<u64>,
-    /// Working set per thread of the bandwidth points; `None`: [`Config::bandwidth_for`].
+    /// Working set per thread of the bandwidth points; `None`: [`TiersSettings::bandwidth_for`].
     pub bandwidth_bytes: Option<u64>,
     /// The streaming check default bandwidth sizes follow: filled by [`run`] from the
     /// [`crate::measure::machine::Machine`] it is given (leave `None`).
@@ -114,7 +114,7 @@ pub struct Config {
     pub sampling: crate::measure::sampling::Sampling,
 }
 
-impl Config {
+impl TiersSettings {
     /// What `memsight run` measures at `level`: nothing in a quick run; every part with shorter
     /// points otherwise, one node per tier unless thorough. The run adds Memory Mode's DRAM from
     /// its inventory.
@@ -122,8 +122,8 @@ impl Config {
         if level == Level::Quick {
             return None;
         }
-        let d = Config::default();
-        Some(Config {
+        let d = TiersSettings::default();
+        Some(TiersSettings {
             one_per_tier: level != Level::Thorough,
             sampling: crate::measure::sampling::Sampling {
                 min_samples: 5,
@@ -135,9 +135,9 @@ impl Config {
     }
 }
 
-impl Default for Config {
+impl Default for TiersSettings {
     fn default() -> Self {
-        Config {
+        TiersSettings {
             nodes: None,
             dax: None,
             dax_only: false,
@@ -164,7 +164,7 @@ impl Default for Config {
     }
 }
 
-impl Config {
+impl TiersSettings {
     /// Working set per thread of a bandwidth point on `threads` CPUs: as given, or 128 MiB and
     /// the threads together at least the streaming check's size (`crate::measure::reach::stream`).
     pub fn bandwidth_for(&self, threads: usize) -> u64 {
@@ -186,7 +186,7 @@ pub struct TiersResults {
 }
 
 /// Builds the plan: tiers, near memory, weighted pair, and the notes on what does not apply.
-pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan> {
+pub fn make_plan(a: &TiersSettings, env: &Environment, fs: &FsRoot) -> Result<TierPlan> {
     let tiers = select_nodes(a, plan::tiers(&env.topology, env, fs))?;
     let mut notes = Vec::new();
     if tiers.iter().all(|t| t.id.is_none()) {
@@ -213,7 +213,7 @@ pub fn make_plan(a: &Config, env: &Environment, fs: &FsRoot) -> Result<TierPlan>
 }
 
 /// The tiers' nodes `--nodes` and `--one-per-tier` keep; refused when none is left.
-fn select_nodes(a: &Config, mut tiers: Vec<plan::Tier>) -> Result<Vec<plan::Tier>> {
+fn select_nodes(a: &TiersSettings, mut tiers: Vec<plan::Tier>) -> Result<Vec<plan::Tier>> {
     if let Some(only) = &a.nodes {
         for n in only {
             if !tiers.iter().any(|t| t.nodes.iter().any(|x| x.node == *n)) {
@@ -252,7 +252,7 @@ fn select_nodes(a: &Config, mut tiers: Vec<plan::Tier>) -> Result<Vec<plan::Tier
 /// for (else the fastest tier's first node), with the sizes it sweeps; notes where Memory Mode
 /// supplied it or there is none.
 fn plan_near(
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     fs: &FsRoot,
     tiers: &[plan::Tier],
@@ -319,7 +319,7 @@ fn device_note(d: &memsight_core::topology::MemoryDevice) -> Option<String> {
     None
 }
 
-impl Config {
+impl TiersSettings {
     /// Refuses block sizes the granularity sweep cannot use and accesses this CPU cannot do.
     pub fn check(&self) -> Result<()> {
         for &b in &self.blocks {
@@ -346,11 +346,11 @@ impl Config {
 /// Installed DRAM when SMBIOS says persistent memory runs in Memory Mode: as given (split over
 /// this machine's nodes), or from the dmidecode dump given, with the sockets it describes (each
 /// socket's DRAM caches its own far memory).
-fn memory_mode_dram(a: &Config) -> Result<Option<plan::MemoryModeDram>> {
+fn memory_mode_dram(a: &TiersSettings) -> Result<Option<plan::MemoryModeDram>> {
     match (a.memory_mode_dram, &a.dmidecode) {
         (Some(bytes), _) => Ok(Some(plan::MemoryModeDram { bytes, sockets: 1 })),
         (None, Some(path)) => {
-            let d = crate::dimms::run(&crate::dimms::Config {
+            let d = crate::dimms::run(&crate::dimms::DimmsSettings {
                 dmidecode: Some(path.clone()),
                 ..Default::default()
             })?;
@@ -372,7 +372,7 @@ fn memory_nodes(topo: &memsight_core::topology::Topology) -> usize {
 }
 
 /// The plan alone, as results with nothing measured (`memsight tiers --plan`).
-pub fn planned(a: &Config, env: &Environment) -> Result<TiersResults> {
+pub fn planned(a: &TiersSettings, env: &Environment) -> Result<TiersResults> {
     a.check()?;
     let plan = make_plan(a, env, &FsRoot::from_env())?;
     let findings = findings::findings(&plan, &[], None, None);
@@ -388,7 +388,7 @@ pub fn planned(a: &Config, env: &Environment) -> Result<TiersResults> {
 
 /// Measures the plan. Returns results and whether everything ran.
 pub fn run(
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
     tick: Tick<'_>,
@@ -459,10 +459,10 @@ pub fn run(
 /// The config with its working sets resolved once, from the core's latency curve where not
 /// given; with the latency working set and what it says about where that set sits.
 fn resolve_sets(
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
-) -> Result<(Config, u64, String)> {
+) -> Result<(TiersSettings, u64, String)> {
     let (lat, in_memory) = machine.working_set(a.latency_bytes, env)?;
     let streaming = match a.bandwidth_bytes {
         None if a.parts.contains(&Part::Bandwidth) || a.parts.contains(&Part::Weighted) => {
@@ -470,7 +470,7 @@ fn resolve_sets(
         }
         _ => None,
     };
-    let a = Config {
+    let a = TiersSettings {
         latency_bytes: Some(lat),
         streaming,
         granularity_bytes: Some(a.granularity_bytes.unwrap_or(lat)),
@@ -481,7 +481,7 @@ fn resolve_sets(
 
 /// The working sets given as flags for the parts that run, against the memory this process may
 /// use (a bandwidth set is per thread: the largest node's team holds it once per CPU).
-fn check_given_sizes(a: &Config, plan: &TierPlan, env: &Environment) -> Result<()> {
+fn check_given_sizes(a: &TiersSettings, plan: &TierPlan, env: &Environment) -> Result<()> {
     use memsight_core::buffer::check_size;
     let part = |p: Part| a.parts.contains(&p);
     let given = [
@@ -506,7 +506,7 @@ fn check_given_sizes(a: &Config, plan: &TierPlan, env: &Environment) -> Result<(
 
 /// What is measured, in order: every planned node (fastest tier first) unless `--dax-only`,
 /// then the DAX memory given, from the fastest tier's first node's CPUs.
-fn wheres<'p>(a: &Config, plan: &'p TierPlan) -> Result<Vec<Where<'p>>> {
+fn wheres<'p>(a: &TiersSettings, plan: &'p TierPlan) -> Result<Vec<Where<'p>>> {
     let mut wheres: Vec<Where> = Vec::new();
     if !a.dax_only {
         for (ti, t) in plan.tiers.iter().enumerate() {
@@ -554,7 +554,7 @@ fn measured(targets: &[TargetFigures], wp: &plan::WeightedPlan) -> Option<(f64, 
     bw(wp.fast).zip(bw(wp.slow))
 }
 
-fn method(a: &Config, lat: u64, in_memory: &str) -> String {
+fn method(a: &TiersSettings, lat: u64, in_memory: &str) -> String {
     format!(
         "Per node, from the allowed CPUs nearest it (its own, else those hwloc places it beside): idle read latency = pointer chase over {} ({} pages, 128 B stride, random within 256 KiB windows), median ns per load; write latency = the same chase incrementing the word beside each pointer (multichase incr), ns per dependent read-modify-write; read, write and non-temporal-write bandwidth on every CPU, {} per thread, GB/s of program bytes; loaded-latency knee: read traffic, where latency reaches 2 × idle, GB/s of estimated DRAM bytes; granularity: random whole-block reads, writes, non-temporal writes and writes followed by a line write-back + sfence per block, in a random permutation of 2^k blocks per thread ({} in all), GB/s of program bytes, 1 thread and every CPU; effective granule = largest block whose access costs ≤ 1.25 × a 64 B access. Samples taken over the span the team ran together; samples in which a thread lost its CPU dropped. Firmware claims: ACPI HMAT access class 0 (sysfs). Latency working set: {in_memory}.",
         format_bytes(lat),

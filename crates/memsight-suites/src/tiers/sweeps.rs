@@ -10,7 +10,7 @@ use memsight_core::stats::{StopRule, Summary};
 use memsight_core::sysfs::FsRoot;
 use memsight_core::{Result, cancel};
 
-use super::Config;
+use super::TiersSettings;
 use super::nearmem::{NearAnalysis, NearPoint, analyse};
 use super::plan::{Mechanism, NearMemory, Ratio, WeightedPlan, proportional};
 use super::weights::WeightGuard;
@@ -60,7 +60,7 @@ pub struct WeightedSweep {
 pub fn near_sweep(
     near: &NearMemory,
     cpus: &[usize],
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     rule: StopRule,
     sample_ns: f64,
@@ -136,7 +136,7 @@ fn test_bandwidth(
     node: Option<usize>,
     weighted: Option<Weighted>,
     per_thread: u64,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     rule: StopRule,
     sample_ns: f64,
@@ -160,7 +160,7 @@ fn test_bandwidth(
 pub fn weighted_sweep(
     plan: &WeightedPlan,
     measured: Option<(f64, f64)>,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     rule: StopRule,
     sample_ns: f64,
@@ -230,7 +230,7 @@ fn weighted_point(
     plan: &WeightedPlan,
     r: Ratio,
     guard: Option<&WeightGuard>,
-    a: &Config,
+    a: &TiersSettings,
     env: &Environment,
     (rule, sample_ns): (StopRule, f64),
     tick: Tick<'_>,
@@ -299,7 +299,7 @@ mod tests {
     fn the_weighted_sweep_runs_every_ratio_and_restores_the_weights() {
         let env = env();
         let cpus = vec![env.allowed_cpus[0]];
-        let a = Config {
+        let a = TiersSettings {
             bandwidth_bytes: Some(4 << 20),
             ..Default::default()
         };

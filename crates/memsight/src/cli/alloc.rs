@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use memsight_core::env::Environment;
 use memsight_kernels::allocwork::{Preset, Workload};
-use memsight_suites::alloc::{self, Config, WorkloadSettings};
+use memsight_suites::alloc::{self, AllocSettings, WorkloadSettings};
 
 use super::values::{duration, size};
 use crate::suite::{Outcome, Suite, Ui};
@@ -80,13 +80,13 @@ pub struct Args {
     #[arg(long, value_name = "NAME=PATH")]
     pub allocator: Vec<String>,
     /// Runs per configuration.
-    #[arg(long, value_name = "N", default_value_t = Config::default().repeat)]
+    #[arg(long, value_name = "N", default_value_t = AllocSettings::default().repeat)]
     pub repeat: usize,
     /// RSS sampling interval.
-    #[arg(long, value_name = "MS", default_value_t = Config::default().interval_ms)]
+    #[arg(long, value_name = "MS", default_value_t = AllocSettings::default().interval_ms)]
     pub interval_ms: u64,
     /// Stop a run after this long (the command never exiting is an error in the results).
-    #[arg(long, value_name = "S", default_value_t = Config::default().timeout_s)]
+    #[arg(long, value_name = "S", default_value_t = AllocSettings::default().timeout_s)]
     pub timeout_s: f64,
     /// Kill a run whose RSS exceeds this (default: 8 × live + 1 GiB, at most 90% of available).
     #[arg(long, value_name = "SIZE", value_parser = size)]
@@ -108,8 +108,8 @@ pub struct Args {
 
 impl Args {
     /// The study's config; the workload is resolved only when no command is given.
-    pub fn config(&self) -> memsight_core::Result<Config> {
-        Ok(Config {
+    pub fn config(&self) -> memsight_core::Result<AllocSettings> {
+        Ok(AllocSettings {
             workload: if self.command.is_empty() && self.pid.is_none() {
                 Some(self.worker.workload()?)
             } else {

@@ -1,7 +1,7 @@
 //! `memsight c2c`: the flags, and the matrix as a command and as a step of `memsight run`.
 
 use memsight_core::env::Environment;
-use memsight_suites::c2c::{self, C2cResults, Config};
+use memsight_suites::c2c::{self, C2cResults, C2cSettings};
 use memsight_suites::measure::progress::Completed;
 
 use super::sampling::SamplingArgs;
@@ -27,11 +27,11 @@ impl Args {
     pub fn config(
         &self,
         topo: &memsight_core::topology::Topology,
-    ) -> memsight_core::Result<Config> {
-        Ok(Config {
+    ) -> memsight_core::Result<C2cSettings> {
+        Ok(C2cSettings {
             cpus: crate::cli::values::resolve_cpus(&self.cpus, topo)?,
             modified_only: self.modified_only,
-            sampling: self.sampling.over(Config::default().sampling),
+            sampling: self.sampling.over(C2cSettings::default().sampling),
         })
     }
 }
@@ -52,7 +52,7 @@ impl InRun for Args {
     type Results = C2cResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = Config::for_level(ctx.level) else {
+        let Some(cfg) = C2cSettings::for_level(ctx.level) else {
             return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
         };
         if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
@@ -63,7 +63,7 @@ impl InRun for Args {
 
     /// Needs two CPUs.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<C2cResults>> {
-        let Some(cfg) = Config::for_level(ctx.level) else {
+        let Some(cfg) = C2cSettings::for_level(ctx.level) else {
             return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
         };
         if let Some(why) = needs_two_cpus(ctx.env, WHAT) {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use memsight_core::env::Environment;
-use memsight_suites::dimms::{self, Config, DimmsResults};
+use memsight_suites::dimms::{self, DimmsResults, DimmsSettings};
 
 use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
 use crate::suite::{Outcome, Suite, Ui};
@@ -93,8 +93,8 @@ impl Args {
 
 impl Args {
     /// The inventory study's config.
-    pub fn config(&self) -> Config {
-        Config {
+    pub fn config(&self) -> DimmsSettings {
+        DimmsSettings {
             dmidecode: self.dmidecode.clone(),
             bandwidth: self.bandwidth.clone(),
             ccds: self.ccds,
@@ -125,7 +125,7 @@ impl InRun for Args {
 
     /// Reads a table (no time worth predicting) where there is one to read.
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = Config::for_level(ctx.level, ctx.args.dmidecode.clone()) else {
+        let Some(cfg) = DimmsSettings::for_level(ctx.level, ctx.args.dmidecode.clone()) else {
             return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
         };
         Ok(match dimms::run(&cfg) {
@@ -136,7 +136,7 @@ impl InRun for Args {
 
     /// Where SMBIOS is readable, or from `--dmidecode`.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<DimmsResults>> {
-        let Some(cfg) = Config::for_level(ctx.level, ctx.args.dmidecode.clone()) else {
+        let Some(cfg) = DimmsSettings::for_level(ctx.level, ctx.args.dmidecode.clone()) else {
             return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
         };
         Ok(match dimms::run(&cfg) {

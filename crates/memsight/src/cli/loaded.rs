@@ -3,7 +3,7 @@
 
 use memsight_core::env::Environment;
 use memsight_kernels::loadgen::TrafficMix;
-use memsight_suites::loaded::{self, Config, LoadedResults};
+use memsight_suites::loaded::{self, LoadedResults, LoadedSettings};
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
 
@@ -21,10 +21,10 @@ pub struct Args {
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
     pub mix: Vec<TrafficMix>,
     /// Points per curve, idle and saturation included (spread evenly in bandwidth).
-    #[arg(long, value_name = "N", default_value_t = Config::default().points, value_parser = clap::value_parser!(u32).range(2..=64))]
+    #[arg(long, value_name = "N", default_value_t = LoadedSettings::default().points, value_parser = clap::value_parser!(u32).range(2..=64))]
     pub points: u32,
     /// The knee is where latency first reaches this multiple of idle latency.
-    #[arg(long, value_name = "FACTOR", default_value_t = Config::default().knee)]
+    #[arg(long, value_name = "FACTOR", default_value_t = LoadedSettings::default().knee)]
     pub knee: f64,
     /// CPUs to use: the first chases, the others load (default: all allowed); or one-per-core, node:N, socket:N, llc:N.
     #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
@@ -36,18 +36,18 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub size: Option<u64>,
     /// Buffer per load thread.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().load_bytes))]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(LoadedSettings::default().load_bytes))]
     pub load_size: u64,
     /// Page kind of the buffers.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = Config::default().page_kind)]
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = LoadedSettings::default().page_kind)]
     pub page_kind: PageKind,
     /// Time the traffic runs before each point is sampled, ms.
-    #[arg(long, value_name = "MS", default_value_t = Config::default().settle_ms)]
+    #[arg(long, value_name = "MS", default_value_t = LoadedSettings::default().settle_ms)]
     pub settle_ms: u64,
     /// Measure the mixes in this many alternating rounds (A B C A B C …; delays found in the
     /// first), each with its share of the samples, so that a change in the machine touches every
     /// curve alike; the spread between rounds is reported. 1: one mix after another.
-    #[arg(long, value_name = "N", default_value_t = Config::default().rounds)]
+    #[arg(long, value_name = "N", default_value_t = LoadedSettings::default().rounds)]
     pub rounds: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
@@ -60,8 +60,8 @@ impl Args {
     pub fn config(
         &self,
         topo: &memsight_core::topology::Topology,
-    ) -> memsight_core::Result<Config> {
-        Ok(Config {
+    ) -> memsight_core::Result<LoadedSettings> {
+        Ok(LoadedSettings {
             mixes: self.mix.to_vec(),
             points: self.points,
             knee: self.knee,
@@ -72,7 +72,7 @@ impl Args {
             page_kind: self.page_kind,
             settle_ms: self.settle_ms,
             rounds: self.rounds,
-            sampling: self.sampling.over(Config::default().sampling),
+            sampling: self.sampling.over(LoadedSettings::default().sampling),
             dax: self.dax.target()?,
         })
     }
@@ -94,7 +94,7 @@ impl InRun for Args {
     type Results = LoadedResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = Config::for_level(ctx.level) else {
+        let Some(cfg) = LoadedSettings::for_level(ctx.level) else {
             return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
         };
         if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
@@ -105,7 +105,7 @@ impl InRun for Args {
 
     /// Needs a second CPU for the load.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LoadedResults>> {
-        let Some(cfg) = Config::for_level(ctx.level) else {
+        let Some(cfg) = LoadedSettings::for_level(ctx.level) else {
             return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
         };
         if let Some(why) = needs_two_cpus(ctx.env, WHAT) {

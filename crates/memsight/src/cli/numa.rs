@@ -3,7 +3,7 @@
 use memsight_core::env::Environment;
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
-use memsight_suites::numa::{self, Config, NumaResults};
+use memsight_suites::numa::{self, NumaResults, NumaSettings};
 
 use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
 use super::sampling::SamplingArgs;
@@ -31,12 +31,12 @@ pub struct Args {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = super::bandwidth::test)]
     pub test: Vec<memsight_suites::bandwidth::spec::TestSpec>,
     /// Page kind of the buffers.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = Config::default().page_kind)]
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = NumaSettings::default().page_kind)]
     pub page_kind: PageKind,
     /// Measure the cells in this many alternating rounds (every cell once a round), each with
     /// its share of the samples, so that a machine that moves meanwhile moves every cell alike;
     /// the spread between rounds is reported. 1: one cell after another.
-    #[arg(long, value_name = "N", default_value_t = Config::default().rounds)]
+    #[arg(long, value_name = "N", default_value_t = NumaSettings::default().rounds)]
     pub rounds: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
@@ -44,19 +44,19 @@ pub struct Args {
 
 impl Args {
     /// The suite's config: its defaults, with the flags given.
-    pub fn config(&self) -> Config {
-        Config {
+    pub fn config(&self) -> NumaSettings {
+        NumaSettings {
             latency_bytes: self.latency_size,
             bandwidth_bytes: self.bandwidth_size,
             bandwidth: !self.no_bandwidth,
             tests: if self.test.is_empty() {
-                Config::default().tests
+                NumaSettings::default().tests
             } else {
                 self.test.clone()
             },
             skip_unsupported: self.test.is_empty(),
             page_kind: self.page_kind,
-            sampling: self.sampling.over(Config::default().sampling),
+            sampling: self.sampling.over(NumaSettings::default().sampling),
             rounds: self.rounds,
         }
     }
@@ -78,7 +78,7 @@ impl InRun for Args {
     type Results = NumaResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = Config::for_level(ctx.level) else {
+        let Some(cfg) = NumaSettings::for_level(ctx.level) else {
             return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
         };
         Ok(Planned::Runs(numa::estimate(&cfg, ctx.env, ctx.machine)?))
@@ -86,7 +86,7 @@ impl InRun for Args {
 
     /// Where there is more than one NUMA node.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<NumaResults>> {
-        let Some(cfg) = Config::for_level(ctx.level) else {
+        let Some(cfg) = NumaSettings::for_level(ctx.level) else {
             return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
         };
         let Completed {

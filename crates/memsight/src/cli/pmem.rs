@@ -7,7 +7,7 @@ use memsight_core::Result;
 use memsight_core::env::Environment;
 use memsight_kernels::pmemobj::{ClassDesc, HEADER_COMPACT, HEADER_LEGACY, HEADER_NONE};
 use memsight_suites::pmem::worker::Task;
-use memsight_suites::pmem::{self, Config, Strategy};
+use memsight_suites::pmem::{self, PmemSettings, Strategy};
 
 use super::values::size;
 use crate::suite::{Outcome, Suite, Ui};
@@ -26,17 +26,17 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with = "dir")]
     pub pool: Option<PathBuf>,
     /// Pool size (MemVerge's PMDK talk, Li and Kang 2019, used 4225761280).
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().pool_bytes))]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(PmemSettings::default().pool_bytes))]
     pub pool_size: u64,
     /// Object sizes for the utilisation sweep (the seven of MemVerge's PMDK talk, Li and Kang
     /// 2019).
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size, default_values = crate::cli::values::sizes_text(&Config::default().sizes))]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size, default_values = crate::cli::values::sizes_text(&PmemSettings::default().sizes))]
     pub sizes: Vec<u64>,
     /// Search custom allocation classes for each size and verify the best by a fill.
     #[arg(long)]
     pub search: bool,
     /// Candidates verified by a real fill per size.
-    #[arg(long, value_name = "N", default_value_t = Config::default().verify)]
+    #[arg(long, value_name = "N", default_value_t = PmemSettings::default().verify)]
     pub verify: usize,
     /// Run the concurrency study (arena strategies).
     #[arg(long)]
@@ -44,15 +44,15 @@ pub struct Args {
     /// Strategies (default: all).
     #[arg(long, value_name = "LIST", value_enum, value_delimiter = ',')]
     pub strategies: Vec<Strategy>,
-    #[arg(long, value_name = "N", default_value_t = Config::default().alloc_threads)]
+    #[arg(long, value_name = "N", default_value_t = PmemSettings::default().alloc_threads)]
     pub alloc_threads: usize,
-    #[arg(long, value_name = "N", default_value_t = Config::default().free_threads)]
+    #[arg(long, value_name = "N", default_value_t = PmemSettings::default().free_threads)]
     pub free_threads: usize,
     /// Object sizes of the concurrency study.
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size, default_values = crate::cli::values::sizes_text(&Config::default().mixed_sizes))]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = size, default_values = crate::cli::values::sizes_text(&PmemSettings::default().mixed_sizes))]
     pub mixed_sizes: Vec<u64>,
     /// Live bytes kept, as a fraction of the pool.
-    #[arg(long, value_name = "F", default_value_t = Config::default().live_fraction)]
+    #[arg(long, value_name = "F", default_value_t = PmemSettings::default().live_fraction)]
     pub live_fraction: f64,
     /// Concurrency study: one allocation class per object size whose runs hold about SIZE, as
     /// MemVerge's custom classes did (default: a sixteenth of the pool, the share its 1 MiB
@@ -63,9 +63,9 @@ pub struct Args {
     #[arg(long, conflicts_with = "class_runs")]
     pub builtin_classes: bool,
     /// Seconds per strategy.
-    #[arg(long, value_name = "S", default_value_t = Config::default().seconds)]
+    #[arg(long, value_name = "S", default_value_t = PmemSettings::default().seconds)]
     pub seconds: f64,
-    #[arg(long, value_name = "N", default_value_t = Config::default().seed)]
+    #[arg(long, value_name = "N", default_value_t = PmemSettings::default().seed)]
     pub seed: u64,
     /// List the allocation classes of a fresh pool (id, unit size, units per run, header,
     /// alignment), as `heap.alloc_class.N.desc` gives them, and do nothing else.
@@ -84,23 +84,23 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub volume_total: Option<u64>,
     /// Smallest object of the volume workload.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().volume_min))]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(PmemSettings::default().volume_min))]
     pub volume_min: u64,
     /// Largest object of the volume workload (at most a sixteenth of the pool).
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().volume_max))]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(PmemSettings::default().volume_max))]
     pub volume_max: u64,
     /// Objects per allocation batch and per freeing transaction.
-    #[arg(long, value_name = "N", default_value_t = Config::default().batch)]
+    #[arg(long, value_name = "N", default_value_t = PmemSettings::default().batch)]
     pub batch: usize,
     /// Time limit of one strategy's volume run, seconds.
-    #[arg(long, value_name = "S", default_value_t = Config::default().volume_seconds)]
+    #[arg(long, value_name = "S", default_value_t = PmemSettings::default().volume_seconds)]
     pub volume_seconds: f64,
     /// Volume workload: have PMDK zero and persist every object (POBJ_XALLOC_ZERO), so the
     /// time includes writing the data as an application would.
     #[arg(long)]
     pub volume_zero: bool,
     /// Volume workload rounds (strategies alternate; the median round is reported).
-    #[arg(long, value_name = "N", default_value_t = Config::default().volume_rounds)]
+    #[arg(long, value_name = "N", default_value_t = PmemSettings::default().volume_rounds)]
     pub volume_rounds: usize,
     /// Also write the study as an HTML page (utilisation chart, tables, findings).
     #[arg(long, value_name = "FILE")]
@@ -168,8 +168,8 @@ impl WorkerArgs {
 
 impl Args {
     /// The study's config (the suite checks the ranges).
-    pub fn config(&self) -> Config {
-        Config {
+    pub fn config(&self) -> PmemSettings {
+        PmemSettings {
             dir: self.dir.clone(),
             pool: self.pool.clone(),
             pool_bytes: self.pool_size,
@@ -178,7 +178,7 @@ impl Args {
             verify: self.verify,
             concurrency: self.concurrency,
             strategies: if self.strategies.is_empty() {
-                Config::default().strategies
+                PmemSettings::default().strategies
             } else {
                 self.strategies.to_vec()
             },

@@ -5,7 +5,7 @@ use memsight_kernels::loadgen::TrafficMix;
 use memsight_suites::loaded;
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
-use memsight_suites::profile::{self, Config, Family};
+use memsight_suites::profile::{self, Family, ProfileSettings};
 
 use super::values::duration;
 use crate::suite::{Outcome, Suite, Ui};
@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "1h", conflicts_with = "pid")]
     pub timeout: f64,
     /// Between readings of the program's /proc files.
-    #[arg(long, value_name = "MS", default_value_t = Config::default().interval_ms)]
+    #[arg(long, value_name = "MS", default_value_t = ProfileSettings::default().interval_ms)]
     pub interval_ms: u64,
     /// Loaded-latency curves to read bandwidth pressure off: a result file, a run directory, a
     /// history run id or `latest` (default: this machine's newest in the history, else measured
@@ -53,7 +53,7 @@ impl Suite for Args {
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         let machine = Machine::new();
-        let mut cfg = Config {
+        let mut cfg = ProfileSettings {
             command: self.command.clone(),
             pid: self.pid,
             watch_s: self.watch,
@@ -118,13 +118,13 @@ impl Args {
             );
             return Ok(None);
         }
-        let cfg = loaded::Config {
+        let cfg = loaded::LoadedSettings {
             mixes: vec![TrafficMix::Reads, TrafficMix::R2W1, TrafficMix::Writes],
             points: 6,
             // Each round's sweep is read as well as their merge: a host that answers one load at
             // two latencies shows both, and a reading in either is held.
             rounds: 3,
-            ..loaded::Config::default()
+            ..loaded::LoadedSettings::default()
         };
         let Completed {
             results: r,

@@ -2,7 +2,7 @@
 
 use memsight_core::env::Environment;
 use memsight_suites::measure::progress::Completed;
-use memsight_suites::scan::{self, Config};
+use memsight_suites::scan::{self, ScanSettings};
 
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub size: Option<u64>,
     /// Address range per figure, a power of two of at least 2 MiB.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(Config::default().granule))]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = crate::cli::values::size_text(ScanSettings::default().granule))]
     pub granule: u64,
     /// CPUs streaming each range (default: every allowed CPU), e.g. 0-15; or one-per-core, node:N, socket:N, llc:N.
     #[arg(long, value_name = "CPUS", value_parser = crate::cli::values::cpus)]
@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long)]
     pub no_latency: bool,
     /// Page kind of the scanned memory.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = Config::default().page_kind)]
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = ScanSettings::default().page_kind)]
     pub page_kind: PageKind,
     #[command(flatten)]
     pub sampling: SamplingArgs,
@@ -38,8 +38,8 @@ pub struct Args {
 }
 
 impl Args {
-    pub fn config(&self, env: &Environment) -> anyhow::Result<Config> {
-        let d = Config::default();
+    pub fn config(&self, env: &Environment) -> anyhow::Result<ScanSettings> {
+        let d = ScanSettings::default();
         let cpus = crate::cli::values::resolve_cpus(&self.cpus, &env.topology)?;
         if let Some(c) = &cpus
             && let Some(bad) = c.iter().find(|x| !env.allowed_cpus.contains(x))
@@ -63,7 +63,7 @@ impl Args {
                 ));
             }
         }
-        Ok(Config {
+        Ok(ScanSettings {
             size: self.size,
             granule: self.granule,
             cpus,

@@ -5,7 +5,7 @@ use memsight_core::sysfs::FsRoot;
 use memsight_kernels::granular::Access;
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
-use memsight_suites::tiers::{self, Config, Part, TiersResults};
+use memsight_suites::tiers::{self, Part, TiersResults, TiersSettings};
 
 use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
 use super::sampling::SamplingArgs;
@@ -61,7 +61,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub granularity_size: Option<u64>,
     /// Page kind of anonymous buffers.
-    #[arg(long, value_name = "KIND", value_enum, default_value_t = Config::default().page_kind)]
+    #[arg(long, value_name = "KIND", value_enum, default_value_t = TiersSettings::default().page_kind)]
     pub page_kind: PageKind,
     #[command(flatten)]
     pub sampling: SamplingArgs,
@@ -72,10 +72,10 @@ pub struct Args {
 
 impl Args {
     /// The suite's config: its defaults, with the flags given.
-    pub fn config(&self) -> memsight_core::Result<Config> {
-        let d = Config::default();
+    pub fn config(&self) -> memsight_core::Result<TiersSettings> {
+        let d = TiersSettings::default();
         let skip: Vec<Part> = self.skip.to_vec();
-        Ok(Config {
+        Ok(TiersSettings {
             nodes: numbers(&self.node),
             dax: self.dax.target()?,
             dax_only: self.dax_only,
@@ -136,7 +136,7 @@ impl InRun for Args {
     type Results = TiersResults;
 
     fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = Config::for_level(ctx.level) else {
+        let Some(cfg) = TiersSettings::for_level(ctx.level) else {
             return Ok(Planned::Skips(not_at_level(ctx.level, "memory tiers")));
         };
         let plan = tiers::make_plan(&cfg, ctx.env, &FsRoot::from_env())?;
@@ -154,10 +154,10 @@ impl InRun for Args {
     /// Where the machine has more than one memory tier or near memory in front of far memory,
     /// with Memory Mode from the run's inventory.
     fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<TiersResults>> {
-        let Some(cfg) = Config::for_level(ctx.level) else {
+        let Some(cfg) = TiersSettings::for_level(ctx.level) else {
             return Ok(Step::Skipped(not_at_level(ctx.level, "memory tiers")));
         };
-        let cfg = Config {
+        let cfg = TiersSettings {
             memory_mode_dram: ctx
                 .run
                 .dimms
