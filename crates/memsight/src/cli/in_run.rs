@@ -29,8 +29,9 @@ pub enum Planned {
 }
 
 /// Why a suite a run's level leaves out (its settings' `for_level` said `None`) is skipped:
-/// the words `check` and the export read as "not at this level". Whether it runs at a level is
-/// the suite's to say; this only words it.
+/// the words the Prometheus export reads as "not at this level" (`check` counts any skipped
+/// suite it needs as incomplete). Whether it runs at a level is the suite's to say; this only
+/// words it.
 pub fn not_at_level(level: Level, what: &str) -> String {
     let why = match level {
         Level::Quick => memsight_results::document::SKIP_NOT_QUICK,
