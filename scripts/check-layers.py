@@ -12,7 +12,8 @@
 3. Suites are siblings over one measuring layer: in the suites crate, a suite (any top-level
    module but `measure`; `probes`, the run's reference probes, is held to the same rule) names
    `measure` and nothing of another suite, and `measure` names no suite. Any module may name
-   `suite_id`, the suites' names and what is decided about each, which names no suite module. The composite studies in COMPOSITES may name the suites listed for them, and each
+   `suite_id`, the suites' names and what is decided about each, and `contract`, the one contract
+   every suite keeps; neither names a suite module. The composite studies in COMPOSITES may name the suites listed for them, and each
    must say in its opening comment that it is a composite study.
 4. The suites crate keeps no process-wide mutable state: no `static` holding a Mutex, RwLock,
    OnceLock, LazyLock, Cell or atomic, and no `thread_local!`. What a suite measures must depend
@@ -46,6 +47,8 @@ LEVEL = {
 MEASURE = "measure"
 # The list of the suites' names (`SuiteId`): any module may name it, as it names no suite module.
 SUITE_ID = "suite_id"
+# The contract every suite implements: any module may name it, as it names no suite module.
+CONTRACT = "contract"
 # Composite studies and the suites they run as parts of their own.
 COMPOSITES = {
     "tiers": {"dimms", "loaded", "numa"},
@@ -59,7 +62,7 @@ def sibling_problems(src, repo):
     out = []
     for a, targets in sorted(graphs.get((), {}).items()):
         for b in sorted(targets):
-            if b in (MEASURE, SUITE_ID):
+            if b in (MEASURE, SUITE_ID, CONTRACT):
                 continue
             allowed = COMPOSITES.get(a, set())
             if a == MEASURE or b not in allowed:

@@ -20,16 +20,20 @@
 //!   granularity, near-memory sweep and weighted interleave;
 //! - [`profile`] (composite): where a program sits on the machine's memory curves.
 //!
+//! Every suite keeps one contract, [`contract::SuiteContract`]: settings, the level that decides
+//! whether a run measures it, a plan that checks and predicts, the measurement.
+//!
 //! Beside the suites, one module is `memsight run`'s own and no suite's: [`probes`], the run's
 //! reference probes and the rule that reads their series as the machine moving (drift); and
 //! [`suite_id`] names every suite, with what the layers around them decide about each. Like a
-//! suite, each names only [`measure`].
+//! suite, each names only [`measure`] ([`contract`] also names [`suite_id`]).
 
 #![forbid(unsafe_code)]
 
 pub mod alloc;
 pub mod bandwidth;
 pub mod c2c;
+pub mod contract;
 pub mod dimms;
 pub mod latency;
 pub mod loaded;

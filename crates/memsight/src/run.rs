@@ -1,8 +1,8 @@
 //! `memsight run`: the one-command characterisation. Every registered suite that `memsight run`
 //! runs (`memsight_results::with_suites!`, the ones with a run field) takes its turn in the
 //! registry's order and decides, from the level and what the suites before it found, whether and
-//! how it runs (its `InRun` impl, in its flags file); suites that cannot run here are skipped
-//! with the reason. The full JSON goes to a directory per run with the HTML report, the headline
+//! how it runs (its `SuiteContract`, driven by `cli::in_run`); suites that cannot run here are
+//! skipped with the reason. The full JSON goes to a directory per run with the HTML report, the headline
 //! figures and findings to the terminal, the run to the history.
 
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use memsight_core::{Error, Result};
 use memsight_results::document::{Document, Level, Results, RunResults};
 use memsight_results::history::History;
 
-use crate::cli::in_run::{InRun, PlanCtx, Planned, RunCtx, step};
+use crate::cli::in_run::{PlanCtx, Planned, RunCtx, step};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::show::Show;
 use memsight_suites::measure::machine::Machine;
@@ -46,7 +46,7 @@ macro_rules! run_steps {
             $($(
                 if crate::cli::in_run::selected(a, $name) {
                     let _ = stringify!($field);
-                    out.push(($name, fits(<crate::cli::$m::Args as InRun>::plan(ctx), $name)?));
+                    out.push(($name, fits(crate::cli::in_run::plan::<crate::cli::$m::Args>(ctx), $name)?));
                 }
             )?)*
             Ok(out)

@@ -1,11 +1,16 @@
 //! A suite as the binary knows it as a command (`Suite`, which `main` dispatches through one
-//! generic path); its step of `memsight run` is `cli::in_run::InRun`. Each suite implements both
-//! in its flags file, `cli/<suite>.rs`; the list of suites is `memsight_results::with_suites!`.
+//! generic path: its flags become its settings, and [`measured`] plans and measures them through
+//! the suite's `SuiteContract`); its step of `memsight run` is `cli::in_run::InRun`. Each suite
+//! implements both in its flags file, `cli/<suite>.rs`; the list of suites is
+//! `memsight_results::with_suites!`.
 
 use std::path::Path;
 
 use memsight_core::env::Environment;
 use memsight_results::document::Results;
+use memsight_suites::contract::{At, Planned, SuiteContract};
+use memsight_suites::measure::machine::Machine;
+use memsight_suites::measure::progress::Completed;
 
 pub use memsight_suites::measure::progress::Tick;
 
@@ -66,4 +71,42 @@ pub trait Suite {
 
     /// Resolves the flags against the environment and runs the suite.
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome>;
+}
+
+/// Plans and measures suite `S` as a command, with machine facts of its own, under a progress
+/// bar where its steps are known. A suite that cannot run here refuses with why.
+pub fn measured<S: SuiteContract>(
+    settings: S::Settings,
+    env: &Environment,
+    ui: &Ui,
+) -> anyhow::Result<Completed<S::Results>> {
+    measured_on::<S>(settings, env, &Machine::new(), ui)
+}
+
+/// [`measured`], with machine facts the command found before (a composite study's).
+pub fn measured_on<S: SuiteContract>(
+    settings: S::Settings,
+    env: &Environment,
+    machine: &Machine,
+    ui: &Ui,
+) -> anyhow::Result<Completed<S::Results>> {
+    let at = At::new(env, machine);
+    let plan = match S::plan(settings, &at)? {
+        Planned::Runs(plan) => plan,
+        Planned::Skips(why) => return Err(memsight_core::Error::input(why).into()),
+    };
+    Ok(ui.progress(S::steps(&plan), |tick| S::measure(&plan, &at, tick))?)
+}
+
+/// [`measured`], as what the command produced.
+pub fn command<S: SuiteContract>(
+    settings: S::Settings,
+    env: &Environment,
+    ui: &Ui,
+) -> anyhow::Result<Outcome>
+where
+    S::Results: Into<Results>,
+{
+    let Completed { results, complete } = measured::<S>(settings, env, ui)?;
+    Ok(Outcome::of(results, complete))
 }

@@ -15,6 +15,8 @@ pub mod child;
 pub mod configs;
 mod findings;
 mod results;
+mod suite;
+pub use suite::Alloc;
 
 use crate::measure::progress::Completed;
 use crate::measure::progress::Tick;

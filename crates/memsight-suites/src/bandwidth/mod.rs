@@ -18,6 +18,8 @@ pub use l1::L1Read;
 pub mod held;
 mod method;
 mod settings;
+mod suite;
+pub use suite::Bandwidth;
 
 use crate::measure::memlevel::MemLevel;
 use crate::measure::progress::Completed;

@@ -89,34 +89,35 @@ impl Default for BandwidthSettings {
 }
 
 impl BandwidthSettings {
-    /// What `memsight run` measures at `level`: the main tests (read, write and NT copy when
-    /// quick; everything when thorough).
-    pub fn for_level(level: Level) -> Self {
-        match level {
-            Level::Quick => Self::quick(),
-            Level::Thorough => Self::thorough(),
-            _ => Self::run_default(),
-        }
+    /// What `memsight run` measures at `level`, over the settings given (the command's
+    /// defaults in a run): the main tests (read, write and NT copy when quick; everything when
+    /// thorough). Every level measures bandwidth.
+    pub fn at_level(self, level: Level) -> Option<Self> {
+        Some(match level {
+            Level::Quick => self.quick(),
+            Level::Thorough => self.thorough(),
+            _ => self.run_default(),
+        })
     }
 
     /// `memsight run --quick`: read, write and NT copy, short points.
-    fn quick() -> Self {
+    fn quick(self) -> Self {
         BandwidthSettings {
             tests: Some(named(&[Named::Read, Named::Write, Named::CopyNt])),
             skip_unsupported: true,
             sampling: Sampling {
                 min_samples: 3,
                 point_budget: 0.3,
-                ..Self::default().sampling
+                ..self.sampling
             },
             // A few samples per test: alternating them would take longer than it tells.
             rounds: 1,
-            ..Self::default()
+            ..self
         }
     }
 
     /// `memsight run`: the main kernels, store kinds and two of MLC's mixes.
-    fn run_default() -> Self {
+    fn run_default(self) -> Self {
         let mut tests = named(&[
             Named::Read,
             Named::Write,
@@ -134,20 +135,20 @@ impl BandwidthSettings {
             sampling: Sampling {
                 min_samples: 5,
                 point_budget: 0.5,
-                ..Self::default().sampling
+                ..self.sampling
             },
-            ..Self::default()
+            ..self
         }
     }
 
     /// `memsight run --thorough`: every test with thread scaling, zeros against data, and the
     /// working-set sweep.
-    fn thorough() -> Self {
+    fn thorough(self) -> Self {
         BandwidthSettings {
             scaling: true,
             data: Data::Both,
             sweep: true,
-            ..Self::default()
+            ..self
         }
     }
 

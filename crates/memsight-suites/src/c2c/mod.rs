@@ -11,6 +11,8 @@
 //! single domain ([`placement::c2c_cpus`]).
 
 pub mod placement;
+mod suite;
+pub use suite::C2c;
 
 use crate::measure::level::Level;
 use crate::measure::progress::Completed;
@@ -50,17 +52,16 @@ impl C2cSettings {
     /// What `memsight run` measures at `level`: nothing in a quick run; otherwise shorter pairs
     /// than the command's (the run measures every suite; the command gives the pairs their
     /// full time).
-    pub fn for_level(level: Level) -> Option<Self> {
+    pub fn at_level(self, level: Level) -> Option<Self> {
         if level == Level::Quick {
             return None;
         }
-        let d = C2cSettings::default();
         Some(C2cSettings {
             sampling: Sampling {
                 point_budget: 0.3,
-                ..d.sampling
+                ..self.sampling
             },
-            ..d
+            ..self
         })
     }
 }
@@ -137,6 +138,12 @@ pub struct C2cResults {
     pub clean: Vec<Vec<Option<f64>>>,
     pub tsc_ticks_per_ns: Option<f64>,
     pub findings: Vec<Finding>,
+}
+
+/// Checks the sampling and the CPUs given before anything is measured.
+fn check(a: &C2cSettings, env: &Environment) -> Result<()> {
+    a.sampling.rule()?;
+    choose_cpus(a, env).map(drop)
 }
 
 /// Measures the matrix. Returns results and whether every pair was measured.

@@ -17,6 +17,8 @@ pub use estimate::estimate;
 pub mod ladder;
 pub mod levels;
 mod settings;
+mod suite;
+pub use suite::Latency;
 
 pub use settings::{LatencySettings, Order};
 

@@ -91,12 +91,12 @@ impl Default for LatencySettings {
 impl LatencySettings {
     /// What `memsight run` measures at `level`, from the run's latency flags: coarser when
     /// quick, as given otherwise.
-    pub fn for_level(self, level: Level) -> Self {
-        if level == Level::Quick {
+    pub fn at_level(self, level: Level) -> Option<Self> {
+        Some(if level == Level::Quick {
             self.quick()
         } else {
             self
-        }
+        })
     }
 
     /// `memsight run --quick`: two sizes per octave, no huge-page twin, no MLP sweep, shorter

@@ -24,7 +24,9 @@
 
 mod estimate;
 pub mod placement;
+mod suite;
 pub use estimate::estimate;
+pub use suite::Loaded;
 mod chase;
 mod rounds;
 
@@ -73,8 +75,8 @@ pub struct LoadedSettings {
 impl LoadedSettings {
     /// What `memsight run` measures at `level`: reads and 2:1 in five points each at the default
     /// level, every mix in the command's points when thorough, nothing in a quick run.
-    pub fn for_level(level: Level) -> Option<Self> {
-        let d = LoadedSettings::default();
+    pub fn at_level(self, level: Level) -> Option<Self> {
+        let d = self;
         match level {
             Level::Quick => return None,
             Level::Default => {}

@@ -1,5 +1,5 @@
 //! How much `memsight run` measures: each suite says what it measures at each level
-//! (`Settings::for_level`), so that a run's depth is decided in the suite, beside its defaults.
+//! (`SuiteContract::at_level`), so that a run's depth is decided in the suite, beside its defaults.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

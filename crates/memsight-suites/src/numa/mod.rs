@@ -51,11 +51,11 @@ impl NumaSettings {
     /// than the command's, in two
     /// rounds: every round allocates and first-touches each cell's buffers again, which costs as
     /// much as the measurement on a small machine.
-    pub fn for_level(level: Level) -> Option<Self> {
+    pub fn at_level(self, level: Level) -> Option<Self> {
         if level == Level::Quick {
             return None;
         }
-        let d = NumaSettings::default();
+        let d = self;
         Some(NumaSettings {
             sampling: crate::measure::sampling::Sampling {
                 min_samples: 5,
@@ -93,7 +93,9 @@ use crate::measure::chase::LadderConfig;
 
 mod estimate;
 pub mod placement;
+mod suite;
 pub use estimate::estimate;
+pub use suite::Numa;
 mod findings;
 mod rounds;
 

@@ -10,6 +10,8 @@ mod checks;
 mod findings;
 pub mod layout;
 mod results;
+mod suite;
+pub use suite::Pmem;
 pub mod search;
 pub mod volume;
 pub mod worker;

@@ -13,6 +13,8 @@ pub mod placement;
 pub mod pressure;
 mod probe;
 pub mod procfs;
+mod suite;
+pub use suite::Profile;
 mod watch;
 
 use crate::measure::progress::Completed;

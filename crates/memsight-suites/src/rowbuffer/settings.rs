@@ -79,23 +79,23 @@ impl Default for RowbufferSettings {
 }
 
 impl RowbufferSettings {
-    /// What `memsight run` measures at `level`: a short study in thorough runs only (the
-    /// command measures the full one).
-    pub fn for_level(level: Level, dmidecode: Option<PathBuf>) -> Option<Self> {
-        (level == Level::Thorough).then(|| Self::thorough(dmidecode))
+    /// What `memsight run` measures at `level`, over the settings given (the command's
+    /// defaults and the run's `--dmidecode`): a short study in thorough runs only (the command
+    /// measures the full one).
+    pub fn at_level(self, level: Level) -> Option<Self> {
+        (level == Level::Thorough).then(|| self.thorough())
     }
 
     /// `memsight run --thorough`: the default range (three predicted periods) with fewer
     /// points, COPY only, and two repetitions so that advice can flag an offset: fewer points,
     /// not fewer repetitions.
-    fn thorough(dmidecode: Option<PathBuf>) -> Self {
+    fn thorough(self) -> Self {
         RowbufferSettings {
             points_per_period: 6,
             kernels: vec![Kernel::Copy],
             reps: 2,
             samples: 3,
-            dmidecode,
-            ..Self::default()
+            ..self
         }
     }
 

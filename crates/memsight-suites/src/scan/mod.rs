@@ -12,6 +12,8 @@
 
 mod findings;
 mod measure;
+mod suite;
+pub use suite::Scan;
 
 use crate::measure::progress::Completed;
 use crate::measure::progress::Tick;
@@ -151,7 +153,7 @@ pub fn run(a: &ScanSettings, env: &Environment, tick: Tick<'_>) -> Result<Comple
     let (mut buf, frames, visible) = allocate(a, size, env)?;
     let groups = group(&frames, visible, a.granule);
     let fs = FsRoot::live();
-    let mut scan = Scan {
+    let mut scan = Scanning {
         a,
         buf: &mut buf,
         groups: &groups,
@@ -208,7 +210,7 @@ fn allocate(
 }
 
 /// What measuring the ranges needs: the buffer, its pages grouped by range, and how to sample.
-struct Scan<'a> {
+struct Scanning<'a> {
     a: &'a ScanSettings,
     buf: &'a mut Buffer,
     groups: &'a BTreeMap<u64, Vec<usize>>,
@@ -217,7 +219,7 @@ struct Scan<'a> {
     sample_ns: f64,
 }
 
-impl Scan<'_> {
+impl Scanning<'_> {
     /// Every range in address order, mapped and measured; false when interrupted.
     fn measure(
         &mut self,

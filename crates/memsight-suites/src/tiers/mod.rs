@@ -20,8 +20,10 @@ pub mod granularity;
 pub mod measure;
 pub mod nearmem;
 pub mod plan;
+mod suite;
 pub mod sweeps;
 pub mod weights;
+pub use suite::{Tiers, TiersPlan};
 
 use crate::measure::level::Level;
 use crate::measure::progress::Completed;
@@ -90,6 +92,9 @@ pub struct TiersSettings {
     pub one_per_tier: bool,
     /// Near-memory size to sweep against (`--near-size`), overriding what the system says.
     pub near_size: Option<u64>,
+    /// Measure only where there is something to compare (more than one tier, or near memory
+    /// in front of far memory), as `memsight run` does; the command measures one tier anyway.
+    pub only_if_tiered: bool,
     /// Installed DRAM when SMBIOS says persistent memory runs in Memory Mode.
     pub memory_mode_dram: Option<u64>,
     /// A dmidecode text or binary dump to read Memory Mode from (when `memory_mode_dram` is
@@ -118,19 +123,19 @@ impl TiersSettings {
     /// What `memsight run` measures at `level`: nothing in a quick run; every part with shorter
     /// points otherwise, one node per tier unless thorough. The run adds Memory Mode's DRAM from
     /// its inventory.
-    pub fn for_level(level: Level) -> Option<Self> {
+    pub fn at_level(self, level: Level) -> Option<Self> {
         if level == Level::Quick {
             return None;
         }
-        let d = TiersSettings::default();
         Some(TiersSettings {
             one_per_tier: level != Level::Thorough,
+            only_if_tiered: true,
             sampling: crate::measure::sampling::Sampling {
                 min_samples: 5,
                 point_budget: 0.2,
-                ..d.sampling
+                ..self.sampling
             },
-            ..d
+            ..self
         })
     }
 }
@@ -142,6 +147,7 @@ impl Default for TiersSettings {
             dax: None,
             dax_only: false,
             one_per_tier: false,
+            only_if_tiered: false,
             near_size: None,
             memory_mode_dram: None,
             dmidecode: None,
@@ -389,18 +395,16 @@ pub fn planned(a: &TiersSettings, env: &Environment) -> Result<TiersResults> {
 /// Measures the plan. Returns results and whether everything ran.
 pub fn run(
     a: &TiersSettings,
+    plan: &TierPlan,
     env: &Environment,
     machine: &crate::measure::machine::Machine,
     tick: Tick<'_>,
 ) -> Result<Completed<TiersResults>> {
-    a.check()?;
-    let fs = FsRoot::from_env();
-    let plan = make_plan(a, env, &fs)?;
     let (rule, sample_ns) = a.sampling.rule()?;
     // The sizes and the DAX target given as flags are checked before the reach probe that
     // sizes the rest, so that a bad flag is refused before anything is measured.
-    check_given_sizes(a, &plan, env)?;
-    let wheres = wheres(a, &plan)?;
+    check_given_sizes(a, plan, env)?;
+    let wheres = wheres(a, plan)?;
     let (a, lat, in_memory) = &resolve_sets(a, env, machine)?;
     let mut targets = Vec::new();
     let mut complete = true;
@@ -440,13 +444,13 @@ pub fn run(
         }
         complete &= !cancel::requested();
     }
-    let mut findings = findings::findings(&plan, &targets, near.as_ref(), weighted.as_ref());
+    let mut findings = findings::findings(plan, &targets, near.as_ref(), weighted.as_ref());
     findings.extend(weighted_error.map(memsight_core::finding::Finding::from));
     let method = method(a, *lat, in_memory);
     Ok(Completed::new(
         TiersResults {
             method,
-            plan,
+            plan: plan.clone(),
             targets,
             near,
             weighted,

@@ -142,9 +142,8 @@ impl Suite for Args {
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.config()?;
         let Completed { results, complete } =
-            ui.progress(None, |tick| alloc::run(&cfg, env, tick))?;
+            crate::suite::measured::<alloc::Alloc>(self.config()?, env, ui)?;
         let failed = results.configs.iter().any(|c| !c.problems.is_empty());
         Ok(Outcome {
             failure: failed

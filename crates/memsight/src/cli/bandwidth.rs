@@ -2,11 +2,11 @@
 
 use memsight_core::env::Environment;
 use memsight_suites::bandwidth::spec::{self, Named, TestSpec};
-use memsight_suites::bandwidth::{self, BandwidthResults, BandwidthSettings, Data, Threads};
+use memsight_suites::bandwidth::{self, BandwidthSettings, Data, Threads};
 use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
 
-use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step};
+use super::in_run::InRun;
 use super::sampling::SamplingArgs;
 use super::values::{Isa, PageKind, duration, rate, size, threads};
 use crate::suite::{Outcome, Suite, Ui};
@@ -168,37 +168,12 @@ impl Suite for Args {
         if let Some(rate) = self.rate {
             return self.hold(rate, env, ui);
         }
-        let cfg = self
-            .settings(&env.topology)?
-            .resolve(env, &Machine::new())?;
-        let Completed { results, complete } = ui.progress(Some(cfg.total_points()), |tick| {
-            bandwidth::run(&cfg, env, tick)
-        })?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<bandwidth::Bandwidth>(self.settings(&env.topology)?, env, ui)
     }
 }
 
 impl InRun for Args {
-    type Results = BandwidthResults;
-
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let cfg = BandwidthSettings::for_level(ctx.level).resolve(ctx.env, ctx.machine)?;
-        let nodes = memsight_suites::measure::timing::nodes_of(&ctx.env.topology, &cfg.cpus);
-        Ok(Planned::Runs(bandwidth::estimate(
-            &cfg,
-            nodes,
-            ctx.streaming_s,
-        )))
-    }
-
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<BandwidthResults>> {
-        let cfg = BandwidthSettings::for_level(ctx.level).resolve(ctx.env, &ctx.machine)?;
-        let Completed {
-            results: r,
-            complete: done,
-        } = ctx.ticking("bandwidth", |tick| bandwidth::run(&cfg, ctx.env, tick))?;
-        Ok(Step::Ran(r, done))
-    }
+    type Suite = bandwidth::Bandwidth;
 }
 
 #[cfg(test)]

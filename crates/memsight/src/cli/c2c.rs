@@ -1,12 +1,11 @@
 //! `memsight c2c`: the flags, and the matrix as a command and as a step of `memsight run`.
 
 use memsight_core::env::Environment;
-use memsight_suites::c2c::{self, C2cResults, C2cSettings};
-use memsight_suites::measure::progress::Completed;
+use memsight_suites::c2c::{self, C2cSettings};
 
 use super::sampling::SamplingArgs;
 
-use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, needs_two_cpus, not_at_level};
+use super::in_run::InRun;
 use crate::suite::{Outcome, Suite, Ui};
 
 /// Core-to-core latency: cache-line transfers between pairs of CPUs (modified and clean).
@@ -38,41 +37,10 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.config(&env.topology)?;
-        let Completed { results, complete } =
-            ui.progress(None, |tick| c2c::run(&cfg, env, tick))?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<c2c::C2c>(self.config(&env.topology)?, env, ui)
     }
 }
 
-/// The suite in a run's skip lines.
-const WHAT: &str = "core-to-core latency";
-
 impl InRun for Args {
-    type Results = C2cResults;
-
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = C2cSettings::for_level(ctx.level) else {
-            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
-        };
-        if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
-            return Ok(Planned::Skips(why));
-        }
-        Ok(Planned::Runs(c2c::estimate(&cfg, ctx.env)?))
-    }
-
-    /// Needs two CPUs.
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<C2cResults>> {
-        let Some(cfg) = C2cSettings::for_level(ctx.level) else {
-            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
-        };
-        if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
-            return Ok(Step::Skipped(why));
-        }
-        let Completed {
-            results: r,
-            complete: done,
-        } = ctx.ticking("core to core", |tick| c2c::run(&cfg, ctx.env, tick))?;
-        Ok(Step::Ran(r, done))
-    }
+    type Suite = c2c::C2c;
 }

@@ -4,11 +4,10 @@
 use std::path::PathBuf;
 
 use memsight_core::env::Environment;
-use memsight_suites::dimms::{self, DimmsResults, DimmsSettings};
+use memsight_suites::dimms::{self, DimmsSettings};
 
-use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
+use super::in_run::{Given, InRun};
 use crate::suite::{Outcome, Suite, Ui};
-use memsight_suites::measure::timing::Estimate;
 
 /// DIMM inventory from SMBIOS (dmidecode): slots, sizes, types, speeds, ranks, widths, vendors;
 /// or, with --plan, a what-if for memory you have not bought yet.
@@ -109,39 +108,22 @@ impl Suite for Args {
         false
     }
 
-    fn run(&self, _env: &Environment, _ui: &Ui) -> anyhow::Result<Outcome> {
+    fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
         if !self.plans.is_empty() {
             return Ok(Outcome::of(dimms::plans(&self.plans)?, true));
         }
-        Ok(Outcome::of(dimms::run(&self.config())?, true))
+        crate::suite::command::<dimms::Dimms>(self.config(), env, ui)
     }
 }
 
-/// The suite in a run's skip lines.
-const WHAT: &str = "DIMM inventory";
-
 impl InRun for Args {
-    type Results = DimmsResults;
+    type Suite = dimms::Dimms;
 
-    /// Reads a table (no time worth predicting) where there is one to read.
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = DimmsSettings::for_level(ctx.level, ctx.args.dmidecode.clone()) else {
-            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
-        };
-        Ok(match dimms::run(&cfg) {
-            Ok(_) => Planned::Runs(Estimate::new(0.0, "the DIMM inventory read")),
-            Err(e) => Planned::Skips(format!("DIMM inventory: {e}")),
-        })
-    }
-
-    /// Where SMBIOS is readable, or from `--dmidecode`.
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<DimmsResults>> {
-        let Some(cfg) = DimmsSettings::for_level(ctx.level, ctx.args.dmidecode.clone()) else {
-            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
-        };
-        Ok(match dimms::run(&cfg) {
-            Ok(r) => Step::Ran(r, true),
-            Err(e) => Step::Skipped(format!("DIMM inventory: {e}")),
+    /// The run's `--dmidecode`, else this machine's SMBIOS tables.
+    fn settings(given: &Given) -> anyhow::Result<DimmsSettings> {
+        Ok(DimmsSettings {
+            dmidecode: given.args.dmidecode.clone(),
+            ..Default::default()
         })
     }
 }

@@ -1,10 +1,14 @@
-//! A suite as a step of `memsight run` (`InRun`, which `run` iterates in the registry's order):
-//! its plan (whether it runs at the run's level and its predicted time, measuring nothing) and
-//! its run, with what the run gives every suite ([`PlanCtx`], [`RunCtx`]) and the one [`step`]
-//! that files its results. Each suite implements it in its flags file, beside its command.
+//! A suite as a step of `memsight run`, which `run` iterates in the registry's order: the one
+//! [`plan`] (whether it runs at the run's level and its predicted time, measuring nothing) and
+//! the one [`in_run`] that drive every suite through its `SuiteContract`, with what the run gives
+//! every suite ([`PlanCtx`], [`RunCtx`]) and the one [`step`] that files its results. A suite's
+//! flags file says only which suite it is and where its run settings come from ([`InRun`]).
 
 use memsight_core::env::Environment;
 use memsight_results::document::{Level, RunResults};
+
+use memsight_suites::contract::{self, At, SuiteContract};
+use memsight_suites::measure::timing::Estimate;
 
 use super::RunArgs;
 use crate::suite::Tick;
@@ -21,28 +25,18 @@ pub struct PlanCtx<'a> {
     pub streaming_s: f64,
 }
 
-/// What a suite would do in a run, predicted.
-pub enum Planned {
-    Runs(memsight_suites::measure::timing::Estimate),
-    /// Why it does not run at this level or on this machine.
-    Skips(String),
-}
+/// What a suite would do in a run, predicted: its estimate, or why it will not run.
+pub type Planned = memsight_suites::contract::Planned<Estimate>;
 
-/// Why a suite a run's level leaves out (its settings' `for_level` said `None`) is skipped:
-/// the words the Prometheus export reads as "not at this level" (`check` counts any skipped
-/// suite it needs as incomplete). Whether it runs at a level is the suite's to say; this only
-/// words it.
+/// Why a suite a run's level leaves out (its `at_level` said `None`) is skipped: the words the
+/// Prometheus export reads as "not at this level" (`check` counts any skipped suite it needs as
+/// incomplete). Whether it runs at a level is the suite's to say; this only words it.
 pub fn not_at_level(level: Level, what: &str) -> String {
     let why = match level {
         Level::Quick => memsight_results::document::SKIP_NOT_QUICK,
         _ => memsight_results::document::SKIP_THOROUGH_ONLY,
     };
     format!("{what}: {why}")
-}
-
-/// Why a suite that needs a second CPU (a load beside the chase, a peer core) cannot run here.
-pub fn needs_two_cpus(env: &Environment, what: &str) -> Option<String> {
-    (env.allowed_cpus.len() < 2).then(|| format!("{what}: needs at least 2 CPUs"))
 }
 
 /// What `memsight run` gives every suite.
@@ -100,26 +94,83 @@ pub enum Step<R> {
     Skipped(String),
 }
 
-/// A suite as a step of `memsight run`.
+/// What a suite's settings in a run may come from: the run's flags, and (while measuring, not
+/// in the prediction) what the suites before it found.
+pub struct Given<'a> {
+    pub args: &'a RunArgs,
+    pub env: &'a Environment,
+    pub run: Option<&'a RunResults>,
+}
+
+/// A suite as a step of `memsight run`: the suite ([`SuiteContract`]) and where its settings
+/// come from. Whether it runs at the run's level, its plan, its estimate and its measurement
+/// are the suite's; [`plan`] and [`in_run`] drive every suite alike.
 pub trait InRun {
-    type Results;
+    type Suite: SuiteContract;
 
-    /// What the suite would do at `ctx.level` here and how long it is predicted to take, without
-    /// measuring.
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned>;
+    /// The settings the run's flags give the suite, before its level decides: its defaults,
+    /// unless it reads a run flag (the ladder's flags, `--dmidecode`) or what a suite before it
+    /// found.
+    fn settings(given: &Given) -> anyhow::Result<Settings<Self>> {
+        let _ = given;
+        Ok(Default::default())
+    }
+}
 
-    /// Runs the suite as `ctx.level` asks, with what the suites before it found.
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<Self::Results>>;
+/// The settings type of an [`InRun`]'s suite.
+pub type Settings<I> = <<I as InRun>::Suite as SuiteContract>::Settings;
+/// The results type of an [`InRun`]'s suite.
+pub type Results<I> = <<I as InRun>::Suite as SuiteContract>::Results;
+
+/// What the suite would do at `ctx.level` here and how long it is predicted to take, without
+/// measuring.
+pub fn plan<I: InRun>(ctx: &PlanCtx) -> anyhow::Result<Planned> {
+    let given = Given {
+        args: ctx.args,
+        env: ctx.env,
+        run: None,
+    };
+    let Some(settings) = I::Suite::at_level(I::settings(&given)?, ctx.level) else {
+        return Ok(Planned::Skips(not_at_level(ctx.level, I::Suite::WHAT)));
+    };
+    let at = At {
+        env: ctx.env,
+        machine: ctx.machine,
+        streaming_s: ctx.streaming_s,
+    };
+    Ok(match I::Suite::plan(settings, &at)? {
+        contract::Planned::Runs(plan) => Planned::Runs(I::Suite::estimate(&plan, &at)?),
+        contract::Planned::Skips(why) => Planned::Skips(why),
+    })
+}
+
+/// Runs the suite as `ctx.level` asks, with what the suites before it found.
+pub fn in_run<I: InRun>(ctx: &RunCtx) -> anyhow::Result<Step<Results<I>>> {
+    let given = Given {
+        args: ctx.args,
+        env: ctx.env,
+        run: Some(&ctx.run),
+    };
+    let Some(settings) = I::Suite::at_level(I::settings(&given)?, ctx.level) else {
+        return Ok(Step::Skipped(not_at_level(ctx.level, I::Suite::WHAT)));
+    };
+    let at = At::new(ctx.env, &ctx.machine);
+    let plan = match I::Suite::plan(settings, &at)? {
+        contract::Planned::Runs(plan) => plan,
+        contract::Planned::Skips(why) => return Ok(Step::Skipped(why)),
+    };
+    let done = ctx.ticking(I::Suite::WHAT, |tick| I::Suite::measure(&plan, &at, tick))?;
+    Ok(Step::Ran(done.results, done.complete))
 }
 
 /// Runs one step and files its results with `store`. After a stop request (Ctrl-C, SIGTERM)
 /// nothing more runs: this suite and every later one are recorded as interrupted, so that the
 /// result reads as partial whenever the request came (before a suite, inside it, or as it
 /// failed because of it). A run stopped during its first suite is marked `interrupted`.
-pub fn step<S: InRun>(
+pub fn step<I: InRun>(
     ctx: &mut RunCtx,
     name: &str,
-    store: impl FnOnce(&mut RunResults, S::Results),
+    store: impl FnOnce(&mut RunResults, Results<I>),
 ) -> anyhow::Result<()> {
     if memsight_core::cancel::requested() {
         interrupted(ctx, name, "not run: interrupted before its turn");
@@ -136,7 +187,7 @@ pub fn step<S: InRun>(
     if let Some(d) = ctx.drift {
         d.begin(name);
     }
-    let outcome = match S::in_run(ctx) {
+    let outcome = match in_run::<I>(ctx) {
         // (A suite whose setup a stop cut short, such as its reach probe, fails with it.)
         Err(e) if memsight_core::cancel::requested() => {
             if let Some(d) = ctx.drift {

@@ -1,11 +1,9 @@
 //! `memsight latency`: the flags, and the ladder as a command and as `memsight run`'s first step.
 
 use memsight_core::env::Environment;
-use memsight_core::timer;
-use memsight_suites::latency::{self, LatencyResults, LatencySettings, Order};
-use memsight_suites::measure::progress::Completed;
+use memsight_suites::latency::{self, LatencySettings, Order};
 
-use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step};
+use super::in_run::{Given, InRun};
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
 use crate::suite::{Outcome, Suite, Ui};
@@ -90,46 +88,15 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.settings(&env.topology)?.resolve(env)?;
-        let clock = timer::calibrate();
-        let Completed { results, complete } = ui
-            .progress(Some(latency::ladder::total_steps(&cfg)), |tick| {
-                latency::run(&cfg, env, clock, tick)
-            })?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<latency::Latency>(self.settings(&env.topology)?, env, ui)
     }
-}
-
-/// The ladder `memsight run` climbs: the run's latency flags at its level, resolved here.
-fn in_run_settings(
-    a: &Args,
-    env: &memsight_core::env::Environment,
-    level: memsight_suites::measure::level::Level,
-) -> anyhow::Result<latency::LadderConfig> {
-    Ok(a.settings(&env.topology)?.for_level(level).resolve(env)?)
 }
 
 impl InRun for Args {
-    type Results = LatencyResults;
+    type Suite = latency::Latency;
 
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let cfg = in_run_settings(&ctx.args.latency, ctx.env, ctx.level)?;
-        let from = ctx.machine.memory(ctx.env)?.memory.from_bytes;
-        Ok(Planned::Runs(latency::estimate(&cfg, from)))
-    }
-
-    /// The ladder with the run's latency flags (coarser in a quick run).
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LatencyResults>> {
-        let cfg = in_run_settings(&ctx.args.latency, ctx.env, ctx.level)?;
-        let clock = timer::calibrate();
-        let Completed {
-            results: r,
-            complete: done,
-        } = ctx.ticking("latency ladder", |tick| {
-            latency::run(&cfg, ctx.env, clock, tick)
-        })?;
-        // The suites after it size their memory working sets from this curve.
-        ctx.machine.learn_from_ladder(r.main_ladders(), ctx.env);
-        Ok(Step::Ran(r, done))
+    /// The run's latency flags.
+    fn settings(given: &Given) -> anyhow::Result<LatencySettings> {
+        Ok(given.args.latency.settings(&given.env.topology)?)
     }
 }

@@ -3,11 +3,9 @@
 
 use memsight_core::env::Environment;
 use memsight_kernels::loadgen::TrafficMix;
-use memsight_suites::loaded::{self, LoadedResults, LoadedSettings};
-use memsight_suites::measure::machine::Machine;
-use memsight_suites::measure::progress::Completed;
+use memsight_suites::loaded::{self, LoadedSettings};
 
-use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, needs_two_cpus, not_at_level};
+use super::in_run::InRun;
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
 use crate::suite::{Outcome, Suite, Ui};
@@ -80,43 +78,10 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.config(&env.topology)?;
-        let Completed { results, complete } =
-            ui.progress(None, |tick| loaded::run(&cfg, env, &Machine::new(), tick))?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<loaded::Loaded>(self.config(&env.topology)?, env, ui)
     }
 }
 
-/// The suite in a run's skip lines.
-const WHAT: &str = "loaded latency";
-
 impl InRun for Args {
-    type Results = LoadedResults;
-
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = LoadedSettings::for_level(ctx.level) else {
-            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
-        };
-        if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
-            return Ok(Planned::Skips(why));
-        }
-        Ok(Planned::Runs(loaded::estimate(&cfg, ctx.env, ctx.machine)?))
-    }
-
-    /// Needs a second CPU for the load.
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<LoadedResults>> {
-        let Some(cfg) = LoadedSettings::for_level(ctx.level) else {
-            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
-        };
-        if let Some(why) = needs_two_cpus(ctx.env, WHAT) {
-            return Ok(Step::Skipped(why));
-        }
-        let Completed {
-            results: r,
-            complete: done,
-        } = ctx.ticking("loaded latency", |tick| {
-            loaded::run(&cfg, ctx.env, &ctx.machine, tick)
-        })?;
-        Ok(Step::Ran(r, done))
-    }
+    type Suite = loaded::Loaded;
 }

@@ -1,11 +1,9 @@
 //! `memsight numa`: the flags, and the matrices as a command and as a step of `memsight run`.
 
 use memsight_core::env::Environment;
-use memsight_suites::measure::machine::Machine;
-use memsight_suites::measure::progress::Completed;
-use memsight_suites::numa::{self, NumaResults, NumaSettings};
+use memsight_suites::numa::{self, NumaSettings};
 
-use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
+use super::in_run::InRun;
 use super::sampling::SamplingArgs;
 use super::values::{PageKind, size};
 use crate::suite::{Outcome, Suite, Ui};
@@ -64,35 +62,10 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.config();
-        let Completed { results, complete } =
-            ui.progress(None, |tick| numa::run(&cfg, env, &Machine::new(), tick))?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<numa::Numa>(self.config(), env, ui)
     }
 }
 
-/// The suite in a run's skip lines.
-const WHAT: &str = "NUMA matrices";
-
 impl InRun for Args {
-    type Results = NumaResults;
-
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = NumaSettings::for_level(ctx.level) else {
-            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
-        };
-        Ok(Planned::Runs(numa::estimate(&cfg, ctx.env, ctx.machine)?))
-    }
-
-    /// Where there is more than one NUMA node.
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<NumaResults>> {
-        let Some(cfg) = NumaSettings::for_level(ctx.level) else {
-            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
-        };
-        let Completed {
-            results: r,
-            complete: done,
-        } = ctx.ticking("NUMA", |tick| numa::run(&cfg, ctx.env, &ctx.machine, tick))?;
-        Ok(Step::Ran(r, done))
-    }
+    type Suite = numa::Numa;
 }

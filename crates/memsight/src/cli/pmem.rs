@@ -1,6 +1,5 @@
 //! `memsight pmem` and `pmem-worker`: the flags, and the study as a command.
 
-use memsight_suites::measure::progress::Completed;
 use std::path::PathBuf;
 
 use memsight_core::Result;
@@ -218,9 +217,6 @@ impl Suite for Args {
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.config();
-        let Completed { results, complete } =
-            ui.progress(None, |tick| pmem::run(&cfg, env, tick))?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<pmem::Pmem>(self.config(), env, ui)
     }
 }

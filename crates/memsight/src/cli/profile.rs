@@ -68,7 +68,7 @@ impl Suite for Args {
             cfg.family = self.family(env, &machine, ui)?;
         }
         let Completed { results, complete } =
-            ui.progress(None, |tick| profile::run(&cfg, env, &machine, tick))?;
+            crate::suite::measured_on::<profile::Profile>(cfg, env, &machine, ui)?;
         let failure = match results.ending {
             profile::Ending::Exited(c) if c != 0 => {
                 Some(format!("the program exited with code {c}"))

@@ -1,18 +1,14 @@
 //! `memsight rowbuffer`: the flags, and the study as a command and as a step of a thorough
 //! `memsight run`.
 
-use memsight_suites::measure::machine::Machine;
-use memsight_suites::measure::progress::Completed;
 use std::path::PathBuf;
 
 use memsight_core::env::Environment;
 use memsight_model::rowbuffer::{BankHash, Interleave, parse_functions};
 use memsight_suites::rowbuffer::counters::CounterSpec;
-use memsight_suites::rowbuffer::{
-    self, Kernel, OffsetRange, RowbufferResults, RowbufferSettings, Stat,
-};
+use memsight_suites::rowbuffer::{self, Kernel, OffsetRange, RowbufferSettings, Stat};
 
-use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
+use super::in_run::{Given, InRun};
 use super::values::size;
 use crate::suite::{Outcome, Suite, Ui};
 
@@ -205,42 +201,18 @@ impl Suite for Args {
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self
-            .settings(&env.topology)?
-            .resolve(env, &Machine::new())?;
-        let Completed { results, complete } = ui.progress(Some(cfg.total_steps()), |tick| {
-            rowbuffer::run(&cfg, env, tick)
-        })?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<rowbuffer::Rowbuffer>(self.settings(&env.topology)?, env, ui)
     }
 }
 
-/// The suite in a run's skip lines (the command runs the whole study).
-const WHAT: &str = "row-buffer study (memsight rowbuffer)";
-
 impl InRun for Args {
-    type Results = RowbufferResults;
+    type Suite = rowbuffer::Rowbuffer;
 
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.args.dmidecode.clone())
-        else {
-            return Ok(Planned::Skips(not_at_level(ctx.level, WHAT)));
-        };
-        let cfg = settings.resolve(ctx.env, ctx.machine)?;
-        Ok(Planned::Runs(rowbuffer::estimate(&cfg, ctx.env)))
-    }
-
-    /// A short study, in thorough runs only.
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<RowbufferResults>> {
-        let Some(settings) = RowbufferSettings::for_level(ctx.level, ctx.args.dmidecode.clone())
-        else {
-            return Ok(Step::Skipped(not_at_level(ctx.level, WHAT)));
-        };
-        let cfg = settings.resolve(ctx.env, &ctx.machine)?;
-        let Completed {
-            results: r,
-            complete: done,
-        } = ctx.ticking("row buffer", |tick| rowbuffer::run(&cfg, ctx.env, tick))?;
-        Ok(Step::Ran(r, done))
+    /// The run's `--dmidecode`, for the bank model.
+    fn settings(given: &Given) -> anyhow::Result<RowbufferSettings> {
+        Ok(RowbufferSettings {
+            dmidecode: given.args.dmidecode.clone(),
+            ..Default::default()
+        })
     }
 }

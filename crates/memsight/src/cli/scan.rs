@@ -1,7 +1,6 @@
 //! `memsight scan`: the flags, and the scan as a command.
 
 use memsight_core::env::Environment;
-use memsight_suites::measure::progress::Completed;
 use memsight_suites::scan::{self, ScanSettings};
 
 use super::sampling::SamplingArgs;
@@ -80,9 +79,6 @@ impl Suite for Args {
     }
 
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self.config(env)?;
-        let Completed { results, complete } =
-            ui.progress(None, |tick| scan::run(&cfg, env, tick))?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<scan::Scan>(self.config(env)?, env, ui)
     }
 }

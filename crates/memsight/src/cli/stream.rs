@@ -1,9 +1,7 @@
 //! `memsight stream`: the flags, and STREAM as a command.
 
 use memsight_core::env::Environment;
-use memsight_core::timer;
 use memsight_suites::bandwidth::Threads;
-use memsight_suites::measure::machine::Machine;
 use memsight_suites::measure::progress::Completed;
 use memsight_suites::stream::{self, StreamSettings};
 
@@ -67,13 +65,8 @@ impl Args {
 
 impl Suite for Args {
     fn run(&self, env: &Environment, ui: &Ui) -> anyhow::Result<Outcome> {
-        let cfg = self
-            .settings(&env.topology)?
-            .resolve(env, &Machine::new())?;
-        let clock = timer::calibrate();
-        let Completed { results, complete } = ui.progress(Some(cfg.ntimes as u64), |tick| {
-            stream::run(&cfg, env, &clock, tick)
-        })?;
+        let Completed { results, complete } =
+            crate::suite::measured::<stream::Stream>(self.settings(&env.topology)?, env, ui)?;
         let failed = results.validation.as_ref().is_some_and(|v| !v.passed);
         Ok(Outcome {
             failure: failed.then(|| {

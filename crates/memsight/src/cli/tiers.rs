@@ -1,13 +1,10 @@
 //! `memsight tiers`: the flags, and the study as a command and as a step of `memsight run`.
 
 use memsight_core::env::Environment;
-use memsight_core::sysfs::FsRoot;
 use memsight_kernels::granular::Access;
-use memsight_suites::measure::machine::Machine;
-use memsight_suites::measure::progress::Completed;
-use memsight_suites::tiers::{self, Part, TiersResults, TiersSettings};
+use memsight_suites::tiers::{self, Part, TiersSettings};
 
-use super::in_run::{InRun, PlanCtx, Planned, RunCtx, Step, not_at_level};
+use super::in_run::{Given, InRun};
 use super::sampling::SamplingArgs;
 use super::values::{List, PageKind, list, numbers, size};
 use crate::suite::{Outcome, Suite, Ui};
@@ -123,59 +120,19 @@ impl Suite for Args {
         if self.plan {
             return Ok(Outcome::of(tiers::planned(&cfg, env)?, true));
         }
-        let Completed { results, complete } =
-            ui.progress(None, |tick| tiers::run(&cfg, env, &Machine::new(), tick))?;
-        Ok(Outcome::of(results, complete))
+        crate::suite::command::<tiers::Tiers>(cfg, env, ui)
     }
 }
 
-const ONE_TIER: &str =
-    "memory tiers: one memory tier and no near memory here (memsight tiers measures it anyway)";
-
 impl InRun for Args {
-    type Results = TiersResults;
+    type Suite = tiers::Tiers;
 
-    fn plan(ctx: &PlanCtx) -> anyhow::Result<Planned> {
-        let Some(cfg) = TiersSettings::for_level(ctx.level) else {
-            return Ok(Planned::Skips(not_at_level(ctx.level, "memory tiers")));
-        };
-        let plan = tiers::make_plan(&cfg, ctx.env, &FsRoot::from_env())?;
-        if plan.tiers.len() < 2 && plan.near.is_none() {
-            return Ok(Planned::Skips(ONE_TIER.into()));
-        }
-        Ok(Planned::Runs(tiers::estimate(
-            &cfg,
-            &plan,
-            ctx.env,
-            ctx.machine,
-        )?))
-    }
-
-    /// Where the machine has more than one memory tier or near memory in front of far memory,
-    /// with Memory Mode from the run's inventory.
-    fn in_run(ctx: &RunCtx) -> anyhow::Result<Step<TiersResults>> {
-        let Some(cfg) = TiersSettings::for_level(ctx.level) else {
-            return Ok(Step::Skipped(not_at_level(ctx.level, "memory tiers")));
-        };
-        let cfg = TiersSettings {
-            memory_mode_dram: ctx
-                .run
-                .dimms
-                .as_ref()
-                .filter(|d| d.memory_mode)
-                .map(|d| d.dram_bytes),
-            ..cfg
-        };
-        let plan = tiers::make_plan(&cfg, ctx.env, &FsRoot::from_env())?;
-        if plan.tiers.len() < 2 && plan.near.is_none() {
-            return Ok(Step::Skipped(ONE_TIER.into()));
-        }
-        let Completed {
-            results: r,
-            complete: done,
-        } = ctx.ticking("tiers", |tick| {
-            tiers::run(&cfg, ctx.env, &ctx.machine, tick)
-        })?;
-        Ok(Step::Ran(r, done))
+    /// Memory Mode's DRAM from the run's inventory, once it was read.
+    fn settings(given: &Given) -> anyhow::Result<TiersSettings> {
+        let dimms = given.run.and_then(|r| r.dimms.as_ref());
+        Ok(TiersSettings {
+            memory_mode_dram: dimms.filter(|d| d.memory_mode).map(|d| d.dram_bytes),
+            ..Default::default()
+        })
     }
 }

@@ -19,6 +19,9 @@
 //!
 //! These are STREAM-compatible kernels run by memsight, not STREAM benchmark results.
 
+mod suite;
+pub use suite::Stream;
+
 use crate::measure::progress::Completed;
 use crate::measure::progress::Tick;
 use std::sync::atomic::{AtomicU64, Ordering};

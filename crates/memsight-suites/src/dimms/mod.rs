@@ -1,6 +1,9 @@
 //! DIMM inventory from SMBIOS type 16/17 records: from a `dmidecode` text file, or by running
 //! `dmidecode --type 16,17` here (root). Parsing is `memsight_model::dmidecode`.
 
+mod suite;
+pub use suite::Dimms;
+
 use memsight_core::finding::{Cited, Finding};
 use memsight_core::units::format_bytes;
 use memsight_core::{Error, Result};
@@ -24,16 +27,10 @@ pub struct DimmsSettings {
 }
 
 impl DimmsSettings {
-    /// What `memsight run` reads at `level`: the inventory at every level (it costs nothing
-    /// to read, and the ceilings and references need it), from `dmidecode` when given.
-    pub fn for_level(
-        _level: crate::measure::level::Level,
-        dmidecode: Option<std::path::PathBuf>,
-    ) -> Option<Self> {
-        Some(DimmsSettings {
-            dmidecode,
-            ..Default::default()
-        })
+    /// What `memsight run` reads at `level`: the inventory at every level, as given (it costs
+    /// nothing to read, and the ceilings and references need it).
+    pub fn at_level(self, _level: crate::measure::level::Level) -> Option<Self> {
+        Some(self)
     }
 }
 
