@@ -36,6 +36,7 @@ sleep 2
 # a study may say it could not measure, which is a result too).
 studies=(
   "c2c|c2c"
+  "coherence|coherence --min-samples 3 --point-budget 0.2"
   "rowbuffer|rowbuffer --kernels copy,hpccg --reps 2 --samples 3 --offsets 0..1M/64K --array-size 64M --no-probe"
   "loaded-latency|loaded-latency --points 3 --min-samples 3 --point-budget 0.2"
   "numa|numa --min-samples 3 --point-budget 0.2"

@@ -7,6 +7,7 @@
 //! - [`granular`]: random whole-block reads and writes (access granularity, random bandwidth);
 //! - [`rowconflict`]: the DRAMA-style two-address access pattern of the row-buffer probe;
 //! - [`loadgen`], [`pingpong`]: the loaded-latency traffic generators and the core-to-core ping-pong;
+//! - [`coherence`]: many cores on one line (contended increments, false sharing, a message ring);
 //! - [`bandwidth`]: read, write, copy and STREAM kernels per vector width;
 //! - [`cg`]: the HPCCG-style conjugate-gradient kernel (27-point stencil in CSR);
 //! - [`allocwork`], [`allocstats`]: the allocator study's workload and allocator statistics
@@ -27,6 +28,7 @@ pub mod cg;
 pub mod chain;
 pub mod chase;
 pub mod clock;
+pub mod coherence;
 pub mod flush;
 pub mod granular;
 pub mod loadgen;

@@ -29,6 +29,7 @@ macro_rules! with_suites {
             profile Profile "profile" profile::ProfileResults;
             pmem Pmem "pmem" pmem::PmemResults;
             scan Scan "scan" scan::ScanResults;
+            coherence Coherence "coherence" coherence::CoherenceResults;
         }
     };
 }

@@ -11,6 +11,8 @@
 //! - [`loaded`]: latency under load, one curve per traffic mix;
 //! - [`numa`]: latency and bandwidth matrices over NUMA nodes and memory tiers;
 //! - [`c2c`]: core-to-core cache-line transfer latency;
+//! - [`coherence`]: cache-line contention: one counter from 1 to N cores, false sharing, a message
+//!   ring;
 //! - [`dimms`]: the DIMM inventory, its ceilings and the what-if planner;
 //! - [`rowbuffer`]: STREAM offset sweeps, page contiguity and the row-conflict probe;
 //! - [`alloc`]: allocator fragmentation (RSS against live heap) per allocator;
@@ -33,6 +35,7 @@
 pub mod alloc;
 pub mod bandwidth;
 pub mod c2c;
+pub mod coherence;
 pub mod contract;
 pub mod dimms;
 pub mod latency;

@@ -21,6 +21,7 @@ pub enum SuiteId {
     Profile,
     Pmem,
     Scan,
+    Coherence,
 }
 
 /// What a `--time-budget` does with a suite of `memsight run`.
@@ -37,7 +38,7 @@ pub enum UnderBudget {
 
 impl SuiteId {
     /// Every suite, in the registry's order.
-    pub const ALL: [SuiteId; 13] = [
+    pub const ALL: [SuiteId; 14] = [
         SuiteId::Latency,
         SuiteId::Bandwidth,
         SuiteId::Stream,
@@ -51,6 +52,7 @@ impl SuiteId {
         SuiteId::Profile,
         SuiteId::Pmem,
         SuiteId::Scan,
+        SuiteId::Coherence,
     ];
 
     /// The command's name, which figures and skip lines carry (`loaded-latency`).
@@ -69,6 +71,7 @@ impl SuiteId {
             SuiteId::Profile => "profile",
             SuiteId::Pmem => "pmem",
             SuiteId::Scan => "scan",
+            SuiteId::Coherence => "coherence",
         }
     }
 
@@ -86,9 +89,12 @@ impl SuiteId {
             SuiteId::LoadedLatency => UnderBudget::LeftOut(2),
             SuiteId::C2c => UnderBudget::LeftOut(3),
             SuiteId::Numa => UnderBudget::LeftOut(4),
-            SuiteId::Stream | SuiteId::Alloc | SuiteId::Profile | SuiteId::Pmem | SuiteId::Scan => {
-                UnderBudget::NotInRun
-            }
+            SuiteId::Stream
+            | SuiteId::Alloc
+            | SuiteId::Profile
+            | SuiteId::Pmem
+            | SuiteId::Scan
+            | SuiteId::Coherence => UnderBudget::NotInRun,
         }
     }
 
@@ -107,7 +113,8 @@ impl SuiteId {
             | SuiteId::Alloc
             | SuiteId::Profile
             | SuiteId::Pmem
-            | SuiteId::Scan => false,
+            | SuiteId::Scan
+            | SuiteId::Coherence => false,
         }
     }
 }

@@ -523,6 +523,7 @@ fn help_shows_defaults_in_human_units() {
         "loaded-latency",
         "numa",
         "c2c",
+        "coherence",
         "tiers",
         "rowbuffer",
         "alloc",

@@ -140,6 +140,7 @@ impl Family {
             "×" | "fraction" => (Family::Ratio, 1.0),
             "%" => (Family::Ratio, 0.01),
             "ops/s" | "allocs/s" => (Family::Operations, 1.0),
+            "Mops/s" => (Family::Operations, 1e6),
             "misses" => (Family::OverlappedMisses, 1.0),
             "count" if matches!(f.key, crate::key::Key::MemoryErrors { .. }) => {
                 (Family::MemoryErrors, 1.0)

@@ -17,6 +17,50 @@ mod pattern;
 
 pub use pattern::selects;
 
+/// What a cache-line contention figure measures: a closed set, named as the key writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CoherenceTest {
+    /// Every thread incrementing one counter.
+    Counter,
+    /// Two threads incrementing their own words (plain load and store), adjacent in one line.
+    AdjacentWords,
+    /// The same, each word in a line of its own.
+    PaddedWords,
+    /// Two threads incrementing their own words atomically, adjacent in one line.
+    AdjacentAtomic,
+    /// The same, each word in a line of its own.
+    PaddedAtomic,
+    /// Line-sized messages from one core to another.
+    Ring,
+}
+
+impl CoherenceTest {
+    pub const ALL: [CoherenceTest; 6] = [
+        CoherenceTest::Counter,
+        CoherenceTest::AdjacentWords,
+        CoherenceTest::PaddedWords,
+        CoherenceTest::AdjacentAtomic,
+        CoherenceTest::PaddedAtomic,
+        CoherenceTest::Ring,
+    ];
+
+    /// Its name in a key.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoherenceTest::Counter => "counter",
+            CoherenceTest::AdjacentWords => "adjacent-words",
+            CoherenceTest::PaddedWords => "padded-words",
+            CoherenceTest::AdjacentAtomic => "adjacent-atomic",
+            CoherenceTest::PaddedAtomic => "padded-atomic",
+            CoherenceTest::Ring => "ring",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
 /// A working-set or block size in a key, as the key writes it: compactly (`4.75KiB`, `64MiB`),
 /// three significant digits as [`format_bytes`] gives them. The text is kept as read, so that a
 /// key written by an earlier version (`19.0MiB`) reads back to the same text.
@@ -71,6 +115,8 @@ pub enum Key {
     },
     /// A cache-line transfer between two CPUs: `c2c/0-12/modified`.
     C2c { cpu: u64, peer: u64, test: String },
+    /// Cache-line contention on a team: `coherence/counter/4t`, `coherence/ring/2t`.
+    Coherence { test: CoherenceTest, threads: u64 },
     /// The installed DIMMs' theoretical figures: `dimms/peak`.
     Dimms { statistic: String },
     /// A what-if plan's theoretical figures: `dimms-plan/1/peak`.
@@ -152,6 +198,7 @@ impl fmt::Display for Key {
                 size,
             } => write!(f, "bandwidth-sweep/{test}/{threads}t/{size}"),
             Key::C2c { cpu, peer, test } => write!(f, "c2c/{cpu}-{peer}/{test}"),
+            Key::Coherence { test, threads } => write!(f, "coherence/{}/{threads}t", test.name()),
             Key::Dimms { statistic } => write!(f, "dimms/{statistic}"),
             Key::DimmsPlan { plan, statistic } => write!(f, "dimms-plan/{plan}/{statistic}"),
             Key::MemoryErrors { test } => write!(f, "health/memory-errors/{test}"),
@@ -217,6 +264,7 @@ impl Key {
             "latency" | "tlb" | "mlp" => "latency",
             "bandwidth" | "bandwidth-sweep" => "bandwidth",
             "c2c" => "c2c",
+            "coherence" => "coherence",
             "dimms" => "dimms",
             "dimms-plan" => "dimms-plan",
             "health" => "health",
@@ -245,6 +293,7 @@ impl Key {
             Key::Bandwidth { .. } => "bandwidth",
             Key::BandwidthSweep { .. } => "bandwidth-sweep",
             Key::C2c { .. } => "c2c",
+            Key::Coherence { .. } => "coherence",
             Key::Dimms { .. } => "dimms",
             Key::DimmsPlan { .. } => "dimms-plan",
             Key::MemoryErrors { .. } => "health",
@@ -286,6 +335,7 @@ impl Key {
             Key::Bandwidth { .. }
             | Key::BandwidthSweep { .. }
             | Key::C2c { .. }
+            | Key::Coherence { .. }
             | Key::Dimms { .. }
             | Key::DimmsPlan { .. }
             | Key::MemoryErrors { .. }
@@ -394,6 +444,9 @@ impl Key {
                 (Dim::PeerCpu, peer.to_string()),
                 t(test),
             ],
+            Key::Coherence { test, threads } => {
+                vec![t(test.name()), (Dim::Threads, threads.to_string())]
+            }
             Key::Dimms { statistic } => vec![t("theoretical"), stat(statistic)],
             Key::DimmsPlan { plan, statistic } => {
                 vec![

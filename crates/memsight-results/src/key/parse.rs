@@ -169,6 +169,10 @@ impl Key {
                     test: w(2)?,
                 }
             }
+            ("coherence", 3) => Key::Coherence {
+                test: super::CoherenceTest::from_name(s[1])?,
+                threads: number(s[2].strip_suffix('t')?, "")?,
+            },
             ("dimms", 2) => Key::Dimms { statistic: w(1)? },
             ("dimms-plan", 3) => Key::DimmsPlan {
                 plan: number(s[1], "")?,

@@ -112,6 +112,8 @@ fn every_family_finds_its_suite_by_its_first_part() {
         ("bandwidth/read/2t", "bandwidth"),
         ("bandwidth-sweep/read/1t/64KiB", "bandwidth"),
         ("c2c/0-12/modified", "c2c"),
+        ("coherence/counter/4t", "coherence"),
+        ("coherence/adjacent-atomic/2t", "coherence"),
         ("dimms/peak", "dimms"),
         ("dimms-plan/1/peak", "dimms-plan"),
         ("health/memory-errors/ce", "health"),

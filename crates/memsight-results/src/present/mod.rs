@@ -6,6 +6,7 @@
 mod alloc;
 mod bandwidth;
 mod c2c;
+mod coherence;
 mod dimms;
 mod latency;
 mod loaded;

@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub mod alloc;
 pub mod bandwidth;
 pub mod c2c;
+pub mod coherence;
 pub mod dimms;
 pub mod latency;
 pub mod loaded;
