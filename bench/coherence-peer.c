@@ -1,6 +1,8 @@
 // What a user would write to measure cache-line contention by hand: pinned pthreads, C11
 // atomics, a fixed amount of work timed with CLOCK_MONOTONIC from a shared start to the last
-// thread's end. Prints one line per test: name, threads, the median of REPS runs, and the unit.
+// thread's end (for the increments, the first thread to finish its share stops the others, and
+// the increments made are counted). Prints one line per test: name, threads, the median of REPS
+// runs, and the unit.
 //
 //   counter  every thread atomic_fetch_add(relaxed)s one shared counter  (M increments/s)
 //   adjacent two threads (*p)++ their own volatile word, the words in one line  (M/s)
@@ -34,7 +36,8 @@ static int cpus[256], ncpus;
 static _Atomic int ready;
 static _Atomic int go;
 static struct line counter, adjacent, padded[2], ring[SLOTS], published, consumed;
-static _Atomic uint64_t wrong;
+static _Atomic uint64_t wrong, ops;
+static _Atomic int stop;
 
 static double now(void) {
   struct timespec t;
@@ -59,15 +62,23 @@ static void *worker(void *arg) {
   pin(cpus[j->index]);
   atomic_fetch_add(&ready, 1);
   while (!atomic_load(&go)) {}
-  if (j->test == COUNTER) {
-    for (uint64_t i = 0; i < OPS; i++) atomic_fetch_add_explicit(&counter.w[0], 1, memory_order_relaxed);
-  } else if (j->test == ADJACENT_ATOMIC || j->test == PADDED_ATOMIC) {
-    _Atomic uint64_t *p = j->test == ADJACENT_ATOMIC ? &adjacent.w[j->index] : &padded[j->index].w[0];
-    for (uint64_t i = 0; i < OPS; i++) atomic_fetch_add_explicit(p, 1, memory_order_relaxed);
-  } else if (j->test == ADJACENT || j->test == PADDED) {
+  if (j->test != RING) {
+    // Each thread makes OPS increments in chunks, and the first to finish stops the others:
+    // a thread left running alone would run uncontended and inflate the rate.
+    _Atomic uint64_t *a = j->test == COUNTER ? &counter.w[0]
+                        : j->test == ADJACENT_ATOMIC ? &adjacent.w[j->index]
+                        : &padded[j->index].w[0];
     volatile uint64_t *p = j->test == ADJACENT ? (volatile uint64_t *)&adjacent.w[j->index]
                                                : (volatile uint64_t *)&padded[j->index].w[0];
-    for (uint64_t i = 0; i < OPS; i++) (*p)++;
+    int plain = j->test == ADJACENT || j->test == PADDED;
+    uint64_t done = 0;
+    while (done < OPS && !atomic_load_explicit(&stop, memory_order_relaxed)) {
+      if (plain) for (int k = 0; k < 256; k++) (*p)++;
+      else for (int k = 0; k < 256; k++) atomic_fetch_add_explicit(a, 1, memory_order_relaxed);
+      done += 256;
+    }
+    atomic_store(&stop, 1);
+    atomic_fetch_add(&ops, done);
   } else if (j->index == 0) {
     uint64_t back = atomic_load_explicit(&consumed.w[0], memory_order_acquire);
     for (uint64_t m = 0; m < MSGS; m++) {
@@ -99,6 +110,8 @@ static double once(int test, int threads) {
   struct job j[256];
   atomic_store(&ready, 0);
   atomic_store(&go, 0);
+  atomic_store(&stop, 0);
+  atomic_store(&ops, 0);
   memset(ring, 0, sizeof ring);
   memset(&consumed, 0, sizeof consumed);
   memset(&published, 0, sizeof published);
@@ -118,9 +131,13 @@ static int cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+// `work` is the ring's GB a run; the increments' rate counts the increments made (M).
 static void report(const char *name, int test, int threads, double work, const char *unit) {
   double v[REPS];
-  for (int r = 0; r < REPS; r++) v[r] = work / once(test, threads);
+  for (int r = 0; r < REPS; r++) {
+    double t = once(test, threads);
+    v[r] = (test == RING ? work : atomic_load(&ops) / 1e6) / t;
+  }
   qsort(v, REPS, sizeof v[0], cmp);
   printf("%s %d %.4f %s\n", name, threads, v[REPS / 2], unit);
 }

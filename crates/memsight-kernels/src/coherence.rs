@@ -88,6 +88,41 @@ pub fn bump(word: &AtomicU64, n: u64) {
     }
 }
 
+/// How a thread increments its word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// [`increment`]: an atomic fetch-add.
+    Atomic,
+    /// [`bump`]: a plain load and store.
+    Plain,
+}
+
+/// Increments between two looks at whether the round has ended.
+pub const CHUNK: u64 = 256;
+
+/// Up to `target` increments of `word` as `op`, in chunks of [`CHUNK`], as thread `round` of a
+/// team's round: it stops early once another thread of the team has finished its own target in
+/// this round (`ended` holds the last round that ended), and ends the round for the others when
+/// it finishes first. Returns the increments it made. A thread left running alone after its
+/// partners stopped would run uncontended and make a contended figure read faster than the
+/// machine: this keeps the round to the time all of them ran (to within one chunk).
+#[inline(never)]
+pub fn contend(word: &AtomicU64, op: Op, target: u64, ended: &AtomicU64, round: u64) -> u64 {
+    let mut done = 0;
+    while done < target && ended.load(Ordering::Relaxed) < round {
+        let n = CHUNK.min(target - done);
+        match op {
+            Op::Atomic => drop(increment(word, n)),
+            Op::Plain => bump(word, n),
+        }
+        done += n;
+    }
+    if done == target {
+        ended.fetch_max(round, Ordering::Relaxed);
+    }
+    done
+}
+
 /// A ring of line-sized message slots, the count of messages the writer has published and the
 /// count the reader has handed back, each count on a line of its own.
 pub struct Ring {
@@ -191,6 +226,17 @@ mod tests {
             }
         });
         assert_eq!(c.load(Ordering::Relaxed), 20_000);
+    }
+
+    #[test]
+    fn the_first_thread_to_finish_ends_the_round_for_the_others() {
+        let (w, ended) = (AtomicU64::new(0), AtomicU64::new(0));
+        assert_eq!(contend(&w, Op::Atomic, 1000, &ended, 1), 1000);
+        assert_eq!(ended.load(Ordering::Relaxed), 1);
+        // Round 1 has ended: a partner still in it stops at once.
+        assert_eq!(contend(&w, Op::Plain, 1000, &ended, 1), 0);
+        assert_eq!(contend(&w, Op::Plain, 300, &ended, 2), 300);
+        assert_eq!(w.load(Ordering::Relaxed), 1300);
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod suite;
 pub use suite::Coherence;
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use memsight_core::env::Environment;
@@ -28,7 +29,7 @@ use memsight_core::finding::Finding;
 use memsight_core::stats::{StopRule, Summary};
 use memsight_core::team::sample_team;
 use memsight_core::{Error, Result};
-use memsight_kernels::coherence::{Ring, Words, bump, increment, receive, send};
+use memsight_kernels::coherence::{CHUNK, Op, Ring, Words, contend, receive, send};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -101,13 +102,6 @@ pub struct Layouts {
     pub adjacent_mops: Summary,
     /// The same, each word in a line of its own.
     pub padded_mops: Summary,
-}
-
-/// How each thread increments its own word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Increment {
-    Plain,
-    Atomic,
 }
 
 /// The message ring.
@@ -245,16 +239,43 @@ pub fn run(
 /// The team's increments of one counter, millions per second.
 fn contended(cpus: &[usize], rule: &StopRule, sample_ns: f64) -> Result<Option<Summary>> {
     let counter = memsight_kernels::pingpong::Line::default();
-    let k = cpus.len() as f64;
+    team_rate(cpus, rule, sample_ns, |_| &counter.value, Op::Atomic)
+}
+
+/// The team's increments per second (millions), thread `i` incrementing `word(i)` as `op`,
+/// counted only while every thread ran: the first to finish its share ends the sample for the
+/// others ([`contend`]), so that no thread's increments are counted while it ran alone,
+/// uncontended, which would read faster than the machine.
+fn team_rate<'a>(
+    cpus: &[usize],
+    rule: &StopRule,
+    sample_ns: f64,
+    word: impl Fn(usize) -> &'a AtomicU64 + Sync,
+    op: Op,
+) -> Result<Option<Summary>> {
+    let ended = memsight_kernels::pingpong::Line::default();
+    // The latest round and its increments: each thread adds its own as it stops, and the
+    // sampler reads them once every thread has stopped.
+    let latest = Mutex::new((0u64, 0u64));
     let out = sample_team(
         cpus,
         rule,
         sample_ns,
-        |_, _| Ok(()),
-        |_, passes| {
-            increment(&counter.value, passes * OPS);
+        |i, _| Ok((i, 0u64)),
+        |(i, round), passes| {
+            // Every thread runs every round, so the threads' counts stay equal.
+            *round += 1;
+            let done = contend(word(*i), op, passes * OPS, &ended.value, *round);
+            let mut l = latest.lock().unwrap_or_else(|e| e.into_inner());
+            if l.0 != *round {
+                *l = (*round, 0);
+            }
+            l.1 += done;
         },
-        |passes, ns| k * (passes * OPS) as f64 / ns * 1e3,
+        |_, ns| {
+            let l = latest.lock().unwrap_or_else(|e| e.into_inner());
+            l.1 as f64 / ns * 1e3
+        },
     )?;
     Ok(out.map(|t| t.sampled.summary))
 }
@@ -265,25 +286,13 @@ fn false_sharing(
     rule: &StopRule,
     sample_ns: f64,
 ) -> Result<Option<FalseSharing>> {
-    let rate = |words: Words, how: Increment| {
-        sample_team(
-            &pair,
-            rule,
-            sample_ns,
-            |i, _| Ok(i),
-            |i, passes| match how {
-                Increment::Plain => bump(words.word(*i), passes * OPS),
-                Increment::Atomic => drop(increment(words.word(*i), passes * OPS)),
-            },
-            |passes, ns| 2.0 * (passes * OPS) as f64 / ns * 1e3,
-        )
-        .map(|o| o.map(|t| t.sampled.summary))
-    };
-    let layouts = |how| -> Result<Option<Layouts>> {
-        let Some(adjacent_mops) = rate(Words::adjacent(2), how)? else {
+    let layouts = |op| -> Result<Option<Layouts>> {
+        let (adjacent, padded) = (Words::adjacent(2), Words::padded(2));
+        let Some(adjacent_mops) = team_rate(&pair, rule, sample_ns, |i| adjacent.word(i), op)?
+        else {
             return Ok(None);
         };
-        let Some(padded_mops) = rate(Words::padded(2), how)? else {
+        let Some(padded_mops) = team_rate(&pair, rule, sample_ns, |i| padded.word(i), op)? else {
             return Ok(None);
         };
         Ok(Some(Layouts {
@@ -291,10 +300,10 @@ fn false_sharing(
             padded_mops,
         }))
     };
-    let Some(plain) = layouts(Increment::Plain)? else {
+    let Some(plain) = layouts(Op::Plain)? else {
         return Ok(None);
     };
-    let Some(atomic) = layouts(Increment::Atomic)? else {
+    let Some(atomic) = layouts(Op::Atomic)? else {
         return Ok(None);
     };
     Ok(Some(FalseSharing {
@@ -344,7 +353,7 @@ fn ring(
 /// How it was measured, in words.
 fn method(a: &CoherenceSettings, rule: &StopRule, sample_ns: f64) -> String {
     format!(
-        "every figure: the median of samples of ≥{:.0} ms (all threads pinned, started together, timed from the first start to the last end) until its 95% CI is within {:.0}%, disturbed samples dropped. Contended increments: each thread of a team of 1, 2, 4 … N adds 1 to one shared 64-bit counter with an atomic fetch-add (relaxed order; lock xadd on x86, ldadd or ldxr/stxr on Arm), {OPS} a pass; figure = the team's increments per second. False sharing: two threads each add 1 to its own word, {OPS} a pass, with a plain load and store and then with an atomic fetch-add, the words adjacent in one 128-byte-aligned line and then each in a line of its own; slowdown = padded ÷ adjacent. Message ring: the first CPU writes messages of one 64-byte line (seven payload words and a sequence word) into a ring of {} lines and publishes them a quarter of the ring at a time (a count on a line of its own, release order), the second reads the published slots only (so each line moves once, never while it is being filled), checks every word (XORed with what was sent, ORed into one difference a message) and hands slots back a quarter of the ring at a time; figure = 64 bytes a message, per second. No wait loop pauses.",
+        "every figure: the median of samples of ≥{:.0} ms (all threads pinned, started together, timed from the first start to the last end) until its 95% CI is within {:.0}%, disturbed samples dropped. Contended increments: each thread of a team of 1, 2, 4 … N adds 1 to one shared 64-bit counter with an atomic fetch-add (relaxed order; lock xadd on x86, ldadd or ldxr/stxr on Arm), {OPS} a pass; figure = the team's increments per second, counted while every thread ran: the first thread to finish its share ends the sample for the others (within {CHUNK} increments), since a thread left running alone would run uncontended and read faster than the machine. False sharing: two threads each add 1 to its own word, {OPS} a pass, with a plain load and store and then with an atomic fetch-add, the words adjacent in one 128-byte-aligned line and then each in a line of its own; slowdown = padded ÷ adjacent. Message ring: the first CPU writes messages of one 64-byte line (seven payload words and a sequence word) into a ring of {} lines and publishes them a quarter of the ring at a time (a count on a line of its own, release order), the second reads the published slots only (so each line moves once, never while it is being filled), checks every word (XORed with what was sent, ORed into one difference a message) and hands slots back a quarter of the ring at a time; figure = 64 bytes a message, per second. No wait loop pauses.",
         sample_ns / 1e6,
         100.0 * rule.target_rel_ci,
         a.ring_slots
