@@ -25,13 +25,22 @@ fn every_test_has_its_figures_and_findings_cite_them() {
     assert_valid(&doc);
     assert_findings_follow_their_figures(&doc);
     let r = &doc["results"];
+    // A contended figure that too few undisturbed samples stand behind is not given, and says
+    // why (on a busy machine): each figure is either given or named in `not_given`.
+    let not_given = r["not_given"].to_string();
     let threads: Vec<u64> = r["contended"]
         .as_array()
         .unwrap()
         .iter()
         .map(|c| c["threads"].as_u64().unwrap())
         .collect();
-    assert_eq!(threads, [1, 2]);
+    for k in [1, 2] {
+        let named = not_given.contains(&format!("one counter, {k} threads"));
+        assert!(
+            threads.contains(&k) != named,
+            "{k} threads: {threads:?} {not_given}"
+        );
+    }
     let positive = |s: &serde_json::Value| s["median"].as_f64().unwrap() > 0.0;
     assert!(
         r["contended"]
@@ -42,21 +51,28 @@ fn every_test_has_its_figures_and_findings_cite_them() {
     );
     for how in ["plain", "atomic"] {
         let l = &r["false_sharing"][how];
-        assert!(
-            positive(&l["adjacent_mops"]) && positive(&l["padded_mops"]),
-            "{l}"
-        );
+        if l.is_null() {
+            assert!(
+                not_given.contains(&format!("false sharing, {how}")),
+                "{not_given}"
+            );
+        } else {
+            assert!(
+                positive(&l["adjacent_mops"]) && positive(&l["padded_mops"]),
+                "{l}"
+            );
+        }
     }
     assert_eq!(r["ring"]["slots"], 16);
     assert!(positive(&r["ring"]["gbps"]));
-    // One finding per comparison: the counter, both kinds of false sharing, the ring.
+    // A finding for each comparison the figures allow: the ring's at least.
     let cited = r["findings"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|f| !f["cites"].as_array().is_none_or(|c| c.is_empty()))
         .count();
-    assert_eq!(cited, 4, "{}", r["findings"]);
+    assert!((1..=4).contains(&cited), "{}", r["findings"]);
 }
 
 #[test]

@@ -36,10 +36,11 @@ impl Present for CoherenceResults {
             ));
         }
         if let Some(f) = &self.false_sharing {
+            let given = |l: &Option<Layouts>| l.as_ref().map_or("not given".into(), slowdown);
             out.push(format!(
                 "false sharing (padded ÷ adjacent words): plain increments {}, atomic {}",
-                slowdown(&f.plain),
-                slowdown(&f.atomic)
+                given(&f.plain),
+                given(&f.atomic)
             ));
         }
         out
@@ -76,7 +77,11 @@ impl Present for CoherenceResults {
         if let Some(f) = &self.false_sharing {
             // Two threads: each one's increments take twice the team's time per increment.
             let each = |s: &Summary| format!("{:.2} ns a thread's increment", 2e3 / s.median);
-            for (how, l) in [("plain", &f.plain), ("atomic", &f.atomic)] {
+            let kinds = [("plain", &f.plain), ("atomic", &f.atomic)];
+            for (how, l) in kinds
+                .into_iter()
+                .filter_map(|(h, l)| Some((h, l.as_ref()?)))
+            {
                 for (layout, s) in [("adjacent", &l.adjacent_mops), ("padded", &l.padded_mops)] {
                     row(
                         format!("own words, {how}, {layout}"),
@@ -125,28 +130,28 @@ impl Present for CoherenceResults {
             .collect();
         if let Some(f) = &self.false_sharing {
             let [a, b] = f.cpus;
-            for (test, s, what) in [
-                (
+            let mut kinds = Vec::new();
+            if let Some(l) = &f.plain {
+                kinds.push((
                     CoherenceTest::AdjacentWords,
-                    &f.plain.adjacent_mops,
+                    &l.adjacent_mops,
                     "plain, adjacent",
-                ),
-                (
-                    CoherenceTest::PaddedWords,
-                    &f.plain.padded_mops,
-                    "plain, padded",
-                ),
-                (
+                ));
+                kinds.push((CoherenceTest::PaddedWords, &l.padded_mops, "plain, padded"));
+            }
+            if let Some(l) = &f.atomic {
+                kinds.push((
                     CoherenceTest::AdjacentAtomic,
-                    &f.atomic.adjacent_mops,
+                    &l.adjacent_mops,
                     "atomic, adjacent",
-                ),
-                (
+                ));
+                kinds.push((
                     CoherenceTest::PaddedAtomic,
-                    &f.atomic.padded_mops,
+                    &l.padded_mops,
                     "atomic, padded",
-                ),
-            ] {
+                ));
+            }
+            for (test, s, what) in kinds {
                 let what = format!("own words, {what}, CPU {a} and {b}");
                 out.push(figure(test, 2, what, "Mops/s", s));
             }

@@ -12,9 +12,10 @@ pub fn findings(r: &CoherenceResults, env: &Environment) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(contention(&r.contended));
     if let Some(f) = &r.false_sharing {
-        out.push(false_sharing(f, &f.plain, "plain"));
-        out.push(false_sharing(f, &f.atomic, "atomic"));
+        out.extend(f.plain.as_ref().map(|l| false_sharing(f, l, "plain")));
+        out.extend(f.atomic.as_ref().map(|l| false_sharing(f, l, "atomic")));
     }
+    out.extend(r.not_given.iter().map(|w| Finding::unsampled(w.clone())));
     out.extend(r.ring.as_ref().map(ring));
     if let Some(h) = &env.cpu.hypervisor {
         out.push(Finding::unsampled(format!(
@@ -141,8 +142,8 @@ mod tests {
     fn pair(l: Layouts) -> FalseSharing {
         FalseSharing {
             cpus: [0, 1],
-            plain: l.clone(),
-            atomic: l,
+            plain: Some(l.clone()),
+            atomic: Some(l),
         }
     }
 
@@ -170,6 +171,43 @@ mod tests {
             "{}",
             f.text
         );
+    }
+
+    #[test]
+    fn a_kind_not_given_has_no_finding_and_the_reason_is_one() {
+        let l = layouts(&[47.0, 46.8, 47.2], &[438.0, 440.0, 436.0]);
+        let r = CoherenceResults {
+            method: String::new(),
+            cpus: vec![0, 1],
+            selection: String::new(),
+            contended: Vec::new(),
+            false_sharing: Some(FalseSharing {
+                cpus: [0, 1],
+                plain: Some(l),
+                atomic: None,
+            }),
+            not_given: vec![super::super::not_given("false sharing, atomic increments")],
+            ring: None,
+            findings: Vec::new(),
+        };
+        let env = Environment::collect(
+            &memsight_core::sysfs::FsRoot::live(),
+            memsight_core::topology::Topology::load().unwrap(),
+            false,
+        );
+        let texts: Vec<String> = findings(&r, &env).into_iter().map(|f| f.text).collect();
+        assert!(
+            texts.iter().any(|t| t.contains("plain increments")),
+            "{texts:?}"
+        );
+        assert!(
+            !texts
+                .iter()
+                .any(|t| t.contains("atomic increments of their")),
+            "{texts:?}"
+        );
+        let why = texts.iter().find(|t| t.contains("not given")).unwrap();
+        assert!(why.contains("faster than the machine"), "{why}");
     }
 
     #[test]

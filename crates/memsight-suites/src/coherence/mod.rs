@@ -85,14 +85,14 @@ impl Contended {
 }
 
 /// The false-sharing pair: each thread incrementing its own word, with plain and with atomic
-/// increments.
+/// increments (`None`: not given, the reason in [`CoherenceResults::not_given`]).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct FalseSharing {
     pub cpus: [usize; 2],
     /// Plain load-and-store increments (`(*p)++`).
-    pub plain: Layouts,
+    pub plain: Option<Layouts>,
     /// Atomic increments (a per-thread statistics counter in an array).
-    pub atomic: Layouts,
+    pub atomic: Option<Layouts>,
 }
 
 /// One kind of increment in both layouts.
@@ -131,6 +131,11 @@ pub struct CoherenceResults {
     pub selection: String,
     pub contended: Vec<Contended>,
     pub false_sharing: Option<FalseSharing>,
+    /// Contended figures measured but not given, and why: too few of their samples ran with
+    /// every thread on its CPU, and a contended rate read from the others would be faster than
+    /// the machine's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_given: Vec<String>,
     pub ring: Option<RingFigures>,
     pub findings: Vec<Finding>,
 }
@@ -204,6 +209,7 @@ pub fn run(
         selection,
         contended: Vec::new(),
         false_sharing: None,
+        not_given: Vec::new(),
         ring: None,
         findings: Vec::new(),
     };
@@ -211,13 +217,16 @@ pub fn run(
     for k in team_sizes(cpus.len()) {
         tick(&format!("one counter, {k} threads"));
         match contended(&cpus[..k], &rule, sample_ns)? {
-            Some(mops) => out.contended.push(Contended { threads: k, mops }),
-            None => return stopped(out),
+            Rate::Given(mops) => out.contended.push(Contended { threads: k, mops }),
+            Rate::Disturbed => out
+                .not_given
+                .push(not_given(&format!("one counter, {k} threads"))),
+            Rate::Stopped => return stopped(out),
         }
     }
     let pair = [cpus[0], cpus[1]];
     tick("false sharing");
-    let Some(fs) = false_sharing(pair, &rule, sample_ns)? else {
+    let Some(fs) = false_sharing(pair, &rule, sample_ns, &mut out.not_given)? else {
         return stopped(out);
     };
     out.false_sharing = Some(fs);
@@ -236,8 +245,25 @@ pub fn run(
     Ok(Completed::new(out, complete))
 }
 
+/// A contended rate, or why there is none.
+enum Rate {
+    Given(Summary),
+    /// Too few samples ran with every thread on its CPU: the rate is not given (a disturbance
+    /// leaves the other threads uncontended, so it would read faster than the machine).
+    Disturbed,
+    /// A stop request came first.
+    Stopped,
+}
+
+/// Why a contended figure (`what`) is not given.
+fn not_given(what: &str) -> String {
+    format!(
+        "{what}: not given: fewer than 3 of its samples ran with every thread on its CPU, and a contended rate read from the others would be faster than the machine's (a thread waiting for its CPU leaves the others uncontended); measure again on a quieter machine"
+    )
+}
+
 /// The team's increments of one counter, millions per second.
-fn contended(cpus: &[usize], rule: &StopRule, sample_ns: f64) -> Result<Option<Summary>> {
+fn contended(cpus: &[usize], rule: &StopRule, sample_ns: f64) -> Result<Rate> {
     let counter = memsight_kernels::pingpong::Line::default();
     team_rate(cpus, rule, sample_ns, |_| &counter.value, Op::Atomic)
 }
@@ -252,7 +278,7 @@ fn team_rate<'a>(
     sample_ns: f64,
     word: impl Fn(usize) -> &'a AtomicU64 + Sync,
     op: Op,
-) -> Result<Option<Summary>> {
+) -> Result<Rate> {
     let ended = memsight_kernels::pingpong::Line::default();
     // The latest round and its increments: each thread adds its own as it stops, and the
     // sampler reads them once every thread has stopped.
@@ -277,28 +303,40 @@ fn team_rate<'a>(
             l.1 as f64 / ns * 1e3
         },
     )?;
-    Ok(out.map(|t| t.sampled.summary))
+    Ok(match out.map(|t| t.sampled.summary) {
+        None => Rate::Stopped,
+        Some(s) if s.rests_on_disturbed() => Rate::Disturbed,
+        Some(s) => Rate::Given(s),
+    })
 }
 
-/// Both threads' increments of their own words, plain and atomic, adjacent and then padded.
+/// Both threads' increments of their own words, plain and atomic, adjacent and then padded;
+/// a kind whose adjacent or padded rate is not given is `None`, with why in `not_given`.
 fn false_sharing(
     pair: [usize; 2],
     rule: &StopRule,
     sample_ns: f64,
+    why: &mut Vec<String>,
 ) -> Result<Option<FalseSharing>> {
-    let layouts = |op| -> Result<Option<Layouts>> {
+    let mut layouts = |op: Op| -> Result<Option<Option<Layouts>>> {
         let (adjacent, padded) = (Words::adjacent(2), Words::padded(2));
-        let Some(adjacent_mops) = team_rate(&pair, rule, sample_ns, |i| adjacent.word(i), op)?
-        else {
-            return Ok(None);
+        let adjacent_mops = team_rate(&pair, rule, sample_ns, |i| adjacent.word(i), op)?;
+        let padded_mops = team_rate(&pair, rule, sample_ns, |i| padded.word(i), op)?;
+        let how = match op {
+            Op::Plain => "plain",
+            Op::Atomic => "atomic",
         };
-        let Some(padded_mops) = team_rate(&pair, rule, sample_ns, |i| padded.word(i), op)? else {
-            return Ok(None);
-        };
-        Ok(Some(Layouts {
-            adjacent_mops,
-            padded_mops,
-        }))
+        Ok(match (adjacent_mops, padded_mops) {
+            (Rate::Stopped, _) | (_, Rate::Stopped) => None,
+            (Rate::Given(adjacent_mops), Rate::Given(padded_mops)) => Some(Some(Layouts {
+                adjacent_mops,
+                padded_mops,
+            })),
+            _ => {
+                why.push(not_given(&format!("false sharing, {how} increments")));
+                Some(None)
+            }
+        })
     };
     let Some(plain) = layouts(Op::Plain)? else {
         return Ok(None);
@@ -353,7 +391,7 @@ fn ring(
 /// How it was measured, in words.
 fn method(a: &CoherenceSettings, rule: &StopRule, sample_ns: f64) -> String {
     format!(
-        "every figure: the median of samples of ≥{:.0} ms (all threads pinned, started together, timed from the first start to the last end) until its 95% CI is within {:.0}%, disturbed samples dropped. Contended increments: each thread of a team of 1, 2, 4 … N adds 1 to one shared 64-bit counter with an atomic fetch-add (relaxed order; lock xadd on x86, ldadd or ldxr/stxr on Arm), {OPS} a pass; figure = the team's increments per second, counted while every thread ran: the first thread to finish its share ends the sample for the others (within {CHUNK} increments), since a thread left running alone would run uncontended and read faster than the machine. False sharing: two threads each add 1 to its own word, {OPS} a pass, with a plain load and store and then with an atomic fetch-add, the words adjacent in one 128-byte-aligned line and then each in a line of its own; slowdown = padded ÷ adjacent. Message ring: the first CPU writes messages of one 64-byte line (seven payload words and a sequence word) into a ring of {} lines and publishes them a quarter of the ring at a time (a count on a line of its own, release order), the second reads the published slots only (so each line moves once, never while it is being filled), checks every word (XORed with what was sent, ORed into one difference a message) and hands slots back a quarter of the ring at a time; figure = 64 bytes a message, per second. No wait loop pauses.",
+        "every figure: the median of samples of ≥{:.0} ms (all threads pinned, started together, timed from the first start to the last end) until its 95% CI is within {:.0}%, disturbed samples dropped. Contended increments: each thread of a team of 1, 2, 4 … N adds 1 to one shared 64-bit counter with an atomic fetch-add (relaxed order; lock xadd on x86, ldadd or ldxr/stxr on Arm), {OPS} a pass; figure = the team's increments per second, counted while every thread ran: the first thread to finish its share ends the sample for the others (within {CHUNK} increments), since a thread left running alone would run uncontended and read faster than the machine; for the same reason a contended figure with fewer than 3 samples in which every thread kept its CPU is not given (a disturbed sample would read faster, not slower). False sharing: two threads each add 1 to its own word, {OPS} a pass, with a plain load and store and then with an atomic fetch-add, the words adjacent in one 128-byte-aligned line and then each in a line of its own; slowdown = padded ÷ adjacent. Message ring: the first CPU writes messages of one 64-byte line (seven payload words and a sequence word) into a ring of {} lines and publishes them a quarter of the ring at a time (a count on a line of its own, release order), the second reads the published slots only (so each line moves once, never while it is being filled), checks every word (XORed with what was sent, ORed into one difference a message) and hands slots back a quarter of the ring at a time; figure = 64 bytes a message, per second. No wait loop pauses.",
         sample_ns / 1e6,
         100.0 * rule.target_rel_ci,
         a.ring_slots
